@@ -1,0 +1,2 @@
+//! forge-bash: skeleton, replaced by the real server.
+fn main() {}

@@ -1,0 +1,2 @@
+//! forge-discovery: skeleton, replaced by the real server.
+fn main() {}

@@ -1,0 +1,2 @@
+//! forge-filesystem: skeleton, replaced by the real server.
+fn main() {}

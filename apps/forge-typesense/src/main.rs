@@ -1,0 +1,2 @@
+//! forge-typesense: skeleton, replaced by the real server.
+fn main() {}

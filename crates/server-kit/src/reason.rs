@@ -1,0 +1,117 @@
+//! Reason codes and tool failures (seed 001: "a missing dependency fails one
+//! call with a stated cause and a reason code on stderr").
+
+use std::fmt;
+
+/// Why a tool call failed. The code is stable and machine-readable; the
+/// message of the [`ToolFailure`] that carries it is for people and models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReasonCode {
+    /// A setting the call needs (an env var, a path) is missing.
+    NotConfigured,
+    /// The upstream service could not be reached (connect error, timeout).
+    UpstreamUnreachable,
+    /// The upstream answered with a non-success status.
+    UpstreamHttpError,
+    /// The upstream answered with something we could not understand.
+    UpstreamBadPayload,
+    /// The tool ran and failed: bad input, a refused path, a blocked command.
+    ToolError,
+}
+
+impl ReasonCode {
+    /// The code as written on stderr.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReasonCode::NotConfigured => "not_configured",
+            ReasonCode::UpstreamUnreachable => "upstream_unreachable",
+            ReasonCode::UpstreamHttpError => "upstream_http_error",
+            ReasonCode::UpstreamBadPayload => "upstream_bad_payload",
+            ReasonCode::ToolError => "tool_error",
+        }
+    }
+
+    /// Every code, in a fixed order.
+    pub const ALL: [ReasonCode; 5] = [
+        ReasonCode::NotConfigured,
+        ReasonCode::UpstreamUnreachable,
+        ReasonCode::UpstreamHttpError,
+        ReasonCode::UpstreamBadPayload,
+        ReasonCode::ToolError,
+    ];
+}
+
+impl fmt::Display for ReasonCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A tool call that failed in a way the model should see. It becomes a tool
+/// result with `isError: true` whose text is `message`, and one stderr line
+/// with `code`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ToolFailure {
+    pub code: ReasonCode,
+    pub message: String,
+}
+
+impl ToolFailure {
+    pub fn new(code: ReasonCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// The tool ran and failed (bad input, refused path, blocked command).
+    pub fn tool(message: impl Into<String>) -> Self {
+        Self::new(ReasonCode::ToolError, message)
+    }
+
+    /// A setting is missing; `message` should name the variable to set.
+    pub fn not_configured(message: impl Into<String>) -> Self {
+        Self::new(ReasonCode::NotConfigured, message)
+    }
+
+    /// The one stderr line that reports this failure: the server, the code,
+    /// the tool and the message, with newlines escaped so it stays one line.
+    pub fn stderr_line(&self, server: &str, tool: &str) -> String {
+        let message = self.message.replace('\\', "\\\\").replace('\n', "\\n");
+        format!(
+            "{server}: reason={} tool={tool} {message}",
+            self.code.as_str()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn codes_are_the_seed_codes() {
+        let codes: Vec<&str> = ReasonCode::ALL.iter().map(|c| c.as_str()).collect();
+        assert_eq!(
+            codes,
+            [
+                "not_configured",
+                "upstream_unreachable",
+                "upstream_http_error",
+                "upstream_bad_payload",
+                "tool_error"
+            ]
+        );
+    }
+
+    #[test]
+    fn stderr_line_is_one_line() {
+        let failure = ToolFailure::not_configured("set TYPESENSE_URL\nand TYPESENSE_SEARCH_KEY");
+        assert_eq!(
+            failure.stderr_line("forge-typesense", "search_knowledge"),
+            "forge-typesense: reason=not_configured tool=search_knowledge set TYPESENSE_URL\\nand TYPESENSE_SEARCH_KEY"
+        );
+    }
+}

@@ -1,0 +1,8 @@
+//! Test helpers for BotCraft: drive real MCP server processes over stdio.
+//!
+//! Owns [`StdioServer`], an `rmcp` client over a spawned binary whose stderr is
+//! captured line by line. Test code only; `anyhow` is fine here.
+
+mod stdio_client;
+
+pub use stdio_client::{CallOutcome, StdioServer};
