@@ -1,0 +1,182 @@
+//! Searchable tool documents, built from MCP tool definitions.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+/// One parameter of a tool's input schema.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ParamDoc {
+    pub name: String,
+    /// The JSON Schema type (`string`, `number`, `array`, …) or `any`.
+    pub kind: String,
+    pub required: bool,
+    pub description: String,
+}
+
+/// A tool as the index sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolDoc {
+    /// The MCP server that offers the tool.
+    pub server: String,
+    /// The tool's raw name on that server.
+    pub name: String,
+    pub description: String,
+    pub parameters: Vec<ParamDoc>,
+    /// The server's `instructions`, searched as low-weight context.
+    #[serde(default)]
+    pub server_context: String,
+}
+
+impl ToolDoc {
+    /// Build from an MCP `Tool` JSON object (`name`, `description`,
+    /// `inputSchema`). Parameters come from the schema's top-level
+    /// `properties`: required ones first, each group by name.
+    pub fn from_mcp(server: &str, tool: &Value, server_context: &str) -> Self {
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
+        let schema = tool.get("inputSchema");
+        let required: Vec<&str> = schema
+            .and_then(|s| s.get("required"))
+            .and_then(Value::as_array)
+            .map(|names| names.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let parameters = schema
+            .and_then(|s| s.get("properties"))
+            .and_then(Value::as_object)
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(name, property)| ParamDoc {
+                        name: name.clone(),
+                        kind: schema_kind(property),
+                        required: required.contains(&name.as_str()),
+                        description: text(property.get("description")),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mut parameters: Vec<ParamDoc> = parameters;
+        parameters.sort_by(|a, b| {
+            b.required
+                .cmp(&a.required)
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        ToolDoc {
+            server: server.to_owned(),
+            name: text(tool.get("name")),
+            description: text(tool.get("description")),
+            parameters,
+            server_context: server_context.to_owned(),
+        }
+    }
+
+    /// A short parameter summary for a model: `path: string, head?: number`.
+    pub fn parameter_summary(&self) -> String {
+        self.parameters
+            .iter()
+            .map(|p| {
+                let optional = if p.required { "" } else { "?" };
+                format!("{}{optional}: {}", p.name, p.kind)
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+fn schema_kind(property: &Value) -> String {
+    match property.get("type") {
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) => kinds
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|k| *k != "null")
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ if property.get("anyOf").is_some() || property.get("oneOf").is_some() => {
+            let variants = property
+                .get("anyOf")
+                .or_else(|| property.get("oneOf"))
+                .and_then(Value::as_array);
+            variants
+                .map(|vs| {
+                    vs.iter()
+                        .map(schema_kind)
+                        .filter(|k| k != "null")
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .unwrap_or_else(|| "any".into())
+        }
+        _ if property.get("enum").is_some() => "enum".into(),
+        _ => "any".into(),
+    }
+}
+
+/// A stable hash of a catalog: the same tools (in any order) give the same
+/// hash, so callers rebuild the index only when the set of tools changes.
+pub fn catalog_hash(docs: &[ToolDoc]) -> String {
+    let mut keyed: Vec<(&str, &str, String)> = docs
+        .iter()
+        .map(|d| {
+            let json = serde_json::to_string(d).unwrap_or_default();
+            (d.server.as_str(), d.name.as_str(), json)
+        })
+        .collect();
+    keyed.sort();
+    let mut hasher = Sha256::new();
+    for (_, _, json) in keyed {
+        hasher.update(json.as_bytes());
+        hasher.update([0u8]);
+    }
+    hex::encode(hasher.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn builds_from_an_mcp_tool() {
+        let tool = json!({
+            "name": "read_text_file",
+            "description": "Read a file",
+            "inputSchema": {
+                "type": "object",
+                "properties": {
+                    "path": {"type": "string"},
+                    "head": {"type": "number", "description": "First N lines"},
+                    "mode": {"anyOf": [{"type": "string"}, {"type": "null"}]}
+                },
+                "required": ["path"]
+            }
+        });
+        let doc = ToolDoc::from_mcp("forge-filesystem", &tool, "Files in /workspace");
+        assert_eq!(
+            doc.parameter_summary(),
+            "path: string, head?: number, mode?: string"
+        );
+        assert_eq!(doc.parameters[1].description, "First N lines");
+        assert_eq!(doc.server_context, "Files in /workspace");
+    }
+
+    #[test]
+    fn catalog_hash_ignores_order_and_sees_changes() {
+        let a = ToolDoc::from_mcp("s", &json!({"name": "a", "description": "x"}), "");
+        let b = ToolDoc::from_mcp("s", &json!({"name": "b", "description": "y"}), "");
+        let mut changed = b.clone();
+        changed.description = "z".into();
+        assert_eq!(
+            catalog_hash(&[a.clone(), b.clone()]),
+            catalog_hash(&[b, a.clone()])
+        );
+        assert_ne!(
+            catalog_hash(&[a.clone(), changed]),
+            catalog_hash(&[
+                a.clone(),
+                ToolDoc::from_mcp("s", &json!({"name": "b", "description": "y"}), "")
+            ])
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! Tokenisation shared by documents and queries: identifiers split on
+//! camelCase, snake_case, kebab-case and dots; lowercased; English stop words
+//! dropped; Snowball-stemmed, so `listing`, `lists` and `list` meet.
+
+use rust_stemmers::{Algorithm, Stemmer};
+
+/// Words too common in tool descriptions and queries to carry meaning.
+const STOP_WORDS: &[&str] = &[
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "do", "does", "for", "from", "how",
+    "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "so", "that", "the",
+    "then", "this", "to", "use", "using", "want", "was", "we", "what", "when", "which", "with",
+    "you", "your", "tool", "tools", "please", "some", "all", "any",
+];
+
+/// A reusable tokenizer (the stemmer is built once).
+pub struct Tokenizer {
+    stemmer: Stemmer,
+}
+
+impl Default for Tokenizer {
+    fn default() -> Self {
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
+        }
+    }
+}
+
+impl Tokenizer {
+    /// Tokens of `text`, in order, stop words removed, stemmed.
+    pub fn tokens(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for word in split_words(text) {
+            if STOP_WORDS.contains(&word.as_str()) {
+                continue;
+            }
+            out.push(self.stemmer.stem(&word).into_owned());
+        }
+        out
+    }
+}
+
+/// Split into lowercase words: on anything not alphanumeric, and inside
+/// identifiers at lower→Upper, letter↔digit and `HTMLParser`-style
+/// boundaries.
+pub fn split_words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+        if chunk.is_empty() {
+            continue;
+        }
+        let chars: Vec<char> = chunk.chars().collect();
+        let mut start = 0;
+        for i in 1..chars.len() {
+            let (prev, cur) = (chars[i - 1], chars[i]);
+            let next_is_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
+            let boundary = (prev.is_lowercase() && cur.is_uppercase())
+                || (prev.is_alphabetic() && cur.is_numeric())
+                || (prev.is_numeric() && cur.is_alphabetic())
+                || (prev.is_uppercase() && cur.is_uppercase() && next_is_lower);
+            if boundary {
+                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
+                start = i;
+            }
+        }
+        words.push(chars[start..].iter().collect::<String>().to_lowercase());
+    }
+    words
+}
+
+/// The key two names are compared by for an exact-name match: lowercase
+/// letters and digits only (`read_text_file`, `readTextFile` and
+/// `read-text-file` share `readtextfile`).
+pub fn name_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn splits_identifier_styles() {
+        let cases: &[(&str, &[&str])] = &[
+            ("read_text_file", &["read", "text", "file"]),
+            ("readTextFile", &["read", "text", "file"]),
+            ("browser-navigate", &["browser", "navigate"]),
+            ("git.log", &["git", "log"]),
+            ("HTMLParser", &["html", "parser"]),
+            ("get_v2Items", &["get", "v", "2", "items"]),
+            ("  Hello, World!  ", &["hello", "world"]),
+            ("", &[]),
+        ];
+        for (input, expected) in cases {
+            assert_eq!(split_words(input), *expected, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_are_stemmed_without_stop_words() {
+        let tokenizer = Tokenizer::default();
+        assert_eq!(
+            tokenizer.tokens("Lists the files in a directory"),
+            ["list", "file", "directori"]
+        );
+        assert_eq!(tokenizer.tokens("listing"), tokenizer.tokens("lists"));
+    }
+
+    #[test]
+    fn name_keys_ignore_style() {
+        assert_eq!(name_key("read_text_file"), name_key("readTextFile"));
+        assert_eq!(name_key("Read-Text-File"), "readtextfile");
+    }
+}
