@@ -1,0 +1,215 @@
+//! Connecting, migrating, and what every query shares: the backend, the clock, new ids.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use sqlx::AnyPool;
+use sqlx::SqlSafeStr;
+use sqlx::any::AnyPoolOptions;
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+
+use crate::error::StoreError;
+
+/// The database behind a [`Store`]. Queries are the same on both; only migrations differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// The backend a database URL names, from its scheme alone.
+    pub fn of_url(url: &str) -> Result<Self, StoreError> {
+        let scheme = url.split(':').next().unwrap_or_default();
+        match scheme {
+            "sqlite" => Ok(Self::Sqlite),
+            "postgres" | "postgresql" => Ok(Self::Postgres),
+            other => Err(StoreError::UnsupportedUrl {
+                scheme: other.to_owned(),
+            }),
+        }
+    }
+
+    fn migrations(self) -> &'static [(i64, &'static str, &'static str)] {
+        match self {
+            Self::Sqlite => SQLITE_MIGRATIONS,
+            Self::Postgres => POSTGRES_MIGRATIONS,
+        }
+    }
+}
+
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "init",
+    include_str!("../migrations/sqlite/0001_init.sql"),
+)];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[(
+    1,
+    "init",
+    include_str!("../migrations/postgres/0001_init.sql"),
+)];
+
+/// The URL of an SQLite database in `path`, created on first use.
+pub fn sqlite_url(path: &Path) -> String {
+    format!("sqlite://{}?mode=rwc", path.display())
+}
+
+/// Where "now" comes from: the system clock, or a fixed one in tests.
+pub trait Clock: Send + Sync {
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&self) -> i64;
+}
+
+/// The system clock.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0)
+    }
+}
+
+/// How to open a [`Store`].
+#[derive(Clone)]
+pub struct StoreOptions {
+    pub clock: Arc<dyn Clock>,
+    pub max_connections: u32,
+    /// How long to keep trying to get a connection (and so to reach the server) before failing.
+    pub acquire_timeout: std::time::Duration,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        Self {
+            clock: Arc::new(SystemClock),
+            max_connections: 5,
+            acquire_timeout: std::time::Duration::from_secs(30),
+        }
+    }
+}
+
+/// BotCraft's store: one `AnyPool` over SQLite or PostgreSQL. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pub(crate) pool: AnyPool,
+    backend: Backend,
+    pub(crate) clock: Arc<dyn Clock>,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store")
+            .field("backend", &self.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Connect to `url` (`sqlite://…` or `postgres://…`) and apply pending migrations.
+    pub async fn connect(url: &str) -> Result<Self, StoreError> {
+        Self::connect_with(url, StoreOptions::default()).await
+    }
+
+    /// [`Store::connect`] with explicit options.
+    pub async fn connect_with(url: &str, options: StoreOptions) -> Result<Self, StoreError> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::of_url(url)?;
+        let pool = AnyPoolOptions::new()
+            .max_connections(options.max_connections.max(1))
+            .acquire_timeout(options.acquire_timeout)
+            .connect(url)
+            .await
+            .map_err(StoreError::Connect)?;
+        let store = Self {
+            pool,
+            backend,
+            clock: options.clock,
+        };
+        store.migrate().await?;
+        Ok(store)
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Close every connection of the pool.
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    async fn migrate(&self) -> Result<(), StoreError> {
+        let migrations = self
+            .backend
+            .migrations()
+            .iter()
+            .map(|(version, description, sql)| {
+                Migration::new(
+                    *version,
+                    Cow::Borrowed(*description),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect();
+        Migrator::with_migrations(migrations)
+            .run(&self.pool)
+            .await
+            .map_err(StoreError::Migrate)
+    }
+
+    pub(crate) fn now_ms(&self) -> i64 {
+        self.clock.now_ms()
+    }
+}
+
+/// A new collision-resistant id in the spirit of Prisma's `cuid()`: `c`, the time in base 36,
+/// then 16 random base-36 characters.
+pub(crate) fn new_id(now_ms: i64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut time = String::new();
+    let mut rest = u64::try_from(now_ms).unwrap_or(0);
+    loop {
+        time.insert(0, char::from(DIGITS[(rest % 36) as usize]));
+        rest /= 36;
+        if rest == 0 {
+            break;
+        }
+    }
+    let random: String = (0..16)
+        .map(|_| char::from(DIGITS[rand::random_range(0..36usize)]))
+        .collect();
+    format!("c{time:0>9}{random}")
+}
+
+/// Encode a list or map as the JSON text stored in a TEXT column.
+pub(crate) fn to_json_text<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_else(|_| "null".to_owned())
+}
+
+/// Decode a TEXT column holding JSON, naming the column on failure.
+pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(
+    text: &str,
+    table: &'static str,
+    column: &'static str,
+    id: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|error| StoreError::Corrupt {
+        table,
+        column,
+        id: id.to_owned(),
+        reason: error.to_string(),
+    })
+}
+
+pub(crate) fn flag(value: bool) -> i64 {
+    i64::from(value)
+}

@@ -1,0 +1,74 @@
+//! The store's typed errors: what was wrong with a write, and what the database said.
+
+use thiserror::Error;
+
+/// Why a server, bot or binding was refused before it reached the database.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ValidationError {
+    #[error("{entity} name is empty")]
+    EmptyName { entity: &'static str },
+    #[error("{entity} name {name:?} has characters outside [A-Za-z0-9_.-]")]
+    BadName { entity: &'static str, name: String },
+    #[error("MCP server {server:?}: command is empty")]
+    EmptyCommand { server: String },
+    #[error("MCP server {server:?}: {field} must be between 1 and {max} ms, got {value}")]
+    TimeoutOutOfRange {
+        server: String,
+        field: &'static str,
+        value: i64,
+        max: i64,
+    },
+    #[error("MCP server {server:?}: env key {key:?} is not a valid variable name")]
+    BadEnvKey { server: String, key: String },
+    #[error(
+        "MCP server {server:?}: env key {key:?} is refused: it can change which code the process loads"
+    )]
+    ForbiddenEnvKey { server: String, key: String },
+    #[error("MCP server {server:?}: env {key:?} has a malformed ${{VAR}} reference")]
+    BadEnvReference { server: String, key: String },
+    #[error("bot {bot:?}: model is empty")]
+    EmptyModel { bot: String },
+    #[error("bot {bot:?}: step limit must be between 1 and {max}, got {value}")]
+    StepLimitOutOfRange { bot: String, value: i64, max: i64 },
+    #[error("tool name in a {list} list is empty")]
+    EmptyToolName { list: &'static str },
+}
+
+/// Everything a store operation can fail with.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error(transparent)]
+    Invalid(#[from] ValidationError),
+    #[error("an MCP server named {name:?} already exists")]
+    DuplicateServerName { name: String },
+    #[error("a bot named {name:?} already exists")]
+    DuplicateBotName { name: String },
+    #[error("no MCP server {0:?}")]
+    UnknownServer(String),
+    #[error("no bot {0:?}")]
+    UnknownBot(String),
+    #[error("stored value {table}.{column} of row {id:?} is unreadable: {reason}")]
+    Corrupt {
+        table: &'static str,
+        column: &'static str,
+        id: String,
+        reason: String,
+    },
+    #[error("database URL scheme {scheme:?} is not supported (use sqlite: or postgres:)")]
+    UnsupportedUrl { scheme: String },
+    #[error("cannot connect to the database")]
+    Connect(#[source] sqlx::Error),
+    #[error("migrating the database failed")]
+    Migrate(#[source] sqlx::migrate::MigrateError),
+    #[error("database error")]
+    Database(#[from] sqlx::Error),
+}
+
+/// The constraint a database error reports, by kind (never by message text).
+pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.kind() == sqlx::error::ErrorKind::UniqueViolation)
+}
+
+pub(crate) fn is_foreign_key_violation(error: &sqlx::Error) -> bool {
+    matches!(error, sqlx::Error::Database(db) if db.kind() == sqlx::error::ErrorKind::ForeignKeyViolation)
+}

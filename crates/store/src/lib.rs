@@ -1,0 +1,37 @@
+//! BotCraft's store: the models of the MCP host on SQLite (the default, a file created on
+//! first run) or PostgreSQL (`postgres://…`), behind one code path.
+//!
+//! - Models ([`McpServer`], [`Bot`], [`BotMcpServer`], [`ToolCache`]) keep the names of the
+//!   Prisma models they come from; tables and columns are the quoted Prisma names
+//!   (`"McpServer"."idleTimeoutMs"`), so a Prisma schema over the same database agrees.
+//! - One `sqlx::AnyPool` runs the same SQL on both backends: `$1` placeholders, flags as
+//!   BIGINT 0/1, lists and maps as JSON in TEXT, times as BIGINT milliseconds.
+//!   Migrations are embedded per backend and applied on [`Store::connect`].
+//! - Every write is validated first ([`validate`]); failures are typed ([`StoreError`],
+//!   [`ValidationError`]), duplicates and unknown references included.
+//! - [`SeedConfig`] and [`Store::seed`] write the first-party servers and the default bot,
+//!   idempotently; [`parse_mcp_servers`] and [`Store::import_servers`] read the standard
+//!   `mcpServers` JSON of other MCP hosts.
+
+mod bindings;
+mod bots;
+mod database;
+pub mod env_template;
+mod error;
+mod import;
+mod model;
+mod seed;
+mod servers;
+mod tool_cache;
+pub mod validate;
+
+pub use database::{Backend, Clock, Store, StoreOptions, SystemClock, sqlite_url};
+pub use error::{StoreError, ValidationError};
+pub use import::{ImportError, ImportPlan, ImportReport, SkipReason, Skipped, parse_mcp_servers};
+pub use model::{
+    BindingSpec, Bot, BotMcpServer, BotSpec, BoundServer, DEFAULT_IDLE_TIMEOUT_MS,
+    DEFAULT_INIT_TIMEOUT_MS, DEFAULT_STEP_LIMIT, DEFAULT_TIMEOUT_MS, McpServer, McpServerSpec,
+    ToolCache, ToolLoadingMode,
+};
+pub use seed::{DEFAULT_BOT_NAME, DEFAULT_PLAYWRIGHT_EXTRA_ARGS, SeedConfig, SeedReport};
+pub use tool_cache::tools_hash;

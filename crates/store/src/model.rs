@@ -1,0 +1,279 @@
+//! The stored models, named as the Prisma models they mirror, and the specs used to write them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Default tool-call timeout of a server, in milliseconds.
+pub const DEFAULT_TIMEOUT_MS: i64 = 30_000;
+/// Default `initialize` timeout of a server, in milliseconds.
+pub const DEFAULT_INIT_TIMEOUT_MS: i64 = 30_000;
+/// Default idle time before a server that is not always-on is stopped, in milliseconds.
+pub const DEFAULT_IDLE_TIMEOUT_MS: i64 = 60_000;
+/// Default number of model steps in one chat turn.
+pub const DEFAULT_STEP_LIMIT: i64 = 10;
+
+/// A stored MCP server configuration (`"McpServer"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServer {
+    pub id: String,
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// Environment for the process; values may hold `${VAR}` references resolved at spawn.
+    pub env: BTreeMap<String, String>,
+    /// Tool-call timeout, ms.
+    pub timeout: i64,
+    /// `initialize` timeout, ms.
+    pub init_timeout: i64,
+    pub always_on: bool,
+    pub idle_timeout_ms: i64,
+    pub instructions: Option<String>,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: i64,
+    /// Milliseconds since the Unix epoch.
+    pub updated_at: i64,
+}
+
+impl McpServer {
+    /// The writable part of this server, for an update.
+    pub fn spec(&self) -> McpServerSpec {
+        McpServerSpec {
+            name: self.name.clone(),
+            command: self.command.clone(),
+            args: self.args.clone(),
+            env: self.env.clone(),
+            timeout: self.timeout,
+            init_timeout: self.init_timeout,
+            always_on: self.always_on,
+            idle_timeout_ms: self.idle_timeout_ms,
+            instructions: self.instructions.clone(),
+        }
+    }
+}
+
+/// What is written for an MCP server: everything but the id and the times.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerSpec {
+    pub name: String,
+    pub command: String,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    #[serde(default = "default_timeout")]
+    pub timeout: i64,
+    #[serde(default = "default_init_timeout")]
+    pub init_timeout: i64,
+    #[serde(default)]
+    pub always_on: bool,
+    #[serde(default = "default_idle_timeout")]
+    pub idle_timeout_ms: i64,
+    #[serde(default)]
+    pub instructions: Option<String>,
+}
+
+fn default_timeout() -> i64 {
+    DEFAULT_TIMEOUT_MS
+}
+fn default_init_timeout() -> i64 {
+    DEFAULT_INIT_TIMEOUT_MS
+}
+fn default_idle_timeout() -> i64 {
+    DEFAULT_IDLE_TIMEOUT_MS
+}
+
+impl McpServerSpec {
+    /// A server with the model's defaults: 30 s timeouts, 60 s idle, not always-on.
+    pub fn new(name: impl Into<String>, command: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            command: command.into(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            timeout: DEFAULT_TIMEOUT_MS,
+            init_timeout: DEFAULT_INIT_TIMEOUT_MS,
+            always_on: false,
+            idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
+            instructions: None,
+        }
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args = args.into_iter().map(Into::into).collect();
+        self
+    }
+
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    pub fn timeout(mut self, ms: i64) -> Self {
+        self.timeout = ms;
+        self
+    }
+
+    pub fn init_timeout(mut self, ms: i64) -> Self {
+        self.init_timeout = ms;
+        self
+    }
+
+    pub fn always_on(mut self, always_on: bool) -> Self {
+        self.always_on = always_on;
+        self
+    }
+
+    pub fn idle_timeout_ms(mut self, ms: i64) -> Self {
+        self.idle_timeout_ms = ms;
+        self
+    }
+
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+}
+
+/// How a bot's MCP tools reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolLoadingMode {
+    /// Every allowed tool is offered to the model.
+    Eager,
+    /// `tool_search` and the pinned tools are offered; the rest are found by search.
+    Deferred,
+    /// Eager while the tool set is small, deferred beyond.
+    #[default]
+    Auto,
+}
+
+impl ToolLoadingMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Eager => "eager",
+            Self::Deferred => "deferred",
+            Self::Auto => "auto",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "eager" => Some(Self::Eager),
+            "deferred" => Some(Self::Deferred),
+            "auto" => Some(Self::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// A stored bot (`"Bot"`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Bot {
+    pub id: String,
+    pub name: String,
+    /// The provider's model identifier, as the inference layer reads it.
+    pub model: String,
+    pub system_prompt: String,
+    pub step_limit: i64,
+    pub tool_loading_mode: ToolLoadingMode,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+/// What is written for a bot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BotSpec {
+    pub name: String,
+    pub model: String,
+    #[serde(default)]
+    pub system_prompt: String,
+    #[serde(default = "default_step_limit")]
+    pub step_limit: i64,
+    #[serde(default)]
+    pub tool_loading_mode: ToolLoadingMode,
+}
+
+fn default_step_limit() -> i64 {
+    DEFAULT_STEP_LIMIT
+}
+
+impl BotSpec {
+    pub fn new(name: impl Into<String>, model: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            model: model.into(),
+            system_prompt: String::new(),
+            step_limit: DEFAULT_STEP_LIMIT,
+            tool_loading_mode: ToolLoadingMode::Auto,
+        }
+    }
+}
+
+/// A bot's binding to an MCP server (`"BotMcpServer"`), unique per pair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BotMcpServer {
+    pub id: String,
+    pub bot_id: String,
+    pub mcp_server_id: String,
+    pub enabled: bool,
+    /// Raw tool names the bot may use; empty means all.
+    pub tool_filter: Vec<String>,
+    /// Raw tool names always offered, even in deferred loading.
+    pub pinned_tools: Vec<String>,
+}
+
+/// What is written for a binding.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BindingSpec {
+    pub enabled: bool,
+    pub tool_filter: Vec<String>,
+    pub pinned_tools: Vec<String>,
+}
+
+impl Default for BindingSpec {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            tool_filter: Vec::new(),
+            pinned_tools: Vec::new(),
+        }
+    }
+}
+
+impl BotMcpServer {
+    /// Whether the binding lets the bot use the raw tool `name`.
+    pub fn allows(&self, name: &str) -> bool {
+        self.enabled && (self.tool_filter.is_empty() || self.tool_filter.iter().any(|t| t == name))
+    }
+}
+
+/// A binding together with the server it points at.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BoundServer {
+    pub binding: BotMcpServer,
+    pub server: McpServer,
+}
+
+/// The last tool list captured from a server (`"McpToolCache"`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolCache {
+    pub mcp_server_id: String,
+    /// The `tools` array of `tools/list`, each entry as the server sent it.
+    pub tools: Vec<serde_json::Value>,
+    /// Hex SHA-256 of the canonical JSON of `tools` (object keys sorted).
+    pub hash: String,
+    pub captured_at: i64,
+}

@@ -1,0 +1,161 @@
+//! Seed data: the first-party forge servers, Playwright, and the default bot `forge` bound to
+//! all of them. Seeding is idempotent: what exists (by name) is kept as it is, what is missing
+//! is created, so a second run changes nothing and an operator's edits survive.
+
+use std::path::PathBuf;
+
+use crate::database::Store;
+use crate::error::StoreError;
+use crate::model::{BindingSpec, BotSpec, McpServerSpec};
+
+/// The default extra arguments for Playwright MCP on a headless Linux host as root:
+/// a fresh profile per session, no Chromium sandbox, the system Chromium.
+pub const DEFAULT_PLAYWRIGHT_EXTRA_ARGS: &[&str] = &[
+    "--isolated",
+    "--no-sandbox",
+    "--executable-path",
+    "/usr/bin/chromium",
+];
+
+/// The name of the default bot.
+pub const DEFAULT_BOT_NAME: &str = "forge";
+
+/// What the seed data depends on at this site.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SeedConfig {
+    /// Where the forge server binaries are (`forge-bash`, …).
+    pub bin_dir: PathBuf,
+    /// The command that runs Playwright MCP (`npx`).
+    pub playwright_command: String,
+    /// Arguments after `@playwright/mcp@latest --headless`.
+    pub playwright_extra_args: Vec<String>,
+    /// `WORKSPACE_ROOT` of forge-filesystem.
+    pub workspace_root: String,
+    /// `REPO_ROOT` of forge-filesystem and `REPO_PATH` of forge-discovery.
+    pub repo_root: String,
+    /// The model of the default bot.
+    pub bot_model: String,
+}
+
+impl SeedConfig {
+    /// The defaults, with the forge binaries in `bin_dir`.
+    pub fn new(bin_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            bin_dir: bin_dir.into(),
+            playwright_command: "npx".to_owned(),
+            playwright_extra_args: DEFAULT_PLAYWRIGHT_EXTRA_ARGS
+                .iter()
+                .map(|arg| (*arg).to_owned())
+                .collect(),
+            workspace_root: "/workspace".to_owned(),
+            repo_root: "/workspace/erik/uvilo-os".to_owned(),
+            bot_model: "anthropic/claude-sonnet-4-5".to_owned(),
+        }
+    }
+
+    fn forge_binary(&self, name: &str) -> String {
+        self.bin_dir.join(name).display().to_string()
+    }
+
+    /// The seeded servers, in the seed's order.
+    pub fn servers(&self) -> Vec<McpServerSpec> {
+        vec![
+            McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"))
+                .timeout(330_000)
+                .always_on(true)
+                .instructions(
+                    "Bash execution in the workspace. Commands run in a login-less shell with a \
+                     per-call timeout; prefer short, non-interactive commands.",
+                ),
+            McpServerSpec::new("forge-discovery", self.forge_binary("forge-discovery"))
+                .env("REPO_PATH", &self.repo_root)
+                .instructions(
+                    "Read-only discovery of the Uvilo OS project and skill data: departments, \
+                     projects, skills, and a find across them.",
+                ),
+            McpServerSpec::new("forge-typesense", self.forge_binary("forge-typesense"))
+                .env("TYPESENSE_URL", "${TYPESENSE_URL}")
+                .env("TYPESENSE_SEARCH_KEY", "${TYPESENSE_SEARCH_KEY}")
+                .instructions(
+                    "Semantic search across Uvilo OS repository content, and file summaries.",
+                ),
+            McpServerSpec::new("forge-filesystem", self.forge_binary("forge-filesystem"))
+                .env("WORKSPACE_ROOT", &self.workspace_root)
+                .env("REPO_ROOT", &self.repo_root)
+                .always_on(true)
+                .instructions(
+                    "Files in the workspace: read, write, edit with a diff, list, search; deletes \
+                     go to a trash that can be listed, restored and emptied.",
+                ),
+            McpServerSpec::new("playwright", &self.playwright_command)
+                .args(
+                    ["@playwright/mcp@latest", "--headless"]
+                        .into_iter()
+                        .map(str::to_owned)
+                        .chain(self.playwright_extra_args.iter().cloned()),
+                )
+                .timeout(60_000)
+                .instructions(
+                    "Headless Chromium browser. Use browser_navigate for URLs, browser_snapshot to \
+                     read the page, then click and type by element reference.",
+                ),
+        ]
+    }
+
+    /// The default bot.
+    pub fn bot(&self) -> BotSpec {
+        let mut bot = BotSpec::new(DEFAULT_BOT_NAME, &self.bot_model);
+        bot.system_prompt = "You are Forge, an assistant that works in the Uvilo workspace \
+                             through its tools."
+            .to_owned();
+        bot
+    }
+}
+
+/// What a seeding run did, by name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SeedReport {
+    pub servers_created: Vec<String>,
+    pub servers_kept: Vec<String>,
+    pub bot_created: bool,
+    /// Servers newly bound to the default bot.
+    pub bindings_created: Vec<String>,
+}
+
+impl Store {
+    /// Create whatever of the seed data is missing; keep what exists.
+    pub async fn seed(&self, config: &SeedConfig) -> Result<SeedReport, StoreError> {
+        let mut report = SeedReport::default();
+        let mut server_ids = Vec::new();
+        for spec in config.servers() {
+            let server = match self.server_by_name(&spec.name).await? {
+                Some(existing) => {
+                    report.servers_kept.push(spec.name.clone());
+                    existing
+                }
+                None => {
+                    let created = self.create_server(&spec).await?;
+                    report.servers_created.push(spec.name.clone());
+                    created
+                }
+            };
+            server_ids.push((server.id, server.name));
+        }
+        let bot_spec = config.bot();
+        let bot = match self.bot_by_name(&bot_spec.name).await? {
+            Some(existing) => existing,
+            None => {
+                report.bot_created = true;
+                self.create_bot(&bot_spec).await?
+            }
+        };
+        for (server_id, server_name) in server_ids {
+            if self.binding(&bot.id, &server_id).await?.is_none() {
+                self.bind(&bot.id, &server_id, &BindingSpec::default())
+                    .await?;
+                report.bindings_created.push(server_name);
+            }
+        }
+        Ok(report)
+    }
+}

@@ -1,0 +1,107 @@
+//! `"McpToolCache"`: the last tool list captured from each server, with a content hash,
+//! so search, allow-lists and the dashboard work while a server is stopped.
+
+use sha2::{Digest, Sha256};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+
+use crate::database::{Store, from_json_text, to_json_text};
+use crate::error::{StoreError, is_foreign_key_violation};
+use crate::model::ToolCache;
+
+fn decode(row: &AnyRow) -> Result<ToolCache, StoreError> {
+    let id: String = row.try_get("mcpServerId")?;
+    let tools: String = row.try_get("tools")?;
+    Ok(ToolCache {
+        tools: from_json_text(&tools, "McpToolCache", "tools", &id)?,
+        hash: row.try_get("hash")?,
+        captured_at: row.try_get("capturedAt")?,
+        mcp_server_id: id,
+    })
+}
+
+/// Hex SHA-256 of the canonical JSON of `tools`: object keys sorted, no whitespace.
+pub fn tools_hash(tools: &[serde_json::Value]) -> String {
+    let mut text = String::new();
+    text.push('[');
+    for (index, tool) in tools.iter().enumerate() {
+        if index > 0 {
+            text.push(',');
+        }
+        canonical(tool, &mut text);
+    }
+    text.push(']');
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
+fn canonical(value: &serde_json::Value, out: &mut String) {
+    match value {
+        serde_json::Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&to_json_text(key));
+                out.push(':');
+                if let Some(inner) = map.get(key) {
+                    canonical(inner, out);
+                }
+            }
+            out.push('}');
+        }
+        serde_json::Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+impl Store {
+    /// Record `tools` as server `mcp_server_id`'s current tool list, replacing the last one.
+    pub async fn put_tool_cache(
+        &self,
+        mcp_server_id: &str,
+        tools: &[serde_json::Value],
+    ) -> Result<ToolCache, StoreError> {
+        let row = sqlx::query(
+            r#"INSERT INTO "McpToolCache" ("mcpServerId", "tools", "hash", "capturedAt") VALUES ($1, $2, $3, $4)
+               ON CONFLICT ("mcpServerId") DO UPDATE SET "tools" = excluded."tools", "hash" = excluded."hash", "capturedAt" = excluded."capturedAt"
+               RETURNING "mcpServerId", "tools", "hash", "capturedAt""#,
+        )
+        .bind(mcp_server_id)
+        .bind(to_json_text(&tools))
+        .bind(tools_hash(tools))
+        .bind(self.now_ms())
+        .fetch_one(&self.pool)
+        .await
+        .map_err(|error| {
+            if is_foreign_key_violation(&error) {
+                StoreError::UnknownServer(mcp_server_id.to_owned())
+            } else {
+                StoreError::Database(error)
+            }
+        })?;
+        decode(&row)
+    }
+
+    /// The cached tool list of server `mcp_server_id`, if one was captured.
+    pub async fn tool_cache(&self, mcp_server_id: &str) -> Result<Option<ToolCache>, StoreError> {
+        let row = sqlx::query(
+            r#"SELECT "mcpServerId", "tools", "hash", "capturedAt" FROM "McpToolCache" WHERE "mcpServerId" = $1"#,
+        )
+        .bind(mcp_server_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref().map(decode).transpose()
+    }
+}

@@ -1,0 +1,158 @@
+//! Validation on write: every spec is checked here before any SQL runs.
+//!
+//! Refused env keys ([`is_forbidden_env_key`]): a stored config must not be able to change
+//! which code a server process loads or how its interpreter starts. Refused are
+//! - every `LD_*` key (the dynamic loader: `LD_PRELOAD`, `LD_LIBRARY_PATH`, `LD_AUDIT`, …)
+//!   and every `DYLD_*` key (its macOS counterpart);
+//! - `PATH` (BotCraft's own `PATH` is passed on; a config cannot redirect `npx` or `node`);
+//! - interpreter hooks: `NODE_OPTIONS`, `NODE_PATH`, `PYTHONPATH`, `PYTHONHOME`,
+//!   `PYTHONSTARTUP`, `PYTHONUSERBASE`, `PERL5LIB`, `PERL5OPT`, `PERLLIB`, `RUBYOPT`,
+//!   `RUBYLIB`, `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`, `JDK_JAVA_OPTIONS`, `CLASSPATH`;
+//! - shell start-up and parsing: `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `IFS`;
+//! - glibc hooks: `GCONV_PATH`, `GLIBC_TUNABLES`, `MALLOC_CHECK_`, `HOSTALIASES`, `LOCALDOMAIN`, `RESOLV_HOST_CONF`.
+//!
+//! Keys are compared case-sensitively, as the loader and interpreters read them.
+
+use crate::env_template::{is_variable_name, parse_env_value};
+use crate::error::ValidationError;
+use crate::model::{BindingSpec, BotSpec, McpServerSpec};
+
+/// The longest accepted timeout (tool call, initialize, idle): 24 hours in ms.
+pub const MAX_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;
+/// The largest accepted step limit of a bot.
+pub const MAX_STEP_LIMIT: i64 = 1000;
+/// The longest accepted server or bot name.
+pub const MAX_NAME_LEN: usize = 64;
+
+const FORBIDDEN_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_"];
+const FORBIDDEN_ENV_KEYS: &[&str] = &[
+    "PATH",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "PERL5LIB",
+    "PERL5OPT",
+    "PERLLIB",
+    "RUBYOPT",
+    "RUBYLIB",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "IFS",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "MALLOC_CHECK_",
+    "HOSTALIASES",
+    "LOCALDOMAIN",
+    "RESOLV_HOST_CONF",
+];
+
+/// Whether a server config may not set `key` (see the module docs for the list).
+pub fn is_forbidden_env_key(key: &str) -> bool {
+    FORBIDDEN_ENV_KEYS.contains(&key) || FORBIDDEN_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+}
+
+fn name(entity: &'static str, name: &str) -> Result<(), ValidationError> {
+    if name.trim().is_empty() {
+        return Err(ValidationError::EmptyName { entity });
+    }
+    let ok = name.len() <= MAX_NAME_LEN
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(ValidationError::BadName {
+            entity,
+            name: name.to_owned(),
+        })
+    }
+}
+
+fn timeout(server: &str, field: &'static str, value: i64) -> Result<(), ValidationError> {
+    if (1..=MAX_TIMEOUT_MS).contains(&value) {
+        Ok(())
+    } else {
+        Err(ValidationError::TimeoutOutOfRange {
+            server: server.to_owned(),
+            field,
+            value,
+            max: MAX_TIMEOUT_MS,
+        })
+    }
+}
+
+/// Check an MCP server spec.
+pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
+    name("MCP server", &spec.name)?;
+    let server = spec.name.as_str();
+    if spec.command.trim().is_empty() {
+        return Err(ValidationError::EmptyCommand {
+            server: server.to_owned(),
+        });
+    }
+    timeout(server, "timeout", spec.timeout)?;
+    timeout(server, "initTimeout", spec.init_timeout)?;
+    timeout(server, "idleTimeoutMs", spec.idle_timeout_ms)?;
+    for (key, value) in &spec.env {
+        if !is_variable_name(key) {
+            return Err(ValidationError::BadEnvKey {
+                server: server.to_owned(),
+                key: key.clone(),
+            });
+        }
+        if is_forbidden_env_key(key) {
+            return Err(ValidationError::ForbiddenEnvKey {
+                server: server.to_owned(),
+                key: key.clone(),
+            });
+        }
+        if parse_env_value(value).is_err() {
+            return Err(ValidationError::BadEnvReference {
+                server: server.to_owned(),
+                key: key.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Check a bot spec.
+pub fn bot(spec: &BotSpec) -> Result<(), ValidationError> {
+    name("bot", &spec.name)?;
+    if spec.model.trim().is_empty() {
+        return Err(ValidationError::EmptyModel {
+            bot: spec.name.clone(),
+        });
+    }
+    if !(1..=MAX_STEP_LIMIT).contains(&spec.step_limit) {
+        return Err(ValidationError::StepLimitOutOfRange {
+            bot: spec.name.clone(),
+            value: spec.step_limit,
+            max: MAX_STEP_LIMIT,
+        });
+    }
+    Ok(())
+}
+
+/// Check a binding spec (the bot and server are checked against the database).
+pub fn binding(spec: &BindingSpec) -> Result<(), ValidationError> {
+    if spec.tool_filter.iter().any(|t| t.trim().is_empty()) {
+        return Err(ValidationError::EmptyToolName { list: "toolFilter" });
+    }
+    if spec.pinned_tools.iter().any(|t| t.trim().is_empty()) {
+        return Err(ValidationError::EmptyToolName {
+            list: "pinnedTools",
+        });
+    }
+    Ok(())
+}

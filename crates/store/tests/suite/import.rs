@@ -1,0 +1,176 @@
+//! The `mcpServers` importer: the shapes of Claude Desktop, Cursor and VS Code.
+
+use pretty_assertions::assert_eq;
+use store::{
+    ImportPlan, ImportReport, McpServerSpec, SkipReason, Skipped, ValidationError,
+    parse_mcp_servers,
+};
+
+use super::harness::TestDb;
+
+const CLAUDE_DESKTOP: &str = r#"{
+  "mcpServers": {
+    "memory": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"] },
+    "github": {
+      "command": "docker",
+      "args": ["run", "-i", "ghcr.io/github/github-mcp-server"],
+      "env": { "GITHUB_TOKEN": "${GITHUB_TOKEN}" }
+    },
+    "remote": { "url": "https://example.com/mcp" },
+    "off": { "command": "x", "disabled": true },
+    "evil": { "command": "node", "env": { "NODE_OPTIONS": "--require /tmp/x.js" } },
+    "nocmd": { "args": ["a"] },
+    "weird": "not an object"
+  }
+}"#;
+
+fn skipped(name: &str, reason: SkipReason) -> Skipped {
+    Skipped {
+        name: name.to_owned(),
+        reason,
+    }
+}
+
+#[test]
+fn claude_desktop_file_is_read_with_reasons_for_what_is_left_out() -> anyhow::Result<()> {
+    let plan = parse_mcp_servers(CLAUDE_DESKTOP)?;
+    assert_eq!(
+        plan,
+        ImportPlan {
+            servers: vec![
+                McpServerSpec::new("github", "docker")
+                    .args(["run", "-i", "ghcr.io/github/github-mcp-server"])
+                    .env("GITHUB_TOKEN", "${GITHUB_TOKEN}"),
+                McpServerSpec::new("memory", "npx")
+                    .args(["-y", "@modelcontextprotocol/server-memory"]),
+            ],
+            skipped: vec![
+                skipped(
+                    "evil",
+                    SkipReason::Invalid(ValidationError::ForbiddenEnvKey {
+                        server: "evil".into(),
+                        key: "NODE_OPTIONS".into()
+                    })
+                ),
+                skipped("nocmd", SkipReason::NoCommand),
+                skipped("off", SkipReason::Disabled),
+                skipped(
+                    "remote",
+                    SkipReason::Remote {
+                        transport: "http".into()
+                    }
+                ),
+                skipped("weird", SkipReason::NotAnObject),
+            ],
+        }
+    );
+    Ok(())
+}
+
+#[test]
+fn vscode_files_are_read() -> anyhow::Result<()> {
+    let mcp_json = r#"{
+      "inputs": [{ "type": "promptString", "id": "token" }],
+      "servers": {
+        "fs": { "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] },
+        "api": { "type": "http", "url": "http://localhost:3000/mcp" },
+        "secret": { "type": "stdio", "command": "s", "env": { "TOKEN": "${input:token}" } },
+        "here": { "command": "h", "cwd": "/somewhere" }
+      }
+    }"#;
+    let plan = parse_mcp_servers(mcp_json)?;
+    assert_eq!(
+        plan,
+        ImportPlan {
+            servers: vec![McpServerSpec::new("fs", "npx").args([
+                "-y",
+                "@modelcontextprotocol/server-filesystem",
+                "/tmp"
+            ])],
+            skipped: vec![
+                skipped(
+                    "api",
+                    SkipReason::Remote {
+                        transport: "http".into()
+                    }
+                ),
+                skipped("here", SkipReason::Unsupported { field: "cwd" }),
+                skipped(
+                    "secret",
+                    SkipReason::Invalid(ValidationError::BadEnvReference {
+                        server: "secret".into(),
+                        key: "TOKEN".into()
+                    })
+                ),
+            ],
+        }
+    );
+    let settings =
+        r#"{ "editor.fontSize": 12, "mcp": { "servers": { "t": { "command": "t" } } } }"#;
+    assert_eq!(
+        parse_mcp_servers(settings)?.servers,
+        vec![McpServerSpec::new("t", "t")]
+    );
+    Ok(())
+}
+
+#[test]
+fn files_without_servers_are_refused() {
+    for text in ["[]", r#"{"other": {}}"#, r#"{"mcpServers": []}"#] {
+        assert!(
+            matches!(parse_mcp_servers(text), Err(store::ImportError::NoServers)),
+            "{text}"
+        );
+    }
+    assert!(matches!(
+        parse_mcp_servers("{"),
+        Err(store::ImportError::Json(_))
+    ));
+}
+
+async fn import_creates_new_and_updates_existing_keeping_their_settings(
+    db: &TestDb,
+) -> anyhow::Result<()> {
+    let existing = db
+        .store
+        .create_server(
+            &McpServerSpec::new("memory", "old")
+                .timeout(1_234)
+                .always_on(true)
+                .instructions("keep me"),
+        )
+        .await?;
+    let plan = parse_mcp_servers(CLAUDE_DESKTOP)?;
+    let report = db.store.import_servers(&plan).await?;
+    assert_eq!(
+        report,
+        ImportReport {
+            created: vec!["github".into()],
+            updated: vec!["memory".into()],
+            skipped: plan.skipped.clone(),
+        }
+    );
+    let memory = db
+        .store
+        .server_by_name("memory")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("memory"))?;
+    assert_eq!(
+        memory.spec(),
+        McpServerSpec::new("memory", "npx")
+            .args(["-y", "@modelcontextprotocol/server-memory"])
+            .timeout(1_234)
+            .always_on(true)
+            .instructions("keep me")
+    );
+    assert_eq!(memory.id, existing.id);
+    let again = db.store.import_servers(&plan).await?;
+    assert_eq!(
+        (again.created, again.updated),
+        (vec![], vec!["github".to_owned(), "memory".to_owned()])
+    );
+    assert_eq!(db.store.servers().await?.len(), 2);
+    Ok(())
+}
+
+backend_tests!(import_creates_new_and_updates_existing_keeping_their_settings);

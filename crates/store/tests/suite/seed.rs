@@ -1,0 +1,237 @@
+//! The seed data: five servers, the default bot bound to all, idempotent.
+
+use std::collections::BTreeMap;
+
+use pretty_assertions::assert_eq;
+use store::{BindingSpec, McpServerSpec, SeedConfig, SeedReport};
+
+use super::harness::TestDb;
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|n| (*n).to_owned()).collect()
+}
+
+type ServerSummary = (
+    String,
+    String,
+    Vec<String>,
+    BTreeMap<String, String>,
+    i64,
+    bool,
+);
+
+const ALL: &[&str] = &[
+    "forge-bash",
+    "forge-discovery",
+    "forge-typesense",
+    "forge-filesystem",
+    "playwright",
+];
+
+async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::Result<()> {
+    let config = SeedConfig::new("/opt/botcraft/bin");
+    let report = db.store.seed(&config).await?;
+    assert_eq!(
+        report,
+        SeedReport {
+            servers_created: names(ALL),
+            servers_kept: vec![],
+            bot_created: true,
+            bindings_created: names(ALL),
+        }
+    );
+    let servers = db.store.servers().await?;
+    let summary: Vec<ServerSummary> = servers
+        .iter()
+        .map(|s| {
+            (
+                s.name.clone(),
+                s.command.clone(),
+                s.args.clone(),
+                s.env.clone(),
+                s.timeout,
+                s.always_on,
+            )
+        })
+        .collect();
+    let env = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    assert_eq!(
+        summary,
+        vec![
+            (
+                "forge-bash".into(),
+                "/opt/botcraft/bin/forge-bash".into(),
+                vec![],
+                env(&[]),
+                330_000,
+                true
+            ),
+            (
+                "forge-discovery".into(),
+                "/opt/botcraft/bin/forge-discovery".into(),
+                vec![],
+                env(&[("REPO_PATH", "/workspace/erik/uvilo-os")]),
+                30_000,
+                false
+            ),
+            (
+                "forge-filesystem".into(),
+                "/opt/botcraft/bin/forge-filesystem".into(),
+                vec![],
+                env(&[
+                    ("REPO_ROOT", "/workspace/erik/uvilo-os"),
+                    ("WORKSPACE_ROOT", "/workspace")
+                ]),
+                30_000,
+                true
+            ),
+            (
+                "forge-typesense".into(),
+                "/opt/botcraft/bin/forge-typesense".into(),
+                vec![],
+                env(&[
+                    ("TYPESENSE_SEARCH_KEY", "${TYPESENSE_SEARCH_KEY}"),
+                    ("TYPESENSE_URL", "${TYPESENSE_URL}")
+                ]),
+                30_000,
+                false
+            ),
+            (
+                "playwright".into(),
+                "npx".into(),
+                names(&[
+                    "@playwright/mcp@latest",
+                    "--headless",
+                    "--isolated",
+                    "--no-sandbox",
+                    "--executable-path",
+                    "/usr/bin/chromium"
+                ]),
+                env(&[]),
+                60_000,
+                false
+            ),
+        ]
+    );
+    let bot = db
+        .store
+        .bot_by_name("forge")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no forge bot"))?;
+    let bound: Vec<(String, BindingSpec)> = db
+        .store
+        .bound_servers(&bot.id)
+        .await?
+        .into_iter()
+        .map(|b| {
+            let spec = BindingSpec {
+                enabled: b.binding.enabled,
+                tool_filter: b.binding.tool_filter,
+                pinned_tools: b.binding.pinned_tools,
+            };
+            (b.server.name, spec)
+        })
+        .collect();
+    let mut expected: Vec<(String, BindingSpec)> = ALL
+        .iter()
+        .map(|n| ((*n).to_owned(), BindingSpec::default()))
+        .collect();
+    expected.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(bound, expected);
+    Ok(())
+}
+
+async fn seeding_twice_changes_nothing_and_keeps_edits(db: &TestDb) -> anyhow::Result<()> {
+    let config = SeedConfig::new("/bin-a");
+    db.store.seed(&config).await?;
+    let bash = db
+        .store
+        .server_by_name("forge-bash")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("bash"))?;
+    let edited = db
+        .store
+        .update_server(
+            &bash.id,
+            &McpServerSpec {
+                timeout: 5,
+                ..bash.spec()
+            },
+        )
+        .await?;
+    let before = (db.store.servers().await?, db.store.bots().await?);
+    let report = db.store.seed(&SeedConfig::new("/bin-b")).await?;
+    assert_eq!(
+        report,
+        SeedReport {
+            servers_created: vec![],
+            servers_kept: names(ALL),
+            bot_created: false,
+            bindings_created: vec![],
+        }
+    );
+    assert_eq!((db.store.servers().await?, db.store.bots().await?), before);
+    assert_eq!(db.store.server_by_name("forge-bash").await?, Some(edited));
+    Ok(())
+}
+
+async fn seed_restores_a_deleted_server_and_its_binding(db: &TestDb) -> anyhow::Result<()> {
+    let config = SeedConfig::new("/bin");
+    db.store.seed(&config).await?;
+    let playwright = db
+        .store
+        .server_by_name("playwright")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("pw"))?;
+    db.store.delete_server(&playwright.id).await?;
+    let report = db.store.seed(&config).await?;
+    assert_eq!(
+        (report.servers_created, report.bindings_created),
+        (names(&["playwright"]), names(&["playwright"]))
+    );
+    Ok(())
+}
+
+#[test]
+fn playwright_extra_args_come_from_configuration() {
+    let mut config = SeedConfig::new("/bin");
+    config.playwright_extra_args = names(&["--browser", "firefox"]);
+    let playwright = config
+        .servers()
+        .into_iter()
+        .find(|s| s.name == "playwright")
+        .map(|s| (s.command, s.args));
+    assert_eq!(
+        playwright,
+        Some((
+            "npx".to_owned(),
+            names(&[
+                "@playwright/mcp@latest",
+                "--headless",
+                "--browser",
+                "firefox"
+            ])
+        ))
+    );
+}
+
+#[test]
+fn seed_names_no_outdated_server() {
+    let config = SeedConfig::new("/bin");
+    let text = format!("{:?}", config.servers());
+    assert!(
+        !text.contains("uvilo-shell") && !text.contains("forge-spawn"),
+        "{text}"
+    );
+}
+
+backend_tests!(
+    seed_writes_the_five_servers_and_the_forge_bot,
+    seeding_twice_changes_nothing_and_keeps_edits,
+    seed_restores_a_deleted_server_and_its_binding,
+);

@@ -1,0 +1,278 @@
+//! `"McpServer"` writes and reads.
+
+use std::collections::BTreeMap;
+
+use pretty_assertions::assert_eq;
+use store::{McpServer, McpServerSpec, StoreError, ValidationError};
+
+use super::harness::{START_MS, TestDb};
+
+fn full_spec() -> McpServerSpec {
+    McpServerSpec::new("search", "/opt/bin/search")
+        .args(["--flag", "value with spaces"])
+        .env("API_URL", "http://${HOST}:8108")
+        .env("MODE", "fast")
+        .timeout(12_000)
+        .init_timeout(5_000)
+        .always_on(true)
+        .idle_timeout_ms(90_000)
+        .instructions("Search things.")
+}
+
+async fn created_server_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
+    let created = db.store.create_server(&full_spec()).await?;
+    let expected = McpServer {
+        id: created.id.clone(),
+        name: "search".into(),
+        command: "/opt/bin/search".into(),
+        args: vec!["--flag".into(), "value with spaces".into()],
+        env: BTreeMap::from([
+            ("API_URL".into(), "http://${HOST}:8108".into()),
+            ("MODE".into(), "fast".into()),
+        ]),
+        timeout: 12_000,
+        init_timeout: 5_000,
+        always_on: true,
+        idle_timeout_ms: 90_000,
+        instructions: Some("Search things.".into()),
+        created_at: START_MS,
+        updated_at: START_MS,
+    };
+    assert_eq!(created, expected);
+    assert_eq!(db.store.server(&created.id).await?, Some(expected.clone()));
+    assert_eq!(db.store.server_by_name("search").await?, Some(expected));
+    assert_eq!(db.store.server_by_name("other").await?, None);
+    Ok(())
+}
+
+async fn new_server_takes_the_model_defaults(db: &TestDb) -> anyhow::Result<()> {
+    let from_json: McpServerSpec =
+        serde_json::from_str(r#"{"name": "plain", "command": "plain-server"}"#)?;
+    assert_eq!(from_json, McpServerSpec::new("plain", "plain-server"));
+    let created = db.store.create_server(&from_json).await?;
+    let expected = McpServer {
+        id: created.id.clone(),
+        name: "plain".into(),
+        command: "plain-server".into(),
+        args: vec![],
+        env: BTreeMap::new(),
+        timeout: 30_000,
+        init_timeout: 30_000,
+        always_on: false,
+        idle_timeout_ms: 60_000,
+        instructions: None,
+        created_at: START_MS,
+        updated_at: START_MS,
+    };
+    assert_eq!(created, expected);
+    Ok(())
+}
+
+async fn duplicate_server_name_is_refused(db: &TestDb) -> anyhow::Result<()> {
+    db.store.create_server(&full_spec()).await?;
+    let error = db.store.create_server(&full_spec()).await;
+    assert!(
+        matches!(&error, Err(StoreError::DuplicateServerName { name }) if name == "search"),
+        "{error:?}"
+    );
+    assert_eq!(db.store.servers().await?.len(), 1);
+    Ok(())
+}
+
+async fn invalid_server_specs_are_refused_before_writing(db: &TestDb) -> anyhow::Result<()> {
+    let base = || McpServerSpec::new("s", "cmd");
+    let cases: Vec<(McpServerSpec, ValidationError)> = vec![
+        (
+            McpServerSpec::new("", "cmd"),
+            ValidationError::EmptyName {
+                entity: "MCP server",
+            },
+        ),
+        (
+            McpServerSpec::new("has space", "cmd"),
+            ValidationError::BadName {
+                entity: "MCP server",
+                name: "has space".into(),
+            },
+        ),
+        (
+            McpServerSpec::new("s", "  "),
+            ValidationError::EmptyCommand { server: "s".into() },
+        ),
+        (
+            base().timeout(0),
+            ValidationError::TimeoutOutOfRange {
+                server: "s".into(),
+                field: "timeout",
+                value: 0,
+                max: 86_400_000,
+            },
+        ),
+        (
+            base().init_timeout(-5),
+            ValidationError::TimeoutOutOfRange {
+                server: "s".into(),
+                field: "initTimeout",
+                value: -5,
+                max: 86_400_000,
+            },
+        ),
+        (
+            base().idle_timeout_ms(86_400_001),
+            ValidationError::TimeoutOutOfRange {
+                server: "s".into(),
+                field: "idleTimeoutMs",
+                value: 86_400_001,
+                max: 86_400_000,
+            },
+        ),
+        (
+            base().env("LD_PRELOAD", "/tmp/evil.so"),
+            ValidationError::ForbiddenEnvKey {
+                server: "s".into(),
+                key: "LD_PRELOAD".into(),
+            },
+        ),
+        (
+            base().env("LD_LIBRARY_PATH", "/tmp"),
+            ValidationError::ForbiddenEnvKey {
+                server: "s".into(),
+                key: "LD_LIBRARY_PATH".into(),
+            },
+        ),
+        (
+            base().env("NODE_OPTIONS", "--require /tmp/x.js"),
+            ValidationError::ForbiddenEnvKey {
+                server: "s".into(),
+                key: "NODE_OPTIONS".into(),
+            },
+        ),
+        (
+            base().env("DYLD_INSERT_LIBRARIES", "/tmp/x.dylib"),
+            ValidationError::ForbiddenEnvKey {
+                server: "s".into(),
+                key: "DYLD_INSERT_LIBRARIES".into(),
+            },
+        ),
+        (
+            base().env("PYTHONPATH", "/tmp"),
+            ValidationError::ForbiddenEnvKey {
+                server: "s".into(),
+                key: "PYTHONPATH".into(),
+            },
+        ),
+        (
+            base().env("PATH", "/tmp"),
+            ValidationError::ForbiddenEnvKey {
+                server: "s".into(),
+                key: "PATH".into(),
+            },
+        ),
+        (
+            base().env("BAD-KEY", "x"),
+            ValidationError::BadEnvKey {
+                server: "s".into(),
+                key: "BAD-KEY".into(),
+            },
+        ),
+        (
+            base().env("TOKEN", "${input:token}"),
+            ValidationError::BadEnvReference {
+                server: "s".into(),
+                key: "TOKEN".into(),
+            },
+        ),
+    ];
+    for (spec, expected) in cases {
+        match db.store.create_server(&spec).await {
+            Err(StoreError::Invalid(error)) => assert_eq!(error, expected),
+            other => panic!("{spec:?}: expected {expected:?}, got {other:?}"),
+        }
+    }
+    assert_eq!(db.store.servers().await?, vec![]);
+    Ok(())
+}
+
+async fn update_replaces_fields_and_moves_updated_at(db: &TestDb) -> anyhow::Result<()> {
+    let created = db.store.create_server(&full_spec()).await?;
+    db.clock.advance(1_000);
+    let spec = McpServerSpec::new("search-2", "/opt/bin/search2").timeout(1);
+    let updated = db.store.update_server(&created.id, &spec).await?;
+    let expected = McpServer {
+        id: created.id.clone(),
+        name: "search-2".into(),
+        command: "/opt/bin/search2".into(),
+        args: vec![],
+        env: BTreeMap::new(),
+        timeout: 1,
+        init_timeout: 30_000,
+        always_on: false,
+        idle_timeout_ms: 60_000,
+        instructions: None,
+        created_at: START_MS,
+        updated_at: START_MS + 1_000,
+    };
+    assert_eq!(updated, expected);
+    assert_eq!(db.store.server(&created.id).await?, Some(expected));
+    Ok(())
+}
+
+async fn update_of_unknown_or_into_a_taken_name_is_refused(db: &TestDb) -> anyhow::Result<()> {
+    let first = db
+        .store
+        .create_server(&McpServerSpec::new("first", "a"))
+        .await?;
+    db.store
+        .create_server(&McpServerSpec::new("second", "b"))
+        .await?;
+    let error = db
+        .store
+        .update_server("nope", &McpServerSpec::new("x", "y"))
+        .await;
+    assert!(
+        matches!(&error, Err(StoreError::UnknownServer(id)) if id == "nope"),
+        "{error:?}"
+    );
+    let error = db
+        .store
+        .update_server(&first.id, &McpServerSpec::new("second", "a"))
+        .await;
+    assert!(
+        matches!(&error, Err(StoreError::DuplicateServerName { name }) if name == "second"),
+        "{error:?}"
+    );
+    assert_eq!(db.store.server(&first.id).await?, Some(first));
+    Ok(())
+}
+
+async fn servers_list_by_name_and_delete(db: &TestDb) -> anyhow::Result<()> {
+    for name in ["zeta", "alpha", "mid"] {
+        db.store
+            .create_server(&McpServerSpec::new(name, "cmd"))
+            .await?;
+    }
+    let names = |servers: Vec<McpServer>| servers.into_iter().map(|s| s.name).collect::<Vec<_>>();
+    assert_eq!(
+        names(db.store.servers().await?),
+        vec!["alpha", "mid", "zeta"]
+    );
+    let mid = db
+        .store
+        .server_by_name("mid")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("mid"))?;
+    assert!(db.store.delete_server(&mid.id).await?);
+    assert!(!db.store.delete_server(&mid.id).await?);
+    assert_eq!(names(db.store.servers().await?), vec!["alpha", "zeta"]);
+    Ok(())
+}
+
+backend_tests!(
+    created_server_reads_back_whole,
+    new_server_takes_the_model_defaults,
+    duplicate_server_name_is_refused,
+    invalid_server_specs_are_refused_before_writing,
+    update_replaces_fields_and_moves_updated_at,
+    update_of_unknown_or_into_a_taken_name_is_refused,
+    servers_list_by_name_and_delete,
+);
