@@ -3,6 +3,8 @@
 //! Owns [`StdioServer`], an `rmcp` client over a spawned binary whose stderr is
 //! captured line by line. Test code only; `anyhow` is fine here.
 
+mod fake_llm;
 mod stdio_client;
 
+pub use fake_llm::{FakeLlm, FakeReply, FakeToolCall, RecordedRequest, Wire};
 pub use stdio_client::{CallOutcome, StdioServer};

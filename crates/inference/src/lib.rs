@@ -1,0 +1,42 @@
+//! BotCraft's chat inference: a model answers a chat turn, using tools.
+//!
+//! This crate owns:
+//! - the provider abstraction and its two wire formats, OpenAI-compatible
+//!   chat completions and Anthropic Messages ([`providers`]), chosen from a
+//!   bot's model string (`openai:…`, `anthropic:…`) with settings the edge
+//!   parses once;
+//! - the conversation model every provider translates ([`conversation`]);
+//! - native tools ([`native`]) and the trait through which MCP tools are
+//!   called ([`mcp_tools`]), with their qualified names ([`naming`]);
+//! - the turn loop [`ChatTurn`] ([`turn`]) and its per-step tool hook for
+//!   deferred loading ([`active_tools`]);
+//! - the AI SDK UI message stream, out ([`ui_stream`]) and in
+//!   ([`ui_message`]).
+//!
+//! It knows nothing of the MCP manager, the store or HTTP serving: those
+//! meet it through [`ToolExecutor`], plain values and event streams.
+
+pub mod active_tools;
+pub mod conversation;
+pub mod mcp_tools;
+pub mod naming;
+pub mod native;
+pub mod providers;
+pub mod tool_schema;
+pub mod turn;
+pub mod ui_message;
+pub mod ui_stream;
+
+pub use active_tools::{ActiveTools, EagerTools, StepContext};
+pub use conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
+pub use mcp_tools::{ToolCallError, ToolExecutor, ToolResultContent};
+pub use naming::{QualifiedToolNames, ToolRoute};
+pub use native::{NativeTool, NativeToolError, NativeToolRegistry, NativeToolResult};
+pub use providers::{
+    ModelError, ModelSpec, Provider, ProviderError, ProviderEvent, ProviderKind, ProviderSettings,
+    Providers, SelectedModel, StepRequest,
+};
+pub use tool_schema::{ToolDefinition, normalize_schema};
+pub use turn::{ChatTurn, ServerInstructions, TurnConfig, TurnEnd, TurnEvent, TurnOutcome};
+pub use ui_message::{UiMessage, to_provider_messages};
+pub use ui_stream::{UiMessageChunk, UiStreamEncoder};

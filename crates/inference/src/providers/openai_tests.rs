@@ -1,0 +1,244 @@
+//! Decoder and request-body tests for the OpenAI wire format, against
+//! fixture streams cut at every byte.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use super::*;
+use crate::conversation::{ToolCall, ToolResult};
+use crate::providers::transport::testing::{cuttings, decode_pieces};
+use crate::tool_schema::ToolDefinition;
+
+const TEXT: &str = include_str!("../../fixtures/openai_text.sse");
+const TOOL_CALLS: &str = include_str!("../../fixtures/openai_tool_calls.sse");
+const ERROR: &str = include_str!("../../fixtures/openai_error.sse");
+const TRUNCATED: &str = include_str!("../../fixtures/openai_truncated.sse");
+
+async fn decode_every_way(fixture: &str, expected: &[Result<ProviderEvent, ProviderError>]) {
+    for pieces in cuttings(fixture) {
+        let boundaries: Vec<usize> = pieces.iter().map(Vec::len).collect();
+        let got = decode_pieces(pieces, OpenAiDecoder::default(), ProviderKind::OpenAi).await;
+        // One SSE event is one delta whatever the byte boundaries.
+        assert_eq!(got, expected, "pieces of sizes {boundaries:?}");
+    }
+}
+
+#[tokio::test]
+async fn text_stream_yields_deltas_then_finish_with_usage() {
+    decode_every_way(
+        TEXT,
+        &[
+            Ok(ProviderEvent::TextDelta("Hello".into())),
+            Ok(ProviderEvent::TextDelta(" café 🙂".into())),
+            Ok(ProviderEvent::Finish {
+                reason: FinishReason::Stop,
+                usage: Usage {
+                    input_tokens: 19,
+                    output_tokens: 4,
+                },
+            }),
+        ],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn parallel_tool_calls_stream_by_index_and_complete_at_finish() {
+    decode_every_way(
+        TOOL_CALLS,
+        &[
+            Ok(ProviderEvent::ToolCallStart {
+                id: "call_abc".into(),
+                name: "get_weather".into(),
+            }),
+            Ok(ProviderEvent::ToolCallDelta {
+                id: "call_abc".into(),
+                delta: "{\"lo".into(),
+            }),
+            Ok(ProviderEvent::ToolCallDelta {
+                id: "call_abc".into(),
+                delta: "cation\": \"Paris\"}".into(),
+            }),
+            Ok(ProviderEvent::ToolCallStart {
+                id: "call_def".into(),
+                name: "get_time".into(),
+            }),
+            Ok(ProviderEvent::ToolCallDelta {
+                id: "call_def".into(),
+                delta: "{\"zone\":".into(),
+            }),
+            Ok(ProviderEvent::ToolCallDelta {
+                id: "call_def".into(),
+                delta: " \"CET\"}".into(),
+            }),
+            Ok(ProviderEvent::ToolCallComplete {
+                id: "call_abc".into(),
+                name: "get_weather".into(),
+                input: Ok(json!({"location": "Paris"})),
+            }),
+            Ok(ProviderEvent::ToolCallComplete {
+                id: "call_def".into(),
+                name: "get_time".into(),
+                input: Ok(json!({"zone": "CET"})),
+            }),
+            Ok(ProviderEvent::Finish {
+                reason: FinishReason::ToolCalls,
+                usage: Usage {
+                    input_tokens: 82,
+                    output_tokens: 35,
+                },
+            }),
+        ],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn error_chunk_in_stream_is_a_remote_error() {
+    decode_every_way(
+        ERROR,
+        &[
+            Ok(ProviderEvent::TextDelta("Par".into())),
+            Err(ProviderError::Remote {
+                provider: ProviderKind::OpenAi,
+                kind: "server_error".into(),
+                message: "The server had an error while processing your request.".into(),
+            }),
+        ],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn stream_without_finish_is_truncated() {
+    decode_every_way(
+        TRUNCATED,
+        &[
+            Ok(ProviderEvent::TextDelta("Half an ans".into())),
+            Err(ProviderError::Truncated {
+                provider: ProviderKind::OpenAi,
+            }),
+        ],
+    )
+    .await
+}
+
+#[tokio::test]
+async fn chunk_that_is_not_json_is_malformed() {
+    let got = decode_pieces(
+        vec![b"data: {not json\n\n".to_vec()],
+        OpenAiDecoder::default(),
+        ProviderKind::OpenAi,
+    )
+    .await;
+    assert!(
+        matches!(
+            got.as_slice(),
+            [Err(ProviderError::Malformed {
+                provider: ProviderKind::OpenAi,
+                ..
+            })]
+        ),
+        "{got:?}"
+    );
+}
+
+#[tokio::test]
+async fn compatible_server_without_done_finishes_after_finish_reason() {
+    // llama.cpp-style: finish reason and usage in one chunk, body closed.
+    let body = concat!(
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"},\"finish_reason\":null}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"length\"}],",
+        "\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\n\n",
+    );
+    let got = decode_pieces(
+        vec![body.as_bytes().to_vec()],
+        OpenAiDecoder::default(),
+        ProviderKind::OpenAi,
+    )
+    .await;
+    assert_eq!(
+        got,
+        vec![
+            Ok(ProviderEvent::TextDelta("ok".into())),
+            Ok(ProviderEvent::Finish {
+                reason: FinishReason::Length,
+                usage: Usage {
+                    input_tokens: 3,
+                    output_tokens: 1
+                },
+            }),
+        ]
+    );
+}
+
+#[test]
+fn argument_parsing_cases() {
+    let cases = [
+        ("", Ok(json!({}))),
+        ("  ", Ok(json!({}))),
+        ("{\"a\":1}", Ok(json!({"a": 1}))),
+        ("[1]", Err("arguments must be a JSON object".to_owned())),
+    ];
+    for (raw, expected) in cases {
+        let got = parse_arguments(raw).map_err(|invalid| invalid.reason);
+        assert_eq!(got, expected, "{raw:?}");
+    }
+    let broken = parse_arguments("{\"a\":").map_err(|invalid| invalid.raw);
+    assert_eq!(broken, Err("{\"a\":".to_owned()));
+}
+
+#[test]
+fn request_body_carries_system_history_tools_and_stream_options() {
+    let request = StepRequest {
+        model: "gpt-4o".into(),
+        system: "Be brief.".into(),
+        messages: vec![
+            Message::user("Weather in Paris?"),
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "call_1".into(),
+                    name: "weather__current".into(),
+                    input: json!({"city": "Paris"}),
+                }],
+            },
+            Message::ToolResults(vec![ToolResult {
+                call_id: "call_1".into(),
+                tool_name: "weather__current".into(),
+                content: "upstream down".into(),
+                is_error: true,
+            }]),
+            Message::assistant("The weather service is down."),
+        ],
+        tools: vec![ToolDefinition::new(
+            "weather__current",
+            "Current weather",
+            json!({"$schema": "x", "type": "object", "properties": {"city": {"type": "string"}}}),
+        )],
+        max_output_tokens: None,
+    };
+    assert_eq!(
+        request_body(&request),
+        json!({
+            "model": "gpt-4o",
+            "messages": [
+                {"role": "system", "content": "Be brief."},
+                {"role": "user", "content": "Weather in Paris?"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "weather__current", "arguments": "{\"city\":\"Paris\"}"}}
+                ]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "Error: upstream down"},
+                {"role": "assistant", "content": "The weather service is down."},
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "tools": [{"type": "function", "function": {
+                "name": "weather__current",
+                "description": "Current weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            }}],
+        })
+    );
+}

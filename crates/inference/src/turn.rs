@@ -1,0 +1,609 @@
+//! The turn loop: one user message answered in as many model steps as the
+//! tools need. Owns [`ChatTurn`], its [`TurnConfig`], the [`TurnEvent`]s it
+//! emits while it runs and the [`TurnOutcome`] it returns.
+//!
+//! A step streams the model's answer (text and tool calls are forwarded as
+//! they arrive), then runs the step's tool calls concurrently, each under
+//! its own deadline, and appends their results. A failed tool call is told
+//! to the model as an error result and the turn goes on; a provider error
+//! ends the turn. The turn stops at an answer without tool calls or at the
+//! step limit. Cancelling drops the provider request and cancels the tool
+//! calls in flight; a closed event channel counts as a cancellation.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use futures::stream::FuturesUnordered;
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_util::sync::CancellationToken;
+
+use crate::active_tools::{ActiveTools, EagerTools, StepContext};
+use crate::conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
+use crate::mcp_tools::{ToolCallError, ToolExecutor};
+use crate::native::NativeToolRegistry;
+use crate::providers::{InvalidToolInput, Provider, ProviderError, ProviderEvent, StepRequest};
+use crate::tool_schema::ToolDefinition;
+
+/// Limits of one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnConfig {
+    /// Model steps at most; the tool calls of the last step still run.
+    pub max_steps: u32,
+    /// Deadline of a tool call whose executor names none.
+    pub tool_timeout: Duration,
+    /// After a cancellation, how long tool calls get to wind down before
+    /// they are dropped.
+    pub cancel_grace: Duration,
+    pub max_output_tokens: Option<u32>,
+}
+
+impl Default for TurnConfig {
+    fn default() -> Self {
+        Self {
+            max_steps: 10,
+            tool_timeout: Duration::from_secs(60),
+            cancel_grace: Duration::from_secs(5),
+            max_output_tokens: None,
+        }
+    }
+}
+
+/// The instructions an MCP server declared at initialisation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInstructions {
+    pub server: String,
+    pub instructions: String,
+}
+
+/// What happens during a turn, in order. An HTTP layer forwards these (see
+/// [`crate::ui_stream`]).
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEvent {
+    StepStarted {
+        step: u32,
+    },
+    TextDelta(String),
+    ToolInputStarted {
+        call_id: String,
+        tool_name: String,
+    },
+    ToolInputDelta {
+        call_id: String,
+        delta: String,
+    },
+    /// The call's input is complete. Input that was not a JSON object is
+    /// passed as the raw string, and an error output follows.
+    ToolInputAvailable {
+        call_id: String,
+        tool_name: String,
+        input: Value,
+    },
+    ToolOutputAvailable {
+        call_id: String,
+        output: String,
+    },
+    ToolOutputError {
+        call_id: String,
+        error: String,
+    },
+    /// The step's model output and tool results are complete.
+    StepFinished {
+        step: u32,
+        reason: FinishReason,
+        usage: Usage,
+    },
+    /// The last event of a turn that ended normally.
+    Finished {
+        reason: FinishReason,
+        usage: Usage,
+        step_limit_reached: bool,
+    },
+    /// The last event of a turn the provider failed.
+    Failed {
+        error: ProviderError,
+    },
+    /// The last event of a cancelled turn.
+    Aborted,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TurnEnd {
+    Finished {
+        reason: FinishReason,
+        step_limit_reached: bool,
+    },
+    Failed(ProviderError),
+    Aborted,
+}
+
+/// What a turn leaves behind.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TurnOutcome {
+    /// The messages this turn added to the conversation (complete steps
+    /// only: a step cut short by an error or a cancellation is left out).
+    pub messages: Vec<Message>,
+    pub usage: Usage,
+    /// Model steps started.
+    pub steps: u32,
+    pub end: TurnEnd,
+}
+
+/// One chat turn, configured then run once.
+pub struct ChatTurn {
+    provider: Arc<dyn Provider>,
+    model: String,
+    system_prompt: String,
+    server_instructions: Vec<ServerInstructions>,
+    messages: Vec<Message>,
+    native: NativeToolRegistry,
+    executor: Option<Arc<dyn ToolExecutor>>,
+    active_tools: Option<Arc<dyn ActiveTools>>,
+    config: TurnConfig,
+}
+
+impl ChatTurn {
+    pub fn new(provider: Arc<dyn Provider>, model: impl Into<String>) -> Self {
+        Self {
+            provider,
+            model: model.into(),
+            system_prompt: String::new(),
+            server_instructions: Vec::new(),
+            messages: Vec::new(),
+            native: NativeToolRegistry::new(),
+            executor: None,
+            active_tools: None,
+            config: TurnConfig::default(),
+        }
+    }
+
+    pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system_prompt = prompt.into();
+        self
+    }
+
+    /// Appended to the system prompt, one section per server, in order.
+    pub fn with_server_instructions(mut self, instructions: Vec<ServerInstructions>) -> Self {
+        self.server_instructions = instructions;
+        self
+    }
+
+    /// The conversation so far, ending with the user's new message.
+    pub fn with_messages(mut self, messages: Vec<Message>) -> Self {
+        self.messages = messages;
+        self
+    }
+
+    pub fn with_native_tools(mut self, native: NativeToolRegistry) -> Self {
+        self.native = native;
+        self
+    }
+
+    pub fn with_tool_executor(mut self, executor: Arc<dyn ToolExecutor>) -> Self {
+        self.executor = Some(executor);
+        self
+    }
+
+    /// Replaces [`EagerTools`] as the chooser of each step's tools.
+    pub fn with_active_tools(mut self, active_tools: Arc<dyn ActiveTools>) -> Self {
+        self.active_tools = Some(active_tools);
+        self
+    }
+
+    pub fn with_config(mut self, config: TurnConfig) -> Self {
+        self.config = config;
+        self
+    }
+
+    /// The system prompt the model receives: the bot's prompt, then a
+    /// section per server that declared instructions.
+    pub fn full_system_prompt(&self) -> String {
+        let mut sections = Vec::new();
+        if !self.system_prompt.trim().is_empty() {
+            sections.push(self.system_prompt.trim().to_owned());
+        }
+        for server in &self.server_instructions {
+            if !server.instructions.trim().is_empty() {
+                sections.push(format!(
+                    "## Instructions for the tools of `{}`\n\n{}",
+                    server.server,
+                    server.instructions.trim()
+                ));
+            }
+        }
+        sections.join("\n\n")
+    }
+
+    /// Runs the turn on a new task; events arrive on the stream, the outcome
+    /// on the handle. Dropping the stream cancels the turn.
+    pub fn spawn(
+        self,
+        cancel: CancellationToken,
+    ) -> (
+        ReceiverStream<TurnEvent>,
+        tokio::task::JoinHandle<TurnOutcome>,
+    ) {
+        let (sender, receiver) = mpsc::channel(64);
+        let handle = tokio::spawn(self.run(sender, cancel));
+        (ReceiverStream::new(receiver), handle)
+    }
+
+    /// Runs the turn, sending events to `events` as they happen.
+    pub async fn run(
+        self,
+        events: mpsc::Sender<TurnEvent>,
+        cancel: CancellationToken,
+    ) -> TurnOutcome {
+        let cancel = cancel.child_token();
+        let emitter = Emitter {
+            sender: events,
+            cancel: cancel.clone(),
+        };
+        let active_tools: Arc<dyn ActiveTools> = match &self.active_tools {
+            Some(active) => Arc::clone(active),
+            None => Arc::new(EagerTools::new(self.native.clone(), self.executor.clone())),
+        };
+        let system = self.full_system_prompt();
+        let mut history = self.messages.clone();
+        let first_new = history.len();
+        let mut usage = Usage::default();
+        let mut last_reason = FinishReason::Stop;
+        let mut steps = 0;
+        let outcome = |history: Vec<Message>, usage, steps, end| TurnOutcome {
+            messages: history[first_new..].to_vec(),
+            usage,
+            steps,
+            end,
+        };
+
+        for step in 0..self.config.max_steps {
+            if cancel.is_cancelled() {
+                emitter.last(TurnEvent::Aborted).await;
+                return outcome(history, usage, steps, TurnEnd::Aborted);
+            }
+            let tools = unique_by_name(active_tools.tools_for_step(&StepContext {
+                step,
+                messages: &history,
+            }));
+            let offered: BTreeSet<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+            steps += 1;
+            emitter.send(TurnEvent::StepStarted { step }).await;
+            let request = StepRequest {
+                model: self.model.clone(),
+                system: system.clone(),
+                messages: history.clone(),
+                tools,
+                max_output_tokens: self.config.max_output_tokens,
+            };
+            let streamed = match self.stream_step(request, &emitter).await {
+                StepStream::Done(streamed) => streamed,
+                StepStream::Failed(error) => {
+                    emitter
+                        .last(TurnEvent::Failed {
+                            error: error.clone(),
+                        })
+                        .await;
+                    return outcome(history, usage, steps, TurnEnd::Failed(error));
+                }
+                StepStream::Aborted => {
+                    emitter.last(TurnEvent::Aborted).await;
+                    return outcome(history, usage, steps, TurnEnd::Aborted);
+                }
+            };
+            usage.add(streamed.usage);
+            last_reason = streamed.reason.clone();
+            history.push(Message::Assistant {
+                text: streamed.text.clone(),
+                tool_calls: streamed
+                    .calls
+                    .iter()
+                    .map(PendingCall::to_tool_call)
+                    .collect(),
+            });
+            if streamed.calls.is_empty() {
+                emitter
+                    .send(TurnEvent::StepFinished {
+                        step,
+                        reason: streamed.reason.clone(),
+                        usage: streamed.usage,
+                    })
+                    .await;
+                emitter
+                    .last(TurnEvent::Finished {
+                        reason: streamed.reason.clone(),
+                        usage,
+                        step_limit_reached: false,
+                    })
+                    .await;
+                let end = TurnEnd::Finished {
+                    reason: streamed.reason,
+                    step_limit_reached: false,
+                };
+                return outcome(history, usage, steps, end);
+            }
+            let Some(results) = self.run_tools(&streamed.calls, &offered, &emitter).await else {
+                // Leave no tool call without its result in the history.
+                history.pop();
+                emitter.last(TurnEvent::Aborted).await;
+                return outcome(history, usage, steps, TurnEnd::Aborted);
+            };
+            history.push(Message::ToolResults(results));
+            emitter
+                .send(TurnEvent::StepFinished {
+                    step,
+                    reason: streamed.reason,
+                    usage: streamed.usage,
+                })
+                .await;
+        }
+        emitter
+            .last(TurnEvent::Finished {
+                reason: last_reason.clone(),
+                usage,
+                step_limit_reached: true,
+            })
+            .await;
+        let end = TurnEnd::Finished {
+            reason: last_reason,
+            step_limit_reached: true,
+        };
+        outcome(history, usage, steps, end)
+    }
+
+    async fn stream_step(&self, request: StepRequest, emitter: &Emitter) -> StepStream {
+        let mut stream = self.provider.stream_step(request);
+        let mut text = String::new();
+        let mut calls = Vec::new();
+        loop {
+            let item = tokio::select! {
+                biased;
+                () = emitter.stopped() => return StepStream::Aborted,
+                item = stream.next() => item,
+            };
+            let event = match item {
+                Some(Ok(event)) => event,
+                Some(Err(error)) => return StepStream::Failed(error),
+                None => {
+                    return StepStream::Failed(ProviderError::Truncated {
+                        provider: self.provider.kind(),
+                    });
+                }
+            };
+            match event {
+                ProviderEvent::TextDelta(delta) => {
+                    text.push_str(&delta);
+                    emitter.send(TurnEvent::TextDelta(delta)).await;
+                }
+                ProviderEvent::ToolCallStart { id, name } => {
+                    emitter
+                        .send(TurnEvent::ToolInputStarted {
+                            call_id: id,
+                            tool_name: name,
+                        })
+                        .await;
+                }
+                ProviderEvent::ToolCallDelta { id, delta } => {
+                    emitter
+                        .send(TurnEvent::ToolInputDelta { call_id: id, delta })
+                        .await;
+                }
+                ProviderEvent::ToolCallComplete { id, name, input } => {
+                    let shown = match &input {
+                        Ok(value) => value.clone(),
+                        Err(invalid) => Value::String(invalid.raw.clone()),
+                    };
+                    emitter
+                        .send(TurnEvent::ToolInputAvailable {
+                            call_id: id.clone(),
+                            tool_name: name.clone(),
+                            input: shown,
+                        })
+                        .await;
+                    calls.push(PendingCall { id, name, input });
+                }
+                ProviderEvent::Finish { reason, usage } => {
+                    return StepStream::Done(StreamedStep {
+                        text,
+                        calls,
+                        reason,
+                        usage,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Runs the calls concurrently and emits each output as it arrives.
+    /// Results come back in call order; `None` when the turn was cancelled.
+    async fn run_tools(
+        &self,
+        calls: &[PendingCall],
+        offered: &BTreeSet<String>,
+        emitter: &Emitter,
+    ) -> Option<Vec<ToolResult>> {
+        let mut running: FuturesUnordered<_> = calls
+            .iter()
+            .enumerate()
+            .map(|(index, call)| {
+                let token = emitter.cancel.child_token();
+                async move { (index, self.execute(call, offered, token).await) }
+            })
+            .collect();
+        let mut outputs: Vec<Option<Result<String, String>>> = vec![None; calls.len()];
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = emitter.stopped() => break,
+                next = running.next() => next,
+            };
+            let Some((index, output)) = next else {
+                break;
+            };
+            let call_id = calls[index].id.clone();
+            let event = match &output {
+                Ok(text) => TurnEvent::ToolOutputAvailable {
+                    call_id,
+                    output: text.clone(),
+                },
+                Err(error) => TurnEvent::ToolOutputError {
+                    call_id,
+                    error: error.clone(),
+                },
+            };
+            emitter.send(event).await;
+            outputs[index] = Some(output);
+        }
+        if emitter.cancel.is_cancelled() {
+            // The calls saw their tokens fire: give them a moment to stop.
+            let wind_down = async { while running.next().await.is_some() {} };
+            let _ = tokio::time::timeout(self.config.cancel_grace, wind_down).await;
+            return None;
+        }
+        let results = calls
+            .iter()
+            .zip(outputs)
+            .map(|(call, output)| {
+                let output = output.unwrap_or_else(|| Err(ToolCallError::Cancelled.to_string()));
+                let is_error = output.is_err();
+                ToolResult {
+                    call_id: call.id.clone(),
+                    tool_name: call.name.clone(),
+                    content: output.unwrap_or_else(|error| error),
+                    is_error,
+                }
+            })
+            .collect();
+        Some(results)
+    }
+
+    /// One call: the text the model reads, or the error it is told.
+    async fn execute(
+        &self,
+        call: &PendingCall,
+        offered: &BTreeSet<String>,
+        cancel: CancellationToken,
+    ) -> Result<String, String> {
+        // Stops the call's own work when it ends early (its deadline).
+        let _stop = cancel.clone().drop_guard();
+        let input = match &call.input {
+            Ok(input) => input.clone(),
+            Err(InvalidToolInput { reason, .. }) => {
+                return Err(format!("invalid input for `{}`: {reason}", call.name));
+            }
+        };
+        if !offered.contains(&call.name) {
+            return Err(format!(
+                "tool `{}` is not available in this step",
+                call.name
+            ));
+        }
+        if let Some(tool) = self.native.get(&call.name) {
+            let deadline = self.config.tool_timeout;
+            return match tokio::time::timeout(deadline, tool.call(input, cancel)).await {
+                Err(_) => Err(ToolCallError::Timeout { after: deadline }.to_string()),
+                Ok(result) => result.map_err(|error| error.to_string()),
+            };
+        }
+        let Some(executor) = &self.executor else {
+            return Err(ToolCallError::UnknownTool {
+                name: call.name.clone(),
+            }
+            .to_string());
+        };
+        let deadline = executor
+            .timeout(&call.name)
+            .unwrap_or(self.config.tool_timeout);
+        match tokio::time::timeout(deadline, executor.call(&call.name, input, cancel)).await {
+            Err(_) => Err(ToolCallError::Timeout { after: deadline }.to_string()),
+            Ok(Err(error)) => Err(error.to_string()),
+            Ok(Ok(content)) if content.is_error => Err(content.text),
+            Ok(Ok(content)) => Ok(content.text),
+        }
+    }
+}
+
+/// Keeps the first definition of each name.
+fn unique_by_name(tools: Vec<ToolDefinition>) -> Vec<ToolDefinition> {
+    let mut seen = BTreeSet::new();
+    tools
+        .into_iter()
+        .filter(|tool| {
+            let fresh = seen.insert(tool.name.clone());
+            if !fresh {
+                tracing::warn!(tool = %tool.name, "tool offered twice in one step; keeping the first");
+            }
+            fresh
+        })
+        .collect()
+}
+
+struct PendingCall {
+    id: String,
+    name: String,
+    input: Result<Value, InvalidToolInput>,
+}
+
+impl PendingCall {
+    /// The call as the history keeps it: input that was not an object is
+    /// kept as an empty object (providers require one).
+    fn to_tool_call(&self) -> ToolCall {
+        ToolCall {
+            id: self.id.clone(),
+            name: self.name.clone(),
+            input: self
+                .input
+                .clone()
+                .unwrap_or_else(|_| Value::Object(Default::default())),
+        }
+    }
+}
+
+struct StreamedStep {
+    text: String,
+    calls: Vec<PendingCall>,
+    reason: FinishReason,
+    usage: Usage,
+}
+
+enum StepStream {
+    Done(StreamedStep),
+    Failed(ProviderError),
+    Aborted,
+}
+
+/// Sends events; a receiver that went away cancels the turn.
+struct Emitter {
+    sender: mpsc::Sender<TurnEvent>,
+    cancel: CancellationToken,
+}
+
+impl Emitter {
+    async fn send(&self, event: TurnEvent) {
+        tokio::select! {
+            sent = self.sender.send(event) => {
+                if sent.is_err() {
+                    self.cancel.cancel();
+                }
+            }
+            () = self.cancel.cancelled() => {}
+        }
+    }
+
+    /// Resolves when the turn is cancelled or nobody listens any more (and
+    /// then cancels it).
+    async fn stopped(&self) {
+        tokio::select! {
+            () = self.cancel.cancelled() => {}
+            () = self.sender.closed() => self.cancel.cancel(),
+        }
+    }
+
+    /// The final event: nobody to cancel any more.
+    async fn last(&self, event: TurnEvent) {
+        let _ = self.sender.send(event).await;
+    }
+}

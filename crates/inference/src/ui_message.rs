@@ -1,0 +1,330 @@
+//! Incoming AI SDK `UIMessage`s (what `useChat` posts) turned into the
+//! provider-neutral [`Message`]s a turn starts from. Owns [`UiMessage`] and
+//! [`to_provider_messages`].
+//!
+//! Rules:
+//! - `system` messages are dropped: the bot's system prompt is the server's;
+//! - a user message keeps its `text` parts, joined by a blank line; other
+//!   parts (files, data) are not sent to the model yet;
+//! - an assistant message is cut into steps, at `step-start` parts and where
+//!   text follows a tool part; each step becomes an assistant message with
+//!   its text and tool calls, followed by the calls' results;
+//! - tool parts are `tool-{name}` or `dynamic-tool` (with `toolName`); only
+//!   finished calls are kept: `output-available` (the output, a string as
+//!   is, anything else as JSON), `output-error` (`errorText`, as an error
+//!   result) and `output-denied` (an error result saying so). Calls still
+//!   streaming or waiting for input are dropped with their part: a provider
+//!   refuses a call without a result;
+//! - `reasoning`, `source-*`, `file` and `data-*` parts are skipped.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::conversation::{Message, ToolCall, ToolResult};
+
+/// A message as the AI SDK client sends it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct UiMessage {
+    #[serde(default)]
+    pub id: String,
+    pub role: UiRole,
+    #[serde(default)]
+    pub parts: Vec<Value>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UiRole {
+    System,
+    User,
+    Assistant,
+}
+
+/// A part that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UiMessageError {
+    #[error("message {message}, part {part}: no `type`")]
+    MissingPartType { message: usize, part: usize },
+    #[error("message {message}, part {part}: tool part without `{field}`")]
+    MissingToolField {
+        message: usize,
+        part: usize,
+        field: &'static str,
+    },
+}
+
+/// Converts the conversation a client posted.
+pub fn to_provider_messages(messages: &[UiMessage]) -> Result<Vec<Message>, UiMessageError> {
+    let mut out = Vec::new();
+    for (index, message) in messages.iter().enumerate() {
+        match message.role {
+            UiRole::System => {}
+            UiRole::User => {
+                let texts: Vec<&str> = message
+                    .parts
+                    .iter()
+                    .filter(|part| part_type(part) == Some("text"))
+                    .filter_map(|part| part.get("text").and_then(Value::as_str))
+                    .filter(|text| !text.is_empty())
+                    .collect();
+                if !texts.is_empty() {
+                    out.push(Message::user(texts.join("\n\n")));
+                }
+            }
+            UiRole::Assistant => assistant_steps(index, &message.parts, &mut out)?,
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Default)]
+struct Step {
+    text: String,
+    calls: Vec<ToolCall>,
+    results: Vec<ToolResult>,
+}
+
+impl Step {
+    fn flush(&mut self, out: &mut Vec<Message>) {
+        let step = std::mem::take(self);
+        if step.text.is_empty() && step.calls.is_empty() {
+            return;
+        }
+        out.push(Message::Assistant {
+            text: step.text,
+            tool_calls: step.calls,
+        });
+        if !step.results.is_empty() {
+            out.push(Message::ToolResults(step.results));
+        }
+    }
+}
+
+fn assistant_steps(
+    message: usize,
+    parts: &[Value],
+    out: &mut Vec<Message>,
+) -> Result<(), UiMessageError> {
+    let mut step = Step::default();
+    for (part_index, part) in parts.iter().enumerate() {
+        let kind = part_type(part).ok_or(UiMessageError::MissingPartType {
+            message,
+            part: part_index,
+        })?;
+        if kind == "step-start" {
+            step.flush(out);
+        } else if kind == "text" {
+            let text = part.get("text").and_then(Value::as_str).unwrap_or_default();
+            if text.is_empty() {
+                continue;
+            }
+            if !step.calls.is_empty() {
+                step.flush(out);
+            }
+            step.text.push_str(text);
+        } else if let Some(name) = tool_name(kind, part) {
+            let field = |field: &'static str| UiMessageError::MissingToolField {
+                message,
+                part: part_index,
+                field,
+            };
+            let name = name.ok_or_else(|| field("toolName"))?;
+            let call_id = part
+                .get("toolCallId")
+                .and_then(Value::as_str)
+                .ok_or_else(|| field("toolCallId"))?;
+            let Some((content, is_error)) = finished_output(part) else {
+                continue;
+            };
+            let input = match part.get("input") {
+                Some(input @ Value::Object(_)) => input.clone(),
+                _ => Value::Object(Map::new()),
+            };
+            step.calls.push(ToolCall {
+                id: call_id.to_owned(),
+                name: name.to_owned(),
+                input,
+            });
+            step.results.push(ToolResult {
+                call_id: call_id.to_owned(),
+                tool_name: name.to_owned(),
+                content,
+                is_error,
+            });
+        }
+    }
+    step.flush(out);
+    Ok(())
+}
+
+fn part_type(part: &Value) -> Option<&str> {
+    part.get("type").and_then(Value::as_str)
+}
+
+/// `Some` for a tool part: `Some(name)` when the name is known.
+fn tool_name<'a>(kind: &'a str, part: &'a Value) -> Option<Option<&'a str>> {
+    if kind == "dynamic-tool" {
+        return Some(part.get("toolName").and_then(Value::as_str));
+    }
+    kind.strip_prefix("tool-").map(Some)
+}
+
+/// The result of a finished call: its text and whether it failed.
+fn finished_output(part: &Value) -> Option<(String, bool)> {
+    match part.get("state").and_then(Value::as_str)? {
+        "output-available" => {
+            let output = match part.get("output") {
+                Some(Value::String(text)) => text.clone(),
+                Some(other) => other.to_string(),
+                None => String::new(),
+            };
+            Some((output, false))
+        }
+        "output-error" => {
+            let error = part
+                .get("errorText")
+                .and_then(Value::as_str)
+                .unwrap_or("the tool call failed");
+            Some((error.to_owned(), true))
+        }
+        "output-denied" => Some(("the user denied this tool call".to_owned(), true)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn decode(messages: Value) -> Result<Vec<Message>, UiMessageError> {
+        let messages: Vec<UiMessage> = serde_json::from_value(messages).expect("UIMessage JSON");
+        to_provider_messages(&messages)
+    }
+
+    #[test]
+    fn multi_step_assistant_message_becomes_calls_results_and_answer() {
+        let got = decode(json!([
+            {"id": "s", "role": "system", "parts": [{"type": "text", "text": "ignored"}]},
+            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "List files"}]},
+            {"id": "a1", "role": "assistant", "parts": [
+                {"type": "step-start"},
+                {"type": "text", "text": "Checking.", "state": "done"},
+                {"type": "dynamic-tool", "toolName": "forge-bash__run", "toolCallId": "c1",
+                 "state": "output-available", "input": {"command": "ls"}, "output": "a\nb"},
+                {"type": "tool-clock", "toolCallId": "c2", "state": "output-error",
+                 "input": {}, "errorText": "timed out"},
+                {"type": "step-start"},
+                {"type": "reasoning", "text": "hmm"},
+                {"type": "text", "text": "Two files."},
+            ]},
+            {"id": "u2", "role": "user", "parts": [
+                {"type": "text", "text": "Thanks."},
+                {"type": "file", "mediaType": "image/png", "url": "data:,"},
+                {"type": "text", "text": "And now?"},
+            ]},
+        ]));
+        assert_eq!(
+            got,
+            Ok(vec![
+                Message::user("List files"),
+                Message::Assistant {
+                    text: "Checking.".into(),
+                    tool_calls: vec![
+                        ToolCall {
+                            id: "c1".into(),
+                            name: "forge-bash__run".into(),
+                            input: json!({"command": "ls"}),
+                        },
+                        ToolCall {
+                            id: "c2".into(),
+                            name: "clock".into(),
+                            input: json!({}),
+                        },
+                    ],
+                },
+                Message::ToolResults(vec![
+                    ToolResult {
+                        call_id: "c1".into(),
+                        tool_name: "forge-bash__run".into(),
+                        content: "a\nb".into(),
+                        is_error: false,
+                    },
+                    ToolResult {
+                        call_id: "c2".into(),
+                        tool_name: "clock".into(),
+                        content: "timed out".into(),
+                        is_error: true,
+                    },
+                ]),
+                Message::assistant("Two files."),
+                Message::user("Thanks.\n\nAnd now?"),
+            ])
+        );
+    }
+
+    #[test]
+    fn text_after_a_tool_part_starts_a_new_step_without_step_start() {
+        let got = decode(json!([
+            {"role": "assistant", "parts": [
+                {"type": "tool-search", "toolCallId": "c1", "state": "output-available",
+                 "input": {"q": "x"}, "output": {"hits": 2}},
+                {"type": "text", "text": "Found two."},
+            ]},
+        ]));
+        assert_eq!(
+            got,
+            Ok(vec![
+                Message::Assistant {
+                    text: String::new(),
+                    tool_calls: vec![ToolCall {
+                        id: "c1".into(),
+                        name: "search".into(),
+                        input: json!({"q": "x"}),
+                    }],
+                },
+                Message::ToolResults(vec![ToolResult {
+                    call_id: "c1".into(),
+                    tool_name: "search".into(),
+                    content: "{\"hits\":2}".into(),
+                    is_error: false,
+                }]),
+                Message::assistant("Found two."),
+            ])
+        );
+    }
+
+    #[test]
+    fn unfinished_tool_calls_are_dropped() {
+        let got = decode(json!([
+            {"role": "assistant", "parts": [
+                {"type": "text", "text": "Running"},
+                {"type": "dynamic-tool", "toolName": "t", "toolCallId": "c1",
+                 "state": "input-available", "input": {}},
+            ]},
+        ]));
+        assert_eq!(got, Ok(vec![Message::assistant("Running")]));
+    }
+
+    #[test]
+    fn malformed_parts_are_errors() {
+        assert_eq!(
+            decode(json!([{"role": "assistant", "parts": [{"text": "no type"}]}])),
+            Err(UiMessageError::MissingPartType {
+                message: 0,
+                part: 0
+            })
+        );
+        assert_eq!(
+            decode(json!([{"role": "assistant", "parts": [
+                {"type": "dynamic-tool", "toolCallId": "c", "state": "output-available"}
+            ]}])),
+            Err(UiMessageError::MissingToolField {
+                message: 0,
+                part: 0,
+                field: "toolName"
+            })
+        );
+    }
+}

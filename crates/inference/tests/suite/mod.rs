@@ -1,0 +1,7 @@
+//! Scenarios, one module per concern; `harness` holds the fakes they share.
+
+mod cancellation;
+mod deferred;
+mod failures;
+mod harness;
+mod steps;
