@@ -1,0 +1,223 @@
+//! The server's settings: every default and the environment variable that
+//! overrides it, parsed once in `main` into a typed [`Config`].
+//!
+//! An unset or empty variable means the default. An invalid value is not a
+//! boot failure (the server must start with nothing): `main` keeps the
+//! [`ConfigError`] and every `run` call fails with it as `not_configured`.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub const LOG_DIR_VAR: &str = "FORGE_BASH_LOG_DIR";
+pub const CWD_VAR: &str = "FORGE_BASH_CWD";
+pub const TIMEOUT_VAR: &str = "FORGE_BASH_TIMEOUT_SECS";
+pub const MAX_BUFFER_VAR: &str = "FORGE_BASH_MAX_BUFFER_BYTES";
+pub const ENV_FILE_VAR: &str = "FORGE_BASH_ENV_FILE";
+
+pub const DEFAULT_LOG_DIR: &str = "/tmp/forge-bash";
+pub const DEFAULT_WORKSPACE: &str = "/workspace";
+pub const DEFAULT_TIMEOUT_SECS: u64 = 300;
+pub const DEFAULT_MAX_BUFFER_BYTES: u64 = 50 * 1024 * 1024;
+pub const DEFAULT_ENV_FILE: &str = "/proc/1/environ";
+
+/// The shell used when `bash` is not on `PATH`.
+pub const FALLBACK_SHELL: &str = "/bin/sh";
+
+/// What `--help` prints under ENVIRONMENT.
+pub const ENVIRONMENT_HELP: &str = "\
+FORGE_BASH_LOG_DIR           audit log and overflow files (default: /tmp/forge-bash)
+FORGE_BASH_CWD               working directory of commands (default: /workspace if it exists, else the server's current directory)
+FORGE_BASH_TIMEOUT_SECS      a command's time limit in seconds (default: 300)
+FORGE_BASH_MAX_BUFFER_BYTES  a command's output limit in bytes, stdout and stderr together (default: 52428800)
+FORGE_BASH_ENV_FILE          NUL-separated KEY=VALUE file whose variables are added to commands' environment when the server lacks them (default: /proc/1/environ)";
+
+/// Everything a `run` call needs to know about its surroundings.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Where the audit log and `cmd-N.txt` overflow files go.
+    pub log_dir: PathBuf,
+    /// The working directory of every command.
+    pub cwd: PathBuf,
+    /// A command's time limit; past it its process group is killed.
+    pub timeout: Duration,
+    /// A command's output limit (stdout + stderr bytes read); past it its
+    /// process group is killed.
+    pub max_buffer_bytes: u64,
+    /// The file of variables injected into commands' environment.
+    pub env_file: PathBuf,
+}
+
+/// A setting with a value the server cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ConfigError {
+    #[error(
+        "{var}={value:?} is not a whole number greater than zero; unset it for the default ({default})"
+    )]
+    NotAPositiveNumber {
+        var: &'static str,
+        value: String,
+        default: u64,
+    },
+}
+
+impl Config {
+    /// Build the config from variables read by `get` (`None` or empty means
+    /// unset). `default_cwd` is the working directory used when
+    /// `FORGE_BASH_CWD` is unset (see [`default_cwd`]).
+    pub fn from_vars(
+        get: impl Fn(&str) -> Option<String>,
+        default_cwd: PathBuf,
+    ) -> Result<Self, ConfigError> {
+        let value = |var: &str| get(var).filter(|value| !value.is_empty());
+        Ok(Self {
+            log_dir: value(LOG_DIR_VAR).map_or_else(|| DEFAULT_LOG_DIR.into(), PathBuf::from),
+            cwd: value(CWD_VAR).map_or(default_cwd, PathBuf::from),
+            timeout: Duration::from_secs(positive(
+                TIMEOUT_VAR,
+                value(TIMEOUT_VAR),
+                DEFAULT_TIMEOUT_SECS,
+            )?),
+            max_buffer_bytes: positive(
+                MAX_BUFFER_VAR,
+                value(MAX_BUFFER_VAR),
+                DEFAULT_MAX_BUFFER_BYTES,
+            )?,
+            env_file: value(ENV_FILE_VAR).map_or_else(|| DEFAULT_ENV_FILE.into(), PathBuf::from),
+        })
+    }
+}
+
+fn positive(var: &'static str, value: Option<String>, default: u64) -> Result<u64, ConfigError> {
+    let Some(value) = value else {
+        return Ok(default);
+    };
+    match value.trim().parse::<u64>() {
+        Ok(number) if number > 0 => Ok(number),
+        _ => Err(ConfigError::NotAPositiveNumber {
+            var,
+            value,
+            default,
+        }),
+    }
+}
+
+/// The working directory when `FORGE_BASH_CWD` is unset: `/workspace` if it
+/// is a directory, else `current` (the server's own current directory).
+pub fn default_cwd(workspace: &Path, current: Option<PathBuf>) -> PathBuf {
+    if workspace.is_dir() {
+        workspace.to_owned()
+    } else {
+        current.unwrap_or_else(|| PathBuf::from("/"))
+    }
+}
+
+/// The shell: the first executable `bash` in `path` (a `PATH` value), else
+/// `/bin/sh`.
+pub fn find_shell(path: Option<&OsStr>) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    path.into_iter()
+        .flat_map(std::env::split_paths)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join("bash"))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+        .unwrap_or_else(|| PathBuf::from(FALLBACK_SHELL))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::collections::HashMap;
+
+    fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let vars: HashMap<String, String> = vars
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Config::from_vars(|var| vars.get(var).cloned(), PathBuf::from("/here"))
+    }
+
+    #[test]
+    fn defaults_apply_when_nothing_is_set() {
+        assert_eq!(
+            config(&[]),
+            Ok(Config {
+                log_dir: "/tmp/forge-bash".into(),
+                cwd: "/here".into(),
+                timeout: Duration::from_secs(300),
+                max_buffer_bytes: 52_428_800,
+                env_file: "/proc/1/environ".into(),
+            })
+        );
+        assert_eq!(config(&[(LOG_DIR_VAR, ""), (TIMEOUT_VAR, "")]), config(&[]));
+    }
+
+    #[test]
+    fn every_default_is_overridable() {
+        assert_eq!(
+            config(&[
+                (LOG_DIR_VAR, "/var/log/fb"),
+                (CWD_VAR, "/srv"),
+                (TIMEOUT_VAR, "7"),
+                (MAX_BUFFER_VAR, "1024"),
+                (ENV_FILE_VAR, "/etc/env"),
+            ]),
+            Ok(Config {
+                log_dir: "/var/log/fb".into(),
+                cwd: "/srv".into(),
+                timeout: Duration::from_secs(7),
+                max_buffer_bytes: 1024,
+                env_file: "/etc/env".into(),
+            })
+        );
+    }
+
+    #[test]
+    fn invalid_numbers_are_errors_that_name_the_variable() {
+        for (var, value) in [
+            (TIMEOUT_VAR, "soon"),
+            (TIMEOUT_VAR, "0"),
+            (MAX_BUFFER_VAR, "-1"),
+        ] {
+            let error = config(&[(var, value)]).expect_err("invalid");
+            assert_eq!(
+                error,
+                ConfigError::NotAPositiveNumber {
+                    var,
+                    value: value.to_owned(),
+                    default: if var == TIMEOUT_VAR { 300 } else { 52_428_800 },
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn default_cwd_prefers_workspace() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(default_cwd(dir.path(), None), dir.path());
+        assert_eq!(
+            default_cwd(&dir.path().join("missing"), Some("/cur".into())),
+            PathBuf::from("/cur")
+        );
+    }
+
+    #[test]
+    fn shell_is_bash_on_path_else_bin_sh() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        assert_eq!(
+            find_shell(Some(dir.path().as_os_str())),
+            PathBuf::from(FALLBACK_SHELL)
+        );
+        assert_eq!(find_shell(None), PathBuf::from(FALLBACK_SHELL));
+        let bash = dir.path().join("bash");
+        std::fs::write(&bash, "#!/bin/sh\n").expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bash, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let path = std::env::join_paths([Path::new("/nonexistent"), dir.path()]).expect("join");
+        assert_eq!(find_shell(Some(&path)), bash);
+    }
+}

@@ -1,0 +1,99 @@
+//! Environment injection: variables from a NUL-separated `KEY=VALUE` file
+//! (by default `/proc/1/environ`, the container's init environment, where a
+//! platform such as Railway puts its variables) that the server's own
+//! environment lacks are added to every command's environment.
+//!
+//! Read once at startup; the merged environment is passed to each spawned
+//! command (the server never calls `set_var`).
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// A command environment: variables in order, names unique.
+pub type EnvVars = Vec<(OsString, OsString)>;
+
+/// Parse NUL-separated `KEY=VALUE` entries. Entries without `=` or with an
+/// empty name are skipped; the first entry for a name wins.
+pub fn parse_environ(bytes: &[u8]) -> EnvVars {
+    let mut vars: EnvVars = Vec::new();
+    for entry in bytes.split(|&b| b == 0) {
+        let Some(eq) = entry.iter().position(|&b| b == b'=') else {
+            continue;
+        };
+        if eq == 0 {
+            continue;
+        }
+        let name = OsStr::from_bytes(&entry[..eq]).to_owned();
+        if vars.iter().any(|(existing, _)| *existing == name) {
+            continue;
+        }
+        vars.push((name, OsStr::from_bytes(&entry[eq + 1..]).to_owned()));
+    }
+    vars
+}
+
+/// The server's own variables followed by the injected ones it lacks.
+/// Returns the merged environment and the names that were added.
+pub fn merge(own: EnvVars, injected: EnvVars) -> (EnvVars, Vec<OsString>) {
+    let mut merged = own;
+    let mut added = Vec::new();
+    for (name, value) in injected {
+        if merged.iter().any(|(existing, _)| *existing == name) {
+            continue;
+        }
+        added.push(name.clone());
+        merged.push((name, value));
+    }
+    (merged, added)
+}
+
+/// Read and parse the env file; `None` when it cannot be read (a debug log
+/// says why: on a developer machine `/proc/1/environ` is usually not
+/// readable, and that is fine).
+pub fn read_env_file(path: &Path) -> Option<EnvVars> {
+    match std::fs::read(path) {
+        Ok(bytes) => Some(parse_environ(&bytes)),
+        Err(error) => {
+            tracing::debug!(path = %path.display(), %error, "env file not read; no variables injected");
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn vars(pairs: &[(&str, &str)]) -> EnvVars {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn parses_nul_separated_entries() {
+        let parsed = parse_environ(b"A=1\0B=x=y\0junk\0=nameless\0C=\0A=2\0");
+        assert_eq!(parsed, vars(&[("A", "1"), ("B", "x=y"), ("C", "")]));
+    }
+
+    #[test]
+    fn merge_adds_only_missing_names() {
+        let (merged, added) = merge(
+            vars(&[("PATH", "/bin"), ("HOME", "/root")]),
+            vars(&[("PATH", "/other"), ("RAILWAY_ENV", "prod")]),
+        );
+        assert_eq!(
+            merged,
+            vars(&[("PATH", "/bin"), ("HOME", "/root"), ("RAILWAY_ENV", "prod")])
+        );
+        assert_eq!(added, vec![OsString::from("RAILWAY_ENV")]);
+    }
+
+    #[test]
+    fn unreadable_file_is_skipped() {
+        assert_eq!(read_env_file(Path::new("/nonexistent/environ")), None);
+    }
+}

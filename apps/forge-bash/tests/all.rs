@@ -1,0 +1,3 @@
+//! forge-bash's integration tests: the built binary driven over stdio.
+
+mod suite;
