@@ -661,6 +661,31 @@ mod tests {
         assert_eq!(verdict, Err(BlockedKind::TooDeep));
     }
 
+    /// Arbitrary input never panics or overflows the stack (a cheap
+    /// deterministic fuzz: xorshift over shell-special characters).
+    #[test]
+    fn arbitrary_input_gets_a_verdict() {
+        let alphabet: Vec<char> = "rm -$()`'\"\\|&;<>{}#\n\tab=x*!+".chars().collect();
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut blocked = 0;
+        for _ in 0..5000 {
+            let len = (next() % 60) as usize;
+            let source: String = (0..len)
+                .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                .collect();
+            if check(&source).is_err() {
+                blocked += 1;
+            }
+        }
+        assert!(blocked > 0, "some random strings contain a plain `rm`");
+    }
+
     #[test]
     fn the_message_points_to_the_trash_tools() {
         let blocked = check("rm -rf build").expect_err("blocked");

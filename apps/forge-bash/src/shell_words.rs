@@ -456,7 +456,21 @@ impl Lexer<'_> {
     }
 
     /// After a `$`: a quote form, a substitution, a parameter, or a plain `$`.
+    ///
+    /// Every nesting path (`${ … }` in `${ … }`, `$"…"` in `"…"`, `$( … )`)
+    /// passes here, so the depth bound is kept here: hostile input cannot
+    /// exhaust the stack.
     fn dollar(&mut self, word: &mut Word) -> Result<(), LexError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(LexError::TooDeep);
+        }
+        self.depth += 1;
+        let result = self.dollar_form(word);
+        self.depth -= 1;
+        result
+    }
+
+    fn dollar_form(&mut self, word: &mut Word) -> Result<(), LexError> {
         match self.peek() {
             Some('\'') => {
                 self.pos += 1;
@@ -744,8 +758,26 @@ mod tests {
     }
 
     #[test]
-    fn runaway_nesting_is_an_error() {
-        let source = "$(".repeat(MAX_DEPTH + 2);
-        assert_eq!(simple_commands_at(&source, 0), Err(LexError::TooDeep));
+    fn runaway_nesting_is_an_error_not_a_stack_overflow() {
+        for source in [
+            "$(".repeat(MAX_DEPTH + 2),
+            "${".repeat(100_000),
+            "\"$".repeat(100_000),
+            "$(echo ${x:-\"$(".repeat(100),
+        ] {
+            assert_eq!(
+                simple_commands_at(&source, 0),
+                Err(LexError::TooDeep),
+                "{}",
+                &source[..20]
+            );
+        }
+    }
+
+    #[test]
+    fn sixteen_nested_substitutions_are_fine() {
+        let source = format!("{}rm x{}", "echo $(".repeat(15), ")".repeat(15));
+        let commands = simple_commands_at(&source, 0).expect("lexes");
+        assert_eq!(commands[0].display(), "rm x");
     }
 }
