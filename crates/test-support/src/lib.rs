@@ -4,7 +4,9 @@
 //! captured line by line. Test code only; `anyhow` is fine here.
 
 mod fake_llm;
+mod fake_mcp;
 mod stdio_client;
 
 pub use fake_llm::{FakeLlm, FakeReply, FakeToolCall, RecordedRequest, Wire};
+pub use fake_mcp::fake_mcp_server_binary;
 pub use stdio_client::{CallOutcome, StdioServer};

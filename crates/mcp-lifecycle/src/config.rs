@@ -1,0 +1,83 @@
+//! What the lifecycle is given: each server's config (from the store) and the manager's
+//! settings (grace periods, health cadence, restart policy, the environment for `${VAR}`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::restart::RestartPolicy;
+
+/// One server, as the lifecycle runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// The store's id (for the tool cache); empty for servers not in the store.
+    pub id: String,
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    pub env: BTreeMap<String, String>,
+    pub call_timeout: Duration,
+    pub init_timeout: Duration,
+    pub always_on: bool,
+    pub idle_timeout: Duration,
+}
+
+fn millis(ms: i64) -> Duration {
+    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+impl From<&store::McpServer> for ServerConfig {
+    fn from(server: &store::McpServer) -> Self {
+        Self {
+            id: server.id.clone(),
+            name: server.name.clone(),
+            command: server.command.clone(),
+            args: server.args.clone(),
+            env: server.env.clone(),
+            call_timeout: millis(server.timeout),
+            init_timeout: millis(server.init_timeout),
+            always_on: server.always_on,
+            idle_timeout: millis(server.idle_timeout_ms),
+        }
+    }
+}
+
+/// Environment variables passed from BotCraft's environment to every server, when present.
+/// Everything else a server sees comes from its config's `env`.
+pub const PASSED_THROUGH_ENV: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+    "TZ",
+];
+
+/// How the manager runs servers.
+#[derive(Debug, Clone)]
+pub struct ManagerSettings {
+    /// BotCraft's environment, read once at the edge: the source of `${VAR}` values and of
+    /// [`PASSED_THROUGH_ENV`].
+    pub env: BTreeMap<String, String>,
+    /// After closing stdin, how long to wait before SIGTERM; after SIGTERM, before SIGKILL.
+    pub stop_grace: Duration,
+    /// How long a ping (and the confirming `tools/list`) may take in a health check.
+    pub ping_timeout: Duration,
+    /// How often the health loop runs (health checks, idle stops).
+    pub health_interval: Duration,
+    pub restart: RestartPolicy,
+    /// Where the pids of running servers are recorded, so the next start reaps leftovers.
+    pub pid_registry: Option<PathBuf>,
+    /// Lines of stderr kept per server.
+    pub stderr_lines: usize,
+}
+
+impl Default for ManagerSettings {
+    fn default() -> Self {
+        Self {
+            env: BTreeMap::new(),
+            stop_grace: Duration::from_secs(3),
+            ping_timeout: Duration::from_secs(5),
+            health_interval: Duration::from_secs(15),
+            restart: RestartPolicy::default(),
+            pid_registry: None,
+            stderr_lines: 200,
+        }
+    }
+}

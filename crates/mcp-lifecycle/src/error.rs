@@ -1,0 +1,104 @@
+//! Typed errors: each says which server, in which state, and what the process left behind
+//! (exit status, the tail of its stderr).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::state::ServerState;
+
+/// How a server process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitInfo {
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+impl fmt::Display for ExitInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.code, self.signal) {
+            (Some(code), _) => write!(f, "exit code {code}"),
+            (None, Some(signal)) => write!(f, "killed by signal {signal}"),
+            (None, None) => f.write_str("unknown exit"),
+        }
+    }
+}
+
+/// Everything the lifecycle can fail with. Cheap to clone (a shared start hands the same
+/// error to every waiter).
+#[derive(Debug, Clone, Error)]
+pub enum LifecycleError {
+    #[error("no MCP server named {server:?}")]
+    UnknownServer { server: String },
+    #[error("no bot {bot:?}")]
+    UnknownBot { bot: String },
+    #[error(
+        "MCP server {server:?} is not configured: env {key} needs ${{{variable}}}, which is not set"
+    )]
+    NotConfigured {
+        server: String,
+        key: String,
+        variable: String,
+    },
+    #[error("MCP server {server:?}: cannot start {command:?}")]
+    Spawn {
+        server: String,
+        command: String,
+        #[source]
+        source: Arc<std::io::Error>,
+    },
+    #[error("MCP server {server:?} did not answer initialize within {timeout:?}")]
+    InitTimeout {
+        server: String,
+        timeout: Duration,
+        stderr_tail: Vec<String>,
+    },
+    #[error("MCP server {server:?} failed during initialize ({})", exit.map_or("still running".to_owned(), |e| e.to_string()))]
+    InitFailed {
+        server: String,
+        exit: Option<ExitInfo>,
+        stderr_tail: Vec<String>,
+        #[source]
+        source: Option<Arc<rmcp::service::ClientInitializeError>>,
+    },
+    #[error("MCP server {server:?} is {state}")]
+    NotRunning {
+        server: String,
+        state: ServerState,
+        exit: Option<ExitInfo>,
+        stderr_tail: Vec<String>,
+    },
+    #[error("MCP server {server:?} exited ({exit})")]
+    Exited {
+        server: String,
+        exit: ExitInfo,
+        stderr_tail: Vec<String>,
+    },
+    #[error("MCP server {server:?} stopped answering (ping and tools/list)")]
+    Unresponsive { server: String },
+    #[error("MCP server {server:?} crashed {attempts} times in a row; not restarting")]
+    CrashLoop { server: String, attempts: u32 },
+    #[error("tool {tool:?} on MCP server {server:?} timed out after {timeout:?}")]
+    CallTimeout {
+        server: String,
+        tool: String,
+        timeout: Duration,
+    },
+    #[error("MCP server {server:?}: {method} failed")]
+    Request {
+        server: String,
+        method: &'static str,
+        #[source]
+        source: Arc<rmcp::ServiceError>,
+    },
+    #[error("store")]
+    Store(#[source] Arc<store::StoreError>),
+}
+
+impl From<store::StoreError> for LifecycleError {
+    fn from(error: store::StoreError) -> Self {
+        Self::Store(Arc::new(error))
+    }
+}

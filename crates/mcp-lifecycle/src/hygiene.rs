@@ -1,0 +1,191 @@
+//! Process hygiene: no process BotCraft started, nor any descendant, outlives a stop.
+//!
+//! A server runs as the leader of its own process group, so one `killpg` reaches npx, node and
+//! whatever they fork in the group. Chromium calls `setsid()` and leaves the group, so before
+//! signalling, the descendants are snapshotted from `/proc` (pid and start time, so a reused
+//! pid is never signalled) and signalled by pid as well. The pid registry records running
+//! servers in a file so the next BotCraft start reaps what a crash left behind.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::unistd::Pid;
+
+/// A process, named by pid and start time (clock ticks since boot) against pid reuse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ProcessId {
+    pub pid: u32,
+    pub start_time: u64,
+}
+
+struct Stat {
+    ppid: u32,
+    state: char,
+    start_time: u64,
+}
+
+fn stat(pid: u32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may hold spaces: parse after the last ')'.
+    let rest = &text[text.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    Some(Stat {
+        state: fields.first()?.chars().next()?,
+        ppid: fields.get(1)?.parse().ok()?,
+        start_time: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The process `pid` as it is now, if it exists.
+pub fn identify(pid: u32) -> Option<ProcessId> {
+    stat(pid).map(|s| ProcessId {
+        pid,
+        start_time: s.start_time,
+    })
+}
+
+/// Whether `process` still exists and has not exited (zombies count as gone).
+pub fn is_alive(process: ProcessId) -> bool {
+    matches!(stat(process.pid), Some(s) if s.start_time == process.start_time && s.state != 'Z' && s.state != 'X')
+}
+
+/// Every live descendant of `root`, found by walking parent links in `/proc`.
+pub fn descendants(root: u32) -> BTreeSet<ProcessId> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return BTreeSet::new();
+    };
+    let table: Vec<(u32, Stat)> = entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| stat(pid).map(|s| (pid, s)))
+        .collect();
+    let mut found = BTreeSet::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for (pid, s) in &table {
+            if s.ppid == parent && s.state != 'Z' {
+                let process = ProcessId {
+                    pid: *pid,
+                    start_time: s.start_time,
+                };
+                if found.insert(process) {
+                    frontier.push(*pid);
+                }
+            }
+        }
+    }
+    found
+}
+
+fn to_pid(pid: u32) -> Option<Pid> {
+    i32::try_from(pid).ok().map(Pid::from_raw)
+}
+
+/// Send `signal` to the group led by `leader` and to every process of `snapshot` still alive.
+pub fn signal_tree(leader: u32, snapshot: &BTreeSet<ProcessId>, signal: Signal) {
+    if let Some(pgid) = to_pid(leader) {
+        // ESRCH (the group is empty) is the good case.
+        let _ = killpg(pgid, signal);
+    }
+    for process in snapshot {
+        if is_alive(*process)
+            && let Some(pid) = to_pid(process.pid)
+        {
+            let _ = kill(pid, signal);
+        }
+    }
+}
+
+/// Wait until none of `processes` is alive, polling `/proc` every 10 ms, at most `limit`.
+/// Returns whether all are gone.
+pub async fn wait_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        if !processes.iter().any(|p| is_alive(*p)) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The file of running server leaders: one `pid start_time` line each.
+#[derive(Debug)]
+pub struct PidRegistry {
+    path: PathBuf,
+    lock: Mutex<()>,
+}
+
+impl PidRegistry {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Self {
+            path: path.into(),
+            lock: Mutex::new(()),
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> BTreeSet<ProcessId> {
+        std::fs::read_to_string(&self.path)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| {
+                let (pid, start) = line.split_once(' ')?;
+                Some(ProcessId {
+                    pid: pid.parse().ok()?,
+                    start_time: start.parse().ok()?,
+                })
+            })
+            .collect()
+    }
+
+    fn write(&self, entries: &BTreeSet<ProcessId>) {
+        let text: String = entries
+            .iter()
+            .map(|p| format!("{} {}\n", p.pid, p.start_time))
+            .collect();
+        if let Err(error) = std::fs::write(&self.path, text) {
+            tracing::warn!(path = %self.path.display(), %error, "cannot write the pid registry");
+        }
+    }
+
+    pub fn record(&self, process: ProcessId) {
+        let _guard = self.lock.lock();
+        let mut entries = self.read();
+        entries.insert(process);
+        self.write(&entries);
+    }
+
+    pub fn forget(&self, process: ProcessId) {
+        let _guard = self.lock.lock();
+        let mut entries = self.read();
+        entries.remove(&process);
+        self.write(&entries);
+    }
+
+    /// Kill every recorded process that is still the same process (and its group and
+    /// descendants), then empty the file. Returns the pids reaped.
+    pub fn reap(&self) -> Vec<u32> {
+        let _guard = self.lock.lock();
+        let mut reaped = Vec::new();
+        for process in self.read() {
+            if is_alive(process) {
+                let tree = descendants(process.pid);
+                signal_tree(process.pid, &tree, Signal::SIGKILL);
+                if let Some(pid) = to_pid(process.pid) {
+                    let _ = kill(pid, Signal::SIGKILL);
+                }
+                reaped.push(process.pid);
+            }
+        }
+        self.write(&BTreeSet::new());
+        reaped
+    }
+}

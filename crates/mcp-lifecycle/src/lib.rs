@@ -1,0 +1,45 @@
+//! The lifecycle of every MCP server BotCraft runs.
+//!
+//! [`McpServerManager`] (an `Arc`'d struct, not a singleton) holds one slot per configured
+//! server and applies the rules: lazy start on first use, with concurrent first uses sharing
+//! one start; explicit start/stop/restart; tool calls under the server's timeout
+//! (`notifications/cancelled` on expiry); always-on servers restarted with exponential
+//! backoff, jitter, a cap and a crash-loop give-up; idle stops when no call and no
+//! [`Lease`] is held; a health loop that pings and confirms with `tools/list`; and a catalog
+//! refreshed on `tools/list_changed` and written to the store's tool cache.
+//!
+//! [`McpProcess`] is one running server: spawned with an explicit environment (`${VAR}`
+//! resolved from the environment the manager was given), in its own process group, killed
+//! with its group on drop and on BotCraft's death; spoken to through `rmcp`'s client
+//! (protocol 2025-11-25, client name "botcraft"); stderr drained continuously, the last
+//! lines kept. Stopping closes stdin, then TERMs, then KILLs the group *and* every descendant
+//! snapshotted from `/proc` (Chromium leaves the group with `setsid`).
+
+mod catalog;
+mod client;
+mod config;
+mod environment;
+mod error;
+mod health;
+pub mod hygiene;
+mod launcher;
+mod lease;
+mod manager;
+mod process;
+mod restart;
+mod state;
+mod stderr_tail;
+
+pub use catalog::{BotTool, BotTools, CatalogEvent};
+pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
+pub use config::{ManagerSettings, PASSED_THROUGH_ENV, ServerConfig};
+pub use environment::server_env;
+pub use error::{ExitInfo, LifecycleError};
+pub use health::Health;
+pub use lease::Lease;
+pub use manager::McpServerManager;
+pub use process::McpProcess;
+pub use restart::{RestartDecision, RestartPolicy};
+pub use state::{ServerState, ServerStatus};
+
+pub use rmcp::model::{CallToolResult, JsonObject, Tool};

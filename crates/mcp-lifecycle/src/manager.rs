@@ -1,0 +1,612 @@
+//! `McpServerManager`: every configured server, its state, and the rules that move it —
+//! lazy start shared by concurrent first uses, explicit start/stop/restart, tool calls under
+//! the server's timeout, restarts of always-on servers, and the catalog.
+//!
+//! Not a singleton: build one with [`McpServerManager::new`] and pass the `Arc` around.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures::FutureExt;
+use futures::future::{BoxFuture, Shared};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use tokio::sync::{broadcast, mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::{self, CatalogEvent};
+use crate::config::{ManagerSettings, ServerConfig};
+use crate::environment::server_env;
+use crate::error::{ExitInfo, LifecycleError};
+use crate::hygiene::PidRegistry;
+use crate::process::McpProcess;
+use crate::restart::RestartDecision;
+use crate::state::{ServerState, ServerStatus};
+
+type StartFuture = Shared<BoxFuture<'static, Result<Arc<McpProcess>, LifecycleError>>>;
+
+pub(crate) enum Phase {
+    Stopped,
+    Starting(StartFuture),
+    Running(Arc<McpProcess>),
+    Stopping,
+    Error,
+}
+
+pub(crate) struct SlotState {
+    pub phase: Phase,
+    pub state_tx: watch::Sender<ServerState>,
+    pub restarts: u32,
+    pub consecutive_failures: u32,
+    pub last_error: Option<LifecycleError>,
+    pub last_exit: Option<ExitInfo>,
+    pub last_stderr: Vec<String>,
+    pub tools: Option<Arc<Vec<Tool>>>,
+    pub last_activity: tokio::time::Instant,
+}
+
+impl Phase {
+    pub fn state(&self) -> ServerState {
+        match self {
+            Self::Stopped => ServerState::Stopped,
+            Self::Starting(_) => ServerState::Starting,
+            Self::Running(_) => ServerState::Running,
+            Self::Stopping => ServerState::Stopping,
+            Self::Error => ServerState::Error,
+        }
+    }
+}
+
+impl SlotState {
+    /// Move to `phase` and tell the watchers (every call notifies, even to the same state).
+    pub fn set(&mut self, phase: Phase) {
+        self.replace(phase);
+    }
+
+    pub fn replace(&mut self, phase: Phase) -> Phase {
+        let state = phase.state();
+        let previous = std::mem::replace(&mut self.phase, phase);
+        self.state_tx.send_replace(state);
+        previous
+    }
+}
+
+/// One configured server.
+pub(crate) struct Slot {
+    pub config: Mutex<ServerConfig>,
+    pub state: Mutex<SlotState>,
+    pub in_flight: AtomicUsize,
+    pub leases: AtomicUsize,
+}
+
+impl Slot {
+    fn new(config: ServerConfig) -> Self {
+        Self {
+            config: Mutex::new(config),
+            state: Mutex::new(SlotState {
+                phase: Phase::Stopped,
+                state_tx: watch::channel(ServerState::Stopped).0,
+                restarts: 0,
+                consecutive_failures: 0,
+                last_error: None,
+                last_exit: None,
+                last_stderr: Vec::new(),
+                tools: None,
+                last_activity: tokio::time::Instant::now(),
+            }),
+            in_flight: AtomicUsize::new(0),
+            leases: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn config(&self) -> ServerConfig {
+        self.config
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, SlotState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn touch(&self) {
+        self.lock().last_activity = tokio::time::Instant::now();
+    }
+
+    pub fn running(&self) -> Option<Arc<McpProcess>> {
+        match &self.lock().phase {
+            Phase::Running(process) => Some(process.clone()),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) struct Inner {
+    pub store: store::Store,
+    pub settings: ManagerSettings,
+    pub slots: Mutex<BTreeMap<String, Arc<Slot>>>,
+    pub events: broadcast::Sender<CatalogEvent>,
+    pub shutdown: CancellationToken,
+    pub registry: Option<Arc<PidRegistry>>,
+}
+
+/// The lifecycle of every MCP server. Cheap to share behind an `Arc`.
+pub struct McpServerManager {
+    pub(crate) inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for McpServerManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServerManager").finish_non_exhaustive()
+    }
+}
+
+/// Decrements the in-flight count of a server when a call ends, however it ends.
+struct InFlight(Arc<Slot>);
+
+impl InFlight {
+    fn new(slot: Arc<Slot>) -> Self {
+        slot.in_flight.fetch_add(1, Ordering::SeqCst);
+        slot.touch();
+        Self(slot)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.touch();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl McpServerManager {
+    /// A manager over `store`. Reaps the processes a previous run left in the pid registry.
+    pub fn new(store: store::Store, settings: ManagerSettings) -> Arc<Self> {
+        let registry = settings.pid_registry.clone().map(|path| {
+            let registry = PidRegistry::new(path);
+            let reaped = registry.reap();
+            if !reaped.is_empty() {
+                tracing::warn!(
+                    ?reaped,
+                    "reaped MCP server processes left by a previous run"
+                );
+            }
+            Arc::new(registry)
+        });
+        let (events, _) = broadcast::channel(64);
+        Arc::new(Self {
+            inner: Arc::new(Inner {
+                store,
+                settings,
+                slots: Mutex::new(BTreeMap::new()),
+                events,
+                shutdown: CancellationToken::new(),
+                registry,
+            }),
+        })
+    }
+
+    pub(crate) fn slots(&self) -> Vec<(String, Arc<Slot>)> {
+        self.inner
+            .slots
+            .lock()
+            .map(|slots| slots.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn slot(&self, server: &str) -> Result<Arc<Slot>, LifecycleError> {
+        self.inner
+            .slots
+            .lock()
+            .ok()
+            .and_then(|slots| slots.get(server).cloned())
+            .ok_or_else(|| LifecycleError::UnknownServer {
+                server: server.to_owned(),
+            })
+    }
+
+    /// Read every server config from the store. New servers are added; changed configs take
+    /// effect at the next start; servers gone from the store are stopped and dropped.
+    pub async fn load_configs(&self) -> Result<(), LifecycleError> {
+        let servers = self.inner.store.servers().await?;
+        let mut removed = Vec::new();
+        {
+            let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
+            for server in &servers {
+                let config = ServerConfig::from(server);
+                match slots.get(&server.name) {
+                    Some(slot) => {
+                        if let Ok(mut current) = slot.config.lock() {
+                            *current = config;
+                        }
+                    }
+                    None => {
+                        slots.insert(server.name.clone(), Arc::new(Slot::new(config)));
+                    }
+                }
+            }
+            let names: Vec<String> = slots.keys().cloned().collect();
+            for name in names {
+                if !servers.iter().any(|s| s.name == name)
+                    && let Some(slot) = slots.remove(&name)
+                {
+                    removed.push(slot);
+                }
+            }
+        }
+        for slot in removed {
+            self.stop_slot(&slot).await;
+        }
+        Ok(())
+    }
+
+    /// Add or replace one server config directly (servers not kept in the store).
+    pub fn add_server(&self, config: ServerConfig) {
+        let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
+        match slots.get(&config.name) {
+            Some(slot) => {
+                if let Ok(mut current) = slot.config.lock() {
+                    *current = config;
+                }
+            }
+            None => {
+                slots.insert(config.name.clone(), Arc::new(Slot::new(config)));
+            }
+        }
+    }
+
+    /// Catalog changes (`tools/list_changed` handled, tools refreshed at start).
+    pub fn subscribe(&self) -> broadcast::Receiver<CatalogEvent> {
+        self.inner.events.subscribe()
+    }
+
+    /// Start `server` if it is not running; concurrent callers share one start.
+    pub async fn start_server(&self, server: &str) -> Result<(), LifecycleError> {
+        self.ensure_running(server).await.map(|_| ())
+    }
+
+    pub(crate) async fn ensure_running(
+        &self,
+        server: &str,
+    ) -> Result<Arc<McpProcess>, LifecycleError> {
+        let slot = self.slot(server)?;
+        self.ensure_slot_running(server, &slot).await
+    }
+
+    async fn ensure_slot_running(
+        &self,
+        server: &str,
+        slot: &Arc<Slot>,
+    ) -> Result<Arc<McpProcess>, LifecycleError> {
+        let start = {
+            let mut state = slot.lock();
+            match &state.phase {
+                Phase::Running(process) => return Ok(process.clone()),
+                Phase::Starting(start) => start.clone(),
+                Phase::Stopping => {
+                    return Err(LifecycleError::NotRunning {
+                        server: server.to_owned(),
+                        state: ServerState::Stopping,
+                        exit: state.last_exit,
+                        stderr_tail: state.last_stderr.clone(),
+                    });
+                }
+                Phase::Stopped | Phase::Error => {
+                    let start = self.start_future(slot.clone());
+                    state.set(Phase::Starting(start.clone()));
+                    start
+                }
+            }
+        };
+        start.await
+    }
+
+    /// The start, as a task of its own so that a caller giving up does not cancel it for
+    /// the others waiting on it.
+    fn start_future(&self, slot: Arc<Slot>) -> StartFuture {
+        let manager = Self {
+            inner: self.inner.clone(),
+        };
+        let config_name = slot.config().name;
+        let task = tokio::spawn(async move { manager.run_start(slot).await });
+        async move {
+            match task.await {
+                Ok(result) => result,
+                Err(_) => Err(LifecycleError::NotRunning {
+                    server: config_name,
+                    state: ServerState::Error,
+                    exit: None,
+                    stderr_tail: Vec::new(),
+                }),
+            }
+        }
+        .boxed()
+        .shared()
+    }
+
+    async fn run_start(&self, slot: Arc<Slot>) -> Result<Arc<McpProcess>, LifecycleError> {
+        let config = slot.config();
+        let settings = &self.inner.settings;
+        let (changed_tx, changed_rx) = mpsc::unbounded_channel();
+        let started = match server_env(&config, &settings.env) {
+            Ok(env) => {
+                McpProcess::start(
+                    &config,
+                    &env,
+                    settings.stderr_lines,
+                    settings.stop_grace,
+                    self.inner.registry.clone(),
+                    changed_tx,
+                )
+                .await
+            }
+            Err(error) => Err(error),
+        };
+        let process = match started {
+            Ok(process) => Arc::new(process),
+            Err(error) => {
+                let mut state = slot.lock();
+                state.set(Phase::Error);
+                state.last_error = Some(error.clone());
+                if let LifecycleError::InitFailed {
+                    exit, stderr_tail, ..
+                } = &error
+                {
+                    state.last_exit = *exit;
+                    state.last_stderr = stderr_tail.clone();
+                }
+                drop(state);
+                tracing::warn!(server = %config.name, %error, "MCP server failed to start");
+                return Err(error);
+            }
+        };
+        let tools = match process.list_tools(config.init_timeout).await {
+            Ok(tools) => tools,
+            Err(error) => {
+                process.stop(settings.stop_grace).await;
+                let mut state = slot.lock();
+                state.set(Phase::Error);
+                state.last_error = Some(error.clone());
+                return Err(error);
+            }
+        };
+        {
+            let mut state = slot.lock();
+            state.set(Phase::Running(process.clone()));
+            state.last_activity = tokio::time::Instant::now();
+            state.last_error = None;
+        }
+        tracing::info!(server = %config.name, pid = process.pid(), tools = tools.len(), "MCP server running");
+        catalog::publish(self, &slot, &config, tools).await;
+        catalog::follow_changes(
+            self.clone_handle(),
+            slot.clone(),
+            process.clone(),
+            changed_rx,
+        );
+        self.watch_exit(slot, process.clone());
+        Ok(process)
+    }
+
+    pub(crate) fn clone_handle(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+        }
+    }
+
+    /// When `process` dies on its own, record why; restart it if the server is always-on.
+    fn watch_exit(&self, slot: Arc<Slot>, process: Arc<McpProcess>) {
+        let manager = self.clone_handle();
+        tokio::spawn(async move {
+            let exit = process.exited().await;
+            let config = slot.config();
+            let unexpected = {
+                let mut state = slot.lock();
+                match &state.phase {
+                    Phase::Running(current) if Arc::ptr_eq(current, &process) => {
+                        state.set(Phase::Error);
+                        state.last_exit = Some(exit);
+                        state.last_stderr = process.stderr_tail();
+                        state.last_error = Some(LifecycleError::Exited {
+                            server: config.name.clone(),
+                            exit,
+                            stderr_tail: process.stderr_tail(),
+                        });
+                        true
+                    }
+                    _ => false,
+                }
+            };
+            if unexpected {
+                tracing::warn!(server = %config.name, %exit, "MCP server exited");
+                // Reap what it left behind (a setsid grandchild, the rest of its group).
+                process.stop(manager.inner.settings.stop_grace).await;
+                let stable = process.uptime() >= manager.inner.settings.restart.stable_after;
+                if config.always_on {
+                    manager.schedule_restart(slot, stable);
+                }
+            }
+        });
+    }
+
+    /// Restart an always-on server after the policy's delay, or give up on a crash loop.
+    pub(crate) fn schedule_restart(&self, slot: Arc<Slot>, stable: bool) {
+        let manager = self.clone_handle();
+        tokio::spawn(async move {
+            let mut failures = {
+                let mut state = slot.lock();
+                if stable {
+                    state.consecutive_failures = 0;
+                }
+                state.consecutive_failures += 1;
+                state.consecutive_failures
+            };
+            loop {
+                let config = slot.config();
+                let delay = match manager.inner.settings.restart.decide(failures) {
+                    RestartDecision::RestartAfter(delay) => delay,
+                    RestartDecision::GiveUp => {
+                        let mut state = slot.lock();
+                        state.set(Phase::Error);
+                        state.last_error = Some(LifecycleError::CrashLoop {
+                            server: config.name.clone(),
+                            attempts: failures - 1,
+                        });
+                        tracing::error!(server = %config.name, "MCP server crash loop: not restarting");
+                        return;
+                    }
+                };
+                tokio::select! {
+                    () = manager.inner.shutdown.cancelled() => return,
+                    () = tokio::time::sleep(delay) => {}
+                }
+                if !matches!(slot.lock().phase, Phase::Error) {
+                    return; // started or stopped by someone else meanwhile
+                }
+                slot.lock().restarts += 1;
+                match manager.ensure_slot_running(&config.name, &slot).await {
+                    Ok(_) => return,
+                    Err(_) => {
+                        let mut state = slot.lock();
+                        state.consecutive_failures += 1;
+                        failures = state.consecutive_failures;
+                    }
+                }
+            }
+        });
+    }
+
+    async fn stop_slot(&self, slot: &Arc<Slot>) {
+        let previous = {
+            let mut state = slot.lock();
+            state.replace(Phase::Stopping)
+        };
+        let process = match previous {
+            Phase::Running(process) => Some(process),
+            Phase::Starting(start) => start.await.ok(),
+            Phase::Stopped | Phase::Stopping | Phase::Error => None,
+        };
+        if let Some(process) = process {
+            process.stop(self.inner.settings.stop_grace).await;
+            let mut state = slot.lock();
+            state.last_exit = process.exit_status();
+            state.last_stderr = process.stderr_tail();
+        }
+        slot.lock().set(Phase::Stopped);
+    }
+
+    /// Stop `server` (close stdin, TERM, KILL its whole tree).
+    pub async fn stop_server(&self, server: &str) -> Result<(), LifecycleError> {
+        let slot = self.slot(server)?;
+        self.stop_slot(&slot).await;
+        Ok(())
+    }
+
+    /// Stop, then start `server`.
+    pub async fn restart_server(&self, server: &str) -> Result<(), LifecycleError> {
+        self.stop_server(server).await?;
+        self.start_server(server).await
+    }
+
+    /// The tools of `server`, starting it if needed.
+    pub async fn get_tools(&self, server: &str) -> Result<Arc<Vec<Tool>>, LifecycleError> {
+        let slot = self.slot(server)?;
+        self.ensure_slot_running(server, &slot).await?;
+        Ok(slot.lock().tools.clone().unwrap_or_default())
+    }
+
+    /// Call `tool` on `server` under the server's timeout, starting it if needed.
+    pub async fn call_tool(
+        &self,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, LifecycleError> {
+        let slot = self.slot(server)?;
+        let _in_flight = InFlight::new(slot.clone());
+        let process = self.ensure_slot_running(server, &slot).await?;
+        let timeout = slot.config().call_timeout;
+        process.call_tool(tool, arguments, timeout).await
+    }
+
+    /// Start every always-on server, concurrently. Failures are returned and restarted per
+    /// the restart policy.
+    pub async fn start_always_on_servers(&self) -> Vec<LifecycleError> {
+        let always_on: Vec<(String, Arc<Slot>)> = self
+            .slots()
+            .into_iter()
+            .filter(|(_, slot)| slot.config().always_on)
+            .collect();
+        let starts = always_on.iter().map(|(name, slot)| async move {
+            let result = self.ensure_slot_running(name, slot).await;
+            (slot.clone(), result)
+        });
+        let mut failures = Vec::new();
+        for (slot, result) in futures::future::join_all(starts).await {
+            if let Err(error) = result {
+                self.schedule_restart(slot, false);
+                failures.push(error);
+            }
+        }
+        failures
+    }
+
+    /// Stop every server; no restart happens afterwards.
+    pub async fn stop_all(&self) {
+        self.inner.shutdown.cancel();
+        let slots = self.slots();
+        futures::future::join_all(slots.iter().map(|(_, slot)| self.stop_slot(slot))).await;
+    }
+
+    /// The state of every server, by name.
+    pub fn get_all_statuses(&self) -> Vec<ServerStatus> {
+        self.slots()
+            .into_iter()
+            .map(|(name, slot)| {
+                let always_on = slot.config().always_on;
+                let state = slot.lock();
+                let (phase, process) = match &state.phase {
+                    Phase::Stopped => (ServerState::Stopped, None),
+                    Phase::Starting(_) => (ServerState::Starting, None),
+                    Phase::Running(process) => (ServerState::Running, Some(process.clone())),
+                    Phase::Stopping => (ServerState::Stopping, None),
+                    Phase::Error => (ServerState::Error, None),
+                };
+                ServerStatus {
+                    name,
+                    state: phase,
+                    always_on,
+                    pid: process.as_ref().map(|p| p.pid()),
+                    uptime: process.as_ref().map(|p| p.uptime()),
+                    restarts: state.restarts,
+                    tool_count: state.tools.as_ref().map(|t| t.len()),
+                    last_error: state.last_error.as_ref().map(ToString::to_string),
+                }
+            })
+            .collect()
+    }
+
+    /// The state of `server`, updated on every change (a readiness signal for callers).
+    pub fn watch_state(
+        &self,
+        server: &str,
+    ) -> Result<watch::Receiver<ServerState>, LifecycleError> {
+        Ok(self.slot(server)?.lock().state_tx.subscribe())
+    }
+
+    /// The last error of `server`, typed.
+    pub fn last_error(&self, server: &str) -> Result<Option<LifecycleError>, LifecycleError> {
+        Ok(self.slot(server)?.lock().last_error.clone())
+    }
+
+    /// The last stderr lines of `server` (running, or as it ended).
+    pub fn stderr_tail(&self, server: &str) -> Result<Vec<String>, LifecycleError> {
+        let slot = self.slot(server)?;
+        let state = slot.lock();
+        Ok(match &state.phase {
+            Phase::Running(process) => process.stderr_tail(),
+            _ => state.last_stderr.clone(),
+        })
+    }
+}

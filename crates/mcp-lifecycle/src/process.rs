@@ -1,0 +1,303 @@
+//! `McpProcess`: one running server — the child, its rmcp client, its stderr tail, and the
+//! stop sequence (close stdin, grace, TERM the group, grace, KILL the group, with the `/proc`
+//! snapshot of descendants signalled too).
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::Signal;
+use rmcp::ServiceExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ListToolsRequest,
+    PaginatedRequestParams, PingRequest, ServerResult, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
+use rmcp::{Peer, ServiceError};
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinHandle;
+
+use crate::client::ClientSide;
+use crate::config::ServerConfig;
+use crate::error::{ExitInfo, LifecycleError};
+use crate::hygiene::{self, PidRegistry, ProcessId};
+use crate::launcher;
+use crate::stderr_tail::StderrTail;
+
+/// A running MCP server process.
+pub struct McpProcess {
+    server: String,
+    pid: u32,
+    identity: Option<ProcessId>,
+    peer: Peer<RoleClient>,
+    service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientSide>>>,
+    exit: watch::Receiver<Option<ExitInfo>>,
+    stderr: StderrTail,
+    stderr_task: Mutex<Option<JoinHandle<()>>>,
+    started_at: Instant,
+    registry: Option<Arc<PidRegistry>>,
+}
+
+impl std::fmt::Debug for McpProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpProcess")
+            .field("server", &self.server)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
+    use std::os::unix::process::ExitStatusExt;
+    ExitInfo {
+        code: status.code(),
+        signal: status.signal(),
+    }
+}
+
+impl McpProcess {
+    /// Spawn `config` with `env`, complete `initialize` within the config's init timeout.
+    /// `list_changed` receives a message for every `notifications/tools/list_changed`.
+    pub async fn start(
+        config: &ServerConfig,
+        env: &std::collections::BTreeMap<String, String>,
+        stderr_lines: usize,
+        stop_grace: Duration,
+        registry: Option<Arc<PidRegistry>>,
+        list_changed: mpsc::UnboundedSender<()>,
+    ) -> Result<Self, LifecycleError> {
+        let spawned = launcher::spawn(config, env)?;
+        let pid = spawned.pid;
+        let identity = hygiene::identify(pid);
+        if let (Some(registry), Some(identity)) = (&registry, identity) {
+            registry.record(identity);
+        }
+        let stderr = StderrTail::new(stderr_lines);
+        let stderr_task = stderr.drain(&config.name, spawned.stderr);
+        let (exit_tx, exit) = watch::channel(None);
+        let mut child = spawned.child;
+        tokio::spawn(async move {
+            // Owns the child: dropping it (runtime shutdown) kills the group.
+            let info = match child.wait().await {
+                Ok(status) => exit_info(status),
+                Err(_) => ExitInfo {
+                    code: None,
+                    signal: None,
+                },
+            };
+            let _ = exit_tx.send(Some(info));
+        });
+        let handshake = ClientSide::new(list_changed).serve((spawned.stdout, spawned.stdin));
+        let mut exit_wait = exit.clone();
+        let outcome = tokio::select! {
+            result = tokio::time::timeout(config.init_timeout, handshake) => Some(result),
+            _ = exit_wait.wait_for(Option::is_some) => None,
+        };
+        match outcome {
+            Some(Ok(Ok(service))) => Ok(Self {
+                server: config.name.clone(),
+                pid,
+                identity,
+                peer: service.peer().clone(),
+                service: tokio::sync::Mutex::new(Some(service)),
+                exit: exit.clone(),
+                stderr: stderr.clone(),
+                stderr_task: Mutex::new(Some(stderr_task)),
+                started_at: Instant::now(),
+                registry: registry.clone(),
+            }),
+            failure => {
+                // Take the tree down before reading what it left on stderr.
+                let snapshot = hygiene::descendants(pid);
+                hygiene::signal_tree(pid, &snapshot, Signal::SIGKILL);
+                let mut exit_wait = exit.clone();
+                let _ = tokio::time::timeout(stop_grace, exit_wait.wait_for(Option::is_some)).await;
+                hygiene::wait_gone(&snapshot, stop_grace).await;
+                if let (Some(registry), Some(identity)) = (&registry, identity) {
+                    registry.forget(identity);
+                }
+                // The pipe closes when the last holder exits; bounded either way.
+                let _ = tokio::time::timeout(stop_grace, stderr_task).await;
+                let exit_now = *exit.borrow();
+                Err(match failure {
+                    Some(Err(_elapsed)) => LifecycleError::InitTimeout {
+                        server: config.name.clone(),
+                        timeout: config.init_timeout,
+                        stderr_tail: stderr.lines(),
+                    },
+                    Some(Ok(Err(error))) => LifecycleError::InitFailed {
+                        server: config.name.clone(),
+                        exit: exit_now,
+                        stderr_tail: stderr.lines(),
+                        source: Some(Arc::new(error)),
+                    },
+                    _ => LifecycleError::InitFailed {
+                        server: config.name.clone(),
+                        exit: exit_now,
+                        stderr_tail: stderr.lines(),
+                        source: None,
+                    },
+                })
+            }
+        }
+    }
+
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    pub fn uptime(&self) -> Duration {
+        self.started_at.elapsed()
+    }
+
+    /// The last lines of stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.stderr.lines()
+    }
+
+    /// How the process ended, once it has.
+    pub fn exit_status(&self) -> Option<ExitInfo> {
+        *self.exit.borrow()
+    }
+
+    /// Resolves when the process has exited.
+    pub async fn exited(&self) -> ExitInfo {
+        let mut exit = self.exit.clone();
+        match exit.wait_for(Option::is_some).await {
+            Ok(info) => info.unwrap_or(ExitInfo {
+                code: None,
+                signal: None,
+            }),
+            Err(_) => ExitInfo {
+                code: None,
+                signal: None,
+            },
+        }
+    }
+
+    fn request_error(&self, method: &'static str, error: ServiceError) -> LifecycleError {
+        LifecycleError::Request {
+            server: self.server.clone(),
+            method,
+            source: Arc::new(error),
+        }
+    }
+
+    async fn request(
+        &self,
+        method: &'static str,
+        request: ClientRequest,
+        timeout: Duration,
+    ) -> Result<ServerResult, LifecycleError> {
+        let options = PeerRequestOptions::with_timeout(timeout);
+        let handle = self
+            .peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|error| self.request_error(method, error))?;
+        handle
+            .await_response()
+            .await
+            .map_err(|error| self.request_error(method, error))
+    }
+
+    /// Every tool, following `nextCursor` through all pages. Never served from a cache.
+    pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Tool>, LifecycleError> {
+        let mut tools = Vec::new();
+        let mut cursor = None;
+        loop {
+            let params = PaginatedRequestParams::default().with_cursor(cursor);
+            let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
+            match self.request("tools/list", request, timeout).await? {
+                ServerResult::ListToolsResult(page) => {
+                    tools.extend(page.tools);
+                    match page.next_cursor {
+                        Some(next) => cursor = Some(next),
+                        None => return Ok(tools),
+                    }
+                }
+                _ => return Err(self.request_error("tools/list", ServiceError::UnexpectedResponse)),
+            }
+        }
+    }
+
+    /// `ping`, answered within `timeout`.
+    pub async fn ping(&self, timeout: Duration) -> Result<(), LifecycleError> {
+        let request = ClientRequest::PingRequest(PingRequest::default());
+        self.request("ping", request, timeout).await.map(|_| ())
+    }
+
+    /// `tools/call` under `timeout`; on timeout `notifications/cancelled` is sent and the
+    /// error is [`LifecycleError::CallTimeout`].
+    pub async fn call_tool(
+        &self,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        timeout: Duration,
+    ) -> Result<CallToolResult, LifecycleError> {
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(timeout);
+        let handle = self
+            .peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|error| self.request_error("tools/call", error))?;
+        match handle.await_response().await {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(_) => Err(self.request_error("tools/call", ServiceError::UnexpectedResponse)),
+            Err(ServiceError::Timeout { timeout }) => Err(LifecycleError::CallTimeout {
+                server: self.server.clone(),
+                tool: tool.to_owned(),
+                timeout,
+            }),
+            Err(error) => Err(self.request_error("tools/call", error)),
+        }
+    }
+
+    /// Stop: close stdin and wait `grace`; TERM the group and the snapshot of descendants,
+    /// wait `grace`; KILL whatever is left. Returns when every process of the tree is gone
+    /// (or after a last bounded wait).
+    pub async fn stop(&self, grace: Duration) -> Option<ExitInfo> {
+        let mut snapshot: BTreeSet<ProcessId> = hygiene::descendants(self.pid);
+        if let Some(service) = self.service.lock().await.take() {
+            // Closing the transport closes the child's stdin.
+            let _ = tokio::time::timeout(grace, service.cancel()).await;
+        }
+        let mut exit = self.exit.clone();
+        let exited = tokio::time::timeout(grace, exit.wait_for(Option::is_some))
+            .await
+            .is_ok();
+        snapshot.extend(hygiene::descendants(self.pid));
+        let leftovers = snapshot.iter().any(|p| hygiene::is_alive(*p));
+        if !exited || leftovers {
+            hygiene::signal_tree(self.pid, &snapshot, Signal::SIGTERM);
+            let mut exit = self.exit.clone();
+            let _ = tokio::time::timeout(grace, exit.wait_for(Option::is_some)).await;
+            hygiene::wait_gone(&snapshot, grace).await;
+        }
+        hygiene::signal_tree(self.pid, &snapshot, Signal::SIGKILL);
+        let mut exit = self.exit.clone();
+        let _ = tokio::time::timeout(grace, exit.wait_for(Option::is_some)).await;
+        hygiene::wait_gone(&snapshot, grace).await;
+        if let (Some(registry), Some(identity)) = (&self.registry, self.identity) {
+            registry.forget(identity);
+        }
+        let task = self
+            .stderr_task
+            .lock()
+            .ok()
+            .and_then(|mut task| task.take());
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(grace, task).await;
+        }
+        self.exit_status()
+    }
+}

@@ -1,0 +1,64 @@
+//! Process hygiene: nothing a server started survives stop_all, and leftovers of a previous
+//! run are reaped at the next start.
+
+use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt;
+use std::time::Duration;
+
+use mcp_lifecycle::hygiene::{self, PidRegistry};
+use mcp_lifecycle::{ManagerSettings, McpServerManager};
+
+use super::harness::{Fixture, alive};
+
+#[tokio::test]
+async fn stop_all_leaves_no_descendant_alive_not_even_a_setsid_grandchild() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    let pid_file = fx.dir.path().join("grandchild.pid");
+    fx.add(
+        "parent",
+        &[(
+            "FAKE_MCP_GRANDCHILD_PID_FILE",
+            &pid_file.display().to_string(),
+        )],
+        |s| s,
+    )
+    .await?;
+    fx.manager.start_server("parent").await?;
+    let grandchild: u32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
+    let server = fx.started_pids("parent")[0];
+    assert!(alive(grandchild) && alive(server), "the tree did not start");
+    fx.manager.stop_all().await;
+    assert!(!alive(server), "server {server} survived stop_all");
+    assert!(
+        !alive(grandchild),
+        "grandchild {grandchild} survived stop_all"
+    );
+    fx.store.close().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn leftovers_in_the_pid_registry_are_reaped_at_the_next_start() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    // A "server" left by a crashed run: its own process group, recorded in the registry.
+    let mut leftover = std::process::Command::new("sleep")
+        .arg("3600")
+        .process_group(0)
+        .spawn()?;
+    let identity =
+        hygiene::identify(leftover.id()).ok_or_else(|| anyhow::anyhow!("no /proc entry"))?;
+    PidRegistry::new(dir.path().join("pids")).record(identity);
+    let store = store::Store::connect(&store::sqlite_url(&dir.path().join("s.db"))).await?;
+    let settings = ManagerSettings {
+        pid_registry: Some(dir.path().join("pids")),
+        ..ManagerSettings::default()
+    };
+    let manager = McpServerManager::new(store.clone(), settings);
+    let gone = hygiene::wait_gone(&BTreeSet::from([identity]), Duration::from_secs(10)).await;
+    let _ = leftover.wait();
+    assert!(gone, "the leftover process was not reaped");
+    assert_eq!(std::fs::read_to_string(dir.path().join("pids"))?, "");
+    manager.stop_all().await;
+    store.close().await;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+mod harness;
+
+mod catalog;
+mod environment;
+mod failures;
+mod health;
+mod hygiene;
+mod idle;
+mod restart;
+mod start;

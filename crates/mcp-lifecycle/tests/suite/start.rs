@@ -1,0 +1,110 @@
+//! Lazy start, shared start, explicit stop/restart, the handshake BotCraft sends, all pages.
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use mcp_lifecycle::ServerState;
+
+use super::harness::{Fixture, args, text};
+
+#[tokio::test]
+async fn server_starts_lazily_on_first_use() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add("fake", &[], |s| s).await?;
+    assert_eq!(fx.state("fake"), Some(ServerState::Stopped));
+    assert_eq!(fx.started_pids("fake"), Vec::<u32>::new());
+    let result = fx
+        .manager
+        .call_tool("fake", "echo", args(json!({"text": "hi"})))
+        .await?;
+    assert_eq!(text(&result), "hi");
+    assert_eq!(fx.state("fake"), Some(ServerState::Running));
+    assert_eq!(fx.started_pids("fake").len(), 1);
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn initialize_sends_protocol_2025_11_25_and_client_name_botcraft() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add("fake", &[], |s| s).await?;
+    fx.manager.start_server("fake").await?;
+    let client_lines: Vec<String> = fx
+        .log("fake")
+        .into_iter()
+        .filter(|l| l.starts_with("client "))
+        .collect();
+    assert_eq!(client_lines, vec!["client botcraft 2025-11-25".to_owned()]);
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn concurrent_first_uses_share_one_start() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add("slow", &[("FAKE_MCP_START_DELAY_MS", "300")], |s| s)
+        .await?;
+    let calls = (0..8).map(|_| fx.manager.get_tools("slow"));
+    let results = futures::future::join_all(calls).await;
+    for result in results {
+        assert_eq!(result?.len(), 4);
+    }
+    assert_eq!(fx.started_pids("slow").len(), 1);
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn tools_list_follows_every_page() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add(
+        "paged",
+        &[("FAKE_MCP_PAGE_SIZE", "1"), ("FAKE_MCP_TOOLS", "x,y")],
+        |s| s,
+    )
+    .await?;
+    let names: Vec<String> = fx
+        .manager
+        .get_tools("paged")
+        .await?
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["echo", "env", "sleep", "change_tools", "x", "y"]
+    );
+    assert_eq!(
+        fx.log("paged")
+            .iter()
+            .filter(|l| *l == "tools/list")
+            .count(),
+        6
+    );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn explicit_stop_and_restart_replace_the_process() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add("fake", &[], |s| s).await?;
+    fx.manager.start_server("fake").await?;
+    fx.manager.restart_server("fake").await?;
+    let pids = fx.started_pids("fake");
+    assert_eq!(pids.len(), 2);
+    assert!(
+        !super::harness::alive(pids[0]),
+        "the first process survived a restart"
+    );
+    fx.manager.stop_server("fake").await?;
+    assert_eq!(fx.state("fake"), Some(ServerState::Stopped));
+    assert!(!super::harness::alive(pids[1]));
+    let status = fx.manager.get_all_statuses();
+    assert_eq!(
+        (status[0].pid, status[0].restarts, status[0].tool_count),
+        (None, 0, Some(4))
+    );
+    fx.finish().await;
+    Ok(())
+}
