@@ -53,7 +53,7 @@ async fn provider_http_error_ends_the_turn_with_status_and_body() -> anyhow::Res
 
 #[tokio::test]
 async fn stalled_stream_ends_the_turn_after_the_idle_timeout() -> anyhow::Result<()> {
-    let idle = Duration::from_millis(300);
+    let idle = Duration::from_secs(1);
     for wire in WIRES {
         let fake =
             FakeLlm::start([FakeReply::text(["Hel"]).then_hang(), FakeReply::hang()]).await?;

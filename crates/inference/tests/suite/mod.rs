@@ -5,3 +5,4 @@ mod deferred;
 mod failures;
 mod harness;
 mod steps;
+mod ui_stream;

@@ -15,7 +15,8 @@ use test_support::{FakeLlm, FakeReply, FakeToolCall, Wire};
 use tokio::sync::Barrier;
 
 use super::harness::{
-    Adder, Failing, FakeExecutor, Meet, WIRES, last_message, model, offered_tools, provider, run,
+    Adder, Failing, FakeExecutor, Meet, WIRES, WaitForCancel, WaitState, last_message, model,
+    offered_tools, provider, run,
 };
 
 const IDLE: Duration = Duration::from_secs(30);
@@ -373,6 +374,46 @@ async fn turn_stops_at_the_step_limit_after_running_the_last_calls() -> anyhow::
         );
         assert_eq!(fake.requests().len(), 2, "{wire:?}");
         assert_eq!(fake.remaining_replies(), 1, "{wire:?}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn tool_call_past_its_deadline_is_told_to_the_model_as_an_error() -> anyhow::Result<()> {
+    for wire in WIRES {
+        let fake = FakeLlm::start([
+            FakeReply::tool_calls([FakeToolCall::new("call_1", "wait", ["{}"])]),
+            FakeReply::text(["It timed out."]),
+        ])
+        .await?;
+        let state = Arc::new(WaitState::default());
+        let mut native = NativeToolRegistry::new();
+        native.register(Arc::new(WaitForCancel(Arc::clone(&state))))?;
+        let turn = ChatTurn::new(provider(&fake, wire, IDLE)?, model(wire))
+            .with_messages(vec![Message::user("Wait forever.")])
+            .with_native_tools(native)
+            .with_config(TurnConfig {
+                tool_timeout: Duration::from_millis(200),
+                ..TurnConfig::default()
+            });
+
+        let (_events, outcome) = run(turn).await?;
+
+        assert_eq!(
+            outcome.messages.get(1),
+            Some(&Message::ToolResults(vec![ToolResult {
+                call_id: "call_1".into(),
+                tool_name: "wait".into(),
+                content: "the tool call timed out after 200ms".into(),
+                is_error: true,
+            }])),
+            "{wire:?}"
+        );
+        assert_eq!(
+            outcome.messages.last(),
+            Some(&Message::assistant("It timed out.")),
+            "{wire:?}"
+        );
     }
     Ok(())
 }
