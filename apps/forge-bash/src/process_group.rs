@@ -96,10 +96,10 @@ pub fn spawn(
 /// `pre_exec` is unsafe because the closure runs in the forked child before
 /// `exec`, where only async-signal-safe calls are allowed. It makes three
 /// plain syscalls (`pthread_sigmask`, `prctl`, `getppid`), allocates nothing
-/// and takes no lock. The
-/// `getppid` check closes the race where the server died between `fork` and
-/// `prctl`. Tokio spawns from the calling worker thread, which lives as long
-/// as the runtime (the death signal follows the forking thread).
+/// (errors are raw OS errors) and takes no lock. The `getppid` check closes
+/// the race where the server died between `fork` and `prctl`. Tokio spawns
+/// from the calling worker thread, which lives as long as the runtime (the
+/// death signal follows the forking thread).
 #[allow(unsafe_code)]
 fn die_with_parent(builder: &mut Command) {
     let parent = nix::unistd::getpid();
@@ -111,7 +111,7 @@ fn die_with_parent(builder: &mut Command) {
             SigSet::empty().thread_set_mask().map_err(io::Error::from)?;
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
             if nix::unistd::getppid() != parent {
-                return Err(io::Error::other("parent exited"));
+                return Err(io::Error::from(nix::errno::Errno::ESRCH));
             }
             Ok(())
         });
