@@ -23,7 +23,7 @@ mod runner;
 mod toolbox;
 
 pub use handler::KitServer;
-pub use reason::{ReasonCode, ToolFailure};
+pub use reason::{ReasonCode, STDERR_MESSAGE_CHARS, ToolFailure};
 pub use runner::{RunOptions, run, run_with, serve};
 pub use toolbox::{Identity, ToolCall, ToolOutput, Toolbox, empty_schema, tool_spec};
 

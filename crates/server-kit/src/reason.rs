@@ -3,6 +3,9 @@
 
 use std::fmt;
 
+/// Longest message, in characters, written on a failure's stderr line.
+pub const STDERR_MESSAGE_CHARS: usize = 500;
+
 /// Why a tool call failed. The code is stable and machine-readable; the
 /// message of the [`ToolFailure`] that carries it is for people and models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -76,9 +79,15 @@ impl ToolFailure {
     }
 
     /// The one stderr line that reports this failure: the server, the code,
-    /// the tool and the message, with newlines escaped so it stays one line.
+    /// the tool and the message, with newlines escaped so it stays one line,
+    /// and cut at [`STDERR_MESSAGE_CHARS`] characters (a tool's whole reply
+    /// can be its failure message; the log needs only its start).
     pub fn stderr_line(&self, server: &str, tool: &str) -> String {
-        let message = self.message.replace('\\', "\\\\").replace('\n', "\\n");
+        let mut message = self.message.replace('\\', "\\\\").replace('\n', "\\n");
+        if let Some((cut, _)) = message.char_indices().nth(STDERR_MESSAGE_CHARS) {
+            message.truncate(cut);
+            message.push('…');
+        }
         format!(
             "{server}: reason={} tool={tool} {message}",
             self.code.as_str()
@@ -103,6 +112,19 @@ mod tests {
                 "upstream_bad_payload",
                 "tool_error"
             ]
+        );
+    }
+
+    #[test]
+    fn stderr_line_is_capped() {
+        let failure = ToolFailure::tool("x".repeat(2000));
+        let line = failure.stderr_line("forge-bash", "run");
+        assert_eq!(
+            line,
+            format!(
+                "forge-bash: reason=tool_error tool=run {}…",
+                "x".repeat(STDERR_MESSAGE_CHARS)
+            )
         );
     }
 

@@ -32,7 +32,7 @@ pub fn run_with<T: Toolbox>(toolbox: T, options: &RunOptions, args: &[String]) -
     match args.first().map(String::as_str) {
         None => {}
         Some("-h" | "--help") => {
-            print!("{}", help_text(&identity.name, options));
+            print!("{}", help_text(identity.name, options));
             return ExitCode::SUCCESS;
         }
         Some("-V" | "--version") => {
@@ -47,10 +47,7 @@ pub fn run_with<T: Toolbox>(toolbox: T, options: &RunOptions, args: &[String]) -
             };
         }
         Some(other) => {
-            eprintln!(
-                "{}: unknown argument {other:?}; try --help",
-                identity.name
-            );
+            eprintln!("{}: unknown argument {other:?}; try --help", identity.name);
             return ExitCode::from(2);
         }
     }

@@ -153,7 +153,11 @@ mod tests {
     fn parse_failure_names_the_tool() {
         let call = ToolCall::new("run", JsonObject::new());
         let failure = call.parse::<RunParams>().expect_err("missing field");
-        assert!(failure.message.starts_with("Invalid arguments for tool run:"));
+        assert!(
+            failure
+                .message
+                .starts_with("Invalid arguments for tool run:")
+        );
         assert!(failure.message.contains("command"));
     }
 }
