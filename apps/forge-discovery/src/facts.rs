@@ -1,0 +1,162 @@
+//! What the tools read from one markdown file (summary, phase, skill name
+//! and description), cached by path and file identity (size, modification
+//! and change times, inode), so a repeated call re-reads only the files that
+//! changed. A file that changes on disk is read again on the next call.
+
+use std::collections::HashMap;
+use std::fs;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use crate::markdown::{Document, first_paragraph, phase_line};
+
+/// Where a project's phase came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PhaseSource {
+    /// The README frontmatter's `phase:` field.
+    Frontmatter,
+    /// A `Phase: X` line in the README body.
+    ReadmeLine,
+    /// The README says nothing about the phase.
+    NotSet,
+    /// The project has no README.md.
+    NoReadme,
+}
+
+/// The facts of one markdown file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Facts {
+    /// Frontmatter `summary` or `description`, else the first paragraph.
+    pub summary: Option<String>,
+    /// Frontmatter `description`, else the first paragraph.
+    pub description: Option<String>,
+    /// Frontmatter `name`.
+    pub name: Option<String>,
+    pub phase: Option<String>,
+    pub phase_source: PhaseSource,
+}
+
+impl Facts {
+    pub fn from_text(text: &str) -> Facts {
+        let document = Document::parse(text);
+        let (phase, phase_source) = match document.frontmatter.text("phase") {
+            Some(phase) => (Some(phase), PhaseSource::Frontmatter),
+            None => match phase_line(document.body) {
+                Some(phase) => (Some(phase), PhaseSource::ReadmeLine),
+                None => (None, PhaseSource::NotSet),
+            },
+        };
+        Facts {
+            summary: document.summary(),
+            description: document
+                .frontmatter
+                .text("description")
+                .or_else(|| first_paragraph(document.body)),
+            name: document.frontmatter.text("name"),
+            phase,
+            phase_source,
+        }
+    }
+}
+
+/// A file's identity: if any part changes, the file is read again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified_ns: i128,
+    changed_ns: i128,
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(meta: &fs::Metadata) -> Stamp {
+        Stamp {
+            len: meta.len(),
+            modified_ns: i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            changed_ns: i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()),
+            inode: meta.ino(),
+        }
+    }
+}
+
+/// Past this many entries the cache starts over (paths of deleted files
+/// would otherwise pile up).
+const MAX_ENTRIES: usize = 50_000;
+
+/// Facts by path, shared by all calls of one server.
+#[derive(Debug, Default)]
+pub struct FactsCache {
+    entries: Mutex<HashMap<PathBuf, (Stamp, Arc<Facts>)>>,
+}
+
+impl FactsCache {
+    /// The facts of the markdown file at `path`; `None` when it cannot be read.
+    pub fn facts(&self, path: &Path) -> Option<Arc<Facts>> {
+        let stamp = Stamp::of(&fs::metadata(path).ok()?);
+        if let Ok(entries) = self.entries.lock()
+            && let Some((cached, facts)) = entries.get(path)
+            && *cached == stamp
+        {
+            return Some(Arc::clone(facts));
+        }
+        let bytes = fs::read(path).ok()?;
+        let facts = Arc::new(Facts::from_text(&String::from_utf8_lossy(&bytes)));
+        if let Ok(mut entries) = self.entries.lock() {
+            if entries.len() >= MAX_ENTRIES {
+                entries.clear();
+            }
+            entries.insert(path.to_owned(), (stamp, Arc::clone(&facts)));
+        }
+        Some(facts)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn facts_come_from_frontmatter_then_body() {
+        let facts = Facts::from_text(
+            "---\nname: pdf\ndescription: PDFs.\nphase: Build\n---\n# T\n\nFirst.\n",
+        );
+        assert_eq!(
+            facts,
+            Facts {
+                summary: Some("PDFs.".into()),
+                description: Some("PDFs.".into()),
+                name: Some("pdf".into()),
+                phase: Some("Build".into()),
+                phase_source: PhaseSource::Frontmatter,
+            }
+        );
+        let body_only = Facts::from_text("# T\n\nFirst para.\n\nPhase: Design\n");
+        assert_eq!(
+            (body_only.summary, body_only.phase, body_only.phase_source),
+            (
+                Some("First para.".into()),
+                Some("Design".into()),
+                PhaseSource::ReadmeLine
+            )
+        );
+    }
+
+    #[test]
+    fn a_changed_file_is_read_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("README.md");
+        let cache = FactsCache::default();
+        fs::write(&path, "---\nphase: One\n---\n").expect("write");
+        let first = cache.facts(&path).expect("facts");
+        assert!(Arc::ptr_eq(&first, &cache.facts(&path).expect("cached")));
+        fs::write(&path, "---\nphase: Two\n---\n").expect("rewrite, same size");
+        assert_eq!(
+            cache.facts(&path).expect("facts").phase.as_deref(),
+            Some("Two")
+        );
+        fs::remove_file(&path).expect("remove");
+        assert_eq!(cache.facts(&path), None);
+    }
+}

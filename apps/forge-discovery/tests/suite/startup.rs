@@ -1,0 +1,145 @@
+//! Starting with nothing: `initialize` and `tools/list` under `env -i`, the
+//! tool inputs of the seed, and the committed manifest.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use test_support::StdioServer;
+
+use super::BIN;
+
+const SEED_TOOLS: [(&str, &[&str], &[&str]); 7] = [
+    ("list_departments", &[], &[]),
+    ("list_projects", &["department"], &[]),
+    ("get_project_phase", &["project", "department"], &[]),
+    ("get_project_files", &["project", "department"], &[]),
+    ("list_skills", &[], &["department"]),
+    ("get_skill_details", &["skill"], &["department"]),
+    ("find", &["query"], &[]),
+];
+
+fn string_list(value: Option<&Value>) -> Vec<String> {
+    value
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn answers_initialize_and_tools_list_under_env_i() {
+    // `env -i BIN`: not even PATH, and no REPO_PATH.
+    let server = StdioServer::spawn("env", &["-i", BIN], &BTreeMap::new())
+        .await
+        .expect("initialize with an empty environment");
+    let info = server.client.peer_info().expect("initialize result");
+    let name = info.server_info.as_ref().map(|i| i.name.as_str());
+    assert_eq!(name, Some("forge-discovery"));
+    let names: Vec<String> = server
+        .tools()
+        .await
+        .expect("tools/list")
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    let expected: Vec<String> = SEED_TOOLS
+        .iter()
+        .map(|(name, ..)| name.to_string())
+        .collect();
+    assert_eq!(names, expected);
+    server.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn tool_inputs_are_the_seeds() {
+    let server = StdioServer::spawn(BIN, &[], &StdioServer::base_env())
+        .await
+        .expect("spawn");
+    let tools = server.tools().await.expect("tools/list");
+    let actual: Vec<(String, Vec<String>, Vec<String>)> = tools
+        .iter()
+        .map(|tool| {
+            let schema = Value::Object((*tool.input_schema).clone());
+            let mut required = string_list(schema.get("required"));
+            required.sort();
+            let mut optional: Vec<String> = schema["properties"]
+                .as_object()
+                .map(|props| {
+                    props
+                        .keys()
+                        .filter(|k| !required.contains(k))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            optional.sort();
+            for property in schema["properties"].as_object().into_iter().flatten() {
+                assert_eq!(property.1["type"], "string", "{}.{}", tool.name, property.0);
+            }
+            (tool.name.to_string(), required, optional)
+        })
+        .collect();
+    let expected: Vec<(String, Vec<String>, Vec<String>)> = SEED_TOOLS
+        .iter()
+        .map(|(name, required, optional)| {
+            let mut required: Vec<String> = required.iter().map(|s| s.to_string()).collect();
+            required.sort();
+            (
+                name.to_string(),
+                required,
+                optional.iter().map(|s| s.to_string()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(actual, expected);
+    assert!(
+        tools
+            .iter()
+            .all(|tool| tool.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true)),
+        "every tool is read-only"
+    );
+    server.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn committed_manifest_matches_tools_list() {
+    let server = StdioServer::spawn(BIN, &[], &StdioServer::base_env())
+        .await
+        .expect("spawn");
+    let tools = server.tools().await.expect("tools/list");
+    server.close().await.expect("close");
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json");
+    if std::env::var("BOTCRAFT_UPDATE_MANIFESTS").as_deref() == Ok("1") {
+        server_kit::manifest::write(&path, &tools).expect("write manifest");
+    }
+    if let Err(error) = server_kit::manifest::check(
+        &path,
+        &tools,
+        "BOTCRAFT_UPDATE_MANIFESTS=1 cargo test -p forge-discovery",
+    ) {
+        panic!("{error}");
+    }
+}
+
+#[test]
+fn manifest_flag_prints_the_committed_manifest() {
+    let output = std::process::Command::new(BIN)
+        .arg("--manifest")
+        .env_clear()
+        .output()
+        .expect("run --manifest");
+    assert!(output.status.success());
+    let printed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+    let committed: Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json"))
+            .expect("read manifest"),
+    )
+    .expect("JSON");
+    assert_eq!(printed, committed);
+}
