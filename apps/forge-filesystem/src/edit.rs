@@ -1,0 +1,242 @@
+//! `edit_file`: apply a list of text replacements, answer with a diff.
+//!
+//! The file and every `oldText`/`newText` have CRLF normalised to LF (so an
+//! edited CRLF file is written back with LF endings, as in the reference).
+//! Edits apply in order, each to the result of the one before:
+//!
+//! 1. if `oldText` occurs exactly, its first occurrence is replaced by
+//!    `newText`, taken literally;
+//! 2. otherwise the first window of lines whose trimmed text equals the
+//!    trimmed lines of `oldText` is replaced; the first new line takes the
+//!    indentation of the first matched line, and a later new line that is
+//!    indented, where the old line at the same position was indented too,
+//!    keeps its indentation relative to that old line;
+//! 3. otherwise the whole edit fails with
+//!    `Could not find exact match for edit:\n{oldText}` and nothing is written.
+//!
+//! The answer is the fenced unified diff of the real path ([`crate::diff`]);
+//! with `dryRun` nothing is written.
+
+use std::path::Path;
+
+use crate::diff::{fenced, unified_patch};
+use crate::oserror::FsError;
+use crate::write::write_atomic;
+
+/// One replacement.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edit {
+    pub old_text: String,
+    pub new_text: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum EditError {
+    #[error("Could not find exact match for edit:\n{old_text}")]
+    NoMatch { old_text: String },
+    #[error(
+        "Edit {index} has an empty oldText; give the text to replace (use write_file to write a whole file)"
+    )]
+    EmptyOldText { index: usize },
+    #[error("Cannot edit {}: the file is not valid UTF-8 text", .path.display())]
+    NotUtf8 { path: std::path::PathBuf },
+    #[error(transparent)]
+    Fs(#[from] FsError),
+}
+
+/// Read `path`, apply `edits`, write the result unless `dry_run`, and return
+/// the fenced diff labelled with `path`.
+pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<String, EditError> {
+    let bytes = std::fs::read(path).map_err(FsError::on("open", path))?;
+    let original = String::from_utf8(bytes).map_err(|_| EditError::NotUtf8 {
+        path: path.to_path_buf(),
+    })?;
+    let original = normalize_line_endings(original);
+    let modified = apply_edits(&original, edits)?;
+    let patch = unified_patch(&path.to_string_lossy(), &original, &modified);
+    if !dry_run {
+        write_atomic(path, modified.as_bytes())?;
+    }
+    Ok(fenced(&patch))
+}
+
+/// Apply `edits` in order to `content` (already LF-normalised).
+pub fn apply_edits(content: &str, edits: &[Edit]) -> Result<String, EditError> {
+    let mut modified = content.to_owned();
+    for (index, edit) in edits.iter().enumerate() {
+        let old = normalize_line_endings(edit.old_text.clone());
+        let new = normalize_line_endings(edit.new_text.clone());
+        if old.is_empty() {
+            return Err(EditError::EmptyOldText { index });
+        }
+        if let Some(at) = modified.find(&old) {
+            modified.replace_range(at..at + old.len(), &new);
+            continue;
+        }
+        match replace_line_window(&modified, &old, &new) {
+            Some(replaced) => modified = replaced,
+            None => {
+                return Err(EditError::NoMatch {
+                    old_text: edit.old_text.clone(),
+                });
+            }
+        }
+    }
+    Ok(modified)
+}
+
+/// Step 2: the whitespace-flexible line match.
+fn replace_line_window(content: &str, old: &str, new: &str) -> Option<String> {
+    let old_lines: Vec<&str> = old.split('\n').collect();
+    let trimmed_old: Vec<&str> = old_lines.iter().map(|line| trim_js(line)).collect();
+    let content_lines: Vec<&str> = content.split('\n').collect();
+    if old_lines.len() > content_lines.len() {
+        return None;
+    }
+    let start = (0..=content_lines.len() - old_lines.len()).find(|&start| {
+        trimmed_old
+            .iter()
+            .enumerate()
+            .all(|(offset, wanted)| trim_js(content_lines[start + offset]) == *wanted)
+    })?;
+    let first_indent = leading_space(content_lines[start]);
+    let new_lines: Vec<String> = new
+        .split('\n')
+        .enumerate()
+        .map(|(index, line)| {
+            if index == 0 {
+                return format!("{first_indent}{}", trim_start_js(line));
+            }
+            let old_indent = old_lines.get(index).map_or("", |old| leading_space(old));
+            let new_indent = leading_space(line);
+            if old_indent.is_empty() || new_indent.is_empty() {
+                return line.to_owned();
+            }
+            let extra = new_indent
+                .chars()
+                .count()
+                .saturating_sub(old_indent.chars().count());
+            format!("{first_indent}{}{}", " ".repeat(extra), trim_start_js(line))
+        })
+        .collect();
+    let mut out = String::with_capacity(content.len() + new.len());
+    for line in &content_lines[..start] {
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push_str(&new_lines.join("\n"));
+    for line in &content_lines[start + old_lines.len()..] {
+        out.push('\n');
+        out.push_str(line);
+    }
+    Some(out)
+}
+
+/// CRLF to LF.
+pub fn normalize_line_endings(text: String) -> String {
+    if text.contains("\r\n") {
+        text.replace("\r\n", "\n")
+    } else {
+        text
+    }
+}
+
+/// JavaScript's whitespace (`\s`, what `trim()` removes): Rust's
+/// `char::is_whitespace` minus U+0085, plus U+FEFF.
+fn is_js_space(c: char) -> bool {
+    (c.is_whitespace() && c != '\u{85}') || c == '\u{feff}'
+}
+
+fn trim_js(line: &str) -> &str {
+    line.trim_matches(is_js_space)
+}
+
+fn trim_start_js(line: &str) -> &str {
+    line.trim_start_matches(is_js_space)
+}
+
+fn leading_space(line: &str) -> &str {
+    &line[..line.len() - trim_start_js(line).len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn edit(old: &str, new: &str) -> Edit {
+        Edit {
+            old_text: old.into(),
+            new_text: new.into(),
+        }
+    }
+
+    #[test]
+    fn edits_apply_like_the_reference() {
+        let cases: Vec<(&str, &str, Vec<Edit>, &str)> = vec![
+            (
+                "exact match replaces the first occurrence only",
+                "a b a b",
+                vec![edit("b", "c")],
+                "a c a b",
+            ),
+            (
+                "replacement is literal, no $ patterns",
+                "x = 1\n",
+                vec![edit("1", "$& $1 $$")],
+                "x = $& $1 $$\n",
+            ),
+            (
+                "edits chain on the previous result",
+                "one\n",
+                vec![edit("one", "two"), edit("two", "three")],
+                "three\n",
+            ),
+            (
+                "whitespace-flexible match takes the file's indentation",
+                "fn main() {\n        let x = 1;\n        let y = 2;\n}\n",
+                vec![edit(
+                    "let x = 1;\n  let y = 2;",
+                    "let x = 10;\n    let y = 20;",
+                )],
+                "fn main() {\n        let x = 10;\n          let y = 20;\n}\n",
+            ),
+            (
+                "an unindented new line is kept as written",
+                "  if a {\n    b();\n  }\n",
+                vec![edit("if a {\n b();\n}", "if a {\nc();\n}")],
+                "  if a {\nc();\n}\n",
+            ),
+        ];
+        for (name, content, edits, expected) in cases {
+            assert_eq!(
+                apply_edits(content, &edits).expect(name),
+                expected,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_missing_edit_fails_the_whole_list() {
+        let error = apply_edits("a\nb\n", &[edit("a", "A"), edit("zzz", "y")])
+            .expect_err("second edit has no match");
+        assert_eq!(
+            error.to_string(),
+            "Could not find exact match for edit:\nzzz"
+        );
+    }
+
+    #[test]
+    fn empty_old_text_is_refused() {
+        let error = apply_edits("a", &[edit("", "x")]).expect_err("empty oldText");
+        assert!(matches!(error, EditError::EmptyOldText { index: 0 }));
+    }
+
+    #[test]
+    fn js_whitespace_is_trimmed() {
+        assert_eq!(trim_js("\u{feff}\t x \u{a0}"), "x");
+        assert_eq!(trim_js("\u{85}x"), "\u{85}x");
+        assert_eq!(leading_space("\t  x  "), "\t  ");
+    }
+}

@@ -1,0 +1,451 @@
+//! The trash (seed 000 §5.4, the former `uvilo-trash` server): files and
+//! folders of the repository are moved to `{REPO_ROOT}/.trash/`, keeping
+//! their folder structure and gaining a timestamp suffix, and can be moved
+//! back.
+//!
+//! Rules kept here:
+//! - paths are relative to the repository root or absolute inside it, and
+//!   confined to it like the file tools' paths ([`crate::paths`]); the last
+//!   component is not followed, so trashing a symlink moves the link;
+//! - protected paths are refused: `.git`, `.trash`, `.internal/node_modules`,
+//!   `.internal/dist`, `.internal/.astro` and anything under them, a `.git`
+//!   anywhere (nested repositories), the repository root, and any folder
+//!   holding a protected path (`.internal`);
+//! - every move is one no-replace rename ([`moving`]): nothing is ever
+//!   overwritten, and two trashings of one path in one second both survive
+//!   (the second name gets `-2`);
+//! - restoring never overwrites an existing path, creates missing parent
+//!   folders, and removes folders of `.trash/` left empty behind it.
+
+pub mod confirm;
+pub mod inventory;
+pub mod moving;
+pub mod naming;
+pub mod report;
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use jiff::civil::DateTime;
+
+use crate::oserror::FsError;
+use crate::paths::{AllowedRoot, PathError};
+use inventory::{Inventory, take_inventory};
+use moving::{MoveError, rename_no_replace};
+use naming::{Kind, parse_trashed_name, trashed_name};
+
+/// The trash folder's name under the repository root.
+pub const TRASH_DIR: &str = ".trash";
+
+/// Paths the trash never touches, relative to the repository root.
+pub const PROTECTED: [&str; 5] = [
+    ".git",
+    ".trash",
+    ".internal/node_modules",
+    ".internal/dist",
+    ".internal/.astro",
+];
+
+/// The most names tried for one path in one second.
+const MAX_COUNTER: u32 = 10_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TrashError {
+    #[error(transparent)]
+    Path(#[from] PathError),
+    #[error("Refusing to trash the repository root itself")]
+    RepoRoot,
+    #[error("Refusing to trash {}: {rule} is protected and never trashed", .relative.display())]
+    Protected { relative: PathBuf, rule: String },
+    #[error("Refusing to trash {}: it contains the protected path {rule}", .relative.display())]
+    HoldsProtected {
+        relative: PathBuf,
+        rule: &'static str,
+    },
+    #[error("No such file or directory: {}", .relative.display())]
+    NotFound { relative: PathBuf },
+    #[error("{} is a {}; use {tool} for it", .relative.display(), kind_word(*.actual))]
+    WrongKind {
+        relative: PathBuf,
+        actual: Kind,
+        tool: &'static str,
+    },
+    #[error("Cannot trash {}: its name is not valid UTF-8", .relative.display())]
+    NameNotUtf8 { relative: PathBuf },
+    #[error(
+        "{requested} is not inside the trash; give the trashed path list_trash shows, like .trash/Architecture/Old_Doc__2026-03-14T18-30-00.md"
+    )]
+    NotInTrash { requested: String },
+    #[error("Nothing in the trash at {TRASH_DIR}/{}", .relative.display())]
+    NoSuchItem { relative: PathBuf },
+    #[error("{TRASH_DIR}/{} has no trash suffix (__YYYY-MM-DDTHH-MM-SS), so its original path is unknown", .relative.display())]
+    NotATrashedName { relative: PathBuf },
+    #[error("Cannot restore {TRASH_DIR}/{}: {} already exists. Nothing was moved; move the existing one away first.", .trashed.display(), .original.display())]
+    DestinationExists { trashed: PathBuf, original: PathBuf },
+    #[error("Cannot move {} to {}: they are on different filesystems (EXDEV), and the trash only renames. Nothing was moved.", .from.display(), .to.display())]
+    CrossDevice { from: PathBuf, to: PathBuf },
+    #[error("Refusing to use {}: it is not a plain folder (a symlink or a file is in the way)", .path.display())]
+    Blocked { path: PathBuf },
+    #[error("Cannot find a free trash name for {} in this second", .relative.display())]
+    NoFreeName { relative: PathBuf },
+    #[error(transparent)]
+    Fs(#[from] FsError),
+}
+
+fn kind_word(kind: Kind) -> &'static str {
+    match kind {
+        Kind::File => "file",
+        Kind::Dir => "directory",
+    }
+}
+
+/// What a trashing did, as paths relative to the repository root.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub from: PathBuf,
+    pub to: PathBuf,
+}
+
+/// The trash of one repository.
+#[derive(Debug, Clone)]
+pub struct Trash {
+    repo: AllowedRoot,
+    trash_root: PathBuf,
+}
+
+impl Trash {
+    pub fn new(repo: AllowedRoot) -> Self {
+        let trash_root = repo.real().join(TRASH_DIR);
+        Self { repo, trash_root }
+    }
+
+    /// Move `requested` (a `kind`) into the trash, stamped with `now` (UTC).
+    pub fn trash(&self, requested: &str, kind: Kind, now: DateTime) -> Result<Moved, TrashError> {
+        let entry = self.repo.resolve_entry(requested)?;
+        check_protection(&entry.relative)?;
+        let relative = entry.relative;
+        let metadata = lstat(&entry.path, &relative)?;
+        check_kind(&relative, &metadata, kind, "trash_file", "trash_directory")?;
+        let name = relative
+            .file_name()
+            .and_then(|name| name.to_str())
+            .ok_or_else(|| TrashError::NameNotUtf8 {
+                relative: relative.clone(),
+            })?;
+        let parent = relative.parent().unwrap_or(Path::new(""));
+        let folder = self.plain_folders(&Path::new(TRASH_DIR).join(parent))?;
+        for counter in 1..=MAX_COUNTER {
+            let target_name = trashed_name(name, kind, now, counter);
+            let target = folder.join(&target_name);
+            match rename_no_replace(&entry.path, &target) {
+                Ok(()) => {
+                    return Ok(Moved {
+                        to: Path::new(TRASH_DIR).join(parent).join(target_name),
+                        from: relative,
+                    });
+                }
+                Err(MoveError::DestinationExists) => continue,
+                Err(error) => return Err(move_failure(error, &entry.path, &target)),
+            }
+        }
+        Err(TrashError::NoFreeName { relative })
+    }
+
+    /// Move a trashed `kind` back to where it came from. `requested` is the
+    /// trashed path relative to the repository (`.trash/…`), relative to
+    /// the trash folder, or absolute.
+    pub fn untrash(&self, requested: &str, kind: Kind) -> Result<Moved, TrashError> {
+        let not_in_trash = || TrashError::NotInTrash {
+            requested: requested.to_owned(),
+        };
+        let given = Path::new(requested);
+        let in_repo = given.is_absolute()
+            || given
+                .components()
+                .next()
+                .is_some_and(|first| first.as_os_str() == TRASH_DIR);
+        let located = if in_repo {
+            requested.to_owned()
+        } else {
+            Path::new(TRASH_DIR)
+                .join(given)
+                .to_string_lossy()
+                .into_owned()
+        };
+        let entry = self
+            .repo
+            .resolve_entry(&located)
+            .map_err(|error| match error {
+                PathError::Outside { .. } if !in_repo => not_in_trash(),
+                other => TrashError::Path(other),
+            })?;
+        let inside = entry
+            .relative
+            .strip_prefix(TRASH_DIR)
+            .map_err(|_| not_in_trash())?
+            .to_path_buf();
+        if inside.as_os_str().is_empty() {
+            return Err(not_in_trash());
+        }
+        let metadata = match fs::symlink_metadata(&entry.path) {
+            Ok(metadata) => metadata,
+            Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                return Err(TrashError::NoSuchItem { relative: inside });
+            }
+            Err(error) => return Err(FsError::new("lstat", &entry.path, error).into()),
+        };
+        check_kind(
+            &entry.relative,
+            &metadata,
+            kind,
+            "untrash_file",
+            "untrash_directory",
+        )?;
+        let parsed = inside
+            .file_name()
+            .and_then(|name| name.to_str())
+            .and_then(parse_trashed_name)
+            .ok_or_else(|| TrashError::NotATrashedName {
+                relative: inside.clone(),
+            })?;
+        let original = inside
+            .parent()
+            .unwrap_or(Path::new(""))
+            .join(&parsed.original);
+        check_protection(&original)?;
+        let destination = self.repo.resolve_entry(&original.to_string_lossy())?;
+        let exists = || TrashError::DestinationExists {
+            trashed: inside.clone(),
+            original: destination.relative.clone(),
+        };
+        if fs::symlink_metadata(&destination.path).is_ok() {
+            return Err(exists());
+        }
+        if let Some(parent) = destination.path.parent() {
+            fs::create_dir_all(parent).map_err(FsError::on("mkdir", parent))?;
+        }
+        match rename_no_replace(&entry.path, &destination.path) {
+            Ok(()) => {}
+            Err(MoveError::DestinationExists) => return Err(exists()),
+            Err(error) => return Err(move_failure(error, &entry.path, &destination.path)),
+        }
+        self.remove_empty_folders_above(&entry.path);
+        Ok(Moved {
+            from: entry.relative,
+            to: destination.relative,
+        })
+    }
+
+    /// What the trash holds now.
+    pub fn inventory(&self) -> Result<Inventory, TrashError> {
+        self.check_trash_root()?;
+        Ok(take_inventory(&self.trash_root)?)
+    }
+
+    /// Delete everything inside `.trash/` (the folder itself stays).
+    pub fn delete_everything(&self) -> Result<(), TrashError> {
+        if !self.check_trash_root()? {
+            return Ok(());
+        }
+        let entries =
+            fs::read_dir(&self.trash_root).map_err(FsError::on("scandir", &self.trash_root))?;
+        for entry in entries {
+            let entry = entry.map_err(FsError::on("scandir", &self.trash_root))?;
+            let path = entry.path();
+            let is_dir = entry.file_type().is_ok_and(|kind| kind.is_dir());
+            let removed = if is_dir {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            removed.map_err(FsError::on("rm", &path))?;
+        }
+        Ok(())
+    }
+
+    /// `true` when `.trash/` exists as a plain folder, `false` when it does
+    /// not exist; an error when something else is in its place.
+    fn check_trash_root(&self) -> Result<bool, TrashError> {
+        match fs::symlink_metadata(&self.trash_root) {
+            Ok(metadata) if metadata.is_dir() => Ok(true),
+            Ok(_) => Err(TrashError::Blocked {
+                path: self.trash_root.clone(),
+            }),
+            Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(error) => Err(FsError::new("lstat", &self.trash_root, error).into()),
+        }
+    }
+
+    /// Make `relative` (under the repository root) a chain of plain folders,
+    /// creating what is missing and refusing symlinks or files in the way.
+    fn plain_folders(&self, relative: &Path) -> Result<PathBuf, TrashError> {
+        let mut current = self.repo.real().to_path_buf();
+        for component in relative.components() {
+            current.push(component);
+            match fs::symlink_metadata(&current) {
+                Ok(metadata) if metadata.is_dir() => {}
+                Ok(_) => return Err(TrashError::Blocked { path: current }),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => {
+                    match fs::create_dir(&current) {
+                        Ok(()) => {}
+                        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {
+                            if !fs::symlink_metadata(&current).is_ok_and(|m| m.is_dir()) {
+                                return Err(TrashError::Blocked { path: current });
+                            }
+                        }
+                        Err(error) => return Err(FsError::new("mkdir", &current, error).into()),
+                    }
+                }
+                Err(error) => return Err(FsError::new("lstat", &current, error).into()),
+            }
+        }
+        Ok(current)
+    }
+
+    /// Remove the folders between `moved_out` and `.trash/` that it left
+    /// empty; stop at the first that is not empty.
+    fn remove_empty_folders_above(&self, moved_out: &Path) {
+        let mut folder = moved_out.parent();
+        while let Some(current) = folder {
+            if current == self.trash_root || !current.starts_with(&self.trash_root) {
+                break;
+            }
+            if fs::remove_dir(current).is_err() {
+                break;
+            }
+            folder = current.parent();
+        }
+    }
+}
+
+fn lstat(path: &Path, relative: &Path) -> Result<fs::Metadata, TrashError> {
+    match fs::symlink_metadata(path) {
+        Ok(metadata) => Ok(metadata),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Err(TrashError::NotFound {
+            relative: relative.to_path_buf(),
+        }),
+        Err(error) => Err(FsError::new("lstat", path, error).into()),
+    }
+}
+
+fn check_kind(
+    relative: &Path,
+    metadata: &fs::Metadata,
+    wanted: Kind,
+    file_tool: &'static str,
+    dir_tool: &'static str,
+) -> Result<(), TrashError> {
+    let actual = if metadata.is_dir() {
+        Kind::Dir
+    } else {
+        Kind::File
+    };
+    if actual == wanted {
+        return Ok(());
+    }
+    Err(TrashError::WrongKind {
+        relative: relative.to_path_buf(),
+        actual,
+        tool: match actual {
+            Kind::File => file_tool,
+            Kind::Dir => dir_tool,
+        },
+    })
+}
+
+/// Refuse the root, protected paths, and folders holding a protected path.
+pub fn check_protection(relative: &Path) -> Result<(), TrashError> {
+    if relative.as_os_str().is_empty() {
+        return Err(TrashError::RepoRoot);
+    }
+    let refused = |rule: &str| TrashError::Protected {
+        relative: relative.to_path_buf(),
+        rule: rule.to_owned(),
+    };
+    if let Some(rule) = PROTECTED.iter().find(|rule| relative.starts_with(rule)) {
+        return Err(refused(rule));
+    }
+    if relative.components().any(|part| part.as_os_str() == ".git") {
+        return Err(refused(".git"));
+    }
+    if let Some(rule) = PROTECTED
+        .iter()
+        .find(|rule| Path::new(rule).starts_with(relative))
+    {
+        return Err(TrashError::HoldsProtected {
+            relative: relative.to_path_buf(),
+            rule,
+        });
+    }
+    Ok(())
+}
+
+fn move_failure(error: MoveError, from: &Path, to: &Path) -> TrashError {
+    match error {
+        MoveError::CrossDevice => TrashError::CrossDevice {
+            from: from.to_path_buf(),
+            to: to.to_path_buf(),
+        },
+        MoveError::DestinationExists => {
+            FsError::new("rename", to, io::Error::from(io::ErrorKind::AlreadyExists)).into()
+        }
+        MoveError::Io(source) => FsError::new("rename", from, source).into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn protection_rules() {
+        let cases = [
+            ("", Some("Refusing to trash the repository root itself")),
+            (
+                ".git",
+                Some("Refusing to trash .git: .git is protected and never trashed"),
+            ),
+            (
+                ".git/config",
+                Some("Refusing to trash .git/config: .git is protected and never trashed"),
+            ),
+            (
+                ".trash/x",
+                Some("Refusing to trash .trash/x: .trash is protected and never trashed"),
+            ),
+            (
+                ".internal/node_modules/pkg",
+                Some(
+                    "Refusing to trash .internal/node_modules/pkg: .internal/node_modules is protected and never trashed",
+                ),
+            ),
+            (
+                ".internal/.astro",
+                Some(
+                    "Refusing to trash .internal/.astro: .internal/.astro is protected and never trashed",
+                ),
+            ),
+            (
+                "vendor/lib/.git",
+                Some("Refusing to trash vendor/lib/.git: .git is protected and never trashed"),
+            ),
+            (
+                ".internal",
+                Some(
+                    "Refusing to trash .internal: it contains the protected path .internal/node_modules",
+                ),
+            ),
+            (".gitignore", None),
+            (".internal/src/page.astro", None),
+            ("docs/.trashy", None),
+        ];
+        for (relative, expected) in cases {
+            let got = check_protection(Path::new(relative))
+                .err()
+                .map(|error| error.to_string());
+            assert_eq!(got.as_deref(), expected, "{relative:?}");
+        }
+    }
+}

@@ -1,0 +1,2 @@
+//! forge-filesystem's integration tests: the built binary driven over stdio.
+mod suite;
