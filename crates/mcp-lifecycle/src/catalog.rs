@@ -98,6 +98,66 @@ impl McpServerManager {
     /// each list cut to the binding's tool filter. A server that fails is reported in
     /// `failures` and the others still answer.
     pub async fn get_tools_for_bot(&self, bot_id: &str) -> Result<BotTools, LifecycleError> {
+        self.bot_tools(bot_id, |server| async move {
+            self.get_tools(&server).await.map(Some)
+        })
+        .await
+    }
+
+    /// [`Self::get_tools_for_bot`] from the cached catalog only: never starts a server (for
+    /// tool search and dashboards). A server whose tools were never listed is reported in
+    /// `failures` as [`LifecycleError::NoCachedTools`].
+    pub async fn cached_tools_for_bot(&self, bot_id: &str) -> Result<BotTools, LifecycleError> {
+        self.bot_tools(
+            bot_id,
+            |server| async move { self.cached_tools(&server).await },
+        )
+        .await
+    }
+
+    /// The tools of `server` as last listed: from memory if it ran since this manager
+    /// started, else from the store's tool cache. Never starts the server; `None` when its
+    /// tools were never listed.
+    pub async fn cached_tools(
+        &self,
+        server: &str,
+    ) -> Result<Option<Arc<Vec<Tool>>>, LifecycleError> {
+        let slot = self.slot(server)?;
+        if let Some(tools) = slot.lock().tools.clone() {
+            return Ok(Some(tools));
+        }
+        let config = slot.config();
+        if config.id.is_empty() {
+            return Ok(None);
+        }
+        let Some(cache) = self.inner.store.tool_cache(&config.id).await? else {
+            return Ok(None);
+        };
+        let tools = cache
+            .tools
+            .into_iter()
+            .map(serde_json::from_value::<Tool>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|source| LifecycleError::BadToolCache {
+                server: server.to_owned(),
+                source: Arc::new(source),
+            })?;
+        // A list fetched meanwhile by a start is newer than the store's: keep it.
+        let mut state = slot.lock();
+        Ok(Some(
+            state.tools.get_or_insert_with(|| Arc::new(tools)).clone(),
+        ))
+    }
+
+    async fn bot_tools<'a, F, Fut>(
+        &'a self,
+        bot_id: &str,
+        tools_of: F,
+    ) -> Result<BotTools, LifecycleError>
+    where
+        F: Fn(String) -> Fut,
+        Fut: Future<Output = Result<Option<Arc<Vec<Tool>>>, LifecycleError>> + 'a,
+    {
         if self.inner.store.bot(bot_id).await?.is_none() {
             return Err(LifecycleError::UnknownBot {
                 bot: bot_id.to_owned(),
@@ -106,11 +166,12 @@ impl McpServerManager {
         let bound = self.inner.store.bound_servers(bot_id).await?;
         let enabled: Vec<_> = bound.into_iter().filter(|b| b.binding.enabled).collect();
         let lists =
-            futures::future::join_all(enabled.iter().map(|b| self.get_tools(&b.server.name))).await;
+            futures::future::join_all(enabled.iter().map(|b| tools_of(b.server.name.clone())))
+                .await;
         let mut result = BotTools::default();
         for (bound, list) in enabled.iter().zip(lists) {
             match list {
-                Ok(tools) => result.tools.extend(
+                Ok(Some(tools)) => result.tools.extend(
                     tools
                         .iter()
                         .filter(|tool| bound.binding.allows(&tool.name))
@@ -120,6 +181,9 @@ impl McpServerManager {
                             pinned: bound.binding.pinned_tools.iter().any(|p| *p == tool.name),
                         }),
                 ),
+                Ok(None) => result.failures.push(LifecycleError::NoCachedTools {
+                    server: bound.server.name.clone(),
+                }),
                 Err(error) => result.failures.push(error),
             }
         }

@@ -93,6 +93,14 @@ pub enum LifecycleError {
         #[source]
         source: Arc<rmcp::ServiceError>,
     },
+    #[error("MCP server {server:?} has no cached tool list (its tools were never listed)")]
+    NoCachedTools { server: String },
+    #[error("MCP server {server:?}: the cached tool list does not parse")]
+    BadToolCache {
+        server: String,
+        #[source]
+        source: Arc<serde_json::Error>,
+    },
     #[error("store")]
     Store(#[source] Arc<store::StoreError>),
 }
