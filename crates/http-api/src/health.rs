@@ -1,0 +1,107 @@
+//! `GET /api/health`, as the seed's §10.4 has it: `status` is `healthy` when every always-on
+//! server is running and `degraded` otherwise; `mcpServers` maps each server's name to its
+//! `state`, `alwaysOn`, `pid`, `uptime` (whole seconds, `null` when not running), `restarts`,
+//! `toolCount` and `lastError`. Public (no key), always 200, and it shows no environment
+//! values: errors name variables, never their values.
+
+use axum::Json;
+use axum::extract::State;
+use mcp_lifecycle::{ServerState, ServerStatus};
+use serde_json::{Map, Value, json};
+
+use crate::state::AppState;
+
+/// One server's entry.
+pub fn status_json(status: &ServerStatus) -> Value {
+    json!({
+        "state": status.state.to_string(),
+        "alwaysOn": status.always_on,
+        "pid": status.pid,
+        "uptime": status.uptime.map(|uptime| uptime.as_secs()),
+        "restarts": status.restarts,
+        "toolCount": status.tool_count,
+        "lastError": status.last_error,
+    })
+}
+
+/// The health document of these statuses.
+pub fn health_report(statuses: &[ServerStatus]) -> Value {
+    let healthy = statuses
+        .iter()
+        .filter(|status| status.always_on)
+        .all(|status| status.state == ServerState::Running);
+    let servers: Map<String, Value> = statuses
+        .iter()
+        .map(|status| (status.name.clone(), status_json(status)))
+        .collect();
+    json!({
+        "status": if healthy { "healthy" } else { "degraded" },
+        "mcpServers": servers,
+    })
+}
+
+pub async fn health(State(state): State<AppState>) -> Json<Value> {
+    Json(health_report(&state.manager.get_all_statuses()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn status(name: &str, state: ServerState, always_on: bool) -> ServerStatus {
+        ServerStatus {
+            name: name.into(),
+            state,
+            always_on,
+            pid: (state == ServerState::Running).then_some(42),
+            uptime: (state == ServerState::Running).then_some(Duration::from_millis(2500)),
+            restarts: 0,
+            tool_count: Some(1),
+            last_error: None,
+        }
+    }
+
+    #[test]
+    fn status_is_degraded_only_when_an_always_on_server_is_not_running() {
+        let cases = [
+            (vec![], "healthy"),
+            (vec![status("a", ServerState::Running, true)], "healthy"),
+            (
+                vec![
+                    status("a", ServerState::Running, true),
+                    status("lazy", ServerState::Stopped, false),
+                ],
+                "healthy",
+            ),
+            (
+                vec![
+                    status("a", ServerState::Running, true),
+                    status("b", ServerState::Error, true),
+                ],
+                "degraded",
+            ),
+            (vec![status("a", ServerState::Starting, true)], "degraded"),
+        ];
+        for (statuses, expected) in cases {
+            assert_eq!(health_report(&statuses)["status"], expected, "{statuses:?}");
+        }
+    }
+
+    #[test]
+    fn each_server_reports_its_state_and_counters() {
+        let report = health_report(&[status("a", ServerState::Running, true)]);
+        assert_eq!(
+            report,
+            json!({
+                "status": "healthy",
+                "mcpServers": {"a": {
+                    "state": "running", "alwaysOn": true, "pid": 42, "uptime": 2,
+                    "restarts": 0, "toolCount": 1, "lastError": null,
+                }},
+            })
+        );
+    }
+}

@@ -1,0 +1,40 @@
+//! BotCraft's HTTP surface, as a library so it can be driven without a socket:
+//! [`app`] builds the axum [`Router`] over an [`AppState`].
+//!
+//! - `POST /api/ai/chat` ([`routes::chat`]): one chat turn of a bot, answered with the AI SDK
+//!   UI message stream (SSE) or, on `Accept: application/json`, one JSON document;
+//! - `GET /api/health` ([`health`]): the seed's §10.4 health document; public;
+//! - the admin API under `/api/servers` and `/api/bots` ([`routes::servers`],
+//!   [`routes::bots`]) and its OpenAPI document ([`openapi`]);
+//! - [`auth`]: bearer keys, compared in constant time; [`error`]: one JSON error type;
+//! - [`executor`]: inference's `ToolExecutor` over the `McpServerManager` (qualified names,
+//!   reverse map, per-server deadlines, lazy start, leases held by the chat route);
+//! - [`native_tools`]: the native tools every bot gets.
+
+pub mod auth;
+pub mod error;
+pub mod executor;
+pub mod health;
+pub mod native_tools;
+pub mod openapi;
+pub mod redact;
+pub mod routes;
+pub mod state;
+
+#[cfg(test)]
+mod testing;
+
+pub use auth::ApiKeys;
+pub use error::ApiError;
+pub use executor::{BotToolset, McpToolExecutor};
+pub use native_tools::default_native_tools;
+pub use redact::Redactor;
+pub use routes::RouteSpec;
+pub use state::{ApiConfig, AppState, DEFAULT_MAX_BODY_BYTES};
+
+use axum::Router;
+
+/// Every route over `state`.
+pub fn app(state: AppState) -> Router {
+    routes::app_with_routes(state).0
+}

@@ -1,0 +1,286 @@
+//! `POST /api/ai/chat` — one chat turn of a bot.
+//!
+//! The body is `{botId, messages}` (the bot's id or name; AI SDK `UIMessage`s, other fields
+//! that `useChat` sends are ignored). Everything that can be refused is refused before the
+//! stream starts, as a JSON error: bad JSON (400), an unknown bot (404), messages that cannot
+//! be read (400), a bot whose model cannot be used (503, e.g. its provider's key is not set).
+//!
+//! Then the turn runs (see `inference::ChatTurn`): the bot's system prompt plus each enabled
+//! server's instructions, the native tools plus the bot's MCP tools under qualified names,
+//! steps up to the bot's step limit, tool calls concurrent under their server's deadlines,
+//! a lease on the bot's servers for the whole turn. The answer is:
+//! - by default the AI SDK UI message stream (SSE, `x-vercel-ai-ui-message-stream: v1`),
+//!   ending with `[DONE]`; a provider failure ends it with an `error` chunk whose text has
+//!   every configured secret redacted;
+//! - with `Accept: application/json` (and not `text/event-stream`), one JSON document with
+//!   the text, the tool calls and their outputs, the finish reason and usage; a provider
+//!   failure is a 502 JSON error.
+//!
+//! The client hanging up drops the response body, which drops the turn's event receiver:
+//! the turn cancels (provider request dropped, tool calls cancelled) and the lease ends.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::Body;
+use axum::extract::State;
+use axum::extract::rejection::JsonRejection;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures::{Stream, StreamExt, stream};
+use inference::ui_stream::{DONE_FRAME, RESPONSE_HEADERS};
+use inference::{
+    ChatTurn, ProviderError, TurnConfig, TurnEvent, UiMessage, UiMessageChunk, UiStreamEncoder,
+    to_provider_messages,
+};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use store::Bot;
+
+use crate::error::ApiError;
+use crate::executor::{BotToolset, McpToolExecutor};
+use crate::redact::Redactor;
+use crate::state::AppState;
+
+/// The request body.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatRequest {
+    /// The bot's id or name.
+    pub bot_id: String,
+    pub messages: Vec<UiMessage>,
+}
+
+/// The bot with this id, else with this name.
+pub async fn find_bot(store: &store::Store, key: &str) -> Result<Bot, ApiError> {
+    if let Some(bot) = store.bot(key).await? {
+        return Ok(bot);
+    }
+    store
+        .bot_by_name(key)
+        .await?
+        .ok_or_else(|| ApiError::not_found("unknown_bot", format!("no bot {key:?}")))
+}
+
+fn wants_json(headers: &HeaderMap) -> bool {
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    accept.contains("application/json") && !accept.contains("text/event-stream")
+}
+
+/// A new id for the assistant message.
+fn message_id() -> String {
+    format!("msg-{:016x}", rand::random::<u64>())
+}
+
+pub async fn chat(
+    State(state): State<AppState>,
+    headers: HeaderMap,
+    body: Result<Json<ChatRequest>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(request) = body?;
+    let bot = find_bot(&state.store, &request.bot_id).await?;
+    let messages = to_provider_messages(&request.messages)
+        .map_err(|error| ApiError::bad_request("bad_messages", error.to_string()))?;
+    if messages.is_empty() {
+        return Err(ApiError::bad_request(
+            "bad_messages",
+            "no user or assistant message to answer",
+        ));
+    }
+    let selected = state
+        .providers
+        .for_bot(&bot.name, &bot.model)
+        .map_err(|error| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "model_unavailable",
+                error.to_string(),
+            )
+        })?;
+    let lease = state.manager.lease(&bot.id).await?;
+    let toolset =
+        BotToolset::load(&state.store, &state.manager, &bot, state.native.names()).await?;
+    let instructions = toolset.instructions.clone();
+    let executor = Arc::new(McpToolExecutor::new(state.manager.clone(), toolset));
+    let config = TurnConfig {
+        max_steps: u32::try_from(bot.step_limit.max(1)).unwrap_or(u32::MAX),
+        tool_timeout: state.config.native_tool_timeout,
+        cancel_grace: state.config.cancel_grace,
+        max_output_tokens: state.config.max_output_tokens,
+    };
+    let turn = ChatTurn::new(selected.provider, selected.model)
+        .with_system_prompt(&bot.system_prompt)
+        .with_server_instructions(instructions)
+        .with_messages(messages)
+        .with_native_tools(state.native.clone())
+        .with_tool_executor(executor)
+        .with_config(config);
+    let (events, outcome) = turn.spawn(state.shutdown.child_token());
+    let bot_name = bot.name.clone();
+    tokio::spawn(async move {
+        if let Ok(outcome) = outcome.await {
+            tracing::info!(
+                bot = %bot_name,
+                steps = outcome.steps,
+                input_tokens = outcome.usage.input_tokens,
+                output_tokens = outcome.usage.output_tokens,
+                end = ?outcome.end,
+                "chat turn ended"
+            );
+        }
+    });
+    let id = message_id();
+    let redactor = state.config.redactor.clone();
+    if wants_json(&headers) {
+        // The lease lives until the collected answer is ready.
+        let answer = collect_answer(id, &bot, events, &redactor).await;
+        drop(lease);
+        return answer.map(|value| Json(value).into_response());
+    }
+    let frames = sse_frames(UiStreamEncoder::new(id), events, redactor, lease);
+    let mut response = Body::from_stream(frames.map(Ok::<_, Infallible>)).into_response();
+    for (name, value) in RESPONSE_HEADERS {
+        response
+            .headers_mut()
+            .insert(name, HeaderValue::from_static(value));
+    }
+    Ok(response)
+}
+
+/// The SSE body: `start`, the chunks of each event (error texts redacted), `[DONE]`.
+/// `guard` (the lease) is dropped with the stream, whether it ends or the client hangs up.
+fn sse_frames<E, G>(
+    mut encoder: UiStreamEncoder,
+    events: E,
+    redactor: Redactor,
+    guard: G,
+) -> impl Stream<Item = String> + Send + use<E, G>
+where
+    E: Stream<Item = TurnEvent> + Send + 'static,
+    G: Send + 'static,
+{
+    let start = stream::iter([encoder.start().to_sse()]);
+    let body = events.flat_map(move |event| {
+        let _held = &guard;
+        let frames: Vec<String> = encoder
+            .encode(&event)
+            .into_iter()
+            .map(|chunk| match chunk {
+                UiMessageChunk::Error { error_text } => UiMessageChunk::Error {
+                    error_text: redactor.redact(&error_text),
+                },
+                other => other,
+            })
+            .map(|chunk| chunk.to_sse())
+            .collect();
+        stream::iter(frames)
+    });
+    start
+        .chain(body)
+        .chain(stream::iter([DONE_FRAME.to_owned()]))
+}
+
+/// One tool call of a JSON answer.
+#[derive(Debug, Default)]
+struct CallRecord {
+    id: String,
+    tool_name: String,
+    input: Value,
+    output: Option<String>,
+    error: Option<String>,
+}
+
+/// The whole turn as one JSON document.
+async fn collect_answer<E>(
+    id: String,
+    bot: &Bot,
+    mut events: E,
+    redactor: &Redactor,
+) -> Result<Value, ApiError>
+where
+    E: Stream<Item = TurnEvent> + Unpin,
+{
+    let mut text = String::new();
+    let mut calls: Vec<CallRecord> = Vec::new();
+    let mut steps = 0;
+    while let Some(event) = events.next().await {
+        match event {
+            TurnEvent::StepStarted { .. } => steps += 1,
+            TurnEvent::TextDelta(delta) => text.push_str(&delta),
+            TurnEvent::ToolInputAvailable {
+                call_id,
+                tool_name,
+                input,
+            } => calls.push(CallRecord {
+                id: call_id,
+                tool_name,
+                input,
+                ..CallRecord::default()
+            }),
+            TurnEvent::ToolOutputAvailable { call_id, output } => {
+                if let Some(call) = calls.iter_mut().find(|call| call.id == call_id) {
+                    call.output = Some(output);
+                }
+            }
+            TurnEvent::ToolOutputError { call_id, error } => {
+                if let Some(call) = calls.iter_mut().find(|call| call.id == call_id) {
+                    call.error = Some(error);
+                }
+            }
+            TurnEvent::ToolInputStarted { .. }
+            | TurnEvent::ToolInputDelta { .. }
+            | TurnEvent::StepFinished { .. } => {}
+            TurnEvent::Finished {
+                reason,
+                usage,
+                step_limit_reached,
+            } => {
+                let tool_calls: Vec<Value> = calls
+                    .into_iter()
+                    .map(|call| {
+                        json!({
+                            "toolCallId": call.id,
+                            "toolName": call.tool_name,
+                            "input": call.input,
+                            "output": call.output,
+                            "error": call.error,
+                        })
+                    })
+                    .collect();
+                return Ok(json!({
+                    "id": id,
+                    "botId": bot.id,
+                    "text": text,
+                    "toolCalls": tool_calls,
+                    "steps": steps,
+                    "finishReason": reason.ai_sdk_name(),
+                    "stepLimitReached": step_limit_reached,
+                    "usage": {
+                        "inputTokens": usage.input_tokens,
+                        "outputTokens": usage.output_tokens,
+                        "totalTokens": usage.total_tokens(),
+                    },
+                }));
+            }
+            TurnEvent::Failed { error } => return Err(provider_failure(&error, redactor)),
+            TurnEvent::Aborted => break,
+        }
+    }
+    Err(ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "aborted",
+        "the turn was cancelled (BotCraft is shutting down)",
+    ))
+}
+
+fn provider_failure(error: &ProviderError, redactor: &Redactor) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_GATEWAY,
+        "provider_error",
+        redactor.redact(&error.to_string()),
+    )
+}

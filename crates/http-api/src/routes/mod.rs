@@ -1,0 +1,140 @@
+//! The router: every route registered through a [`RouteTable`], which records each
+//! `(method, path)` it adds so the OpenAPI document can be checked against the router itself
+//! (`openapi::tests`), and the JSON fallbacks for unknown paths and methods.
+
+pub mod bots;
+pub mod chat;
+pub mod servers;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::handler::Handler;
+use axum::http::StatusCode;
+use axum::middleware;
+use axum::routing::{MethodFilter, on};
+
+use crate::auth::require_bearer;
+use crate::error::ApiError;
+use crate::health;
+use crate::openapi;
+use crate::state::AppState;
+
+/// A route as registered: upper-case method and axum path (`/api/bots/{bot}`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RouteSpec {
+    pub method: &'static str,
+    pub path: &'static str,
+    /// Whether the route needs a bearer key.
+    pub authenticated: bool,
+}
+
+/// A router that remembers what it routes.
+struct RouteTable {
+    router: Router<AppState>,
+    routes: Vec<RouteSpec>,
+    authenticated: bool,
+}
+
+impl RouteTable {
+    fn new(authenticated: bool) -> Self {
+        Self {
+            router: Router::new(),
+            routes: Vec::new(),
+            authenticated,
+        }
+    }
+
+    fn add<H, T>(
+        mut self,
+        method: &'static str,
+        filter: MethodFilter,
+        path: &'static str,
+        handler: H,
+    ) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        self.router = self.router.route(path, on(filter, handler));
+        self.routes.push(RouteSpec {
+            method,
+            path,
+            authenticated: self.authenticated,
+        });
+        self
+    }
+
+    fn get<H: Handler<T, AppState>, T: 'static>(self, path: &'static str, handler: H) -> Self {
+        self.add("GET", MethodFilter::GET, path, handler)
+    }
+
+    fn post<H: Handler<T, AppState>, T: 'static>(self, path: &'static str, handler: H) -> Self {
+        self.add("POST", MethodFilter::POST, path, handler)
+    }
+
+    fn put<H: Handler<T, AppState>, T: 'static>(self, path: &'static str, handler: H) -> Self {
+        self.add("PUT", MethodFilter::PUT, path, handler)
+    }
+
+    fn delete<H: Handler<T, AppState>, T: 'static>(self, path: &'static str, handler: H) -> Self {
+        self.add("DELETE", MethodFilter::DELETE, path, handler)
+    }
+}
+
+/// The whole HTTP surface over `state`, with the routes it serves.
+pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
+    let public = RouteTable::new(false).get("/api/health", health::health);
+    let protected = RouteTable::new(true)
+        .get("/api/openapi.json", openapi::document)
+        .post("/api/ai/chat", chat::chat)
+        .get("/api/servers", servers::list)
+        .post("/api/servers", servers::create)
+        .post("/api/servers/import", servers::import)
+        .get("/api/servers/{server}", servers::get)
+        .put("/api/servers/{server}", servers::update)
+        .delete("/api/servers/{server}", servers::delete)
+        .post("/api/servers/{server}/start", servers::start)
+        .post("/api/servers/{server}/stop", servers::stop)
+        .post("/api/servers/{server}/restart", servers::restart)
+        .get("/api/servers/{server}/logs", servers::logs)
+        .get("/api/servers/{server}/tools", servers::tools)
+        .post(
+            "/api/servers/{server}/tools/{tool}/call",
+            servers::call_tool,
+        )
+        .get("/api/bots", bots::list)
+        .post("/api/bots", bots::create)
+        .get("/api/bots/{bot}", bots::get)
+        .put("/api/bots/{bot}", bots::update)
+        .delete("/api/bots/{bot}", bots::delete)
+        .get("/api/bots/{bot}/tools", bots::tools)
+        .get("/api/bots/{bot}/servers", bots::bindings)
+        .put("/api/bots/{bot}/servers/{server}", bots::bind)
+        .delete("/api/bots/{bot}/servers/{server}", bots::unbind);
+    let mut routes = public.routes;
+    routes.extend(protected.routes);
+    let protected_router = protected.router.route_layer(middleware::from_fn_with_state(
+        state.clone(),
+        require_bearer,
+    ));
+    let router = public
+        .router
+        .merge(protected_router)
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .with_state(state);
+    (router, routes)
+}
+
+async fn no_route() -> ApiError {
+    ApiError::not_found("no_route", "no such route; see /api/openapi.json")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "method not allowed on this route; see /api/openapi.json",
+    )
+}

@@ -1,0 +1,221 @@
+//! `/api/servers…` — MCP server configs (CRUD with the store's validation, and an import of
+//! an `mcpServers` document) and their processes (start, stop, restart, stderr tail, tools,
+//! a tool call for testing). `{server}` is a server's id or its name. Every config write
+//! reloads the manager's configs, so a change takes effect at the server's next start and a
+//! deleted server is stopped.
+
+use axum::Json;
+use axum::extract::rejection::JsonRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use mcp_lifecycle::JsonObject;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use store::{McpServer, McpServerSpec, Store};
+
+use crate::error::ApiError;
+use crate::health::status_json;
+use crate::state::AppState;
+
+/// The server with this id, else with this name.
+pub async fn find_server(store: &Store, key: &str) -> Result<McpServer, ApiError> {
+    if let Some(server) = store.server(key).await? {
+        return Ok(server);
+    }
+    store
+        .server_by_name(key)
+        .await?
+        .ok_or_else(|| ApiError::not_found("unknown_server", format!("no MCP server {key:?}")))
+}
+
+/// A stored server with its live status (`null` before the manager knows it).
+fn with_status(state: &AppState, server: &McpServer) -> Value {
+    let mut value = serde_json::to_value(server).unwrap_or(Value::Null);
+    let status = state
+        .manager
+        .get_all_statuses()
+        .into_iter()
+        .find(|status| status.name == server.name)
+        .map(|status| status_json(&status));
+    if let Value::Object(map) = &mut value {
+        map.insert("status".to_owned(), status.unwrap_or(Value::Null));
+    }
+    value
+}
+
+async fn reload(state: &AppState) -> Result<(), ApiError> {
+    state.manager.load_configs().await?;
+    Ok(())
+}
+
+pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let servers = state.store.servers().await?;
+    Ok(Json(Value::Array(
+        servers.iter().map(|s| with_status(&state, s)).collect(),
+    )))
+}
+
+pub async fn create(
+    State(state): State<AppState>,
+    body: Result<Json<McpServerSpec>, JsonRejection>,
+) -> Result<Response, ApiError> {
+    let Json(spec) = body?;
+    let server = state.store.create_server(&spec).await?;
+    reload(&state).await?;
+    Ok((StatusCode::CREATED, Json(with_status(&state, &server))).into_response())
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let server = find_server(&state.store, &key).await?;
+    Ok(Json(with_status(&state, &server)))
+}
+
+pub async fn update(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    body: Result<Json<McpServerSpec>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(spec) = body?;
+    let server = find_server(&state.store, &key).await?;
+    let updated = state.store.update_server(&server.id, &spec).await?;
+    reload(&state).await?;
+    Ok(Json(with_status(&state, &updated)))
+}
+
+pub async fn delete(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let server = find_server(&state.store, &key).await?;
+    state.store.delete_server(&server.id).await?;
+    reload(&state).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// `POST /api/servers/import`: the body is an `mcpServers` document (Claude Desktop, Cursor,
+/// VS Code); stdio servers are created or updated, the rest reported as skipped.
+pub async fn import(
+    State(state): State<AppState>,
+    body: Result<Json<Value>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(document) = body?;
+    let plan = store::parse_mcp_servers(&document.to_string()).map_err(|error| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not_mcp_servers",
+            error.to_string(),
+        )
+    })?;
+    let report = state.store.import_servers(&plan).await?;
+    reload(&state).await?;
+    let skipped: Vec<Value> = report
+        .skipped
+        .iter()
+        .map(|skip| json!({"name": skip.name, "reason": skip.reason.to_string()}))
+        .collect();
+    Ok(Json(json!({
+        "created": report.created,
+        "updated": report.updated,
+        "skipped": skipped,
+    })))
+}
+
+/// The server's name, known to the manager (configs reloaded if the store has it but the
+/// manager does not yet).
+async fn managed_name(state: &AppState, key: &str) -> Result<String, ApiError> {
+    let server = find_server(&state.store, key).await?;
+    let known = state
+        .manager
+        .get_all_statuses()
+        .iter()
+        .any(|status| status.name == server.name);
+    if !known {
+        reload(state).await?;
+    }
+    Ok(server.name)
+}
+
+fn status_of(state: &AppState, name: &str) -> Json<Value> {
+    let status = state
+        .manager
+        .get_all_statuses()
+        .into_iter()
+        .find(|status| status.name == name)
+        .map(|status| status_json(&status))
+        .unwrap_or(Value::Null);
+    Json(json!({"name": name, "status": status}))
+}
+
+pub async fn start(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    state.manager.start_server(&name).await?;
+    Ok(status_of(&state, &name))
+}
+
+pub async fn stop(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    state.manager.stop_server(&name).await?;
+    Ok(status_of(&state, &name))
+}
+
+pub async fn restart(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    state.manager.restart_server(&name).await?;
+    Ok(status_of(&state, &name))
+}
+
+/// The last stderr lines of the server (running, or as it ended).
+pub async fn logs(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    let lines = state.manager.stderr_tail(&name)?;
+    Ok(Json(json!({"name": name, "lines": lines})))
+}
+
+/// The server's tools, as `tools/list` gave them (the server is started if needed).
+pub async fn tools(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    let tools = state.manager.get_tools(&name).await?;
+    Ok(Json(json!({"name": name, "tools": tools.as_ref()})))
+}
+
+/// The body of a test tool call.
+#[derive(Debug, Deserialize)]
+pub struct CallBody {
+    #[serde(default)]
+    pub arguments: Option<JsonObject>,
+}
+
+/// `tools/call` on the server, under its timeout; the result as the server sent it (a tool
+/// that failed answers 200 with `isError: true`).
+pub async fn call_tool(
+    State(state): State<AppState>,
+    Path((key, tool)): Path<(String, String)>,
+    body: Result<Json<CallBody>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(body) = body?;
+    let name = managed_name(&state, &key).await?;
+    let result = state
+        .manager
+        .call_tool(&name, &tool, body.arguments)
+        .await?;
+    Ok(Json(serde_json::to_value(result).unwrap_or(Value::Null)))
+}

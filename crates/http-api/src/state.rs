@@ -1,0 +1,68 @@
+//! What every route shares: [`AppState`] (the store, the MCP manager, the providers, the
+//! native tools, the config) and [`ApiConfig`], the settings the edge parses once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use inference::{NativeToolRegistry, Providers};
+use mcp_lifecycle::McpServerManager;
+use store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::ApiKeys;
+use crate::redact::Redactor;
+
+/// Default limit of a request body: 4 MiB (a long chat history fits).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+
+/// The HTTP layer's settings, parsed once at the edge.
+#[derive(Debug, Clone)]
+pub struct ApiConfig {
+    /// Keys accepted in `Authorization: Bearer <key>`.
+    pub api_keys: ApiKeys,
+    /// Requests with a larger body are refused with 413.
+    pub max_body_bytes: usize,
+    /// Deadline of a native tool call (MCP calls use their server's timeouts).
+    pub native_tool_timeout: Duration,
+    /// After a client hangs up, how long the turn's tool calls get to wind down.
+    pub cancel_grace: Duration,
+    /// Output token cap per model step; `None` leaves it to the provider.
+    pub max_output_tokens: Option<u32>,
+    /// Removes secrets (provider keys, admin keys) from error text sent to clients.
+    pub redactor: Redactor,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            api_keys: ApiKeys::default(),
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            native_tool_timeout: Duration::from_secs(60),
+            cancel_grace: Duration::from_secs(5),
+            max_output_tokens: None,
+            redactor: Redactor::default(),
+        }
+    }
+}
+
+/// Shared by every request. Cheap to clone.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Store,
+    pub manager: Arc<McpServerManager>,
+    pub providers: Providers,
+    /// The native tools every bot gets.
+    pub native: NativeToolRegistry,
+    pub config: Arc<ApiConfig>,
+    /// Fired when draining ends at shutdown: running chat turns abort.
+    pub shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for AppState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AppState")
+            .field("native", &self.native)
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}

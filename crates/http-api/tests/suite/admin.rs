@@ -1,0 +1,224 @@
+//! The admin API through the router: servers, bots and bindings CRUD, the process controls,
+//! stderr tail, tools and a test call, the importer, the OpenAPI document.
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+use super::harness::{Fixture, request};
+
+#[tokio::test]
+async fn servers_bots_and_bindings_round_trip() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let binary = test_support::fake_mcp_server_binary()?
+        .display()
+        .to_string();
+
+    let created = fx
+        .send(request(
+            "POST",
+            "/api/servers",
+            Some(&json!({"name": "echoer", "command": binary, "instructions": "Echoes."})),
+        ))
+        .await?;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let server = created.json()?;
+    assert_eq!(server["timeout"], 30000);
+    assert_eq!(server["status"]["state"], "stopped");
+    let id = server["id"].as_str().unwrap_or_default().to_owned();
+
+    let by_name = fx.send(request("GET", "/api/servers/echoer", None)).await?;
+    assert_eq!(by_name.json()?["id"], id.as_str());
+
+    let updated = fx
+        .send(request(
+            "PUT",
+            &format!("/api/servers/{id}"),
+            Some(&json!({"name": "echoer", "command": binary, "timeout": 5000})),
+        ))
+        .await?;
+    assert_eq!(updated.status, 200, "{}", updated.body);
+    assert_eq!(updated.json()?["timeout"], 5000);
+
+    let bot = fx
+        .send(request(
+            "POST",
+            "/api/bots",
+            Some(&json!({"name": "helper", "model": "openai:gpt-test", "systemPrompt": "Help."})),
+        ))
+        .await?;
+    assert_eq!(bot.status, 201, "{}", bot.body);
+    assert_eq!(bot.json()?["stepLimit"], 10);
+
+    let bound = fx
+        .send(request(
+            "PUT",
+            "/api/bots/helper/servers/echoer",
+            Some(&json!({"toolFilter": ["echo"]})),
+        ))
+        .await?;
+    assert_eq!(bound.status, 200, "{}", bound.body);
+    let bindings = fx
+        .send(request("GET", "/api/bots/helper/servers", None))
+        .await?
+        .json()?;
+    assert_eq!(
+        bindings,
+        json!([{"server": {"id": id, "name": "echoer"}, "enabled": true,
+                "toolFilter": ["echo"], "pinnedTools": []}])
+    );
+
+    // The bot's tools: the native one, and only the filtered MCP tool, qualified.
+    let tools = fx
+        .send(request("GET", "/api/bots/helper/tools", None))
+        .await?
+        .json()?;
+    let names = |list: &Value| -> Vec<String> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .map(|t| t["name"].as_str().unwrap_or("?").to_owned())
+            .collect()
+    };
+    assert_eq!(names(&tools["native"]), ["current_time"]);
+    assert_eq!(names(&tools["mcp"]), ["echoer__echo"]);
+    assert_eq!(tools["mcp"][0]["tool"], "echo");
+
+    let unbound = fx
+        .send(request("DELETE", "/api/bots/helper/servers/echoer", None))
+        .await?;
+    assert_eq!(unbound.status, 204);
+    let again = fx
+        .send(request("DELETE", "/api/bots/helper/servers/echoer", None))
+        .await?;
+    assert_eq!(
+        (again.status.as_u16(), again.error_code()),
+        (404, "unknown_binding".into())
+    );
+
+    assert_eq!(
+        fx.send(request("DELETE", "/api/bots/helper", None))
+            .await?
+            .status,
+        204
+    );
+    assert_eq!(
+        fx.send(request("DELETE", "/api/servers/echoer", None))
+            .await?
+            .status,
+        204
+    );
+    let listed = fx
+        .send(request("GET", "/api/servers", None))
+        .await?
+        .json()?;
+    assert_eq!(listed, json!([]));
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn server_controls_logs_tools_and_a_test_call() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    fx.add_fake_server("fake", |s| s.env("FAKE_MCP_STDERR_FLOOD", "3"))
+        .await?;
+
+    let started = fx
+        .send(request("POST", "/api/servers/fake/start", None))
+        .await?;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let status = started.json()?;
+    assert_eq!(status["status"]["state"], "running");
+    let first_pid = status["status"]["pid"].clone();
+    assert!(first_pid.is_u64());
+
+    let tools = fx
+        .send(request("GET", "/api/servers/fake/tools", None))
+        .await?
+        .json()?;
+    let names: Vec<&str> = tools["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert_eq!(names, ["echo", "env", "sleep", "change_tools"]);
+
+    let called = fx
+        .send(request(
+            "POST",
+            "/api/servers/fake/tools/echo/call",
+            Some(&json!({"arguments": {"text": "hi there"}})),
+        ))
+        .await?
+        .json()?;
+    assert_eq!(called["content"][0]["text"], "hi there");
+
+    let logs = fx
+        .send(request("GET", "/api/servers/fake/logs", None))
+        .await?
+        .json()?;
+    assert_eq!(
+        logs["lines"],
+        json!(["flood line 1", "flood line 2", "flood line 3"])
+    );
+
+    let restarted = fx
+        .send(request("POST", "/api/servers/fake/restart", None))
+        .await?
+        .json()?;
+    assert_eq!(restarted["status"]["state"], "running");
+    assert_ne!(restarted["status"]["pid"], first_pid);
+
+    let stopped = fx
+        .send(request("POST", "/api/servers/fake/stop", None))
+        .await?
+        .json()?;
+    assert_eq!(stopped["status"]["state"], "stopped");
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn import_writes_stdio_servers_and_reports_the_rest() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let document = json!({"mcpServers": {
+        "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
+        "web": {"url": "https://example.invalid/mcp"},
+    }});
+    let reply = fx
+        .send(request("POST", "/api/servers/import", Some(&document)))
+        .await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.json()?,
+        json!({"created": ["memory"], "updated": [], "skipped": [
+            {"name": "web", "reason": "a remote server (http); only stdio servers are managed"}
+        ]})
+    );
+    let not_servers = fx
+        .send(request(
+            "POST",
+            "/api/servers/import",
+            Some(&json!({"x": 1})),
+        ))
+        .await?;
+    assert_eq!(
+        (not_servers.status.as_u16(), not_servers.error_code()),
+        (422, "not_mcp_servers".into())
+    );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn openapi_document_is_served_with_the_key() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let doc = fx
+        .send(request("GET", "/api/openapi.json", None))
+        .await?
+        .json()?;
+    assert_eq!(doc["openapi"], "3.1.0");
+    assert!(doc["paths"]["/api/ai/chat"]["post"].is_object());
+    fx.finish().await;
+    Ok(())
+}

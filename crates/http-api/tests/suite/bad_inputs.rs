@@ -1,0 +1,363 @@
+//! The bad-inputs table: every refusal is a 4xx with a JSON error body (never a 500), and
+//! provider failures end the stream with an `error` chunk that names what failed and no key.
+
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use pretty_assertions::assert_eq;
+use test_support::{FakeReply, Wire};
+
+use super::harness::{
+    ADMIN_KEY, BODY_LIMIT, Fixture, OPENAI_KEY, Options, chat_body, model, request, types,
+};
+
+fn raw(
+    method: &str,
+    path: &str,
+    auth: Option<&str>,
+    content_type: &str,
+    body: Vec<u8>,
+) -> Request<Body> {
+    let mut builder = Request::builder().method(method).uri(path);
+    if let Some(auth) = auth {
+        builder = builder.header("authorization", auth);
+    }
+    builder
+        .header("content-type", content_type)
+        .body(Body::from(body))
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn bad_requests_get_json_errors_with_4xx() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    fx.add_bot("tester", model(Wire::OpenAi), &[]).await?;
+    let bearer = format!("Bearer {ADMIN_KEY}");
+    let good_chat = chat_body("tester", "hi").to_string().into_bytes();
+    let mut huge = br#"{"botId": "tester", "messages": [], "pad": ""#.to_vec();
+    huge.extend(std::iter::repeat_n(b'x', BODY_LIMIT + 1));
+    huge.extend(br#""}"#);
+    let json = "application/json";
+    let cases: Vec<(&str, Request<Body>, StatusCode, &str)> = vec![
+        (
+            "no key",
+            raw("POST", "/api/ai/chat", None, json, good_chat.clone()),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            "wrong key",
+            raw(
+                "POST",
+                "/api/ai/chat",
+                Some("Bearer nope"),
+                json,
+                good_chat.clone(),
+            ),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            "not bearer",
+            raw(
+                "GET",
+                "/api/bots",
+                Some(&format!("Basic {ADMIN_KEY}")),
+                json,
+                vec![],
+            ),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            "admin route without key",
+            raw("GET", "/api/servers", None, json, vec![]),
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        ),
+        (
+            "malformed JSON",
+            raw(
+                "POST",
+                "/api/ai/chat",
+                Some(&bearer),
+                json,
+                b"{\"botId\": ".to_vec(),
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_json",
+        ),
+        (
+            "wrong shape",
+            raw(
+                "POST",
+                "/api/ai/chat",
+                Some(&bearer),
+                json,
+                br#"{"botId": 7}"#.to_vec(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "bad_json",
+        ),
+        (
+            "not JSON content type",
+            raw(
+                "POST",
+                "/api/ai/chat",
+                Some(&bearer),
+                "text/plain",
+                good_chat.clone(),
+            ),
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+        ),
+        (
+            "huge body",
+            raw("POST", "/api/ai/chat", Some(&bearer), json, huge),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+        ),
+        (
+            "unknown bot",
+            raw(
+                "POST",
+                "/api/ai/chat",
+                Some(&bearer),
+                json,
+                chat_body("nobody", "hi").to_string().into_bytes(),
+            ),
+            StatusCode::NOT_FOUND,
+            "unknown_bot",
+        ),
+        (
+            "no messages",
+            raw(
+                "POST",
+                "/api/ai/chat",
+                Some(&bearer),
+                json,
+                br#"{"botId": "tester", "messages": []}"#.to_vec(),
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_messages",
+        ),
+        (
+            "part without type",
+            raw(
+                "POST",
+                "/api/ai/chat",
+                Some(&bearer),
+                json,
+                br#"{"botId": "tester", "messages": [{"role": "user", "parts": [{}]}]}"#.to_vec(),
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_messages",
+        ),
+        (
+            "unknown server",
+            raw("GET", "/api/servers/nope", Some(&bearer), json, vec![]),
+            StatusCode::NOT_FOUND,
+            "unknown_server",
+        ),
+        (
+            "unknown route",
+            raw("GET", "/api/nothing", Some(&bearer), json, vec![]),
+            StatusCode::NOT_FOUND,
+            "no_route",
+        ),
+        (
+            "wrong method",
+            raw("DELETE", "/api/health", Some(&bearer), json, vec![]),
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+        ),
+        (
+            "invalid server",
+            raw(
+                "POST",
+                "/api/servers",
+                Some(&bearer),
+                json,
+                br#"{"name": "x", "command": ""}"#.to_vec(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "forbidden env key",
+            raw(
+                "POST",
+                "/api/servers",
+                Some(&bearer),
+                json,
+                br#"{"name": "x", "command": "y", "env": {"LD_PRELOAD": "z"}}"#.to_vec(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "bad model string",
+            raw(
+                "POST",
+                "/api/bots",
+                Some(&bearer),
+                json,
+                br#"{"name": "b", "model": "gpt-4"}"#.to_vec(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "duplicate bot",
+            raw(
+                "POST",
+                "/api/bots",
+                Some(&bearer),
+                json,
+                br#"{"name": "tester", "model": "openai:x"}"#.to_vec(),
+            ),
+            StatusCode::CONFLICT,
+            "duplicate_name",
+        ),
+    ];
+    for (case, req, status, code) in cases {
+        let reply = fx.send(req).await?;
+        assert_eq!(
+            (reply.status, reply.error_code()),
+            (status, code.to_owned()),
+            "{case}: {}",
+            reply.body
+        );
+    }
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn health_is_public_and_shows_no_env_values() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    fx.add_fake_server("secretive", |s| {
+        s.env("TOKEN", "${BOTCRAFT_TEST_UNSET_VARIABLE}")
+            .always_on(true)
+    })
+    .await?;
+    let failures = fx.manager.start_always_on_servers().await;
+    assert_eq!(failures.len(), 1);
+    let reply = fx
+        .send(Request::get("/api/health").body(Body::empty())?)
+        .await?;
+    assert_eq!(reply.status, 200);
+    let health = reply.json()?;
+    assert_eq!(health["status"], "degraded");
+    let server = &health["mcpServers"]["secretive"];
+    assert_eq!(server["alwaysOn"], true);
+    assert_ne!(server["state"], "running");
+    let error = server["lastError"].as_str().unwrap_or_default();
+    assert!(error.contains("BOTCRAFT_TEST_UNSET_VARIABLE"), "{error}");
+    assert!(
+        !reply.body.contains(&fx.dir.path().display().to_string()),
+        "{}",
+        reply.body
+    );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn provider_http_error_ends_the_stream_with_an_error_chunk_and_no_key() -> anyhow::Result<()>
+{
+    for wire in [Wire::OpenAi, Wire::Anthropic] {
+        let body = format!("upstream exploded; you sent {OPENAI_KEY}");
+        let fx = Fixture::new([FakeReply::http_error(500, body)]).await?;
+        fx.add_bot("tester", model(wire), &[]).await?;
+        let reply = fx
+            .send(request(
+                "POST",
+                "/api/ai/chat",
+                Some(&chat_body("tester", "hi")),
+            ))
+            .await?;
+        assert_eq!(reply.status, 200);
+        let chunks = reply.chunks()?;
+        assert_eq!(types(&chunks), ["start", "start-step", "error"], "{wire:?}");
+        let text = chunks[2]["errorText"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("HTTP 500") && text.contains("upstream exploded"),
+            "{text}"
+        );
+        assert!(!reply.body.contains(OPENAI_KEY), "{}", reply.body);
+        assert!(text.contains("[redacted]"), "{text}");
+        fx.finish().await;
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn provider_http_error_is_a_502_json_error_on_the_json_answer() -> anyhow::Result<()> {
+    let fx = Fixture::new([FakeReply::http_error(500, "boom")]).await?;
+    fx.add_bot("tester", model(Wire::OpenAi), &[]).await?;
+    let mut req = request("POST", "/api/ai/chat", Some(&chat_body("tester", "hi")));
+    req.headers_mut()
+        .insert("accept", "application/json".parse()?);
+    let reply = fx.send(req).await?;
+    assert_eq!(
+        (reply.status, reply.error_code()),
+        (StatusCode::BAD_GATEWAY, "provider_error".to_owned())
+    );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn provider_that_hangs_is_reported_as_stalled() -> anyhow::Result<()> {
+    let options = Options {
+        idle: Duration::from_millis(300),
+    };
+    let fx = Fixture::with_options([FakeReply::hang()], options).await?;
+    fx.add_bot("tester", model(Wire::Anthropic), &[]).await?;
+    let reply = fx
+        .send(request(
+            "POST",
+            "/api/ai/chat",
+            Some(&chat_body("tester", "hi")),
+        ))
+        .await?;
+    let chunks = reply.chunks()?;
+    assert_eq!(types(&chunks), ["start", "start-step", "error"]);
+    let text = chunks[2]["errorText"].as_str().unwrap_or_default();
+    assert!(text.contains("stalled"), "{text}");
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn missing_provider_key_is_a_clear_error_for_that_bot() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    // The fixture's providers point at the fake; a bot on the default (public) endpoint of a
+    // provider without a key cannot run. Build such providers for this state.
+    let providers = inference::Providers::new(inference::ProviderSettings::default())?;
+    let state = http_api::AppState {
+        providers,
+        ..fx.state.clone()
+    };
+    let app = http_api::app(state);
+    fx.add_bot("keyless", "openai:gpt-4.1-mini", &[]).await?;
+    let response = tower::ServiceExt::oneshot(
+        app,
+        request("POST", "/api/ai/chat", Some(&chat_body("keyless", "hi"))),
+    )
+    .await?;
+    let status = response.status();
+    let body = axum::body::to_bytes(response.into_body(), usize::MAX).await?;
+    let body: serde_json::Value = serde_json::from_slice(&body)?;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(body["error"]["code"], "model_unavailable");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("OPENAI_API_KEY") && message.contains("keyless"),
+        "{message}"
+    );
+    fx.finish().await;
+    Ok(())
+}

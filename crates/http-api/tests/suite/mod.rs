@@ -1,0 +1,6 @@
+mod admin;
+mod ai_sdk;
+mod bad_inputs;
+mod chat;
+mod harness;
+mod socket;
