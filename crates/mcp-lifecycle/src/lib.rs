@@ -13,7 +13,8 @@
 //! with its group on drop and on BotCraft's death; spoken to through `rmcp`'s client
 //! (protocol 2025-11-25, client name "botcraft"); stderr drained continuously, the last
 //! lines kept. Stopping closes stdin, then TERMs, then KILLs the group *and* every descendant
-//! snapshotted from `/proc` (Chromium leaves the group with `setsid`).
+//! snapshotted from `/proc` (Chromium leaves the group with `setsid`). A server can also run
+//! inside BotCraft's process over an in-memory pipe ([`InProcessServer`]), under the same rules.
 
 mod catalog;
 mod client;
@@ -22,6 +23,7 @@ mod environment;
 mod error;
 mod health;
 pub mod hygiene;
+mod in_process;
 mod launcher;
 mod lease;
 mod manager;
@@ -36,6 +38,7 @@ pub use config::{ManagerSettings, PASSED_THROUGH_ENV, ServerConfig};
 pub use environment::server_env;
 pub use error::{ExitInfo, LifecycleError};
 pub use health::Health;
+pub use in_process::InProcessServer;
 pub use lease::Lease;
 pub use manager::McpServerManager;
 pub use process::McpProcess;

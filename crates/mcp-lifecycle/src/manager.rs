@@ -19,6 +19,7 @@ use crate::config::{ManagerSettings, ServerConfig};
 use crate::environment::server_env;
 use crate::error::{ExitInfo, LifecycleError};
 use crate::hygiene::PidRegistry;
+use crate::in_process::InProcessServer;
 use crate::process::McpProcess;
 use crate::restart::RestartDecision;
 use crate::state::{ServerState, ServerStatus};
@@ -74,6 +75,8 @@ impl SlotState {
 /// One configured server.
 pub(crate) struct Slot {
     pub config: Mutex<ServerConfig>,
+    /// Set for a server that runs in this process instead of as a child.
+    pub in_process: Mutex<Option<Arc<dyn InProcessServer>>>,
     pub state: Mutex<SlotState>,
     pub in_flight: AtomicUsize,
     pub leases: AtomicUsize,
@@ -83,6 +86,7 @@ impl Slot {
     fn new(config: ServerConfig) -> Self {
         Self {
             config: Mutex::new(config),
+            in_process: Mutex::new(None),
             state: Mutex::new(SlotState {
                 phase: Phase::Stopped,
                 state_tx: watch::channel(ServerState::Stopped).0,
@@ -103,6 +107,13 @@ impl Slot {
         self.config
             .lock()
             .map(|c| c.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    fn in_process(&self) -> Option<Arc<dyn InProcessServer>> {
+        self.in_process
+            .lock()
+            .map(|server| server.clone())
             .unwrap_or_else(|e| e.into_inner().clone())
     }
 
@@ -243,17 +254,23 @@ impl McpServerManager {
 
     /// Add or replace one server config directly (servers not kept in the store).
     pub fn add_server(&self, config: ServerConfig) {
+        self.put_slot(config, None);
+    }
+
+    /// Add or replace a server that runs inside this process: `config` gives its name,
+    /// timeouts and idle rules (`command`, `args` and `env` are not used); `server` serves
+    /// each start over an in-memory pipe.
+    pub fn add_in_process_server(&self, config: ServerConfig, server: Arc<dyn InProcessServer>) {
+        self.put_slot(config, Some(server));
+    }
+
+    fn put_slot(&self, config: ServerConfig, server: Option<Arc<dyn InProcessServer>>) {
         let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
-        match slots.get(&config.name) {
-            Some(slot) => {
-                if let Ok(mut current) = slot.config.lock() {
-                    *current = config;
-                }
-            }
-            None => {
-                slots.insert(config.name.clone(), Arc::new(Slot::new(config)));
-            }
-        }
+        let slot = slots
+            .entry(config.name.clone())
+            .or_insert_with(|| Arc::new(Slot::new(config.clone())));
+        *slot.config.lock().unwrap_or_else(|e| e.into_inner()) = config;
+        *slot.in_process.lock().unwrap_or_else(|e| e.into_inner()) = server;
     }
 
     /// Catalog changes (`tools/list_changed` handled, tools refreshed at start).
@@ -329,8 +346,11 @@ impl McpServerManager {
         let config = slot.config();
         let settings = &self.inner.settings;
         let (changed_tx, changed_rx) = mpsc::unbounded_channel();
-        let started = match server_env(&config, &settings.env) {
-            Ok(env) => {
+        let started = match (slot.in_process(), server_env(&config, &settings.env)) {
+            (Some(server), _) => {
+                McpProcess::start_in_process(&config, server.as_ref(), changed_tx).await
+            }
+            (None, Ok(env)) => {
                 McpProcess::start(
                     &config,
                     &env,
@@ -341,7 +361,7 @@ impl McpServerManager {
                 )
                 .await
             }
-            Err(error) => Err(error),
+            (None, Err(error)) => Err(error),
         };
         let process = match started {
             Ok(process) => Arc::new(process),
@@ -377,7 +397,7 @@ impl McpServerManager {
             state.last_activity = tokio::time::Instant::now();
             state.last_error = None;
         }
-        tracing::info!(server = %config.name, pid = process.pid(), tools = tools.len(), "MCP server running");
+        tracing::info!(server = %config.name, pid = ?process.pid(), tools = tools.len(), "MCP server running");
         catalog::publish(self, &slot, &config, tools).await;
         catalog::follow_changes(
             self.clone_handle(),
@@ -577,7 +597,7 @@ impl McpServerManager {
                     name,
                     state: phase,
                     always_on,
-                    pid: process.as_ref().map(|p| p.pid()),
+                    pid: process.as_ref().and_then(|p| p.pid()),
                     uptime: process.as_ref().map(|p| p.uptime()),
                     restarts: state.restarts,
                     tool_count: state.tools.as_ref().map(|t| t.len()),

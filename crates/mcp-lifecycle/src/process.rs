@@ -15,20 +15,20 @@ use rmcp::model::{
 use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{Peer, ServiceError};
 use tokio::sync::{mpsc, watch};
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::client::ClientSide;
 use crate::config::ServerConfig;
 use crate::error::{ExitInfo, LifecycleError};
 use crate::hygiene::{self, PidRegistry, ProcessId};
+use crate::in_process::{IN_PROCESS_PIPE_BYTES, InProcessServer};
 use crate::launcher;
 use crate::stderr_tail::StderrTail;
 
-/// A running MCP server process.
+/// A running MCP server: a child process, or a server inside BotCraft's process.
 pub struct McpProcess {
     server: String,
-    pid: u32,
-    identity: Option<ProcessId>,
+    backing: Backing,
     peer: Peer<RoleClient>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientSide>>>,
     exit: watch::Receiver<Option<ExitInfo>>,
@@ -38,11 +38,85 @@ pub struct McpProcess {
     registry: Option<Arc<PidRegistry>>,
 }
 
+/// What runs the server.
+enum Backing {
+    /// A child process, leader of its own process group.
+    Child {
+        pid: u32,
+        identity: Option<ProcessId>,
+    },
+    /// A task of this process, spoken to over an in-memory pipe.
+    InProcess { task: AbortHandle },
+}
+
+/// How a handshake that did not complete ended.
+enum HandshakeFailure {
+    TimedOut,
+    Refused(Box<rmcp::service::ClientInitializeError>),
+    Exited,
+}
+
+const NO_EXIT: ExitInfo = ExitInfo {
+    code: None,
+    signal: None,
+};
+
+/// `initialize` within `config`'s init timeout, abandoned as soon as the server exits.
+async fn handshake<R, W>(
+    config: &ServerConfig,
+    read: R,
+    write: W,
+    exit: &watch::Receiver<Option<ExitInfo>>,
+    list_changed: mpsc::UnboundedSender<()>,
+) -> Result<RunningService<RoleClient, ClientSide>, HandshakeFailure>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
+    let handshake = ClientSide::new(list_changed).serve((read, write));
+    let mut exit_wait = exit.clone();
+    tokio::select! {
+        result = tokio::time::timeout(config.init_timeout, handshake) => match result {
+            Ok(Ok(service)) => Ok(service),
+            Ok(Err(error)) => Err(HandshakeFailure::Refused(Box::new(error))),
+            Err(_elapsed) => Err(HandshakeFailure::TimedOut),
+        },
+        _ = exit_wait.wait_for(Option::is_some) => Err(HandshakeFailure::Exited),
+    }
+}
+
+fn handshake_error(
+    config: &ServerConfig,
+    failure: HandshakeFailure,
+    exit: Option<ExitInfo>,
+    stderr_tail: Vec<String>,
+) -> LifecycleError {
+    match failure {
+        HandshakeFailure::TimedOut => LifecycleError::InitTimeout {
+            server: config.name.clone(),
+            timeout: config.init_timeout,
+            stderr_tail,
+        },
+        HandshakeFailure::Refused(error) => LifecycleError::InitFailed {
+            server: config.name.clone(),
+            exit,
+            stderr_tail,
+            source: Some(Arc::new(*error)),
+        },
+        HandshakeFailure::Exited => LifecycleError::InitFailed {
+            server: config.name.clone(),
+            exit,
+            stderr_tail,
+            source: None,
+        },
+    }
+}
+
 impl std::fmt::Debug for McpProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("McpProcess")
             .field("server", &self.server)
-            .field("pid", &self.pid)
+            .field("pid", &self.pid())
             .finish_non_exhaustive()
     }
 }
@@ -87,17 +161,10 @@ impl McpProcess {
             };
             let _ = exit_tx.send(Some(info));
         });
-        let handshake = ClientSide::new(list_changed).serve((spawned.stdout, spawned.stdin));
-        let mut exit_wait = exit.clone();
-        let outcome = tokio::select! {
-            result = tokio::time::timeout(config.init_timeout, handshake) => Some(result),
-            _ = exit_wait.wait_for(Option::is_some) => None,
-        };
-        match outcome {
-            Some(Ok(Ok(service))) => Ok(Self {
+        match handshake(config, spawned.stdout, spawned.stdin, &exit, list_changed).await {
+            Ok(service) => Ok(Self {
                 server: config.name.clone(),
-                pid,
-                identity,
+                backing: Backing::Child { pid, identity },
                 peer: service.peer().clone(),
                 service: tokio::sync::Mutex::new(Some(service)),
                 exit: exit.clone(),
@@ -106,7 +173,7 @@ impl McpProcess {
                 started_at: Instant::now(),
                 registry: registry.clone(),
             }),
-            failure => {
+            Err(failure) => {
                 // Take the tree down before reading what it left on stderr.
                 let snapshot = hygiene::descendants(pid);
                 hygiene::signal_tree(pid, &snapshot, Signal::SIGKILL);
@@ -119,25 +186,50 @@ impl McpProcess {
                 // The pipe closes when the last holder exits; bounded either way.
                 let _ = tokio::time::timeout(stop_grace, stderr_task).await;
                 let exit_now = *exit.borrow();
-                Err(match failure {
-                    Some(Err(_elapsed)) => LifecycleError::InitTimeout {
-                        server: config.name.clone(),
-                        timeout: config.init_timeout,
-                        stderr_tail: stderr.lines(),
-                    },
-                    Some(Ok(Err(error))) => LifecycleError::InitFailed {
-                        server: config.name.clone(),
-                        exit: exit_now,
-                        stderr_tail: stderr.lines(),
-                        source: Some(Arc::new(error)),
-                    },
-                    _ => LifecycleError::InitFailed {
-                        server: config.name.clone(),
-                        exit: exit_now,
-                        stderr_tail: stderr.lines(),
-                        source: None,
-                    },
-                })
+                Err(handshake_error(config, failure, exit_now, stderr.lines()))
+            }
+        }
+    }
+
+    /// Run `server` as a task of this process over an in-memory pipe and complete
+    /// `initialize` within the config's init timeout. The server "exits" when its future
+    /// ends (code 0) or is aborted by a stop (no code).
+    pub async fn start_in_process(
+        config: &ServerConfig,
+        server: &dyn InProcessServer,
+        list_changed: mpsc::UnboundedSender<()>,
+    ) -> Result<Self, LifecycleError> {
+        let (client_end, server_end) = tokio::io::duplex(IN_PROCESS_PIPE_BYTES);
+        let task = tokio::spawn(server.serve(server_end));
+        let abort = task.abort_handle();
+        let (exit_tx, exit) = watch::channel(None);
+        tokio::spawn(async move {
+            let info = match task.await {
+                Ok(()) => ExitInfo {
+                    code: Some(0),
+                    signal: None,
+                },
+                Err(_) => NO_EXIT,
+            };
+            let _ = exit_tx.send(Some(info));
+        });
+        let (read, write) = tokio::io::split(client_end);
+        match handshake(config, read, write, &exit, list_changed).await {
+            Ok(service) => Ok(Self {
+                server: config.name.clone(),
+                backing: Backing::InProcess { task: abort },
+                peer: service.peer().clone(),
+                service: tokio::sync::Mutex::new(Some(service)),
+                exit,
+                stderr: StderrTail::new(0),
+                stderr_task: Mutex::new(None),
+                started_at: Instant::now(),
+                registry: None,
+            }),
+            Err(failure) => {
+                abort.abort();
+                let exit_now = *exit.borrow();
+                Err(handshake_error(config, failure, exit_now, Vec::new()))
             }
         }
     }
@@ -146,8 +238,12 @@ impl McpProcess {
         &self.server
     }
 
-    pub fn pid(&self) -> u32 {
-        self.pid
+    /// The pid of the server's process; `None` for a server running in BotCraft's process.
+    pub fn pid(&self) -> Option<u32> {
+        match self.backing {
+            Backing::Child { pid, .. } => Some(pid),
+            Backing::InProcess { .. } => None,
+        }
     }
 
     pub fn uptime(&self) -> Duration {
@@ -168,14 +264,8 @@ impl McpProcess {
     pub async fn exited(&self) -> ExitInfo {
         let mut exit = self.exit.clone();
         match exit.wait_for(Option::is_some).await {
-            Ok(info) => info.unwrap_or(ExitInfo {
-                code: None,
-                signal: None,
-            }),
-            Err(_) => ExitInfo {
-                code: None,
-                signal: None,
-            },
+            Ok(info) => info.unwrap_or(NO_EXIT),
+            Err(_) => NO_EXIT,
         }
     }
 
@@ -264,30 +354,52 @@ impl McpProcess {
 
     /// Stop: close stdin and wait `grace`; TERM the group and the snapshot of descendants,
     /// wait `grace`; KILL whatever is left. Returns when every process of the tree is gone
-    /// (or after a last bounded wait).
+    /// (or after a last bounded wait). An in-process server is told to close the same way
+    /// and aborted if it has not ended after `grace`.
     pub async fn stop(&self, grace: Duration) -> Option<ExitInfo> {
-        let mut snapshot: BTreeSet<ProcessId> = hygiene::descendants(self.pid);
+        match &self.backing {
+            Backing::Child { pid, identity } => self.stop_child(*pid, *identity, grace).await,
+            Backing::InProcess { task } => {
+                self.close_transport(grace).await;
+                if !self.wait_exit(grace).await {
+                    task.abort();
+                    self.wait_exit(grace).await;
+                }
+            }
+        }
+        self.exit_status()
+    }
+
+    async fn close_transport(&self, grace: Duration) {
         if let Some(service) = self.service.lock().await.take() {
-            // Closing the transport closes the child's stdin.
+            // Closing the transport closes the server's stdin.
             let _ = tokio::time::timeout(grace, service.cancel()).await;
         }
+    }
+
+    /// Wait at most `limit` for the exit; whether it came.
+    async fn wait_exit(&self, limit: Duration) -> bool {
         let mut exit = self.exit.clone();
-        let exited = tokio::time::timeout(grace, exit.wait_for(Option::is_some))
+        tokio::time::timeout(limit, exit.wait_for(Option::is_some))
             .await
-            .is_ok();
-        snapshot.extend(hygiene::descendants(self.pid));
+            .is_ok()
+    }
+
+    async fn stop_child(&self, pid: u32, identity: Option<ProcessId>, grace: Duration) {
+        let mut snapshot: BTreeSet<ProcessId> = hygiene::descendants(pid);
+        self.close_transport(grace).await;
+        let exited = self.wait_exit(grace).await;
+        snapshot.extend(hygiene::descendants(pid));
         let leftovers = snapshot.iter().any(|p| hygiene::is_alive(*p));
         if !exited || leftovers {
-            hygiene::signal_tree(self.pid, &snapshot, Signal::SIGTERM);
-            let mut exit = self.exit.clone();
-            let _ = tokio::time::timeout(grace, exit.wait_for(Option::is_some)).await;
+            hygiene::signal_tree(pid, &snapshot, Signal::SIGTERM);
+            self.wait_exit(grace).await;
             hygiene::wait_gone(&snapshot, grace).await;
         }
-        hygiene::signal_tree(self.pid, &snapshot, Signal::SIGKILL);
-        let mut exit = self.exit.clone();
-        let _ = tokio::time::timeout(grace, exit.wait_for(Option::is_some)).await;
+        hygiene::signal_tree(pid, &snapshot, Signal::SIGKILL);
+        self.wait_exit(grace).await;
         hygiene::wait_gone(&snapshot, grace).await;
-        if let (Some(registry), Some(identity)) = (&self.registry, self.identity) {
+        if let (Some(registry), Some(identity)) = (&self.registry, identity) {
             registry.forget(identity);
         }
         let task = self
@@ -298,6 +410,5 @@ impl McpProcess {
         if let Some(task) = task {
             let _ = tokio::time::timeout(grace, task).await;
         }
-        self.exit_status()
     }
 }

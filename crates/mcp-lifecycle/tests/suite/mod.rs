@@ -6,5 +6,7 @@ mod failures;
 mod health;
 mod hygiene;
 mod idle;
+mod in_process;
 mod restart;
 mod start;
+mod timers;
