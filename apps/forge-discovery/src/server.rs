@@ -45,7 +45,7 @@ struct ProjectParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 struct ListSkillsParams {
     /// Only the skills of this department; all departments when omitted.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     department: Option<String>,
 }
@@ -55,7 +55,7 @@ struct SkillParams {
     /// Skill name: its folder under {department}/Skills/ or the `name` in its SKILL.md.
     skill: String,
     /// The department the skill belongs to; needed only when several have it.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "String")]
     department: Option<String>,
 }

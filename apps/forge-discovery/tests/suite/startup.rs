@@ -79,8 +79,13 @@ async fn tool_inputs_are_the_seeds() {
                 })
                 .unwrap_or_default();
             optional.sort();
-            for property in schema["properties"].as_object().into_iter().flatten() {
-                assert_eq!(property.1["type"], "string", "{}.{}", tool.name, property.0);
+            for (name, property) in schema["properties"].as_object().into_iter().flatten() {
+                let keys: Vec<&String> = property
+                    .as_object()
+                    .map(|p| p.keys().collect())
+                    .unwrap_or_default();
+                assert_eq!(keys, ["description", "type"], "{}.{name}", tool.name);
+                assert_eq!(property["type"], "string", "{}.{name}", tool.name);
             }
             (tool.name.to_string(), required, optional)
         })
