@@ -1,0 +1,368 @@
+//! The repository's Dockerfile, .dockerignore, Kubernetes manifests and deployment doc,
+//! checked against the workspace they deploy.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use deploy_check::dockerfile::healthcheck_command;
+use deploy_check::manifests::{self, Manifest};
+use deploy_check::{Args, Dockerfile, Stage, Workspace};
+use pretty_assertions::assert_eq;
+
+/// The binaries the image ships.
+const SHIPPED: [&str; 5] = [
+    "botcraft",
+    "forge-bash",
+    "forge-filesystem",
+    "forge-discovery",
+    "forge-typesense",
+];
+const HEALTH_PATH: &str = "/api/health";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn read(path: &str) -> String {
+    std::fs::read_to_string(root().join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn dockerfile() -> Dockerfile {
+    Dockerfile::parse(&read("Dockerfile")).expect("the Dockerfile parses")
+}
+
+fn workspace() -> Workspace {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    Workspace::load(Path::new(&cargo), &root()).expect("cargo metadata")
+}
+
+fn runtime(file: &Dockerfile) -> &Stage {
+    file.final_stage().expect("at least one stage")
+}
+
+/// The port of `BOTCRAFT_ADDR` in the runtime stage.
+fn addr_port(file: &Dockerfile) -> String {
+    let env = runtime(file).env();
+    let addr = env.get("BOTCRAFT_ADDR").expect("ENV BOTCRAFT_ADDR");
+    let (_, port) = addr.rsplit_once(':').expect("BOTCRAFT_ADDR is host:port");
+    port.to_owned()
+}
+
+/// `.dockerignore` patterns (plain prefixes; no negations are used).
+fn ignored(path: &str) -> bool {
+    read(".dockerignore")
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .any(|pattern| {
+            let pattern = pattern.trim_end_matches('/');
+            path == pattern || path.starts_with(&format!("{pattern}/"))
+        })
+}
+
+#[test]
+fn every_copy_from_the_context_names_a_path_that_exists_and_is_not_ignored() {
+    let file = dockerfile();
+    let mut copied = Vec::new();
+    for stage in &file.stages {
+        for copy in stage.all("COPY").chain(stage.all("ADD")) {
+            if copy.flag("from").is_some() {
+                continue;
+            }
+            let words = copy.args.words();
+            let (destination, sources) = words.split_last().expect("COPY has a destination");
+            assert!(!destination.is_empty());
+            for source in sources {
+                let path = source.trim_start_matches("./");
+                assert!(
+                    root().join(path).exists(),
+                    "line {}: COPY {source}: no such path in the repository",
+                    copy.line
+                );
+                assert!(
+                    !ignored(path),
+                    "line {}: {source} is in .dockerignore",
+                    copy.line
+                );
+                copied.push(path.to_owned());
+            }
+        }
+    }
+    for needed in ["Cargo.toml", "Cargo.lock", "apps", "crates"] {
+        assert!(copied.iter().any(|p| p == needed), "{needed} is not copied");
+    }
+}
+
+#[test]
+fn copies_between_stages_name_an_earlier_stage() {
+    let file = dockerfile();
+    for (index, stage) in file.stages.iter().enumerate() {
+        for copy in stage.all("COPY") {
+            if let Some(from) = copy.flag("from") {
+                let earlier = file.stages[..index]
+                    .iter()
+                    .any(|s| s.name.as_deref() == Some(from));
+                assert!(
+                    earlier,
+                    "line {}: --from={from} is no earlier stage",
+                    copy.line
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_build_compiles_every_shipped_binary_release_and_locked() {
+    let file = dockerfile();
+    let workspace = workspace();
+    let build = file.stage("build").expect("a stage named build");
+    let cargo_build = build
+        .all("RUN")
+        .find(|run| run.args.text().contains("cargo build"))
+        .expect("a RUN with cargo build");
+    let words = cargo_build.args.words();
+    for flag in ["--release", "--locked"] {
+        assert!(
+            words.iter().any(|w| w == flag),
+            "cargo build without {flag}"
+        );
+    }
+    let built: BTreeSet<&str> = words
+        .windows(2)
+        .filter(|pair| pair[0] == "--bin")
+        .map(|pair| pair[1].as_str())
+        .collect();
+    for bin in &built {
+        assert!(
+            workspace.binaries.contains_key(*bin),
+            "--bin {bin} is not a binary of the workspace: {:?}",
+            workspace.binaries.keys()
+        );
+    }
+    assert_eq!(built, BTreeSet::from(SHIPPED));
+}
+
+#[test]
+fn the_builder_uses_the_workspace_rust_version() {
+    let file = dockerfile();
+    let workspace = workspace();
+    let declared: BTreeSet<&String> = workspace.rust_versions.values().collect();
+    assert_eq!(declared.len(), 1, "one rust-version: {declared:?}");
+    let build = file.stage("build").expect("a stage named build");
+    let version = declared.into_iter().next().expect("one");
+    assert!(
+        build.base.starts_with(&format!("rust:{version}-")),
+        "build stage base {} is not rust:{version}-…",
+        build.base
+    );
+}
+
+#[test]
+fn the_runtime_image_ships_the_binaries_on_path_and_runs_botcraft_serve() {
+    let file = dockerfile();
+    let workspace = workspace();
+    let stage = runtime(&file);
+    assert!(stage.base.starts_with("debian:"), "{}", stage.base);
+    assert!(stage.base.ends_with("-slim"), "{}", stage.base);
+
+    let mut shipped = BTreeSet::new();
+    for copy in stage
+        .all("COPY")
+        .filter(|c| c.flag("from") == Some("build"))
+    {
+        let words = copy.args.words();
+        let (destination, sources) = words.split_last().expect("a destination");
+        assert_eq!(destination, "/usr/local/bin/", "binaries go on PATH");
+        for source in sources {
+            let name = source.rsplit('/').next().unwrap_or(source);
+            shipped.insert(name.to_owned());
+        }
+    }
+    assert_eq!(
+        shipped,
+        SHIPPED
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect::<BTreeSet<_>>()
+    );
+
+    let cmd = stage.last("CMD").expect("a CMD");
+    let Args::Exec(cmd) = &cmd.args else {
+        panic!("CMD must be in exec form");
+    };
+    assert_eq!(cmd, &vec!["botcraft".to_owned(), "serve".to_owned()]);
+    assert_eq!(
+        workspace.binaries.get("botcraft").map(String::as_str),
+        Some("bot-craft")
+    );
+}
+
+#[test]
+fn the_runtime_runs_unprivileged() {
+    let file = dockerfile();
+    let user = runtime(&file).last("USER").expect("a USER").args.text();
+    assert!(
+        !["root", "0", "root:root", "0:0"].contains(&user.as_str()),
+        "USER {user}"
+    );
+    let adds_user = runtime(&file)
+        .all("RUN")
+        .any(|run| run.args.text().contains("useradd") && run.args.text().contains(&user));
+    assert!(adds_user, "no RUN creates user {user}");
+}
+
+#[test]
+fn exposed_port_env_default_and_healthcheck_agree() {
+    let file = dockerfile();
+    let port = addr_port(&file);
+    let stage = runtime(&file);
+    let exposed = stage.last("EXPOSE").expect("an EXPOSE").args.words();
+    assert_eq!(exposed, vec![port.clone()]);
+
+    let health = stage.last("HEALTHCHECK").expect("a HEALTHCHECK");
+    let command = healthcheck_command(health).expect("HEALTHCHECK CMD …");
+    let words = command.words();
+    assert_eq!(words.first().map(String::as_str), Some("curl"));
+    let url = format!("http://127.0.0.1:{port}{HEALTH_PATH}");
+    assert!(
+        words.contains(&url),
+        "health check {words:?} does not fetch {url}"
+    );
+    assert!(
+        words.iter().any(|w| w.starts_with("-f")),
+        "curl -f fails on HTTP errors"
+    );
+    let installs_curl = stage
+        .all("RUN")
+        .any(|run| run.args.words().iter().any(|w| w == "curl"));
+    assert!(installs_curl, "curl is not installed in the runtime stage");
+}
+
+#[test]
+fn playwright_mcp_is_pinned_as_in_e2e() {
+    let file = dockerfile();
+    let package: serde_json::Value =
+        serde_json::from_str(&read("e2e/package.json")).expect("e2e/package.json");
+    let pinned = package["devDependencies"]["@playwright/mcp"]
+        .as_str()
+        .expect("e2e pins @playwright/mcp");
+    assert_eq!(
+        file.global_args
+            .get("PLAYWRIGHT_MCP_VERSION")
+            .cloned()
+            .flatten()
+            .as_deref(),
+        Some(pinned)
+    );
+    let installs = runtime(&file).all("RUN").any(|run| {
+        let text = run.args.text();
+        text.contains("npm install -g")
+            && text.contains("@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}")
+    });
+    assert!(
+        installs,
+        "the runtime does not npm install the pinned Playwright MCP"
+    );
+    let chromium = runtime(&file)
+        .all("RUN")
+        .any(|run| run.args.words().iter().any(|w| w == "chromium"));
+    assert!(chromium, "Debian's chromium is not installed");
+}
+
+fn k8s() -> Vec<Manifest> {
+    manifests::load_dir(&root().join("deploy/k8s")).expect("deploy/k8s parses")
+}
+
+#[test]
+fn kubernetes_probes_and_ports_match_the_image() {
+    let file = dockerfile();
+    let port: u64 = addr_port(&file).parse().expect("a numeric port");
+    let manifests = k8s();
+    let deployment = manifests
+        .iter()
+        .find(|m| m.kind() == "Deployment")
+        .expect("a Deployment");
+    let app = deployment
+        .containers()
+        .into_iter()
+        .find(|c| c["args"] == serde_json::json!(["botcraft", "serve"]))
+        .expect("a container running botcraft serve");
+    let http = app["ports"]
+        .as_array()
+        .and_then(|ports| ports.iter().find(|p| p["name"] == "http"))
+        .expect("a port named http");
+    assert_eq!(http["containerPort"].as_u64(), Some(port));
+    for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
+        let get = &app[probe]["httpGet"];
+        assert_eq!(get["path"], HEALTH_PATH, "{probe}");
+        assert_eq!(get["port"], "http", "{probe}");
+    }
+    let config = manifests
+        .iter()
+        .find(|m| m.kind() == "ConfigMap")
+        .expect("a ConfigMap");
+    let addr = config.document["data"]["BOTCRAFT_ADDR"]
+        .as_str()
+        .expect("BOTCRAFT_ADDR in the ConfigMap");
+    assert!(addr.ends_with(&format!(":{port}")), "{addr}");
+    let service = manifests
+        .iter()
+        .find(|m| m.kind() == "Service")
+        .expect("a Service");
+    assert_eq!(service.document["spec"]["ports"][0]["targetPort"], "http");
+}
+
+#[test]
+fn kubernetes_keys_come_from_a_secret_not_the_config_map() {
+    let manifests = k8s();
+    let config = manifests
+        .iter()
+        .find(|m| m.kind() == "ConfigMap")
+        .expect("a ConfigMap");
+    let data = config.document["data"].as_object().expect("data");
+    for key in data.keys() {
+        assert!(
+            !(key.contains("KEY") || key == "DATABASE_URL"),
+            "{key} belongs in the Secret"
+        );
+    }
+    let secret = manifests
+        .iter()
+        .find(|m| m.kind() == "Secret")
+        .expect("a Secret");
+    for key in ["BOTCRAFT_API_KEYS", "DATABASE_URL"] {
+        assert!(
+            secret.document["stringData"].get(key).is_some(),
+            "{key} not in the Secret"
+        );
+    }
+    let url = secret.document["stringData"]["DATABASE_URL"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(url.starts_with("postgres://"), "the store is PostgreSQL");
+}
+
+#[test]
+fn the_deployment_doc_names_every_variable_the_deployment_sets() {
+    let doc = read("docs/deployment.md");
+    let file = dockerfile();
+    let mut variables: BTreeSet<String> = runtime(&file).env().into_keys().collect();
+    for manifest in k8s() {
+        for section in ["data", "stringData"] {
+            if let Some(map) = manifest.document[section].as_object() {
+                variables.extend(map.keys().cloned());
+            }
+        }
+    }
+    for variable in variables {
+        assert!(
+            doc.contains(&format!("`{variable}`")),
+            "docs/deployment.md does not document `{variable}`"
+        );
+    }
+    assert!(
+        doc.contains("no image was built"),
+        "the doc says the image was not built here"
+    );
+}
