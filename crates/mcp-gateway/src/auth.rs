@@ -1,0 +1,395 @@
+//! Who is asking: the bot comes from the bearer key, nothing else.
+//!
+//! - [`BotKeys`]: the key → bot map, parsed once from configuration
+//!   (`BOTCRAFT_BOT_KEYS="forge=KEY1,other=KEY2"`, several keys per bot allowed). Keys are kept
+//!   as SHA-256 digests and a presented key is compared against every one of them in
+//!   constant time (equal-length digests: neither the key's length nor its first wrong byte
+//!   shows in the timing).
+//! - [`GatewayAuth`]: the rule applied to every request to `/mcp` ([`authorize`]):
+//!   no key or an unknown key → **401**; a session id that belongs to another bot → **403**;
+//!   otherwise the request carries [`AuthenticatedBot`] to the MCP handler. The JSON body is
+//!   `{"error": {"code", "message"}}` and never names a bot or a tool.
+//! - Sessions are bound to the bot that initialized them ([`SessionOwners`]): the binding is
+//!   taken from the `Mcp-Session-Id` header of the initialize response, dropped when the
+//!   session is deleted or has expired.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Json;
+use axum::extract::{Request, State};
+use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
+use axum::http::{HeaderValue, Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+use subtle::ConstantTimeEq;
+
+/// The header carrying the streamable HTTP session id.
+pub const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The environment variable [`BotKeys::parse`] is documented against.
+pub const BOT_KEYS_ENV: &str = "BOTCRAFT_BOT_KEYS";
+
+/// The bot a request was authenticated as (its name), put in the request's extensions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuthenticatedBot(pub String);
+
+/// A `BOTCRAFT_BOT_KEYS` value that does not parse. Never carries a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BotKeysError {
+    #[error("entry {index} of {BOT_KEYS_ENV} is not BOT=KEY")]
+    NotAPair { index: usize },
+    #[error("entry {index} of {BOT_KEYS_ENV} has an empty bot name")]
+    EmptyBot { index: usize },
+    #[error("entry {index} of {BOT_KEYS_ENV} (bot {bot:?}) has an empty key")]
+    EmptyKey { index: usize, bot: String },
+    #[error("entry {index} of {BOT_KEYS_ENV} repeats a key already given to bot {bot:?}")]
+    DuplicateKey { index: usize, bot: String },
+}
+
+/// Bearer keys, each for one bot. An empty set refuses every request.
+#[derive(Clone, Default)]
+pub struct BotKeys {
+    entries: Vec<([u8; 32], String)>,
+}
+
+impl std::fmt::Debug for BotKeys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut bots: Vec<&str> = self.entries.iter().map(|(_, bot)| bot.as_str()).collect();
+        bots.dedup();
+        write!(f, "BotKeys({} keys for {bots:?})", self.entries.len())
+    }
+}
+
+fn digest(key: &str) -> [u8; 32] {
+    Sha256::digest(key.as_bytes()).into()
+}
+
+impl BotKeys {
+    /// Parse `bot=key,bot=key`: entries separated by commas (blank entries ignored), the bot
+    /// before the first `=`, the key after it, both trimmed. A key may contain `=`.
+    pub fn parse(text: &str) -> Result<Self, BotKeysError> {
+        let mut keys = Self::default();
+        for (index, entry) in text.split(',').enumerate() {
+            if entry.trim().is_empty() {
+                continue;
+            }
+            let (bot, key) = entry
+                .split_once('=')
+                .ok_or(BotKeysError::NotAPair { index })?;
+            let (bot, key) = (bot.trim(), key.trim());
+            if bot.is_empty() {
+                return Err(BotKeysError::EmptyBot { index });
+            }
+            if key.is_empty() {
+                return Err(BotKeysError::EmptyKey {
+                    index,
+                    bot: bot.to_owned(),
+                });
+            }
+            if let Some(owner) = keys.bot_for(key) {
+                return Err(BotKeysError::DuplicateKey {
+                    index,
+                    bot: owner.to_owned(),
+                });
+            }
+            keys.entries.push((digest(key), bot.to_owned()));
+        }
+        Ok(keys)
+    }
+
+    /// Add one key for `bot` (empty keys are ignored).
+    pub fn with(mut self, bot: impl Into<String>, key: &str) -> Self {
+        if !key.is_empty() {
+            self.entries.push((digest(key), bot.into()));
+        }
+        self
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The bot `presented` is a key of. Every key is compared, whichever matches.
+    pub fn bot_for(&self, presented: &str) -> Option<&str> {
+        let presented = digest(presented);
+        let mut found = None;
+        for (key, bot) in &self.entries {
+            if bool::from(key.ct_eq(&presented)) {
+                found = Some(bot.as_str());
+            }
+        }
+        found
+    }
+}
+
+/// Which bot initialized each live session.
+#[derive(Debug, Default)]
+pub struct SessionOwners {
+    owners: Mutex<HashMap<String, (String, Instant)>>,
+}
+
+impl SessionOwners {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
+        self.owners.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The bot that owns `session`, marking it used.
+    pub fn owner(&self, session: &str) -> Option<String> {
+        let mut owners = self.lock();
+        let entry = owners.get_mut(session)?;
+        entry.1 = Instant::now();
+        Some(entry.0.clone())
+    }
+
+    fn bind(&self, session: &str, bot: &str) {
+        self.lock()
+            .insert(session.to_owned(), (bot.to_owned(), Instant::now()));
+    }
+
+    fn forget(&self, session: &str) {
+        self.lock().remove(session);
+    }
+
+    /// Sessions not used for `idle`: candidates for [`Self::forget`] once the session manager
+    /// confirms they are gone.
+    fn idle_sessions(&self, idle: Duration) -> Vec<String> {
+        self.lock()
+            .iter()
+            .filter(|(_, (_, used))| used.elapsed() >= idle)
+            .map(|(session, _)| session.clone())
+            .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Who may use `/mcp`.
+#[derive(Debug, Clone)]
+pub enum KeyPolicy {
+    /// A bearer key is required; it names the bot.
+    Keys(BotKeys),
+    /// No key: every request is this bot. Only for a loopback-bound test or demo server
+    /// (the conformance suite cannot send headers).
+    Open { bot: String },
+}
+
+/// The auth rule of `/mcp` and the session bindings it keeps.
+#[derive(Clone)]
+pub struct GatewayAuth {
+    policy: Arc<KeyPolicy>,
+    owners: Arc<SessionOwners>,
+    sessions: Arc<LocalSessionManager>,
+    session_timeout: Duration,
+}
+
+impl std::fmt::Debug for GatewayAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GatewayAuth")
+            .field("policy", &self.policy)
+            .field("sessions", &self.owners.len())
+            .finish()
+    }
+}
+
+impl GatewayAuth {
+    pub fn new(
+        policy: KeyPolicy,
+        sessions: Arc<LocalSessionManager>,
+        session_timeout: Duration,
+    ) -> Self {
+        Self {
+            policy: Arc::new(policy),
+            owners: Arc::new(SessionOwners::default()),
+            sessions,
+            session_timeout,
+        }
+    }
+
+    pub fn owners(&self) -> &SessionOwners {
+        &self.owners
+    }
+
+    fn bot_of(&self, request: &Request) -> Result<String, AuthRefusal> {
+        match &*self.policy {
+            KeyPolicy::Open { bot } => Ok(bot.clone()),
+            KeyPolicy::Keys(keys) => {
+                let key = bearer(request).ok_or(AuthRefusal::MissingKey)?;
+                keys.bot_for(key)
+                    .map(str::to_owned)
+                    .ok_or(AuthRefusal::UnknownKey)
+            }
+        }
+    }
+
+    /// Forget bindings of sessions the session manager no longer has (expired or closed).
+    async fn prune(&self) {
+        for session in self.owners.idle_sessions(self.session_timeout) {
+            let id: SessionId = session.as_str().into();
+            if !self.sessions.has_session(&id).await.unwrap_or(false) {
+                self.owners.forget(&session);
+            }
+        }
+    }
+}
+
+/// Why a request was refused before reaching MCP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthRefusal {
+    MissingKey,
+    UnknownKey,
+    /// The session belongs to another bot.
+    ForeignSession,
+}
+
+impl IntoResponse for AuthRefusal {
+    fn into_response(self) -> Response {
+        let (status, code, message) = match self {
+            AuthRefusal::MissingKey => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "missing `Authorization: Bearer <key>`",
+            ),
+            AuthRefusal::UnknownKey => (
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "the bearer key is not a bot key",
+            ),
+            AuthRefusal::ForeignSession => (
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "this session was opened with another key; initialize a new session",
+            ),
+        };
+        let mut response = (
+            status,
+            Json(json!({"error": {"code": code, "message": message}})),
+        )
+            .into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response
+                .headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+/// The key of an `Authorization: Bearer <key>` header (scheme case-insensitive).
+fn bearer(request: &Request) -> Option<&str> {
+    let value = request.headers().get(AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, key) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then_some(key.trim())
+        .filter(|key| !key.is_empty())
+}
+
+fn session_of(headers: &axum::http::HeaderMap) -> Option<String> {
+    headers
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+/// The middleware of `/mcp`: authenticate, check the session's owner, pass
+/// [`AuthenticatedBot`] on, and record the owner of a session the response creates.
+pub async fn authorize(
+    State(auth): State<GatewayAuth>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let bot = match auth.bot_of(&request) {
+        Ok(bot) => bot,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let session = session_of(request.headers());
+    if let Some(session) = &session
+        && let Some(owner) = auth.owners.owner(session)
+        && owner != bot
+    {
+        return AuthRefusal::ForeignSession.into_response();
+    }
+    let method = request.method().clone();
+    request
+        .extensions_mut()
+        .insert(AuthenticatedBot(bot.clone()));
+    let response = next.run(request).await;
+    match (&method, session) {
+        (&Method::DELETE, Some(session)) if response.status().is_success() => {
+            auth.owners.forget(&session);
+        }
+        (_, None) => {
+            if let Some(created) = session_of(response.headers()) {
+                auth.prune().await;
+                auth.owners.bind(&created, &bot);
+            }
+        }
+        _ => {}
+    }
+    response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn keys_parse_and_map_to_their_bot() {
+        let keys = BotKeys::parse(" forge = k1 , other=k2=x,, forge=k3").expect("parses");
+        let cases = [
+            ("k1", Some("forge")),
+            ("k3", Some("forge")),
+            ("k2=x", Some("other")),
+            ("k2", None),
+            ("k1 ", None),
+            ("K1", None),
+            ("", None),
+        ];
+        for (presented, bot) in cases {
+            assert_eq!(keys.bot_for(presented), bot, "{presented:?}");
+        }
+        assert!(BotKeys::parse("").expect("empty parses").is_empty());
+    }
+
+    #[test]
+    fn bad_key_lists_are_refused_without_echoing_keys() {
+        let cases = [
+            ("forge", BotKeysError::NotAPair { index: 0 }),
+            ("a=1,=2", BotKeysError::EmptyBot { index: 1 }),
+            (
+                "a=",
+                BotKeysError::EmptyKey {
+                    index: 0,
+                    bot: "a".into(),
+                },
+            ),
+            (
+                "a=secret,b=secret",
+                BotKeysError::DuplicateKey {
+                    index: 1,
+                    bot: "a".into(),
+                },
+            ),
+        ];
+        for (text, expected) in cases {
+            let error = BotKeys::parse(text).expect_err(text);
+            assert_eq!(error, expected, "{text}");
+            assert!(!error.to_string().contains("secret"));
+        }
+        let debug = format!("{:?}", BotKeys::parse("a=secret").expect("parses"));
+        assert!(!debug.contains("secret"), "{debug}");
+    }
+}

@@ -1,0 +1,97 @@
+//! What the gateway needs from BotCraft, as a trait: [`GatewayBackend`]. The gateway never
+//! touches the manager or the store itself; the real implementation is
+//! [`crate::adapter::ManagerBackend`], tests use fakes.
+//!
+//! Bots are named by their **name** (what a bearer key maps to), tools by their raw name on
+//! their server: the qualified names (`server__tool`) are the gateway's business.
+
+use std::future::Future;
+
+use futures::stream::BoxStream;
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use tokio_util::sync::CancellationToken;
+
+/// One tool a bot may use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendTool {
+    /// The server's name (unique in the store).
+    pub server: String,
+    /// The tool as its server lists it (raw name).
+    pub tool: Tool,
+    /// Offered even when the bot's tools are loaded on demand (kept for a future deferred
+    /// listing; the gateway lists every allowed tool today).
+    pub pinned: bool,
+}
+
+/// A server's `instructions`, forwarded in the gateway's `initialize`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerInstructions {
+    pub server: String,
+    pub text: String,
+}
+
+/// A bot's tools as the backend sees them right now.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BotCatalog {
+    pub tools: Vec<BackendTool>,
+    /// Instructions of the bot's enabled servers, in server-name order.
+    pub instructions: Vec<ServerInstructions>,
+    /// Why some servers could not list their tools. Logged, never sent to the client (a
+    /// cause may carry paths or stderr).
+    pub failures: Vec<String>,
+}
+
+/// Why the backend refused or failed. The gateway maps each variant to what the MCP client
+/// sees; the texts are for logs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendError {
+    /// The bot a key maps to does not exist (a configuration error).
+    #[error("no bot named {bot:?}")]
+    UnknownBot { bot: String },
+    /// The bot may not use this tool (not bound, binding disabled, outside the filter).
+    #[error("bot {bot:?} may not call {tool:?} on {server:?}")]
+    NotAllowed {
+        bot: String,
+        server: String,
+        tool: String,
+    },
+    /// The call ran past the server's timeout.
+    #[error("tool {tool:?} on {server:?} timed out")]
+    Timeout { server: String, tool: String },
+    /// The client cancelled the call.
+    #[error("the call was cancelled")]
+    Cancelled,
+    /// The server could not be started or stopped answering.
+    #[error("MCP server {server:?} is unavailable: {cause}")]
+    Unavailable { server: String, cause: String },
+    /// The store or another internal part failed.
+    #[error("internal error: {cause}")]
+    Internal { cause: String },
+}
+
+/// BotCraft as the gateway sees it: a bot's tools, calls routed to a server, and catalog
+/// changes. Implementations apply the bot's bindings (enabled, tool filter) on every call,
+/// not only on listing, and start servers lazily under their own timeouts.
+pub trait GatewayBackend: Send + Sync + 'static {
+    /// The tools bot `bot` may use and its servers' instructions.
+    fn bot_catalog(
+        &self,
+        bot: &str,
+    ) -> impl Future<Output = Result<BotCatalog, BackendError>> + Send;
+
+    /// Call raw tool `tool` on `server` for `bot`. Refused with
+    /// [`BackendError::NotAllowed`] when the bot may not use it; ends with
+    /// [`BackendError::Cancelled`] soon after `cancel` fires.
+    fn call_tool(
+        &self,
+        bot: &str,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<CallToolResult, BackendError>> + Send;
+
+    /// One item each time the tools of `bot` may have changed (a server's list changed, a
+    /// server started with a new list). Ends when the backend shuts down.
+    fn catalog_changes(&self, bot: &str) -> BoxStream<'static, ()>;
+}

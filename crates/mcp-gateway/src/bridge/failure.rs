@@ -1,0 +1,78 @@
+//! The bridge's reason-coded failures (seed 001): a failed call is a tool result with
+//! `isError: true` stating the cause, plus one stderr line
+//! `botcraft-mcp-stdio: reason=stdio.CODE tool=TOOL MESSAGE`. The codes are server-kit's
+//! [`ReasonCode`]s under the `stdio.` namespace, so a log reader can tell the bridge's
+//! failures from the forge servers' own.
+
+use server_kit::{ReasonCode, STDERR_MESSAGE_CHARS};
+
+/// The name on the bridge's stderr lines.
+pub const BRIDGE_NAME: &str = "botcraft-mcp-stdio";
+
+/// The namespace of the bridge's reason codes.
+pub const REASON_PREFIX: &str = "stdio.";
+
+/// A tools/call of the bridge that failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct BridgeFailure {
+    pub code: ReasonCode,
+    pub message: String,
+}
+
+impl BridgeFailure {
+    pub fn new(code: ReasonCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// `stdio.not_configured`, …
+    pub fn reason(&self) -> String {
+        format!("{REASON_PREFIX}{}", self.code.as_str())
+    }
+
+    /// The one stderr line for this failure: newlines escaped, the message cut at
+    /// [`STDERR_MESSAGE_CHARS`] characters.
+    pub fn stderr_line(&self, tool: &str) -> String {
+        let mut message = self.message.replace('\\', "\\\\").replace('\n', "\\n");
+        if let Some((cut, _)) = message.char_indices().nth(STDERR_MESSAGE_CHARS) {
+            message.truncate(cut);
+            message.push('…');
+        }
+        format!(
+            "{BRIDGE_NAME}: reason={} tool={tool} {message}",
+            self.reason()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn codes_are_namespaced_and_lines_are_single() {
+        let reasons: Vec<String> = ReasonCode::ALL
+            .iter()
+            .map(|code| BridgeFailure::new(*code, "").reason())
+            .collect();
+        assert_eq!(
+            reasons,
+            [
+                "stdio.not_configured",
+                "stdio.upstream_unreachable",
+                "stdio.upstream_http_error",
+                "stdio.upstream_bad_payload",
+                "stdio.tool_error"
+            ]
+        );
+        let failure = BridgeFailure::new(ReasonCode::ToolError, "a\nb");
+        assert_eq!(
+            failure.stderr_line("forge-bash__run"),
+            "botcraft-mcp-stdio: reason=stdio.tool_error tool=forge-bash__run a\\nb"
+        );
+    }
+}

@@ -1,0 +1,203 @@
+//! `botcraft mcp-stdio --bot NAME`: a stdio MCP server that starts with nothing (seed 001).
+//!
+//! - **Start**: reads a bot manifest — `--manifest FILE` (bundled), else the cache
+//!   `CACHE_DIR/BOT.json` written by an earlier run — and serves. No setting, file or service
+//!   is needed to answer `initialize` and `tools/list`: with none, the tool list is empty and
+//!   stderr says why. Nothing at startup connects anywhere.
+//! - **`tools/call`**: forwarded to `BOTCRAFT_URL`'s `/mcp` with `BOTCRAFT_API_KEY`
+//!   ([`upstream`]). Every failure is that call's: an `isError` result stating the cause, one
+//!   stderr line with a `stdio.*` reason code ([`failure`]).
+//! - **Refresh**: when configured, after start the live list is fetched from BotCraft,
+//!   written to the cache, and served from then on (`notifications/tools/list_changed` if it
+//!   differs). A failed refresh is one reason-coded stderr line.
+//! - **Exit**: 0 when the client closes stdin.
+
+pub mod failure;
+pub mod server;
+pub mod upstream;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::ServiceExt;
+
+pub use failure::{BRIDGE_NAME, BridgeFailure, REASON_PREFIX};
+pub use server::{BridgeServer, BridgeState, NOT_CONFIGURED};
+pub use upstream::{Upstream, UpstreamConfig, UpstreamError};
+
+use crate::manifest::{BotManifest, cache_path};
+
+/// Default wait for one answer from BotCraft (a tool call included).
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The bridge's settings, parsed at the edge ([`McpStdioArgs`] or a test).
+#[derive(Debug, Clone)]
+pub struct BridgeOptions {
+    pub bot: String,
+    /// A bundled manifest; served instead of the cache.
+    pub manifest: Option<PathBuf>,
+    /// Where fetched manifests are cached; `None` disables the cache.
+    pub cache_dir: Option<PathBuf>,
+    /// `None` when BOTCRAFT_URL or BOTCRAFT_API_KEY is missing.
+    pub upstream: Option<UpstreamConfig>,
+    /// Fetch the live manifest after start (when configured).
+    pub refresh: bool,
+}
+
+/// The command-line and environment settings of `botcraft mcp-stdio` (flatten into a
+/// subcommand).
+#[derive(Debug, Clone, clap::Args)]
+pub struct McpStdioArgs {
+    /// The bot whose tools are served.
+    #[arg(long)]
+    pub bot: String,
+    /// A bundled bot manifest (JSON) to serve instead of the cache.
+    #[arg(long, value_name = "FILE")]
+    pub manifest: Option<PathBuf>,
+    /// Where fetched manifests are cached (default: $XDG_CACHE_HOME/botcraft/mcp-stdio or
+    /// ~/.cache/botcraft/mcp-stdio; none when neither is set).
+    #[arg(long, env = "BOTCRAFT_MCP_CACHE_DIR", value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+    /// BotCraft's URL (its /mcp endpoint is used).
+    #[arg(long, env = "BOTCRAFT_URL")]
+    pub url: Option<String>,
+    /// A bearer key of the bot.
+    #[arg(long, env = "BOTCRAFT_API_KEY", hide_env_values = true)]
+    pub api_key: Option<String>,
+    /// Longest wait for one answer from BotCraft, in seconds.
+    #[arg(long, default_value_t = DEFAULT_UPSTREAM_TIMEOUT.as_secs())]
+    pub timeout_secs: u64,
+    /// Do not fetch the live tool list after start.
+    #[arg(long)]
+    pub no_refresh: bool,
+}
+
+impl McpStdioArgs {
+    /// The options, with the default cache folder taken from `XDG_CACHE_HOME` or `HOME` (as
+    /// given by `env`, the edge's view of the environment).
+    pub fn into_options(self, env: impl Fn(&str) -> Option<String>) -> BridgeOptions {
+        let cache_dir = self.cache_dir.or_else(|| {
+            env("XDG_CACHE_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| {
+                    env("HOME")
+                        .filter(|v| !v.is_empty())
+                        .map(|home| PathBuf::from(home).join(".cache"))
+                })
+                .map(|base| base.join("botcraft").join("mcp-stdio"))
+        });
+        let upstream = match (self.url, self.api_key) {
+            (Some(url), Some(api_key)) if !url.is_empty() && !api_key.is_empty() => {
+                Some(UpstreamConfig {
+                    url,
+                    api_key,
+                    timeout: Duration::from_secs(self.timeout_secs.max(1)),
+                })
+            }
+            _ => None,
+        };
+        BridgeOptions {
+            bot: self.bot,
+            manifest: self.manifest,
+            cache_dir,
+            upstream,
+            refresh: !self.no_refresh,
+        }
+    }
+}
+
+/// The bridge could not serve at all (stdio itself failed).
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("MCP over stdio failed to start: {0}")]
+    Initialize(Box<rmcp::service::ServerInitializeError>),
+    #[error("the MCP server task failed: {0}")]
+    Task(#[from] tokio::task::JoinError),
+}
+
+/// The manifest to serve at start and a sentence on where it came from.
+fn initial_manifest(options: &BridgeOptions) -> (BotManifest, String) {
+    let empty = || BotManifest {
+        bot: options.bot.clone(),
+        instructions: None,
+        tools: Vec::new(),
+    };
+    let path = match (&options.manifest, &options.cache_dir) {
+        (Some(path), _) => path.clone(),
+        (None, Some(dir)) => cache_path(dir, &options.bot),
+        (None, None) => {
+            return (
+                empty(),
+                "no manifest (no --manifest and no cache folder)".to_owned(),
+            );
+        }
+    };
+    match BotManifest::load(&path, &options.bot) {
+        Ok(manifest) => (manifest, format!("from {}", path.display())),
+        Err(error) => (empty(), format!("no manifest ({error})")),
+    }
+}
+
+/// Serve the bridge on this process's stdin/stdout until the client closes stdin.
+pub async fn serve_stdio(options: BridgeOptions) -> Result<(), BridgeError> {
+    let (manifest, source) = initial_manifest(&options);
+    let calls = match &options.upstream {
+        Some(config) => format!("tools/call goes to {}", upstream::endpoint_of(&config.url)),
+        None => "tools/call is unconfigured (set BOTCRAFT_URL and BOTCRAFT_API_KEY)".to_owned(),
+    };
+    eprintln!(
+        "{BRIDGE_NAME}: ready — bot {}, {} tools {source}; {calls}; introspection works regardless",
+        options.bot,
+        manifest.tools.len()
+    );
+    let state = BridgeState::new(manifest, options.upstream.as_ref().map(Upstream::new));
+    if options.refresh && options.upstream.is_some() {
+        let cache = options
+            .cache_dir
+            .as_ref()
+            .map(|dir| cache_path(dir, &options.bot));
+        tokio::spawn(refresh(state.clone(), options.bot.clone(), cache));
+    }
+    let running = match BridgeServer::new(state)
+        .serve(rmcp::transport::stdio())
+        .await
+    {
+        Ok(running) => running,
+        // A client that connects and leaves without initializing is not an error.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(BridgeError::Initialize(Box::new(error))),
+    };
+    running.waiting().await?;
+    Ok(())
+}
+
+/// Fetch the live manifest, cache it, serve it.
+async fn refresh(state: Arc<BridgeState>, bot: String, cache: Option<PathBuf>) {
+    let Some(upstream) = state.upstream() else {
+        return;
+    };
+    match upstream.listing().await {
+        Ok(listing) => {
+            let manifest = BotManifest {
+                bot,
+                instructions: listing.instructions,
+                tools: listing.tools,
+            };
+            if let Some(path) = cache
+                && let Err(error) = manifest.save(&path)
+            {
+                eprintln!("{BRIDGE_NAME}: cannot cache the manifest: {error}");
+            }
+            state.replace(manifest).await;
+        }
+        Err(error) => {
+            let failure = BridgeFailure::new(
+                error.reason(),
+                format!("cannot refresh the manifest; serving the one loaded at start: {error}"),
+            );
+            eprintln!("{}", failure.stderr_line("tools/list"));
+        }
+    }
+}

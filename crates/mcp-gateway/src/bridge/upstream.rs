@@ -1,0 +1,434 @@
+//! The bridge's client of BotCraft's `/mcp`: a small streamable HTTP client over `reqwest`,
+//! written for the bridge's one job (initialize once, then `tools/list` and `tools/call`)
+//! so every way it can fail is a typed [`UpstreamError`] with its reason code:
+//!
+//! | failure | error | reason |
+//! |---|---|---|
+//! | connect error, timeout, the connection dropped | `Unreachable` | `upstream_unreachable` |
+//! | a status other than 2xx (401 wrong key, 500 …) | `HttpStatus` | `upstream_http_error` |
+//! | a body that is not the JSON-RPC answer expected | `BadPayload` | `upstream_bad_payload` |
+//! | a JSON-RPC error answer | `Rpc` | `tool_error` |
+//!
+//! The session id of `initialize` is kept for later calls; a 404 on a kept session (BotCraft
+//! restarted) drops it and the request is retried once on a new session.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use reqwest::StatusCode;
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
+use serde_json::{Value, json};
+use server_kit::ReasonCode;
+use tokio::sync::Mutex;
+
+use crate::auth::SESSION_HEADER;
+
+/// The protocol revision the bridge speaks to BotCraft.
+pub const UPSTREAM_PROTOCOL: &str = "2025-11-25";
+
+/// Longest part of an unexpected body quoted in an error.
+const BODY_PREVIEW_CHARS: usize = 200;
+
+/// A failed exchange with BotCraft.
+#[derive(Debug, thiserror::Error)]
+pub enum UpstreamError {
+    #[error("cannot reach BotCraft at {endpoint}: {source}")]
+    Unreachable {
+        endpoint: String,
+        #[source]
+        source: reqwest::Error,
+    },
+    #[error("no answer from BotCraft at {endpoint} within {timeout:?}")]
+    TimedOut { endpoint: String, timeout: Duration },
+    #[error("BotCraft answered HTTP {status} to {method}: {body}")]
+    HttpStatus {
+        method: &'static str,
+        status: StatusCode,
+        body: String,
+    },
+    #[error("BotCraft's answer to {method} is not what MCP expects: {what}")]
+    BadPayload { method: &'static str, what: String },
+    #[error("BotCraft refused {method}: {message} (JSON-RPC error {code})")]
+    Rpc {
+        method: &'static str,
+        code: i64,
+        message: String,
+    },
+}
+
+impl UpstreamError {
+    pub fn reason(&self) -> ReasonCode {
+        match self {
+            Self::Unreachable { .. } | Self::TimedOut { .. } => ReasonCode::UpstreamUnreachable,
+            Self::HttpStatus { .. } => ReasonCode::UpstreamHttpError,
+            Self::BadPayload { .. } => ReasonCode::UpstreamBadPayload,
+            Self::Rpc { .. } => ReasonCode::ToolError,
+        }
+    }
+
+    fn is_stale_session(&self) -> bool {
+        matches!(self, Self::HttpStatus { status, .. } if *status == StatusCode::NOT_FOUND)
+    }
+}
+
+/// Where BotCraft is and how to ask it.
+#[derive(Debug, Clone)]
+pub struct UpstreamConfig {
+    /// BotCraft's base URL (`https://botcraft.example`) or its `/mcp` endpoint.
+    pub url: String,
+    /// A bot key.
+    pub api_key: String,
+    /// Longest wait for one answer (a tool call included).
+    pub timeout: Duration,
+}
+
+/// The endpoint for `url`: `/mcp` appended unless the URL already ends with it.
+pub fn endpoint_of(url: &str) -> String {
+    let trimmed = url.trim_end_matches('/');
+    if trimmed.ends_with("/mcp") {
+        trimmed.to_owned()
+    } else {
+        format!("{trimmed}/mcp")
+    }
+}
+
+/// A client of one BotCraft `/mcp` endpoint, as one bot.
+#[derive(Debug)]
+pub struct Upstream {
+    http: reqwest::Client,
+    endpoint: String,
+    api_key: String,
+    timeout: Duration,
+    session: Mutex<Option<String>>,
+    next_id: AtomicU64,
+}
+
+/// What `initialize` and `tools/list` answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listing {
+    pub instructions: Option<String>,
+    pub tools: Vec<Tool>,
+}
+
+impl Upstream {
+    pub fn new(config: &UpstreamConfig) -> Self {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .build()
+            .unwrap_or_default();
+        Self {
+            http,
+            endpoint: endpoint_of(&config.url),
+            api_key: config.api_key.clone(),
+            timeout: config.timeout,
+            session: Mutex::new(None),
+            next_id: AtomicU64::new(1),
+        }
+    }
+
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// `tools/call`; a JSON-RPC error is [`UpstreamError::Rpc`], a result with `isError`
+    /// comes back as it is.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, UpstreamError> {
+        let mut params = json!({ "name": name });
+        if let Some(arguments) = arguments {
+            params["arguments"] = Value::Object(arguments);
+        }
+        let result = self.request("tools/call", params).await?;
+        serde_json::from_value(result).map_err(|error| UpstreamError::BadPayload {
+            method: "tools/call",
+            what: error.to_string(),
+        })
+    }
+
+    /// The bot's instructions and tools, as BotCraft serves them now (every page).
+    pub async fn listing(&self) -> Result<Listing, UpstreamError> {
+        let instructions = self.initialize().await?;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let params = match &cursor {
+                Some(cursor) => json!({ "cursor": cursor }),
+                None => json!({}),
+            };
+            let result = self.request("tools/list", params).await?;
+            let page: rmcp::model::ListToolsResult =
+                serde_json::from_value(result).map_err(|error| UpstreamError::BadPayload {
+                    method: "tools/list",
+                    what: error.to_string(),
+                })?;
+            tools.extend(page.tools);
+            match page.next_cursor {
+                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
+                _ => break,
+            }
+        }
+        Ok(Listing {
+            instructions,
+            tools,
+        })
+    }
+
+    /// A JSON-RPC request on the kept session (opening one if needed); retried once on a
+    /// new session when the kept one is unknown to BotCraft.
+    async fn request(&self, method: &'static str, params: Value) -> Result<Value, UpstreamError> {
+        let mut retried = false;
+        loop {
+            let session = self.session().await?;
+            match self.exchange(method, params.clone(), Some(&session)).await {
+                Err(error) if error.is_stale_session() && !retried => {
+                    tracing::info!("BotCraft forgot the session (restarted?); opening a new one");
+                    let mut kept = self.session.lock().await;
+                    if kept.as_deref() == Some(session.as_str()) {
+                        *kept = None;
+                    }
+                    retried = true;
+                }
+                other => return other.map(|(result, _)| result),
+            }
+        }
+    }
+
+    async fn session(&self) -> Result<String, UpstreamError> {
+        if let Some(session) = self.session.lock().await.clone() {
+            return Ok(session);
+        }
+        self.initialize().await?;
+        self.session
+            .lock()
+            .await
+            .clone()
+            .ok_or_else(|| UpstreamError::BadPayload {
+                method: "initialize",
+                what: format!("no {SESSION_HEADER} header in the answer"),
+            })
+    }
+
+    /// Open a new session; returns the server's instructions.
+    async fn initialize(&self) -> Result<Option<String>, UpstreamError> {
+        let params = json!({
+            "protocolVersion": UPSTREAM_PROTOCOL,
+            "capabilities": {},
+            "clientInfo": {"name": "botcraft-mcp-stdio", "version": env!("CARGO_PKG_VERSION")}
+        });
+        let (result, session) = self.exchange("initialize", params, None).await?;
+        let session = session.ok_or_else(|| UpstreamError::BadPayload {
+            method: "initialize",
+            what: format!("no {SESSION_HEADER} header in the answer"),
+        })?;
+        self.notify_initialized(&session).await?;
+        *self.session.lock().await = Some(session);
+        Ok(result
+            .get("instructions")
+            .and_then(Value::as_str)
+            .map(str::to_owned))
+    }
+
+    fn post(&self, session: Option<&str>) -> reqwest::RequestBuilder {
+        let mut builder = self
+            .http
+            .post(&self.endpoint)
+            .header(AUTHORIZATION, format!("Bearer {}", self.api_key))
+            .header(ACCEPT, "application/json, text/event-stream")
+            .header(CONTENT_TYPE, "application/json");
+        if let Some(session) = session {
+            builder = builder
+                .header(SESSION_HEADER, session)
+                .header("mcp-protocol-version", UPSTREAM_PROTOCOL);
+        }
+        builder
+    }
+
+    async fn notify_initialized(&self, session: &str) -> Result<(), UpstreamError> {
+        let body = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let send = self.post(Some(session)).json(&body).send();
+        let response = tokio::time::timeout(self.timeout, send)
+            .await
+            .map_err(|_| self.timed_out())?
+            .map_err(|source| self.unreachable(source))?;
+        check_status("notifications/initialized", response)
+            .await
+            .map(drop)
+    }
+
+    fn timed_out(&self) -> UpstreamError {
+        UpstreamError::TimedOut {
+            endpoint: self.endpoint.clone(),
+            timeout: self.timeout,
+        }
+    }
+
+    fn unreachable(&self, source: reqwest::Error) -> UpstreamError {
+        UpstreamError::Unreachable {
+            endpoint: self.endpoint.clone(),
+            source,
+        }
+    }
+
+    /// POST one request and read its answer (a JSON body or an SSE stream); the session id
+    /// of the answer comes back with the result.
+    async fn exchange(
+        &self,
+        method: &'static str,
+        params: Value,
+        session: Option<&str>,
+    ) -> Result<(Value, Option<String>), UpstreamError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let work = async {
+            let response = self
+                .post(session)
+                .json(&body)
+                .send()
+                .await
+                .map_err(|source| self.unreachable(source))?;
+            let response = check_status(method, response).await?;
+            let session = response
+                .headers()
+                .get(SESSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let message =
+                read_answer(method, id, response, |source| self.unreachable(source)).await?;
+            Ok((answer_result(method, message)?, session))
+        };
+        tokio::time::timeout(self.timeout, work)
+            .await
+            .map_err(|_| self.timed_out())?
+    }
+}
+
+async fn check_status(
+    method: &'static str,
+    response: reqwest::Response,
+) -> Result<reqwest::Response, UpstreamError> {
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let text = response.text().await.unwrap_or_default();
+    Err(UpstreamError::HttpStatus {
+        method,
+        status,
+        body: preview(&text),
+    })
+}
+
+fn preview(text: &str) -> String {
+    let mut text = text.trim().to_owned();
+    if let Some((cut, _)) = text.char_indices().nth(BODY_PREVIEW_CHARS) {
+        text.truncate(cut);
+        text.push('…');
+    }
+    text
+}
+
+/// The JSON-RPC message answering request `id`, from a JSON body or the first SSE event
+/// that carries it.
+async fn read_answer(
+    method: &'static str,
+    id: u64,
+    response: reqwest::Response,
+    unreachable: impl Fn(reqwest::Error) -> UpstreamError,
+) -> Result<Value, UpstreamError> {
+    let bad = |what: String| UpstreamError::BadPayload { method, what };
+    let content_type = response
+        .headers()
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    if content_type.starts_with("application/json") {
+        let text = response.text().await.map_err(unreachable)?;
+        let message: Value = serde_json::from_str(&text)
+            .map_err(|_| bad(format!("not JSON: {}", preview(&text))))?;
+        return Ok(message);
+    }
+    if !content_type.starts_with("text/event-stream") {
+        return Err(bad(format!("unexpected content type {content_type:?}")));
+    }
+    let mut events = response.bytes_stream().eventsource();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|error| bad(format!("broken event stream: {error}")))?;
+        if event.data.trim().is_empty() {
+            continue; // priming events, keep-alives
+        }
+        let message: Value = serde_json::from_str(&event.data)
+            .map_err(|_| bad(format!("an event is not JSON: {}", preview(&event.data))))?;
+        if message.get("id").and_then(Value::as_u64) == Some(id) {
+            return Ok(message);
+        }
+    }
+    Err(bad("the event stream ended without an answer".to_owned()))
+}
+
+/// The `result` of a JSON-RPC answer, or its error.
+fn answer_result(method: &'static str, message: Value) -> Result<Value, UpstreamError> {
+    if let Some(error) = message.get("error") {
+        return Err(UpstreamError::Rpc {
+            method,
+            code: error
+                .get("code")
+                .and_then(Value::as_i64)
+                .unwrap_or_default(),
+            message: error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("no message")
+                .to_owned(),
+        });
+    }
+    match message.get("result") {
+        Some(result) if result.is_object() => Ok(result.clone()),
+        _ => Err(UpstreamError::BadPayload {
+            method,
+            what: "a JSON-RPC answer without a result object".to_owned(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn endpoint_appends_mcp_once() {
+        let cases = [
+            ("http://h:1", "http://h:1/mcp"),
+            ("http://h:1/", "http://h:1/mcp"),
+            ("http://h:1/mcp", "http://h:1/mcp"),
+            ("https://h/base/mcp/", "https://h/base/mcp"),
+        ];
+        for (url, endpoint) in cases {
+            assert_eq!(endpoint_of(url), endpoint, "{url}");
+        }
+    }
+
+    #[test]
+    fn answers_are_results_or_typed_errors() {
+        let ok = answer_result(
+            "tools/call",
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
+        );
+        assert_eq!(ok.expect("result"), json!({"content": []}));
+        let rpc = answer_result(
+            "tools/call",
+            json!({"id": 1, "error": {"code": -32602, "message": "Unknown tool: x"}}),
+        )
+        .expect_err("rpc error");
+        assert_eq!(rpc.reason(), ReasonCode::ToolError);
+        let bad = answer_result("tools/call", json!({"id": 1, "result": 3})).expect_err("bad");
+        assert_eq!(bad.reason(), ReasonCode::UpstreamBadPayload);
+    }
+}

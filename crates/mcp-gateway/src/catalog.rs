@@ -1,0 +1,143 @@
+//! A bot's tools as the gateway exposes them: each under its qualified name
+//! (`server__tool`, the rule of `inference::naming`, the same names the chat model sees),
+//! sorted by that name, with the reverse map that routes a call. Routing only ever goes
+//! through the map: a name is never split or matched by prefix.
+//!
+//! The same function names the tools of a committed bot manifest ([`crate::manifest`]), so
+//! the manifest and the live `tools/list` cannot disagree on naming.
+
+use std::collections::BTreeMap;
+
+use inference::naming::{QualifiedToolNames, ToolRoute};
+use rmcp::model::Tool;
+
+use crate::backend::{BackendTool, ServerInstructions};
+
+/// The exposed tools of one bot and the route of each.
+#[derive(Debug, Clone, Default)]
+pub struct ExposedCatalog {
+    tools: Vec<Tool>,
+    names: QualifiedToolNames,
+}
+
+impl ExposedCatalog {
+    /// Names `tools` (server, raw tool). A tool listed twice by one server is kept once.
+    pub fn build<'a>(tools: impl IntoIterator<Item = (&'a str, &'a Tool)>) -> Self {
+        let mut by_route: BTreeMap<ToolRoute, &Tool> = BTreeMap::new();
+        for (server, tool) in tools {
+            by_route
+                .entry(ToolRoute::new(server, tool.name.to_string()))
+                .or_insert(tool);
+        }
+        let names = QualifiedToolNames::build(by_route.keys().cloned());
+        let tools = names
+            .iter()
+            .filter_map(|(qualified, route)| {
+                let mut tool = (*by_route.get(route)?).clone();
+                tool.name = qualified.to_owned().into();
+                Some(tool)
+            })
+            .collect();
+        Self { tools, names }
+    }
+
+    /// [`Self::build`] over a backend's tools.
+    pub fn from_backend(tools: &[BackendTool]) -> Self {
+        Self::build(tools.iter().map(|t| (t.server.as_str(), &t.tool)))
+    }
+
+    /// Every tool under its qualified name, sorted by name.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Where a qualified name leads, if it is one of this catalog's.
+    pub fn resolve(&self, qualified: &str) -> Option<&ToolRoute> {
+        self.names.resolve(qualified)
+    }
+
+    /// The qualified name of a server's tool.
+    pub fn qualified(&self, server: &str, tool: &str) -> Option<&str> {
+        self.names.qualified(server, tool)
+    }
+}
+
+/// The gateway's `initialize` instructions for bot `bot`: how tools are named, then each
+/// server's own instructions under its name.
+pub fn combined_instructions(bot: &str, servers: &[ServerInstructions]) -> String {
+    let mut text = format!(
+        "BotCraft bot \"{bot}\". Tools are named SERVER__TOOL; each belongs to one of the MCP \
+         servers below."
+    );
+    for server in servers {
+        let body = server.text.trim();
+        if body.is_empty() {
+            continue;
+        }
+        text.push_str("\n\n## ");
+        text.push_str(&server.server);
+        text.push('\n');
+        text.push_str(body);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::sync::Arc;
+
+    fn tool(name: &str) -> Tool {
+        Tool::new(
+            name.to_owned(),
+            format!("does {name}"),
+            Arc::new(Default::default()),
+        )
+    }
+
+    #[test]
+    fn tools_are_renamed_sorted_and_routed() {
+        let run = tool("run");
+        let read = tool("read.file");
+        let again = tool("run");
+        let catalog =
+            ExposedCatalog::build([("forge-bash", &run), ("fs", &read), ("forge-bash", &again)]);
+        let names: Vec<String> = catalog.tools().iter().map(|t| t.name.to_string()).collect();
+        assert_eq!(names, ["forge-bash__run", "fs__read_file"]);
+        assert_eq!(
+            catalog.resolve("fs__read_file"),
+            Some(&ToolRoute::new("fs", "read.file"))
+        );
+        assert_eq!(catalog.resolve("fs__read"), None);
+        assert_eq!(
+            catalog.qualified("forge-bash", "run"),
+            Some("forge-bash__run")
+        );
+        assert_eq!(
+            catalog.tools()[1].description.as_deref(),
+            Some("does read.file")
+        );
+    }
+
+    #[test]
+    fn instructions_name_each_server_and_skip_empty_ones() {
+        let text = combined_instructions(
+            "forge",
+            &[
+                ServerInstructions {
+                    server: "a".into(),
+                    text: "Use a.\n".into(),
+                },
+                ServerInstructions {
+                    server: "b".into(),
+                    text: "  ".into(),
+                },
+            ],
+        );
+        assert_eq!(
+            text,
+            "BotCraft bot \"forge\". Tools are named SERVER__TOOL; each belongs to one of the MCP servers below.\n\n## a\nUse a."
+        );
+    }
+}

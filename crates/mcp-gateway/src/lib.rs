@@ -1,0 +1,30 @@
+//! BotCraft as an MCP server.
+//!
+//! - **The gateway** ([`gateway`], [`service`], [`auth`]): one bot's allowed tools over
+//!   streamable HTTP at `/mcp`, under their qualified names (`server__tool`, [`catalog`]),
+//!   calls routed through a [`GatewayBackend`] ([`backend`]; the real one over the
+//!   `McpServerManager` and the store is [`adapter::ManagerBackend`]). The bot comes from the
+//!   bearer key ([`BotKeys`]); a key for one bot never lists or calls another's tools.
+//!   Servers' `instructions` are combined into the gateway's; catalog changes reach
+//!   connected sessions as `notifications/tools/list_changed`.
+//! - **The stdio bridge** ([`bridge`]): `botcraft mcp-stdio --bot NAME`, which starts with
+//!   nothing: `initialize` and `tools/list` come from a bot manifest ([`manifest`]) on disk,
+//!   `tools/call` is forwarded to BotCraft's `/mcp`, and every failure of a call is that
+//!   call's, with a `stdio.*` reason code on stderr.
+
+pub mod adapter;
+pub mod auth;
+pub mod backend;
+pub mod bridge;
+pub mod catalog;
+pub mod gateway;
+pub mod manifest;
+pub mod service;
+
+pub use adapter::ManagerBackend;
+pub use auth::{AuthenticatedBot, BOT_KEYS_ENV, BotKeys, BotKeysError, GatewayAuth, KeyPolicy};
+pub use backend::{BackendError, BackendTool, BotCatalog, GatewayBackend, ServerInstructions};
+pub use catalog::ExposedCatalog;
+pub use gateway::GatewayServer;
+pub use manifest::BotManifest;
+pub use service::{GatewayConfig, MCP_PATH, McpService, mcp_router, mcp_service};

@@ -1,0 +1,217 @@
+//! The bot manifest: what the stdio bridge answers `initialize` and `tools/list` from without
+//! any service. `{"bot", "instructions", "tools"}`, the tools exactly as the gateway's
+//! `tools/list` carries them for that bot (qualified names, sorted).
+//!
+//! A manifest is either bundled (`--manifest FILE`, e.g. the committed
+//! `crates/mcp-gateway/manifests/forge.json`) or the cache the bridge writes after fetching
+//! the live list from BotCraft (`CACHE_DIR/BOT.json`). A committed manifest is a second copy
+//! of the truth: [`check`] fails when it drifts from what BotCraft would serve.
+
+use std::path::{Path, PathBuf};
+
+use rmcp::model::Tool;
+use serde::{Deserialize, Serialize};
+
+use crate::backend::ServerInstructions;
+use crate::catalog::{ExposedCatalog, combined_instructions};
+
+/// What the bridge serves for one bot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BotManifest {
+    pub bot: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    pub tools: Vec<Tool>,
+}
+
+/// A manifest that cannot be read, written or trusted.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("cannot read the manifest {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("cannot write the manifest {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the manifest {path} is not a bot manifest: {source}")]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("the manifest {path} is for bot {found:?}, not {expected:?}")]
+    WrongBot {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    #[error(
+        "the committed manifest {path} has drifted from what BotCraft serves.\n--- committed\n{committed}\n+++ served\n{current}\nRefresh it with `{refresh}`."
+    )]
+    Drift {
+        path: PathBuf,
+        committed: String,
+        current: String,
+        refresh: String,
+    },
+}
+
+impl BotManifest {
+    /// The manifest of bot `bot` whose servers list `servers` (server name, its raw tools and
+    /// its instructions): the tools named and ordered as the gateway names them, the
+    /// instructions combined as the gateway's `initialize` combines them.
+    pub fn from_servers(bot: &str, servers: &[(String, Vec<Tool>, Option<String>)]) -> Self {
+        let catalog = ExposedCatalog::build(
+            servers
+                .iter()
+                .flat_map(|(server, tools, _)| tools.iter().map(move |t| (server.as_str(), t))),
+        );
+        let mut instructions: Vec<ServerInstructions> = servers
+            .iter()
+            .filter_map(|(server, _, text)| {
+                text.as_ref().map(|text| ServerInstructions {
+                    server: server.clone(),
+                    text: text.clone(),
+                })
+            })
+            .collect();
+        instructions.sort_by(|a, b| a.server.cmp(&b.server));
+        Self {
+            bot: bot.to_owned(),
+            instructions: Some(combined_instructions(bot, &instructions)),
+            tools: catalog.tools().to_vec(),
+        }
+    }
+
+    /// Pretty JSON with a final newline.
+    pub fn render(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        text
+    }
+
+    /// Read a manifest, checking it is for `bot`.
+    pub fn load(path: &Path, bot: &str) -> Result<Self, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let manifest: Self =
+            serde_json::from_str(&text).map_err(|source| ManifestError::Parse {
+                path: path.to_owned(),
+                source,
+            })?;
+        if manifest.bot != bot {
+            return Err(ManifestError::WrongBot {
+                path: path.to_owned(),
+                expected: bot.to_owned(),
+                found: manifest.bot,
+            });
+        }
+        Ok(manifest)
+    }
+
+    /// Write the manifest through a temporary file and a rename, so a reader never sees half
+    /// of it. Creates the parent folder.
+    pub fn save(&self, path: &Path) -> Result<(), ManifestError> {
+        let write_error = |source| ManifestError::Write {
+            path: path.to_owned(),
+            source,
+        };
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(write_error)?;
+        }
+        let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
+        std::fs::write(&temporary, self.render()).map_err(write_error)?;
+        std::fs::rename(&temporary, path).map_err(write_error)
+    }
+}
+
+/// Where the bridge caches the manifest of `bot` under `cache_dir`.
+pub fn cache_path(cache_dir: &Path, bot: &str) -> PathBuf {
+    let safe: String = bot
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    cache_dir.join(format!("{safe}.json"))
+}
+
+/// Compare the committed manifest at `path` with `current`; `refresh` is the command that
+/// rewrites it, quoted in the error.
+pub fn check(path: &Path, current: &BotManifest, refresh: &str) -> Result<(), ManifestError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let committed: serde_json::Value =
+        serde_json::from_str(&text).map_err(|source| ManifestError::Parse {
+            path: path.to_owned(),
+            source,
+        })?;
+    let served = serde_json::to_value(current).map_err(|source| ManifestError::Parse {
+        path: path.to_owned(),
+        source,
+    })?;
+    if committed == served {
+        Ok(())
+    } else {
+        Err(ManifestError::Drift {
+            path: path.to_owned(),
+            committed: text,
+            current: current.render(),
+            refresh: refresh.to_owned(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_saved_manifest_loads_back_only_for_its_bot() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let manifest = BotManifest::from_servers(
+            "forge",
+            &[(
+                "fs".to_owned(),
+                vec![Tool::new("read", "Read", Arc::new(Default::default()))],
+                Some("Files.".to_owned()),
+            )],
+        );
+        let path = cache_path(dir.path(), "forge");
+        manifest.save(&path).expect("save");
+        assert_eq!(BotManifest::load(&path, "forge").expect("load"), manifest);
+        assert_eq!(manifest.tools[0].name, "fs__read");
+        assert!(matches!(
+            BotManifest::load(&path, "other"),
+            Err(ManifestError::WrongBot { .. })
+        ));
+        check(&path, &manifest, "refresh").expect("no drift");
+        let mut changed = manifest.clone();
+        changed.tools.clear();
+        assert!(matches!(
+            check(&path, &changed, "refresh"),
+            Err(ManifestError::Drift { .. })
+        ));
+    }
+
+    #[test]
+    fn cache_names_are_file_safe() {
+        assert_eq!(
+            cache_path(Path::new("/c"), "../evil bot"),
+            PathBuf::from("/c/___evil_bot.json")
+        );
+    }
+}

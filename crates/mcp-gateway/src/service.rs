@@ -1,0 +1,90 @@
+//! Mounting the gateway: [`mcp_service`] (rmcp's `StreamableHttpService` over
+//! [`GatewayServer`], sessions in memory with an inactivity timeout) and [`mcp_router`]
+//! (that service at `/mcp` behind the auth middleware — what the HTTP layer merges).
+//!
+//! Sessions live in this process's memory. After a restart, a request with an old
+//! `Mcp-Session-Id` is answered 404, as the streamable HTTP transport requires, and the
+//! client initializes a new session.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::{GatewayAuth, KeyPolicy, authorize};
+use crate::backend::GatewayBackend;
+use crate::gateway::GatewayServer;
+
+/// Where the router mounts the service.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How the gateway serves HTTP.
+#[derive(Debug, Clone)]
+pub struct GatewayConfig {
+    /// A session unused this long is closed (its next request gets 404).
+    pub session_timeout: Duration,
+    /// `Host` values accepted (DNS-rebinding protection); `None` keeps rmcp's loopback-only
+    /// default. A deployment behind a domain lists it here.
+    pub allowed_hosts: Option<Vec<String>>,
+    /// SSE keep-alive comments on open streams.
+    pub sse_keep_alive: Option<Duration>,
+    /// Cancelled at shutdown: every session ends.
+    pub shutdown: CancellationToken,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        Self {
+            session_timeout: Duration::from_secs(30 * 60),
+            allowed_hosts: None,
+            sse_keep_alive: Some(Duration::from_secs(15)),
+            shutdown: CancellationToken::new(),
+        }
+    }
+}
+
+/// The gateway's streamable HTTP service type.
+pub type McpService<B> = StreamableHttpService<GatewayServer<B>, LocalSessionManager>;
+
+/// The streamable HTTP service over `backend` and the session manager it uses. It expects
+/// every request to carry [`crate::AuthenticatedBot`] (see [`mcp_router`]); without it every
+/// MCP request is refused.
+pub fn mcp_service<B: GatewayBackend>(
+    backend: Arc<B>,
+    config: &GatewayConfig,
+) -> (McpService<B>, Arc<LocalSessionManager>) {
+    let mut session_config = SessionConfig::default();
+    session_config.keep_alive = Some(config.session_timeout);
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config = session_config;
+    let sessions = Arc::new(sessions);
+    let mut http = StreamableHttpServerConfig::default()
+        .with_sse_keep_alive(config.sse_keep_alive)
+        .with_cancellation_token(config.shutdown.clone());
+    if let Some(hosts) = &config.allowed_hosts {
+        http = http.with_allowed_hosts(hosts.clone());
+    }
+    let service = StreamableHttpService::new(
+        move || Ok(GatewayServer::new(backend.clone())),
+        sessions.clone(),
+        http,
+    );
+    (service, sessions)
+}
+
+/// `/mcp` over `backend`, behind the auth rule of `policy`. Merge it into the application's
+/// router outside any other auth layer (its keys are the bots' keys, not the admin keys).
+pub fn mcp_router<B: GatewayBackend>(
+    backend: Arc<B>,
+    policy: KeyPolicy,
+    config: &GatewayConfig,
+) -> Router {
+    let (service, sessions) = mcp_service(backend, config);
+    let auth = GatewayAuth::new(policy, sessions, config.session_timeout);
+    Router::new()
+        .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn_with_state(auth, authorize))
+}

@@ -1,0 +1,3 @@
+//! The integration tests of mcp-gateway: one binary, modules under `suite/`.
+
+mod suite;

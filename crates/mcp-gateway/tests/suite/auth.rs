@@ -1,0 +1,190 @@
+//! Who may do what on `/mcp`: a table of refusals, each with its status and without a word
+//! about another bot's tools.
+
+use mcp_gateway::{BotKeys, KeyPolicy};
+use pretty_assertions::assert_eq;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use super::gateway::forge;
+use super::harness::{FakeBackend, FakeBot, Http, Served, names};
+
+const FORGE_KEY: &str = "forge-key";
+const OTHER_KEY: &str = "other-key";
+
+fn other() -> FakeBot {
+    FakeBot::default()
+        .tool("secret-server", "launch", true)
+        .instructions("secret-server", "Launch codes.")
+}
+
+fn keys() -> KeyPolicy {
+    KeyPolicy::Keys(
+        BotKeys::parse(&format!(
+            "forge={FORGE_KEY},other={OTHER_KEY},ghost=ghost-key"
+        ))
+        .expect("keys parse"),
+    )
+}
+
+/// (case, method, key, session, body, status, error code)
+type Refusal<'a> = (
+    &'a str,
+    Method,
+    Option<&'a str>,
+    Option<&'a str>,
+    Option<Value>,
+    u16,
+    &'a str,
+);
+
+/// Words of the other bot that must never reach a forge client.
+const SECRETS: [&str; 3] = ["secret-server", "launch", "Launch codes"];
+
+fn assert_no_leak(case: &str, text: &str) {
+    for secret in SECRETS {
+        assert!(
+            !text.contains(secret),
+            "{case}: leaked {secret:?} in {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn requests_without_a_bot_key_or_with_another_bots_session_are_refused() -> anyhow::Result<()>
+{
+    let backend = FakeBackend::new([("forge", forge()), ("other", other())]);
+    let served = Served::start(backend.clone(), keys(), 0).await?;
+    let http = Http::new(&served.url);
+    let forge_session = http
+        .initialize(Some(FORGE_KEY))
+        .await?
+        .session
+        .unwrap_or_default();
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+
+    // (case, method, key, session, body, status, error code)
+    let cases: Vec<Refusal> = vec![
+        (
+            "no key",
+            Method::POST,
+            None,
+            None,
+            Some(initialize.clone()),
+            401,
+            "unauthorized",
+        ),
+        (
+            "wrong key",
+            Method::POST,
+            Some("nope"),
+            None,
+            Some(initialize.clone()),
+            401,
+            "unauthorized",
+        ),
+        (
+            "no key on a live session",
+            Method::POST,
+            None,
+            Some(&forge_session),
+            Some(list.clone()),
+            401,
+            "unauthorized",
+        ),
+        (
+            "another bot's key on forge's session: list",
+            Method::POST,
+            Some(OTHER_KEY),
+            Some(&forge_session),
+            Some(list.clone()),
+            403,
+            "forbidden",
+        ),
+        (
+            "another bot's key on forge's session: stream",
+            Method::GET,
+            Some(OTHER_KEY),
+            Some(&forge_session),
+            None,
+            403,
+            "forbidden",
+        ),
+        (
+            "another bot's key on forge's session: delete",
+            Method::DELETE,
+            Some(OTHER_KEY),
+            Some(&forge_session),
+            None,
+            403,
+            "forbidden",
+        ),
+    ];
+    for (case, method, key, session, body, status, code) in cases {
+        let reply = http.send(method, key, session, body).await?;
+        assert_eq!(
+            (reply.status, reply.body["error"]["code"].as_str()),
+            (status, Some(code)),
+            "{case}: {}",
+            reply.text
+        );
+        assert_no_leak(case, &reply.text);
+    }
+    // The session survived the refused DELETE.
+    let listed = http.list(Some(FORGE_KEY), Some(&forge_session)).await?;
+    assert_eq!(
+        names(&listed),
+        ["forge-bash__fail", "forge-bash__run", "fs__read"]
+    );
+    served.stop().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn each_key_sees_and_calls_only_its_own_bots_tools() -> anyhow::Result<()> {
+    let backend = FakeBackend::new([("forge", forge()), ("other", other())]);
+    let served = Served::start(backend.clone(), keys(), 0).await?;
+    let http = Http::new(&served.url);
+    let forge_init = http.initialize(Some(FORGE_KEY)).await?;
+    assert_no_leak("forge initialize", &forge_init.text);
+    let forge_session = forge_init.session.clone();
+    let other_session = http.initialize(Some(OTHER_KEY)).await?.session;
+
+    let forge_list = http.list(Some(FORGE_KEY), forge_session.as_deref()).await?;
+    assert_no_leak("forge tools/list", &forge_list.text);
+    let other_list = http.list(Some(OTHER_KEY), other_session.as_deref()).await?;
+    assert_eq!(names(&other_list), ["secret-server__launch"]);
+
+    // A name outside forge's tools gets one answer, whatever it is.
+    let cases = [
+        ("another bot's tool", "secret-server__launch"),
+        ("a tool outside the filter", "fs__write"),
+        ("a tool nobody has", "nothing__here"),
+    ];
+    for (case, name) in cases {
+        let reply = http
+            .call(Some(FORGE_KEY), forge_session.as_deref(), name, json!({}))
+            .await?;
+        assert_eq!(reply.status, 200, "{case}");
+        assert_eq!(
+            reply.body["error"],
+            json!({"code": -32602, "message": format!("Unknown tool: {name}")}),
+            "{case}"
+        );
+    }
+    let calls = backend.calls.lock().map(|c| c.clone()).unwrap_or_default();
+    assert_eq!(
+        calls,
+        Vec::<(String, String, String)>::new(),
+        "no refused call reached the backend"
+    );
+
+    // A key whose bot does not exist initializes nothing.
+    let ghost = http.initialize(Some("ghost-key")).await?;
+    assert_eq!(ghost.body["error"]["code"], -32600, "{}", ghost.text);
+    assert_no_leak("ghost", &ghost.text);
+    served.stop().await;
+    Ok(())
+}

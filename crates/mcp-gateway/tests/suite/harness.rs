@@ -1,0 +1,385 @@
+//! A fake backend, a gateway on a real socket, and a raw streamable HTTP client.
+
+use std::collections::{BTreeMap, HashMap};
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::Context;
+use futures::StreamExt;
+use futures::stream::BoxStream;
+use mcp_gateway::{
+    BackendError, BackendTool, BotCatalog, GatewayBackend, GatewayConfig, KeyPolicy,
+    ServerInstructions, mcp_router,
+};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+pub fn tool(name: &str) -> Tool {
+    let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+    let Value::Object(schema) = schema else {
+        unreachable!("an object literal")
+    };
+    Tool::new(name.to_owned(), format!("fake {name}"), Arc::new(schema))
+}
+
+/// One fake bot: (server, tool, allowed by the filter), and each server's instructions.
+#[derive(Debug, Clone, Default)]
+pub struct FakeBot {
+    pub tools: Vec<(String, Tool, bool)>,
+    pub instructions: BTreeMap<String, String>,
+}
+
+impl FakeBot {
+    pub fn tool(mut self, server: &str, name: &str, allowed: bool) -> Self {
+        self.tools.push((server.to_owned(), tool(name), allowed));
+        self
+    }
+
+    pub fn instructions(mut self, server: &str, text: &str) -> Self {
+        self.instructions.insert(server.to_owned(), text.to_owned());
+        self
+    }
+}
+
+/// Calls echo `{bot, server, tool, arguments}` as text; a tool named `fail` answers `isError`.
+#[derive(Debug)]
+pub struct FakeBackend {
+    bots: Mutex<HashMap<String, FakeBot>>,
+    changes: broadcast::Sender<String>,
+    pub calls: Mutex<Vec<(String, String, String)>>,
+}
+
+impl FakeBackend {
+    pub fn new(bots: impl IntoIterator<Item = (&'static str, FakeBot)>) -> Arc<Self> {
+        Arc::new(Self {
+            bots: Mutex::new(bots.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
+            changes: broadcast::channel(16).0,
+            calls: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Replace a bot's tools and announce the change.
+    pub fn change(&self, bot: &str, new: FakeBot) {
+        if let Ok(mut bots) = self.bots.lock() {
+            bots.insert(bot.to_owned(), new);
+        }
+        let _ = self.changes.send(bot.to_owned());
+    }
+
+    fn bot(&self, bot: &str) -> Result<FakeBot, BackendError> {
+        self.bots
+            .lock()
+            .ok()
+            .and_then(|bots| bots.get(bot).cloned())
+            .ok_or_else(|| BackendError::UnknownBot {
+                bot: bot.to_owned(),
+            })
+    }
+}
+
+impl GatewayBackend for FakeBackend {
+    async fn bot_catalog(&self, bot: &str) -> Result<BotCatalog, BackendError> {
+        let fake = self.bot(bot)?;
+        Ok(BotCatalog {
+            tools: fake
+                .tools
+                .iter()
+                .filter(|(_, _, allowed)| *allowed)
+                .map(|(server, tool, _)| BackendTool {
+                    server: server.clone(),
+                    tool: tool.clone(),
+                    pinned: false,
+                })
+                .collect(),
+            instructions: fake
+                .instructions
+                .iter()
+                .map(|(server, text)| ServerInstructions {
+                    server: server.clone(),
+                    text: text.clone(),
+                })
+                .collect(),
+            failures: Vec::new(),
+        })
+    }
+
+    async fn call_tool(
+        &self,
+        bot: &str,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        _cancel: CancellationToken,
+    ) -> Result<CallToolResult, BackendError> {
+        let fake = self.bot(bot)?;
+        let allowed = fake
+            .tools
+            .iter()
+            .any(|(s, t, allowed)| s == server && t.name == tool && *allowed);
+        if !allowed {
+            return Err(BackendError::NotAllowed {
+                bot: bot.to_owned(),
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+            });
+        }
+        if let Ok(mut calls) = self.calls.lock() {
+            calls.push((bot.to_owned(), server.to_owned(), tool.to_owned()));
+        }
+        let text =
+            json!({"bot": bot, "server": server, "tool": tool, "arguments": arguments}).to_string();
+        Ok(if tool == "fail" {
+            CallToolResult::error(vec![ContentBlock::text("the fake tool failed")])
+        } else {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        })
+    }
+
+    fn catalog_changes(&self, bot: &str) -> BoxStream<'static, ()> {
+        let bot = bot.to_owned();
+        futures::stream::unfold(self.changes.subscribe(), move |mut events| {
+            let bot = bot.clone();
+            async move {
+                loop {
+                    match events.recv().await {
+                        Ok(changed) if changed == bot => return Some(((), events)),
+                        Ok(_) => continue,
+                        Err(broadcast::error::RecvError::Lagged(_)) => return Some(((), events)),
+                        Err(broadcast::error::RecvError::Closed) => return None,
+                    }
+                }
+            }
+        })
+        .boxed()
+    }
+}
+
+/// A gateway served on 127.0.0.1.
+pub struct Served {
+    pub url: String,
+    pub address: SocketAddr,
+    stop: CancellationToken,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Served {
+    pub async fn start<B: GatewayBackend>(
+        backend: Arc<B>,
+        policy: KeyPolicy,
+        port: u16,
+    ) -> anyhow::Result<Self> {
+        let config = GatewayConfig::default();
+        Self::serve(mcp_router(backend, policy, &config), port, config.shutdown).await
+    }
+
+    pub async fn serve(
+        app: axum::Router,
+        port: u16,
+        sessions: CancellationToken,
+    ) -> anyhow::Result<Self> {
+        let listener =
+            tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port))).await?;
+        let address = listener.local_addr()?;
+        let stop = CancellationToken::new();
+        let until = stop.clone();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async move { until.cancelled().await })
+                .await;
+        });
+        let stop_sessions = stop.clone();
+        tokio::spawn(async move {
+            stop_sessions.cancelled().await;
+            sessions.cancel();
+        });
+        Ok(Self {
+            url: format!("http://{address}/mcp"),
+            address,
+            stop,
+            task,
+        })
+    }
+
+    /// Stop serving and wait until the socket is closed.
+    pub async fn stop(self) {
+        self.stop.cancel();
+        let _ = tokio::time::timeout(Duration::from_secs(10), self.task).await;
+    }
+}
+
+/// One HTTP answer of `/mcp`.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub session: Option<String>,
+    /// The JSON body, or the JSON-RPC message of the SSE stream that answers the request.
+    pub body: Value,
+    pub text: String,
+}
+
+/// A raw streamable HTTP client.
+#[derive(Debug, Clone)]
+pub struct Http {
+    pub client: reqwest::Client,
+    pub url: String,
+}
+
+impl Http {
+    pub fn new(url: &str) -> Self {
+        Self {
+            client: reqwest::Client::new(),
+            url: url.to_owned(),
+        }
+    }
+
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        key: Option<&str>,
+        session: Option<&str>,
+        body: Option<Value>,
+    ) -> anyhow::Result<Reply> {
+        let mut request = self
+            .client
+            .request(method, &self.url)
+            .header("accept", "application/json, text/event-stream");
+        if let Some(key) = key {
+            request = request.header("authorization", format!("Bearer {key}"));
+        }
+        if let Some(session) = session {
+            request = request
+                .header("mcp-session-id", session)
+                .header("mcp-protocol-version", "2025-11-25");
+        }
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await.context("send")?;
+        let status = response.status().as_u16();
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let is_sse = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"));
+        let text = if is_sse {
+            first_sse_answer(response).await?
+        } else {
+            response.text().await?
+        };
+        let body = serde_json::from_str(&text).unwrap_or(Value::Null);
+        Ok(Reply {
+            status,
+            session,
+            body,
+            text,
+        })
+    }
+
+    pub async fn post(
+        &self,
+        key: Option<&str>,
+        session: Option<&str>,
+        body: Value,
+    ) -> anyhow::Result<Reply> {
+        self.send(reqwest::Method::POST, key, session, Some(body))
+            .await
+    }
+
+    /// `initialize` + `notifications/initialized`; the reply of initialize.
+    pub async fn initialize(&self, key: Option<&str>) -> anyhow::Result<Reply> {
+        let reply = self
+            .post(
+                key,
+                None,
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                    "protocolVersion": "2025-11-25", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "0"}}}),
+            )
+            .await?;
+        if let (Some(session), true) = (&reply.session, reply.body.get("result").is_some()) {
+            let done = self
+                .post(
+                    key,
+                    Some(session),
+                    json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                )
+                .await?;
+            anyhow::ensure!(done.status == 202, "initialized answered {}", done.status);
+        }
+        Ok(reply)
+    }
+
+    pub async fn list(&self, key: Option<&str>, session: Option<&str>) -> anyhow::Result<Reply> {
+        self.post(
+            key,
+            session,
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        )
+        .await
+    }
+
+    pub async fn call(
+        &self,
+        key: Option<&str>,
+        session: Option<&str>,
+        name: &str,
+        arguments: Value,
+    ) -> anyhow::Result<Reply> {
+        self.post(
+            key,
+            session,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": name, "arguments": arguments}}),
+        )
+        .await
+    }
+}
+
+/// The data of the first SSE event that is a JSON-RPC answer (has an `id`).
+async fn first_sse_answer(response: reqwest::Response) -> anyhow::Result<String> {
+    let mut stream = response.bytes_stream();
+    let mut buffer = String::new();
+    while let Some(chunk) = stream.next().await {
+        buffer.push_str(&String::from_utf8_lossy(&chunk?));
+        for line in buffer.lines() {
+            if let Some(data) = line.strip_prefix("data:") {
+                let data = data.trim();
+                if let Ok(value) = serde_json::from_str::<Value>(data)
+                    && value.get("id").is_some()
+                {
+                    return Ok(data.to_owned());
+                }
+            }
+        }
+    }
+    Ok(buffer)
+}
+
+/// The names of a `tools/list` reply.
+pub fn names(reply: &Reply) -> Vec<String> {
+    reply.body["result"]["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of a `tools/call` reply's first content block.
+pub fn call_text(reply: &Reply) -> String {
+    reply.body["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}

@@ -1,0 +1,3 @@
+mod auth;
+mod gateway;
+mod harness;
