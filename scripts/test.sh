@@ -8,6 +8,8 @@
 #   BOTCRAFT_TEST_DATABASE_URL  also run the store tests against this PostgreSQL
 #                               (a run told to use it that cannot reach it fails)
 set -euo pipefail
+# insta finds snapshots from the workspace root even while cargo metadata is busy.
+export INSTA_WORKSPACE_ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 step() { printf '\n==> %s\n' "$*"; }

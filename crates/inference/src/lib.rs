@@ -10,6 +10,9 @@
 //!   called ([`mcp_tools`]), with their qualified names ([`naming`]);
 //! - the turn loop [`ChatTurn`] ([`turn`]) and its per-step tool hook for
 //!   deferred loading ([`active_tools`]);
+//! - deferred tool discovery: `tool_search` over the bot's catalog
+//!   ([`tool_search`]), loading modes eager/deferred/auto ([`loading`]) and
+//!   tool-definition token accounting ([`tokens`]);
 //! - the AI SDK UI message stream, out ([`ui_stream`]) and in
 //!   ([`ui_message`]).
 //!
@@ -18,17 +21,23 @@
 
 pub mod active_tools;
 pub mod conversation;
+pub mod loading;
 pub mod mcp_tools;
 pub mod naming;
 pub mod native;
 pub mod providers;
+pub mod tokens;
 pub mod tool_schema;
+pub mod tool_search;
 pub mod turn;
 pub mod ui_message;
 pub mod ui_stream;
 
 pub use active_tools::{ActiveTools, EagerTools, StepContext};
 pub use conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
+pub use loading::{
+    DEFAULT_AUTO_THRESHOLD_TOKENS, DeferredTools, ToolLoading, ToolPlan, plan_tools,
+};
 pub use mcp_tools::{ToolCallError, ToolExecutor, ToolResultContent};
 pub use naming::{QualifiedToolNames, ToolRoute};
 pub use native::{NativeTool, NativeToolError, NativeToolRegistry, NativeToolResult};
@@ -36,7 +45,11 @@ pub use providers::{
     ModelError, ModelSpec, Provider, ProviderError, ProviderEvent, ProviderKind, ProviderSettings,
     Providers, SelectedModel, StepRequest,
 };
+pub use tokens::{MeteredTools, ToolTokenLog, definition_tokens};
 pub use tool_schema::{ToolDefinition, normalize_schema};
+pub use tool_search::{
+    CatalogCache, CatalogEntry, FoundTool, TOOL_SEARCH, ToolCatalog, ToolSearchTool,
+};
 pub use turn::{ChatTurn, ServerInstructions, TurnConfig, TurnEnd, TurnEvent, TurnOutcome};
 pub use ui_message::{UiMessage, to_provider_messages};
 pub use ui_stream::{UiMessageChunk, UiStreamEncoder};

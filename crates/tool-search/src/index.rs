@@ -37,6 +37,11 @@ pub struct Weights {
     pub instructions: f32,
     pub k1: f32,
     pub b: f32,
+    /// Rank exact and near-exact name matches first (off only for the
+    /// plain-BM25 baseline).
+    pub name_tiers: bool,
+    /// Expand query words with their synonyms (off for the baseline).
+    pub synonyms: bool,
 }
 
 impl Default for Weights {
@@ -45,10 +50,12 @@ impl Default for Weights {
             name: 3.0,
             description: 1.0,
             parameters: 0.5,
-            server: 1.5,
+            server: 2.0,
             instructions: 0.2,
             k1: 1.2,
-            b: 0.75,
+            b: 0.5,
+            name_tiers: true,
+            synonyms: true,
         }
     }
 }
@@ -65,6 +72,8 @@ impl Weights {
             instructions: 0.0,
             k1: 1.2,
             b: 0.75,
+            name_tiers: false,
+            synonyms: false,
         }
     }
 
@@ -218,11 +227,13 @@ impl ToolIndex {
         let active = active_fields(&query.fields);
 
         let mut scores = vec![0f32; self.docs.len()];
-        for (term, _) in self.query_terms(text) {
-            self.accumulate(term, &active, &mut scores);
+        for (term, _, weight) in self.query_terms(text) {
+            self.accumulate(term, weight, &active, &mut scores);
         }
         let mut tiers = vec![0u8; self.docs.len()];
-        self.mark_names(text, &mut tiers);
+        if self.weights.name_tiers {
+            self.mark_names(text, &mut tiers);
+        }
 
         let mut hits: Vec<Hit> = scores
             .iter()
@@ -261,9 +272,9 @@ impl ToolIndex {
         let (text, _) = cut(&query.text);
         let active = active_fields(&query.fields);
         let mut out = Vec::new();
-        for (term, token) in self.query_terms(text) {
+        for (term, token, weight) in self.query_terms(text) {
             let mut scores = vec![0f32; self.docs.len()];
-            self.accumulate(term, &active, &mut scores);
+            self.accumulate(term, weight, &active, &mut scores);
             if let Some(score) = scores.get(doc).copied().filter(|s| *s > 0.0) {
                 out.push((token, score));
             }
@@ -271,19 +282,30 @@ impl ToolIndex {
         out
     }
 
-    fn query_terms(&self, text: &str) -> Vec<(u32, String)> {
-        let mut seen = Vec::new();
-        for token in self.tokenizer.tokens(text) {
+    /// Known query terms with their weights (synonyms weigh less; see
+    /// [`crate::tokenize::SYNONYM_WEIGHT`]).
+    fn query_terms(&self, text: &str) -> Vec<(u32, String, f32)> {
+        let mut seen: Vec<(u32, String, f32)> = Vec::new();
+        let tokens = if self.weights.synonyms {
+            self.tokenizer.query_tokens(text)
+        } else {
+            self.tokenizer
+                .tokens(text)
+                .into_iter()
+                .map(|t| (t, 1.0))
+                .collect()
+        };
+        for (token, weight) in tokens {
             if let Some(&term) = self.terms.get(&token)
-                && !seen.iter().any(|(t, _)| *t == term)
+                && !seen.iter().any(|(t, _, _)| *t == term)
             {
-                seen.push((term, token));
+                seen.push((term, token, weight));
             }
         }
         seen
     }
 
-    fn accumulate(&self, term: u32, active: &[bool; FIELDS], scores: &mut [f32]) {
+    fn accumulate(&self, term: u32, weight: f32, active: &[bool; FIELDS], scores: &mut [f32]) {
         let list = &self.postings[term as usize];
         let n = self.docs.len() as f32;
         let df = list.len() as f32;
@@ -300,7 +322,7 @@ impl ToolIndex {
                 tf += self.weights.of(field) * f32::from(posting.tf[field]) / norm;
             }
             if tf > 0.0 {
-                scores[posting.doc as usize] += idf * tf * (k1 + 1.0) / (tf + k1);
+                scores[posting.doc as usize] += weight * idf * tf * (k1 + 1.0) / (tf + k1);
             }
         }
     }

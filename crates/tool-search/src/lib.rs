@@ -11,8 +11,10 @@
 //! (the catalog's [`catalog_hash`] changes) and what to do with the hits.
 
 mod doc;
+pub mod eval;
 mod index;
 mod query;
+pub mod report;
 pub mod tokenize;
 
 pub use doc::{ParamDoc, ToolDoc, catalog_hash};

@@ -12,16 +12,57 @@ const STOP_WORDS: &[&str] = &[
     "you", "your", "tool", "tools", "please", "some", "all", "any",
 ];
 
-/// A reusable tokenizer (the stemmer is built once).
+/// Words agents use for the same action or thing in tool catalogs. A query
+/// word in a group also searches the group's other words, at
+/// [`SYNONYM_WEIGHT`]. Kept to plain developer-tool vocabulary: no
+/// server- or tool-specific entries.
+const SYNONYMS: &[&[&str]] = &[
+    &["folder", "directory", "dir", "mkdir"],
+    &["delete", "remove", "rm", "erase", "trash"],
+    &["restore", "untrash", "recover", "undelete"],
+    &["run", "execute", "exec", "shell", "command"],
+    &["open", "navigate", "visit", "go"],
+    &["url", "website", "site", "webpage", "page", "web"],
+    &["image", "picture", "screenshot", "capture", "png"],
+    &["create", "make", "new", "add"],
+    &["find", "search", "locate", "lookup"],
+    &["edit", "modify", "change", "replace", "patch"],
+    &["write", "save", "store"],
+    &["rename", "move"],
+    &["download", "fetch", "retrieve"],
+    &["history", "log"],
+    &["timezone", "zone", "clock", "date"],
+    &["summary", "summarise", "summarize", "about", "overview"],
+    &["stage", "phase", "status"],
+    &["size", "biggest", "largest", "bytes"],
+];
+
+/// Weight of a synonym relative to the query word it stands for.
+pub const SYNONYM_WEIGHT: f32 = 0.4;
+
+/// A reusable tokenizer (the stemmer and synonym table are built once).
 pub struct Tokenizer {
     stemmer: Stemmer,
+    synonyms: std::collections::HashMap<String, Vec<String>>,
 }
 
 impl Default for Tokenizer {
     fn default() -> Self {
-        Self {
-            stemmer: Stemmer::create(Algorithm::English),
+        let stemmer = Stemmer::create(Algorithm::English);
+        let mut synonyms: std::collections::HashMap<String, Vec<String>> =
+            std::collections::HashMap::new();
+        for group in SYNONYMS {
+            let stems: Vec<String> = group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
+            for stem in &stems {
+                let entry = synonyms.entry(stem.clone()).or_default();
+                for other in &stems {
+                    if other != stem && !entry.contains(other) {
+                        entry.push(other.clone());
+                    }
+                }
+            }
         }
+        Self { stemmer, synonyms }
     }
 }
 
@@ -34,6 +75,26 @@ impl Tokenizer {
                 continue;
             }
             out.push(self.stemmer.stem(&word).into_owned());
+        }
+        out
+    }
+
+    /// Query tokens with their weights: each token at 1.0, then the
+    /// synonyms of the tokens (not already present) at [`SYNONYM_WEIGHT`].
+    pub fn query_tokens(&self, text: &str) -> Vec<(String, f32)> {
+        let tokens = self.tokens(text);
+        let mut out: Vec<(String, f32)> = Vec::new();
+        for token in &tokens {
+            if !out.iter().any(|(t, _)| t == token) {
+                out.push((token.clone(), 1.0));
+            }
+        }
+        for token in &tokens {
+            for synonym in self.synonyms.get(token).into_iter().flatten() {
+                if !out.iter().any(|(t, _)| t == synonym) {
+                    out.push((synonym.clone(), SYNONYM_WEIGHT));
+                }
+            }
         }
         out
     }
@@ -107,6 +168,24 @@ mod tests {
             ["list", "file", "directori"]
         );
         assert_eq!(tokenizer.tokens("listing"), tokenizer.tokens("lists"));
+    }
+
+    #[test]
+    fn query_tokens_add_weighted_synonyms() {
+        let tokenizer = Tokenizer::default();
+        assert_eq!(
+            tokenizer.query_tokens("new folder"),
+            [
+                ("new".to_owned(), 1.0),
+                ("folder".to_owned(), 1.0),
+                ("creat".to_owned(), SYNONYM_WEIGHT),
+                ("make".to_owned(), SYNONYM_WEIGHT),
+                ("add".to_owned(), SYNONYM_WEIGHT),
+                ("directori".to_owned(), SYNONYM_WEIGHT),
+                ("dir".to_owned(), SYNONYM_WEIGHT),
+                ("mkdir".to_owned(), SYNONYM_WEIGHT),
+            ]
+        );
     }
 
     #[test]

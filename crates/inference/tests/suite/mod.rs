@@ -5,4 +5,5 @@ mod deferred;
 mod failures;
 mod harness;
 mod steps;
+mod tool_search;
 mod ui_stream;

@@ -1,0 +1,375 @@
+//! `tool_search`, the native tool of deferred loading (seed 000 §9.2), and
+//! the catalog it searches. Owns [`ToolCatalog`] (a bot's MCP tools indexed
+//! by `tool-search`, keyed by qualified name), [`CatalogCache`] (rebuilds only
+//! when the catalog's hash changes) and [`ToolSearchTool`].
+//!
+//! The catalog is built from tool definitions the caller already has (the
+//! manager's cached tool lists), so a search never starts a server; a found
+//! tool's server starts only when the tool is called.
+//!
+//! The result is JSON the model reads and the loading hook parses:
+//! `{"tools": [{"name", "server", "description", "parameters"}], "note"}`,
+//! best first. `name` is the qualified name to call.
+
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use tool_search::{Field, SearchQuery, ToolDoc, ToolIndex, catalog_hash};
+
+use crate::native::{NativeTool, NativeToolError, NativeToolResult};
+
+/// The name of the native tool.
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// One MCP tool a bot may use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CatalogEntry {
+    /// The name the model calls (`server__tool`).
+    pub qualified: String,
+    pub server: String,
+    /// The tool's name on its server.
+    pub tool: String,
+    pub description: String,
+    pub input_schema: Value,
+    /// The server's `instructions`, searched as context.
+    pub server_instructions: String,
+}
+
+/// A bot's searchable MCP tools.
+pub struct ToolCatalog {
+    index: ToolIndex,
+    qualified: Vec<String>,
+    hash: String,
+}
+
+impl ToolCatalog {
+    pub fn build(entries: &[CatalogEntry]) -> Self {
+        let docs = docs_of(entries);
+        let hash = catalog_hash(&docs);
+        Self {
+            index: ToolIndex::build(docs),
+            qualified: entries.iter().map(|e| e.qualified.clone()).collect(),
+            hash,
+        }
+    }
+
+    pub fn hash(&self) -> &str {
+        &self.hash
+    }
+
+    pub fn len(&self) -> usize {
+        self.qualified.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.qualified.is_empty()
+    }
+
+    /// Run a search; hits best first.
+    pub fn search(&self, query: &SearchQuery) -> Result<Vec<FoundTool>, tool_search::SearchError> {
+        let result = self.index.search(query)?;
+        Ok(result
+            .hits
+            .iter()
+            .map(|hit| {
+                let doc = self.index.doc(hit.doc);
+                FoundTool {
+                    name: self.qualified[hit.doc].clone(),
+                    server: doc.server.clone(),
+                    description: doc.description.clone(),
+                    parameters: doc.parameter_summary(),
+                }
+            })
+            .collect())
+    }
+}
+
+fn docs_of(entries: &[CatalogEntry]) -> Vec<ToolDoc> {
+    entries
+        .iter()
+        .map(|entry| {
+            let tool = json!({
+                "name": entry.tool,
+                "description": entry.description,
+                "inputSchema": entry.input_schema,
+            });
+            ToolDoc::from_mcp(&entry.server, &tool, &entry.server_instructions)
+        })
+        .collect()
+}
+
+/// Keeps the last catalog and rebuilds the index only when the set of tools
+/// changes (its hash), e.g. after `notifications/tools/list_changed`.
+#[derive(Default)]
+pub struct CatalogCache {
+    last: Mutex<Option<Arc<ToolCatalog>>>,
+}
+
+impl CatalogCache {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The catalog of `entries`: the cached one when the tools are the same.
+    pub fn get(&self, entries: &[CatalogEntry]) -> Arc<ToolCatalog> {
+        let hash = catalog_hash(&docs_of(entries));
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(catalog) = last.as_ref().filter(|c| c.hash == hash) {
+            return Arc::clone(catalog);
+        }
+        let catalog = Arc::new(ToolCatalog::build(entries));
+        *last = Some(Arc::clone(&catalog));
+        catalog
+    }
+}
+
+/// One search hit as the model sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FoundTool {
+    /// The qualified name to call.
+    pub name: String,
+    pub server: String,
+    pub description: String,
+    /// `path: string, head?: number`.
+    pub parameters: String,
+}
+
+/// The JSON a `tool_search` call returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolSearchOutput {
+    pub tools: Vec<FoundTool>,
+    pub note: String,
+}
+
+/// The seed's input (§9.2).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolSearchInput {
+    query: String,
+    #[serde(default)]
+    mcp_server: Option<ServerFilter>,
+    #[serde(default = "default_max_results")]
+    max_results: usize,
+    #[serde(default = "default_fields")]
+    fields: Vec<Field>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum ServerFilter {
+    One(String),
+    Many(Vec<String>),
+}
+
+fn default_max_results() -> usize {
+    5
+}
+
+fn default_fields() -> Vec<Field> {
+    vec![Field::Name, Field::Description]
+}
+
+/// The `tool_search` native tool over one catalog.
+pub struct ToolSearchTool {
+    catalog: Arc<ToolCatalog>,
+}
+
+impl ToolSearchTool {
+    pub fn new(catalog: Arc<ToolCatalog>) -> Self {
+        Self { catalog }
+    }
+
+    /// Run the tool on a JSON input, synchronously (the search is pure).
+    pub fn run(&self, input: Value) -> NativeToolResult {
+        let input: ToolSearchInput =
+            serde_json::from_value(input).map_err(|e| NativeToolError::InvalidInput {
+                reason: e.to_string(),
+            })?;
+        let servers = match input.mcp_server {
+            None => Vec::new(),
+            Some(ServerFilter::One(server)) => vec![server],
+            Some(ServerFilter::Many(servers)) => servers,
+        };
+        let query = SearchQuery::new(input.query)
+            .servers(servers)
+            .max_results(input.max_results)
+            .fields(input.fields);
+        let tools = self
+            .catalog
+            .search(&query)
+            .map_err(|e| NativeToolError::InvalidInput {
+                reason: e.to_string(),
+            })?;
+        let note = if tools.is_empty() {
+            "No tools matched. Try other words, or drop the mcp_server filter.".to_owned()
+        } else {
+            "These tools can be called from your next step, by `name`.".to_owned()
+        };
+        let output = ToolSearchOutput { tools, note };
+        serde_json::to_string(&output).map_err(|e| NativeToolError::Failed {
+            message: e.to_string(),
+        })
+    }
+}
+
+impl NativeTool for ToolSearchTool {
+    fn name(&self) -> &str {
+        TOOL_SEARCH
+    }
+
+    fn description(&self) -> &str {
+        "Searches deferred tools using BM25 ranking. Multi-word queries supported. Use mcp_server param to filter by server."
+    }
+
+    fn input_schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "Search term to find in tool names and descriptions"
+                },
+                "mcp_server": {
+                    "anyOf": [
+                        {"type": "string"},
+                        {"type": "array", "items": {"type": "string"}}
+                    ],
+                    "description": "Filter to tools from specific MCP server(s)"
+                },
+                "max_results": {
+                    "type": "number",
+                    "minimum": 1,
+                    "maximum": 50,
+                    "default": 5,
+                    "description": "Maximum number of matching tools to return"
+                },
+                "fields": {
+                    "type": "array",
+                    "items": {"type": "string", "enum": ["name", "description", "parameters"]},
+                    "default": ["name", "description"],
+                    "description": "Which fields to search"
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        })
+    }
+
+    fn call(&self, input: Value, _cancel: CancellationToken) -> BoxFuture<'_, NativeToolResult> {
+        let result = self.run(input);
+        Box::pin(async move { result })
+    }
+}
+
+/// The qualified names a `tool_search` result found (empty when the text is
+/// not such a result).
+pub fn found_names(output: &str) -> Vec<String> {
+    serde_json::from_str::<ToolSearchOutput>(output)
+        .map(|o| o.tools.into_iter().map(|t| t.name).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    pub(crate) fn entry(server: &str, tool: &str, description: &str) -> CatalogEntry {
+        CatalogEntry {
+            qualified: format!("{server}__{tool}"),
+            server: server.into(),
+            tool: tool.into(),
+            description: description.into(),
+            input_schema: json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}),
+            server_instructions: String::new(),
+        }
+    }
+
+    fn catalog() -> Arc<ToolCatalog> {
+        Arc::new(ToolCatalog::build(&[
+            entry("forge-bash", "run", "Run a bash command"),
+            entry("forge-filesystem", "read_text_file", "Read a text file"),
+            entry("forge-filesystem", "write_file", "Write a file"),
+            entry("playwright", "browser_navigate", "Navigate to a URL"),
+        ]))
+    }
+
+    fn names(output: &str) -> Vec<String> {
+        found_names(output)
+    }
+
+    #[test]
+    fn seed_checks() {
+        let tool = ToolSearchTool::new(catalog());
+        let filesystem = tool.run(json!({"query": "filesystem"})).expect("search");
+        assert_eq!(
+            names(&filesystem),
+            [
+                "forge-filesystem__read_text_file",
+                "forge-filesystem__write_file"
+            ]
+        );
+        let bash = tool
+            .run(json!({"query": "bash", "mcp_server": "forge-bash"}))
+            .expect("search");
+        assert_eq!(names(&bash), ["forge-bash__run"]);
+        let many = tool
+            .run(json!({"query": "file", "mcp_server": ["forge-bash", "playwright"]}))
+            .expect("search");
+        assert_eq!(names(&many), Vec::<String>::new());
+    }
+
+    #[test]
+    fn output_carries_server_description_and_parameters() {
+        let tool = ToolSearchTool::new(catalog());
+        let output: ToolSearchOutput =
+            serde_json::from_str(&tool.run(json!({"query": "navigate"})).expect("search"))
+                .expect("JSON");
+        assert_eq!(
+            output.tools,
+            vec![FoundTool {
+                name: "playwright__browser_navigate".into(),
+                server: "playwright".into(),
+                description: "Navigate to a URL".into(),
+                parameters: "path: string".into(),
+            }]
+        );
+    }
+
+    #[test]
+    fn bad_input_is_a_tool_error() {
+        let tool = ToolSearchTool::new(catalog());
+        let cases = [
+            json!({}),
+            json!({"query": ""}),
+            json!({"query": "x", "max_results": 0}),
+            json!({"query": "x", "max_results": 51}),
+            json!({"query": "x", "fields": ["body"]}),
+            json!({"query": "x", "fields": []}),
+            json!({"query": "x", "extra": 1}),
+        ];
+        for case in cases {
+            assert!(
+                matches!(
+                    tool.run(case.clone()),
+                    Err(NativeToolError::InvalidInput { .. })
+                ),
+                "{case}"
+            );
+        }
+    }
+
+    #[test]
+    fn cache_rebuilds_only_on_change() {
+        let cache = CatalogCache::new();
+        let entries = vec![entry("a", "x", "one"), entry("a", "y", "two")];
+        let first = cache.get(&entries);
+        let reordered = vec![entries[1].clone(), entries[0].clone()];
+        assert!(Arc::ptr_eq(&first, &cache.get(&reordered)));
+        let changed = vec![entry("a", "x", "one"), entry("a", "y", "changed")];
+        assert!(!Arc::ptr_eq(&first, &cache.get(&changed)));
+    }
+}
