@@ -6,7 +6,7 @@
 #
 #   docker build -t botcraft .
 #   docker run -p 3000:3000 -v botcraft-data:/var/lib/botcraft \
-#     -e BOTCRAFT_API_KEYS=... -e OPENAI_API_KEY=... botcraft
+#     -e BOTCRAFT_API_KEY=... -e ANTHROPIC_API_KEY=... botcraft
 #
 # docs/deployment.md has every variable. crates/deploy-check tests this file
 # against the workspace (`cargo test -p deploy-check`).
@@ -56,8 +56,8 @@ RUN useradd --system --uid 10001 --user-group --create-home \
 # store (seeded: WORKSPACE_ROOT=/workspace, REPO_PATH, ${TYPESENSE_URL} …),
 # not this environment.
 ENV BOTCRAFT_ADDR=0.0.0.0:3000 \
+    BOTCRAFT_DATA_DIR=/var/lib/botcraft \
     BOTCRAFT_BIN_DIR=/usr/local/bin \
-    DATABASE_URL=sqlite:///var/lib/botcraft/botcraft.db?mode=rwc \
     BOTCRAFT_LOG_FORMAT=json \
     RUST_LOG=info \
     HOME=/var/lib/botcraft \

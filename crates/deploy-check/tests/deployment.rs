@@ -331,7 +331,7 @@ fn kubernetes_keys_come_from_a_secret_not_the_config_map() {
         .iter()
         .find(|m| m.kind() == "Secret")
         .expect("a Secret");
-    for key in ["BOTCRAFT_API_KEYS", "DATABASE_URL"] {
+    for key in ["BOTCRAFT_API_KEY", "DATABASE_URL"] {
         assert!(
             secret.document["stringData"].get(key).is_some(),
             "{key} not in the Secret"

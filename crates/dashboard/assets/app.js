@@ -1,0 +1,284 @@
+// BotCraft dashboard: plain DOM, no framework. The admin key lives in sessionStorage (this
+// tab only) and travels in the Authorization header, never in a URL. All server-provided
+// text is written with textContent.
+"use strict";
+
+const KEY_NAME = "botcraft.apiKey";
+const POLL_MS = 2000;
+const BOTS_EVERY = 5; // refresh bots and bindings every 5th poll (10 s)
+
+const $ = (id) => document.getElementById(id);
+let pollTimer = null;
+let polls = 0;
+const openLogs = new Set();
+const rows = new Map();
+
+function key() {
+  return sessionStorage.getItem(KEY_NAME);
+}
+
+function say(text, isError) {
+  const status = $("status");
+  status.textContent = text;
+  status.classList.toggle("error", Boolean(isError));
+}
+
+class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+async function api(method, path) {
+  const response = await fetch(path, {
+    method,
+    headers: { Authorization: "Bearer " + key(), Accept: "application/json" },
+    cache: "no-store",
+  });
+  if (response.status === 401) {
+    signOut("The key was refused. Enter a valid admin API key.");
+    throw new ApiError(401, "unauthorized", "unauthorized");
+  }
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch (_) {
+    body = null;
+  }
+  if (!response.ok) {
+    const error = body && body.error ? body.error : {};
+    throw new ApiError(response.status, error.code || "", error.message || response.statusText);
+  }
+  return body;
+}
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (name === "class") node.className = value;
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) {
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return "—";
+  const h = Math.floor(seconds / 3600);
+  const m = Math.floor((seconds % 3600) / 60);
+  const s = seconds % 60;
+  return h ? `${h}h ${m}m` : m ? `${m}m ${s}s` : `${s}s`;
+}
+
+// ---- servers ----
+
+function serverRow(name) {
+  if (rows.has(name)) return rows.get(name);
+  const cells = {
+    state: el("td", { class: "state" }),
+    uptime: el("td", { class: "num" }),
+    restarts: el("td", { class: "num" }),
+    tools: el("td", { class: "num" }),
+    error: el("td", { class: "error" }),
+  };
+  const actions = el("td", { class: "actions" });
+  const buttons = ["start", "stop", "restart"].map((action) => {
+    const button = el("button", { type: "button", "aria-label": `${action} ${name}`, "data-action": action },
+      action[0].toUpperCase() + action.slice(1));
+    button.addEventListener("click", () => act(name, action));
+    actions.append(button);
+    return button;
+  });
+  const row = el("tr", { "data-server": name },
+    el("th", { scope: "row" }, name), cells.state, cells.uptime, cells.restarts, cells.tools, cells.error, actions);
+  const pre = el("pre", { "aria-label": `stderr of ${name}` });
+  const details = el("details", {}, el("summary", {}, `stderr tail of ${name}`), pre);
+  details.addEventListener("toggle", () => {
+    if (details.open) {
+      openLogs.add(name);
+      loadLogs(name);
+    } else {
+      openLogs.delete(name);
+    }
+  });
+  const logRow = el("tr", { class: "logs", "data-logs": name }, el("td", { colspan: "7" }, details));
+  const entry = { row, logRow, cells, buttons, pre };
+  rows.set(name, entry);
+  return entry;
+}
+
+function renderServers(servers) {
+  const body = $("servers").tBodies[0];
+  const seen = new Set();
+  for (const server of servers) {
+    const status = server.status || { state: "stopped", uptime: null, restarts: 0, toolCount: null, lastError: null };
+    const entry = serverRow(server.name);
+    seen.add(server.name);
+    entry.cells.state.textContent = status.state;
+    entry.cells.state.dataset.state = status.state;
+    entry.cells.state.className = "state state-" + status.state;
+    entry.cells.uptime.textContent = duration(status.uptime);
+    entry.cells.restarts.textContent = String(status.restarts ?? 0);
+    entry.cells.tools.textContent = status.toolCount === null || status.toolCount === undefined ? "—" : String(status.toolCount);
+    entry.cells.error.textContent = status.lastError || "";
+    if (entry.row.parentNode !== body) body.append(entry.row, entry.logRow);
+  }
+  for (const [name, entry] of rows) {
+    if (!seen.has(name)) {
+      entry.row.remove();
+      entry.logRow.remove();
+      rows.delete(name);
+      openLogs.delete(name);
+    }
+  }
+}
+
+async function loadLogs(name) {
+  const entry = rows.get(name);
+  if (!entry) return;
+  try {
+    const logs = await api("GET", `/api/servers/${encodeURIComponent(name)}/logs`);
+    entry.pre.textContent = logs.lines.length ? logs.lines.join("\n") : "(nothing on stderr)";
+  } catch (error) {
+    entry.pre.textContent = `stderr unavailable: ${error.message}`;
+  }
+}
+
+async function act(name, action) {
+  const entry = rows.get(name);
+  entry.buttons.forEach((b) => (b.disabled = true));
+  say(`${action} ${name}…`);
+  try {
+    const result = await api("POST", `/api/servers/${encodeURIComponent(name)}/${action}`);
+    const state = result && result.status ? result.status.state : "?";
+    say(`${action} ${name}: now ${state}`);
+  } catch (error) {
+    if (error.status !== 401) say(`${action} ${name} failed: ${error.message}`, true);
+  } finally {
+    entry.buttons.forEach((b) => (b.disabled = false));
+    refresh();
+  }
+}
+
+// ---- bots ----
+
+async function loadBots() {
+  const container = $("bots");
+  const bots = await api("GET", "/api/bots");
+  const sections = [];
+  for (const bot of bots) {
+    const bindings = await api("GET", `/api/bots/${encodeURIComponent(bot.id)}/servers`);
+    const table = el("table", { "data-bot": bot.name },
+      el("caption", { class: "visually-hidden" }, `Servers bound to ${bot.name}`),
+      el("thead", {}, el("tr", {},
+        el("th", { scope: "col" }, "Server"), el("th", { scope: "col" }, "Enabled"),
+        el("th", { scope: "col" }, "Tool filter"), el("th", { scope: "col" }, "Pinned tools"))));
+    const body = el("tbody");
+    for (const binding of bindings) {
+      body.append(el("tr", {},
+        el("th", { scope: "row" }, binding.server.name),
+        el("td", {}, binding.enabled ? "yes" : "no"),
+        el("td", {}, binding.toolFilter.length ? binding.toolFilter.join(", ") : "all tools"),
+        el("td", {}, binding.pinnedTools.length ? binding.pinnedTools.join(", ") : "—")));
+    }
+    if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "4" }, "no servers bound")));
+    table.append(body);
+    sections.push(el("article", {},
+      el("h3", {}, bot.name),
+      el("p", { class: "muted" }, `model ${bot.model} · tools ${bot.toolLoadingMode} · step limit ${bot.stepLimit}`),
+      table));
+  }
+  container.replaceChildren(...(sections.length ? sections : [el("p", {}, "No bots yet.")]));
+}
+
+// ---- tool search ----
+
+async function search(event) {
+  event.preventDefault();
+  const query = $("search-input").value.trim();
+  const list = $("search-results");
+  const status = $("search-status");
+  if (!query) return;
+  status.textContent = "Searching…";
+  list.replaceChildren();
+  try {
+    const params = new URLSearchParams({ q: query, limit: "10" });
+    const found = await api("GET", `/api/tools/search?${params}`);
+    const results = found.results || [];
+    status.textContent = `${results.length} result${results.length === 1 ? "" : "s"} for “${query}”` +
+      (found.truncated ? " (query cut at 512 characters)" : "");
+    for (const result of results) {
+      list.append(el("li", { "data-tool": `${result.server}/${result.tool}` },
+        el("strong", {}, `${result.server} / ${result.tool}`), " ",
+        el("span", { class: "score" }, `score ${Number(result.score).toFixed(3)}` + (result.tier ? ` · ${result.tier}` : "")),
+        el("br"),
+        el("span", {}, result.description || "")));
+    }
+  } catch (error) {
+    if (error.status === 404 && error.code === "no_route") {
+      status.textContent = "Tool search is not available: this BotCraft has no GET /api/tools/search.";
+    } else if (error.status !== 401) {
+      status.textContent = `Search failed: ${error.message}`;
+    }
+  }
+}
+
+// ---- polling and the key ----
+
+async function refresh() {
+  if (!key()) return;
+  try {
+    renderServers(await api("GET", "/api/servers"));
+    for (const name of openLogs) loadLogs(name);
+    if (polls % BOTS_EVERY === 0) await loadBots();
+    polls += 1;
+    $("updated").textContent = "updated " + new Date().toLocaleTimeString();
+  } catch (error) {
+    if (error.status !== 401) say(`Refresh failed: ${error.message}`, true);
+  }
+}
+
+function schedule() {
+  clearTimeout(pollTimer);
+  pollTimer = setTimeout(async () => {
+    await refresh();
+    if (key()) schedule();
+  }, POLL_MS);
+}
+
+function signIn() {
+  $("key-section").hidden = true;
+  $("app").hidden = false;
+  polls = 0;
+  refresh().then(schedule);
+}
+
+function signOut(message) {
+  sessionStorage.removeItem(KEY_NAME);
+  clearTimeout(pollTimer);
+  $("app").hidden = true;
+  $("key-section").hidden = false;
+  $("key-input").value = "";
+  $("key-input").focus();
+  say(message || "", Boolean(message));
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const value = $("key-input").value.trim();
+    if (!value) return;
+    sessionStorage.setItem(KEY_NAME, value);
+    $("key-input").value = "";
+    say("");
+    signIn();
+  });
+  $("forget-key").addEventListener("click", () => signOut("Key forgotten."));
+  $("search-form").addEventListener("submit", search);
+  if (key()) signIn();
+});

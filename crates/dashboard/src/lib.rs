@@ -1,0 +1,74 @@
+//! BotCraft's operator dashboard: a single static page that drives the admin API from the
+//! browser. [`router`] serves it at `/`, with its script and style sheet under
+//! `/dashboard/`. The files are embedded with `include_str!`, so the page needs no build
+//! step and no files on disk.
+//!
+//! The page holds no data of its own. It asks for the admin key, keeps it in
+//! `sessionStorage` and sends it as `Authorization: Bearer` on every fetch, never in a URL.
+//! It polls `GET /api/servers` every 2 s. It calls `POST /api/servers/{name}/start|stop|restart`,
+//! `GET /api/servers/{name}/logs`, `GET /api/bots`, `GET /api/bots/{id}/servers` and
+//! `GET /api/tools/search`. Every response carries a strict Content-Security-Policy (no
+//! inline script, same-origin fetches only).
+
+use axum::Router;
+use axum::http::{HeaderName, HeaderValue, header};
+use axum::response::IntoResponse;
+use axum::routing::get;
+
+/// The page.
+pub const INDEX_HTML: &str = include_str!("../assets/index.html");
+/// Its script.
+pub const APP_JS: &str = include_str!("../assets/app.js");
+/// Its style sheet.
+pub const APP_CSS: &str = include_str!("../assets/app.css");
+
+/// Path of the script, as `index.html` links it.
+pub const APP_JS_PATH: &str = "/dashboard/app.js";
+/// Path of the style sheet, as `index.html` links it.
+pub const APP_CSS_PATH: &str = "/dashboard/app.css";
+
+/// What the page may load and where it may connect: itself only.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; \
+     form-action 'none'; frame-ancestors 'none'";
+
+fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
+    let headers: [(HeaderName, HeaderValue); 5] = [
+        (header::CONTENT_TYPE, HeaderValue::from_static(content_type)),
+        (header::CACHE_CONTROL, HeaderValue::from_static("no-cache")),
+        (
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ),
+        (
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ),
+        (
+            header::REFERRER_POLICY,
+            HeaderValue::from_static("no-referrer"),
+        ),
+    ];
+    (headers, body)
+}
+
+/// `GET /`, `GET /dashboard/app.js`, `GET /dashboard/app.css`, for any router state; merge
+/// it into the app's router.
+pub fn router<S>() -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
+    Router::new()
+        .route(
+            "/",
+            get(|| async { asset("text/html; charset=utf-8", INDEX_HTML) }),
+        )
+        .route(
+            APP_JS_PATH,
+            get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            APP_CSS_PATH,
+            get(|| async { asset("text/css; charset=utf-8", APP_CSS) }),
+        )
+}
