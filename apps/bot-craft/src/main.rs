@@ -1,17 +1,29 @@
-//! `botcraft`: the BotCraft binary. Thin wiring over the library crates; each subcommand lives
-//! in its own module.
+//! `botcraft`: the BotCraft binary. Thin wiring over the library crates (`http-api`,
+//! `mcp-lifecycle`, `inference`, `store`); each subcommand lives in its own module.
+//! `serve` and `seed` use the database directly; `servers`, `bots`, `tools` and `chat` talk
+//! to a running BotCraft through its admin API (`BOTCRAFT_URL`, `BOTCRAFT_API_KEY`).
 
+mod bots;
+mod chat;
+mod config;
+mod remote;
 mod seed;
+mod serve;
+mod servers;
+mod tools;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::config::RemoteArgs;
+use crate::remote::Remote;
+
 #[derive(Debug, Parser)]
 #[command(
     name = "botcraft",
     version,
-    about = "BotCraft: a host for MCP servers and bots"
+    about = "BotCraft: a host for MCP servers and the chat inference that uses them"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -20,9 +32,40 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Serve the HTTP API (chat, health, admin); start the always-on MCP servers; seed an
+    /// empty store first.
+    Serve(Box<serve::ServeArgs>),
     /// Write the seed data (forge servers, Playwright, the `forge` bot); optionally import an
     /// `mcpServers` JSON file. Idempotent.
     Seed(seed::SeedArgs),
+    /// MCP servers of a running BotCraft.
+    Servers {
+        #[command(flatten)]
+        remote: RemoteArgs,
+        #[command(subcommand)]
+        command: servers::ServersCommand,
+    },
+    /// Bots and their bindings, on a running BotCraft.
+    Bots {
+        #[command(flatten)]
+        remote: RemoteArgs,
+        #[command(subcommand)]
+        command: bots::BotsCommand,
+    },
+    /// Tools of a server or a bot; a test call.
+    Tools {
+        #[command(flatten)]
+        remote: RemoteArgs,
+        #[command(subcommand)]
+        command: tools::ToolsCommand,
+    },
+    /// Chat with a bot: the answer streams to the terminal, tool calls shown as they run.
+    Chat {
+        #[command(flatten)]
+        remote: RemoteArgs,
+        #[command(flatten)]
+        args: chat::ChatArgs,
+    },
 }
 
 fn main() -> ExitCode {
@@ -36,7 +79,14 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
+            Command::Serve(args) => serve::run(*args).await,
             Command::Seed(args) => seed::run(args).await,
+            Command::Servers { remote, command } => {
+                servers::run(&Remote::new(&remote), command).await
+            }
+            Command::Bots { remote, command } => bots::run(&Remote::new(&remote), command).await,
+            Command::Tools { remote, command } => tools::run(&Remote::new(&remote), command).await,
+            Command::Chat { remote, args } => chat::run(&Remote::new(&remote), args).await,
         }
     });
     match result {

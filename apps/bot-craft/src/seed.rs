@@ -1,22 +1,19 @@
-//! `botcraft seed [--database-url URL] [--import FILE]`.
+//! `botcraft seed [--database-url URL] [--import FILE]`, and the seed settings `serve`
+//! shares.
 
 use std::path::PathBuf;
 
 use anyhow::Context;
 use store::{SeedConfig, Store};
 
-#[derive(Debug, clap::Args)]
-pub struct SeedArgs {
-    /// `sqlite://…` or `postgres://…`; default: `botcraft.db` (SQLite) in the current directory,
-    /// created on first run.
-    #[arg(long, env = "DATABASE_URL")]
-    database_url: Option<String>,
-    /// An `mcpServers` JSON file (Claude Desktop, Cursor, VS Code) to import as well.
-    #[arg(long, value_name = "FILE")]
-    import: Option<PathBuf>,
+use crate::config::{DataArgs, exe_dir};
+
+/// What the seed data depends on here.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SeedSettings {
     /// Where the forge server binaries are; default: the directory of this executable.
     #[arg(long, env = "BOTCRAFT_BIN_DIR", value_name = "DIR")]
-    bin_dir: Option<PathBuf>,
+    pub bin_dir: Option<PathBuf>,
     /// Arguments after `@playwright/mcp@latest --headless` (repeat the flag for each);
     /// default: --isolated --no-sandbox --executable-path /usr/bin/chromium.
     #[arg(
@@ -24,26 +21,46 @@ pub struct SeedArgs {
         value_name = "ARG",
         allow_hyphen_values = true
     )]
-    playwright_args: Vec<String>,
+    pub playwright_args: Vec<String>,
+    /// The model of the seeded bot `forge` (`openai:MODEL` or `anthropic:MODEL`).
+    #[arg(
+        long,
+        env = "BOTCRAFT_DEFAULT_MODEL",
+        default_value = "openai:gpt-4.1-mini",
+        value_name = "MODEL"
+    )]
+    pub default_model: String,
+}
+
+impl SeedSettings {
+    pub fn config(&self) -> anyhow::Result<SeedConfig> {
+        let bin_dir = match &self.bin_dir {
+            Some(dir) => dir.clone(),
+            None => exe_dir()?,
+        };
+        let mut config = SeedConfig::new(bin_dir);
+        if !self.playwright_args.is_empty() {
+            config.playwright_extra_args = self.playwright_args.clone();
+        }
+        config.bot_model = self.default_model.clone();
+        Ok(config)
+    }
+}
+
+#[derive(Debug, clap::Args)]
+pub struct SeedArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    #[command(flatten)]
+    seed: SeedSettings,
+    /// An `mcpServers` JSON file (Claude Desktop, Cursor, VS Code) to import as well.
+    #[arg(long, value_name = "FILE")]
+    import: Option<PathBuf>,
 }
 
 pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
-    let url = match args.database_url {
-        Some(url) => url,
-        None => store::sqlite_url(&std::env::current_dir()?.join("botcraft.db")),
-    };
-    let bin_dir = match args.bin_dir {
-        Some(dir) => dir,
-        None => std::env::current_exe()
-            .context("locate the running executable")?
-            .parent()
-            .map(PathBuf::from)
-            .context("the executable has no parent directory")?,
-    };
-    let mut config = SeedConfig::new(bin_dir);
-    if !args.playwright_args.is_empty() {
-        config.playwright_extra_args = args.playwright_args;
-    }
+    let url = args.data.database_url()?;
+    let config = args.seed.config()?;
     let store = Store::connect(&url).await.context("open the database")?;
     let report = store.seed(&config).await.context("seed")?;
     println!(
@@ -76,7 +93,7 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn list(names: &[String]) -> String {
+pub fn list(names: &[String]) -> String {
     if names.is_empty() {
         "none".to_owned()
     } else {

@@ -9,6 +9,8 @@ fn botcraft(args: &[&str], dir: &std::path::Path) -> anyhow::Result<String> {
         .args(args)
         .current_dir(dir)
         .env_remove("DATABASE_URL")
+        .env_remove("BOTCRAFT_DATA_DIR")
+        .env_remove("BOTCRAFT_DEFAULT_MODEL")
         .output()?;
     anyhow::ensure!(
         output.status.success(),
@@ -56,9 +58,9 @@ fn seed_creates_then_keeps_and_imports() -> anyhow::Result<()> {
 }
 
 #[test]
-fn default_database_is_a_file_in_the_current_directory() -> anyhow::Result<()> {
+fn default_database_is_a_file_in_the_data_folder() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     botcraft(&["seed"], dir.path())?;
-    assert!(dir.path().join("botcraft.db").exists());
+    assert!(dir.path().join(".botcraft/botcraft.db").exists());
     Ok(())
 }

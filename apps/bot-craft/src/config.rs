@@ -1,0 +1,113 @@
+//! The settings every subcommand shares, read once from flags and the environment (clap
+//! `env`): where the data lives, which database, where a running BotCraft is and its key.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// Where BotCraft keeps its data and which database it uses.
+#[derive(Debug, Clone, clap::Args)]
+pub struct DataArgs {
+    /// The data folder: the default SQLite database, the pid registry, the generated admin key.
+    #[arg(
+        long,
+        env = "BOTCRAFT_DATA_DIR",
+        default_value = ".botcraft",
+        value_name = "DIR"
+    )]
+    pub data_dir: PathBuf,
+    /// `sqlite://…` or `postgres://…`; default: `botcraft.db` (SQLite) in the data folder.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, value_name = "URL")]
+    pub database_url: Option<String>,
+}
+
+impl DataArgs {
+    /// The database URL, creating the data folder when the default SQLite file is used.
+    pub fn database_url(&self) -> anyhow::Result<String> {
+        if let Some(url) = &self.database_url {
+            return Ok(url.clone());
+        }
+        std::fs::create_dir_all(&self.data_dir)
+            .with_context(|| format!("create the data folder {}", self.data_dir.display()))?;
+        Ok(store::sqlite_url(&self.data_dir.join("botcraft.db")))
+    }
+}
+
+/// A running BotCraft, for the commands that talk to it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RemoteArgs {
+    /// The BotCraft to talk to.
+    #[arg(
+        long,
+        env = "BOTCRAFT_URL",
+        default_value = "http://127.0.0.1:3000",
+        global = true
+    )]
+    pub url: String,
+    /// Its admin key; default: the key `botcraft serve` generated in the data folder.
+    #[arg(long, env = "BOTCRAFT_API_KEY", hide_env_values = true, global = true)]
+    pub api_key: Option<String>,
+    /// The data folder holding a generated key.
+    #[arg(
+        long,
+        env = "BOTCRAFT_DATA_DIR",
+        default_value = ".botcraft",
+        global = true,
+        value_name = "DIR"
+    )]
+    pub data_dir: PathBuf,
+}
+
+impl RemoteArgs {
+    pub fn key(&self) -> Option<String> {
+        self.api_key
+            .clone()
+            .and_then(|keys| keys.split(',').next().map(str::trim).map(str::to_owned))
+            .filter(|key| !key.is_empty())
+            .or_else(|| read_key_file(&self.data_dir).ok())
+    }
+}
+
+/// The file holding the key `botcraft serve` generates when `BOTCRAFT_API_KEY` is unset.
+pub fn key_file(data_dir: &Path) -> PathBuf {
+    data_dir.join("api-key")
+}
+
+fn read_key_file(data_dir: &Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(key_file(data_dir))?;
+    Ok(text.trim().to_owned())
+}
+
+/// The key in the data folder, created (random, mode 0600) when missing.
+pub fn generated_key(data_dir: &Path) -> anyhow::Result<String> {
+    if let Ok(key) = read_key_file(data_dir)
+        && !key.is_empty()
+    {
+        return Ok(key);
+    }
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::create_dir_all(data_dir)?;
+    let key: String = (0..32)
+        .map(|_| char::from(b"0123456789abcdef"[rand::random_range(0..16usize)]))
+        .collect();
+    let path = key_file(data_dir);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&path)
+        .with_context(|| format!("write {}", path.display()))?;
+    writeln!(file, "bc_{key}")?;
+    Ok(format!("bc_{key}"))
+}
+
+/// The directory of the running executable (where the forge binaries are by default).
+pub fn exe_dir() -> anyhow::Result<PathBuf> {
+    std::env::current_exe()
+        .context("locate the running executable")?
+        .parent()
+        .map(PathBuf::from)
+        .context("the executable has no parent directory")
+}

@@ -1,0 +1,252 @@
+//! `botcraft serve`: open the store (seeding it on first run), start the always-on MCP
+//! servers with a progress line each, serve the HTTP API, and on SIGTERM/SIGINT drain the
+//! chat streams, stop every child within a deadline and exit 0.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use http_api::{ApiConfig, ApiKeys, AppState, Redactor, default_native_tools};
+use inference::providers::{AnthropicSettings, HttpTimeouts, OpenAiSettings};
+use inference::{ProviderSettings, Providers};
+use mcp_lifecycle::{ManagerSettings, McpServerManager};
+use store::Store;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{DataArgs, generated_key, key_file};
+use crate::seed::{SeedSettings, list};
+
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// The address to listen on (port 0 picks a free port; the chosen address is printed).
+    #[arg(long, env = "BOTCRAFT_ADDR", default_value = "127.0.0.1:3000")]
+    addr: SocketAddr,
+    #[command(flatten)]
+    data: DataArgs,
+    /// Admin keys (comma-separated) for `Authorization: Bearer`; default: a key generated
+    /// once into DATA_DIR/api-key.
+    #[arg(long, env = "BOTCRAFT_API_KEY", hide_env_values = true)]
+    api_key: Option<String>,
+    /// Key of the OpenAI(-compatible) provider, for bots on `openai:MODEL`.
+    #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
+    openai_api_key: Option<String>,
+    /// OpenAI-compatible endpoint (vLLM, llama.cpp, Ollama: e.g. http://localhost:11434/v1).
+    #[arg(long, env = "OPENAI_BASE_URL")]
+    openai_base_url: Option<String>,
+    /// Key of Anthropic, for bots on `anthropic:MODEL`.
+    #[arg(long, env = "ANTHROPIC_API_KEY", hide_env_values = true)]
+    anthropic_api_key: Option<String>,
+    /// Anthropic endpoint override (default https://api.anthropic.com).
+    #[arg(long, env = "ANTHROPIC_BASE_URL")]
+    anthropic_base_url: Option<String>,
+    /// Seed settings, used when the store is empty on start.
+    #[command(flatten)]
+    seed: SeedSettings,
+    /// Do not seed an empty store.
+    #[arg(long)]
+    no_seed: bool,
+    /// On shutdown, how long running chat streams may take to finish before they are cut.
+    #[arg(long, default_value = "10", value_name = "SECONDS")]
+    drain_seconds: u64,
+    /// On shutdown, how long stopping every MCP server may take.
+    #[arg(long, default_value = "15", value_name = "SECONDS")]
+    stop_seconds: u64,
+    /// Request bodies larger than this are refused (413).
+    #[arg(long, default_value_t = http_api::DEFAULT_MAX_BODY_BYTES, value_name = "BYTES")]
+    max_body_bytes: usize,
+    /// A provider silent for this long (before or during a stream) has stalled.
+    #[arg(long, default_value = "120", value_name = "SECONDS")]
+    provider_idle_seconds: u64,
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+    init_logging();
+    let url = args.data.database_url()?;
+    let store = Store::connect(&url).await.context("open the database")?;
+    if !args.no_seed && store.servers().await?.is_empty() && store.bots().await?.is_empty() {
+        let report = store.seed(&args.seed.config()?).await.context("seed")?;
+        eprintln!(
+            "botcraft: empty store seeded: servers {}; bot forge",
+            list(&report.servers_created)
+        );
+    }
+    let keys = match args.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
+        Some(keys) => keys.split(',').map(|k| k.trim().to_owned()).collect(),
+        None => {
+            let key = generated_key(&args.data.data_dir)?;
+            eprintln!(
+                "botcraft: BOTCRAFT_API_KEY is not set; using the key in {}",
+                key_file(&args.data.data_dir).display()
+            );
+            vec![key]
+        }
+    };
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let manager = McpServerManager::new(
+        store.clone(),
+        ManagerSettings {
+            env,
+            pid_registry: Some(args.data.data_dir.join("pids")),
+            ..ManagerSettings::default()
+        },
+    );
+    manager
+        .load_configs()
+        .await
+        .context("load MCP server configs")?;
+    let providers = Providers::new(ProviderSettings {
+        openai: OpenAiSettings {
+            api_key: args.openai_api_key.clone(),
+            base_url: args.openai_base_url.clone(),
+        },
+        anthropic: AnthropicSettings {
+            api_key: args.anthropic_api_key.clone(),
+            base_url: args.anthropic_base_url.clone(),
+        },
+        timeouts: HttpTimeouts {
+            idle: Duration::from_secs(args.provider_idle_seconds),
+            ..HttpTimeouts::default()
+        },
+    })?;
+    let secrets = keys
+        .iter()
+        .cloned()
+        .chain(args.openai_api_key.clone())
+        .chain(args.anthropic_api_key.clone());
+    let config = ApiConfig {
+        api_keys: ApiKeys::new(&keys),
+        max_body_bytes: args.max_body_bytes,
+        redactor: Redactor::new(secrets),
+        ..ApiConfig::default()
+    };
+    start_always_on(&manager).await;
+    let health_loop = manager.start_health_check_loop();
+
+    let turns = CancellationToken::new();
+    let state = AppState {
+        store: store.clone(),
+        manager: manager.clone(),
+        providers,
+        native: default_native_tools(),
+        config: Arc::new(config),
+        shutdown: turns.clone(),
+    };
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    eprintln!("botcraft: listening on http://{addr}");
+
+    let stop_accepting = CancellationToken::new();
+    let graceful = stop_accepting.clone();
+    let server = axum::serve(listener, http_api::app(state))
+        .with_graceful_shutdown(async move { graceful.cancelled().await });
+    let mut server = tokio::spawn(async move { server.await });
+    tokio::select! {
+        () = shutdown_signal() => {}
+        result = &mut server => {
+            manager.stop_all().await;
+            return result?.context("the HTTP server failed");
+        }
+    }
+
+    let drain = Duration::from_secs(args.drain_seconds);
+    eprintln!("botcraft: shutting down; draining chat streams (up to {drain:?})");
+    stop_accepting.cancel();
+    if tokio::time::timeout(drain, &mut server).await.is_err() {
+        eprintln!("botcraft: drain deadline passed; cancelling running turns");
+        turns.cancel();
+        if tokio::time::timeout(Duration::from_secs(5), &mut server)
+            .await
+            .is_err()
+        {
+            server.abort();
+        }
+    }
+    let stop = Duration::from_secs(args.stop_seconds);
+    eprintln!("botcraft: stopping MCP servers (up to {stop:?})");
+    if tokio::time::timeout(stop, manager.stop_all())
+        .await
+        .is_err()
+    {
+        eprintln!("botcraft: some MCP servers did not stop within {stop:?}");
+    }
+    health_loop.abort();
+    store.close().await;
+    eprintln!("botcraft: stopped");
+    Ok(())
+}
+
+/// Start every always-on server concurrently, one line on stderr as each starts and ends.
+/// Servers that failed are handed to the manager's always-on start, which restarts them
+/// with backoff, in the background.
+async fn start_always_on(manager: &Arc<McpServerManager>) {
+    let always_on: Vec<String> = manager
+        .get_all_statuses()
+        .into_iter()
+        .filter(|status| status.always_on)
+        .map(|status| status.name)
+        .collect();
+    let started = Instant::now();
+    let starts = always_on.iter().map(|name| {
+        eprintln!("botcraft: starting {name} …");
+        async move {
+            let result = manager.start_server(name).await;
+            let elapsed = started.elapsed().as_millis();
+            let status = manager
+                .get_all_statuses()
+                .into_iter()
+                .find(|status| &status.name == name);
+            match (&result, status) {
+                (Ok(()), Some(status)) => eprintln!(
+                    "botcraft: {name} running (pid {}, {} tools) in {elapsed} ms",
+                    status.pid.map_or("?".to_owned(), |pid| pid.to_string()),
+                    status.tool_count.unwrap_or(0),
+                ),
+                (Ok(()), None) => eprintln!("botcraft: {name} running in {elapsed} ms"),
+                (Err(error), _) => {
+                    eprintln!("botcraft: {name} failed to start: {error} (retrying with backoff)")
+                }
+            }
+            result.is_err()
+        }
+    });
+    let any_failed = futures::future::join_all(starts)
+        .await
+        .into_iter()
+        .any(|failed| failed);
+    if any_failed {
+        let manager = Arc::clone(manager);
+        tokio::spawn(async move {
+            manager.start_always_on_servers().await;
+        });
+    }
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        () = ctrl_c => {}
+        () = term => {}
+    }
+}

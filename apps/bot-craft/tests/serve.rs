@@ -1,0 +1,203 @@
+//! `botcraft serve` end to end: a fresh data folder is seeded, the always-on forge servers
+//! start (the real binaries, found next to `botcraft`), health is public and healthy, the CLI
+//! lists servers and chats through a fake LLM that calls a forge tool, and SIGTERM stops
+//! every child and exits 0.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+use test_support::{FakeLlm, FakeReply, FakeToolCall};
+
+const KEY: &str = "serve-test-admin-key";
+const OPENAI_KEY: &str = "sk-serve-test-openai";
+const BOUND: Duration = Duration::from_secs(60);
+
+fn bin_dir() -> anyhow::Result<PathBuf> {
+    let dir = Path::new(env!("CARGO_BIN_EXE_botcraft"))
+        .parent()
+        .context("botcraft has no directory")?
+        .to_path_buf();
+    for name in ["forge-bash", "forge-filesystem"] {
+        anyhow::ensure!(
+            dir.join(name).is_file(),
+            "{} is missing: build it first (`cargo build -p {name}`)",
+            dir.join(name).display()
+        );
+    }
+    Ok(dir)
+}
+
+struct Served {
+    child: Child,
+    url: String,
+    stderr: mpsc::Receiver<String>,
+    lines: Vec<String>,
+}
+
+impl Served {
+    /// Stderr lines until one contains `needle` (kept in `lines`).
+    fn wait_for_line(&mut self, needle: &str) -> anyhow::Result<String> {
+        loop {
+            let line = self
+                .stderr
+                .recv_timeout(BOUND)
+                .with_context(|| format!("no {needle:?} on stderr; got {:#?}", self.lines))?;
+            self.lines.push(line.clone());
+            if line.contains(needle) {
+                return Ok(line);
+            }
+        }
+    }
+}
+
+fn serve(data_dir: &Path, llm: &FakeLlm) -> anyhow::Result<Served> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", data_dir)
+        .env("BOTCRAFT_DATA_DIR", data_dir)
+        .env("BOTCRAFT_API_KEY", KEY)
+        .env("BOTCRAFT_BIN_DIR", bin_dir()?)
+        .env("BOTCRAFT_DEFAULT_MODEL", "openai:gpt-test")
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("OPENAI_BASE_URL", llm.openai_base_url())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take().context("no stderr")?;
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut served = Served {
+        child,
+        url: String::new(),
+        stderr: receiver,
+        lines: Vec::new(),
+    };
+    let line = served.wait_for_line("listening on ")?;
+    served.url = line
+        .split("listening on ")
+        .nth(1)
+        .context("no address")?
+        .trim()
+        .to_owned();
+    Ok(served)
+}
+
+fn cli(url: &str, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
+    let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+        .args(args)
+        .env("BOTCRAFT_URL", url)
+        .env("BOTCRAFT_API_KEY", KEY)
+        .output()?;
+    Ok((
+        output.status.success(),
+        String::from_utf8(output.stdout)?,
+        String::from_utf8(output.stderr)?,
+    ))
+}
+
+fn alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a zombie awaiting its parent counts as gone.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(") ")
+        .next()
+        .and_then(|rest| rest.chars().next());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() && state != Some('Z')
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyhow::Result<()> {
+    let llm = FakeLlm::start([
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t1",
+            "forge-bash__run",
+            [r#"{"command": "echo from-bash"}"#],
+        )]),
+        FakeReply::text(["Bash said ", "hi."]),
+    ])
+    .await?;
+    let dir = tempfile::tempdir()?;
+    let mut served = tokio::task::block_in_place(|| serve(dir.path(), &llm))?;
+    let startup = served.lines.join("\n");
+    for expected in [
+        "empty store seeded",
+        "starting forge-bash",
+        "starting forge-filesystem",
+    ] {
+        assert!(startup.contains(expected), "{expected:?} in {startup}");
+    }
+
+    let health: Value = reqwest::get(format!("{}/api/health", served.url))
+        .await?
+        .json()
+        .await?;
+    assert_eq!(health["status"], "healthy", "{health:#}");
+    let pids: Vec<i32> = health["mcpServers"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, server)| server["pid"].as_i64())
+        .filter_map(|pid| i32::try_from(pid).ok())
+        .collect();
+    assert_eq!(pids.len(), 2, "{health:#}");
+
+    let url = served.url.clone();
+    let (ok, listed, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || cli(&url, &["servers", "list"])
+    })
+    .await??;
+    assert!(ok, "{err}");
+    for name in [
+        "forge-bash",
+        "forge-discovery",
+        "forge-filesystem",
+        "forge-typesense",
+        "playwright",
+    ] {
+        assert!(listed.contains(name), "{name} in {listed}");
+    }
+
+    let (ok, chat, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || cli(&url, &["chat", "--bot", "forge", "run echo"])
+    })
+    .await??;
+    assert!(ok, "{err}\n{chat}");
+    assert!(chat.contains("→ forge-bash__run"), "{chat}");
+    assert!(chat.contains("Bash said hi."), "{chat}");
+    let first = &llm.requests()[0];
+    assert_eq!(
+        first.headers["authorization"],
+        format!("Bearer {OPENAI_KEY}")
+    );
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),
+        nix::sys::signal::Signal::SIGTERM,
+    )?;
+    let status = tokio::task::block_in_place(|| -> anyhow::Result<_> {
+        served.wait_for_line("botcraft: stopped")?;
+        Ok(served.child.wait()?)
+    })?;
+    assert_eq!(status.code(), Some(0));
+    for pid in pids {
+        assert!(!alive(pid), "MCP server pid {pid} outlived botcraft");
+    }
+    Ok(())
+}
