@@ -366,3 +366,26 @@ fn the_deployment_doc_names_every_variable_the_deployment_sets() {
         "the doc says the image was not built here"
     );
 }
+
+#[test]
+fn every_variable_botcraft_reads_is_documented() {
+    let doc = read("docs/deployment.md");
+    let dir = root().join("apps/bot-craft/src");
+    let mut read_by_cli = BTreeSet::new();
+    for entry in std::fs::read_dir(&dir).expect("apps/bot-craft/src") {
+        let path = entry.expect("an entry").path();
+        let text = std::fs::read_to_string(&path).expect("a source file");
+        for part in text.split("env = \"").skip(1) {
+            if let Some((name, _)) = part.split_once('"') {
+                read_by_cli.insert(name.to_owned());
+            }
+        }
+    }
+    assert!(read_by_cli.contains("BOTCRAFT_ADDR"), "{read_by_cli:?}");
+    for variable in read_by_cli {
+        assert!(
+            doc.contains(&format!("`{variable}`")),
+            "botcraft reads `{variable}`; docs/deployment.md does not document it"
+        );
+    }
+}
