@@ -79,6 +79,21 @@ impl Fixture {
         Ok(server)
     }
 
+    /// Any server, as written in the store.
+    pub async fn add_spec(&self, spec: McpServerSpec) -> anyhow::Result<McpServer> {
+        let server = self.store.create_server(&spec).await?;
+        self.manager.load_configs().await?;
+        Ok(server)
+    }
+
+    pub fn pid(&self, name: &str) -> Option<u32> {
+        self.manager
+            .get_all_statuses()
+            .into_iter()
+            .find(|s| s.name == name)
+            .and_then(|s| s.pid)
+    }
+
     pub fn log_path(&self, name: &str) -> PathBuf {
         self.dir.path().join(format!("{name}.log"))
     }
