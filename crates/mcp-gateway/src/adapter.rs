@@ -6,12 +6,9 @@
 //! - Every call re-checks the binding in the store (enabled, tool filter) before it reaches
 //!   the manager, holds a lease on the bot's servers for its length, runs under the server's
 //!   timeout (the manager's) and ends early when the client cancels.
-//! - Catalog changes are the manager's catalog events for servers bound to the bot, passed on
-//!   only when a server's tool-list hash differs from the one seen before (a lazy start
-//!   with an unchanged list is not a change). The hashes are snapshot from the store's tool
-//!   cache when the stream is first polled.
+//! - Catalog changes are the manager's catalog events for servers bound (and enabled) to the
+//!   bot; the gateway decides whether a session's list really changed.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -84,8 +81,24 @@ impl GatewayBackend for ManagerBackend {
                 });
             }
         };
+        Ok(BotCatalog {
+            tools: listed
+                .tools
+                .into_iter()
+                .map(|t| BackendTool {
+                    server: t.server,
+                    tool: t.tool,
+                    pinned: t.pinned,
+                })
+                .collect(),
+            failures: listed.failures.iter().map(ToString::to_string).collect(),
+        })
+    }
+
+    async fn bot_instructions(&self, bot: &str) -> Result<Vec<ServerInstructions>, BackendError> {
+        let id = self.bot_id(bot).await?;
         let bound = self.store.bound_servers(&id).await.map_err(internal)?;
-        let instructions = bound
+        Ok(bound
             .iter()
             .filter(|b| b.binding.enabled)
             .filter_map(|b| {
@@ -97,20 +110,7 @@ impl GatewayBackend for ManagerBackend {
                         text: text.clone(),
                     })
             })
-            .collect();
-        Ok(BotCatalog {
-            tools: listed
-                .tools
-                .into_iter()
-                .map(|t| BackendTool {
-                    server: t.server,
-                    tool: t.tool,
-                    pinned: t.pinned,
-                })
-                .collect(),
-            instructions,
-            failures: listed.failures.iter().map(ToString::to_string).collect(),
-        })
+            .collect())
     }
 
     async fn call_tool(
@@ -151,7 +151,6 @@ impl GatewayBackend for ManagerBackend {
             events: self.manager.subscribe(),
             store: self.store.clone(),
             bot: bot.to_owned(),
-            seen: None,
         };
         futures::stream::unfold(state, |mut state| async move {
             state.next_change().await.map(|()| ((), state))
@@ -165,54 +164,29 @@ struct Follow {
     events: broadcast::Receiver<CatalogEvent>,
     store: Store,
     bot: String,
-    /// Last known hash of each server's tool list (by server name); `None` until snapshot.
-    seen: Option<HashMap<String, String>>,
 }
 
 impl Follow {
-    /// The servers bound (and enabled) to the bot, by name → store id.
-    async fn bound(&self) -> HashMap<String, String> {
+    /// Whether `server` is bound (and enabled) to the bot now.
+    async fn is_bound(&self, server: &str) -> bool {
         let Ok(Some(bot)) = self.store.bot_by_name(&self.bot).await else {
-            return HashMap::new();
+            return false;
         };
         self.store
             .bound_servers(&bot.id)
             .await
             .unwrap_or_default()
-            .into_iter()
-            .filter(|b| b.binding.enabled)
-            .map(|b| (b.server.name, b.server.id))
-            .collect()
+            .iter()
+            .any(|b| b.binding.enabled && b.server.name == server)
     }
 
-    async fn snapshot(&self) -> HashMap<String, String> {
-        let mut seen = HashMap::new();
-        for (name, id) in self.bound().await {
-            if let Ok(Some(cache)) = self.store.tool_cache(&id).await {
-                seen.insert(name, cache.hash);
-            }
-        }
-        seen
-    }
-
-    /// Wait for the next change of the bot's tools; `None` when the manager is gone.
+    /// Wait for the next catalog event of one of the bot's servers; `None` when the manager
+    /// is gone.
     async fn next_change(&mut self) -> Option<()> {
-        if self.seen.is_none() {
-            self.seen = Some(self.snapshot().await);
-        }
         loop {
             match self.events.recv().await {
-                Ok(event) => {
-                    if !self.bound().await.contains_key(&event.server) {
-                        continue;
-                    }
-                    let seen = self.seen.get_or_insert_with(HashMap::new);
-                    if seen.get(&event.server) == Some(&event.hash) {
-                        continue;
-                    }
-                    seen.insert(event.server, event.hash);
-                    return Some(());
-                }
+                Ok(event) if self.is_bound(&event.server).await => return Some(()),
+                Ok(_) => continue,
                 // Missed events: something may have changed.
                 Err(broadcast::error::RecvError::Lagged(_)) => return Some(()),
                 Err(broadcast::error::RecvError::Closed) => return None,

@@ -34,8 +34,6 @@ pub struct ServerInstructions {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BotCatalog {
     pub tools: Vec<BackendTool>,
-    /// Instructions of the bot's enabled servers, in server-name order.
-    pub instructions: Vec<ServerInstructions>,
     /// Why some servers could not list their tools. Logged, never sent to the client (a
     /// cause may carry paths or stderr).
     pub failures: Vec<String>,
@@ -73,11 +71,17 @@ pub enum BackendError {
 /// changes. Implementations apply the bot's bindings (enabled, tool filter) on every call,
 /// not only on listing, and start servers lazily under their own timeouts.
 pub trait GatewayBackend: Send + Sync + 'static {
-    /// The tools bot `bot` may use and its servers' instructions.
+    /// The tools bot `bot` may use (servers may start to list them).
     fn bot_catalog(
         &self,
         bot: &str,
     ) -> impl Future<Output = Result<BotCatalog, BackendError>> + Send;
+
+    /// The instructions of the bot's enabled servers, in server-name order. Starts nothing.
+    fn bot_instructions(
+        &self,
+        bot: &str,
+    ) -> impl Future<Output = Result<Vec<ServerInstructions>, BackendError>> + Send;
 
     /// Call raw tool `tool` on `server` for `bot`. Refused with
     /// [`BackendError::NotAllowed`] when the bot may not use it; ends with
@@ -92,6 +96,8 @@ pub trait GatewayBackend: Send + Sync + 'static {
     ) -> impl Future<Output = Result<CallToolResult, BackendError>> + Send;
 
     /// One item each time the tools of `bot` may have changed (a server's list changed, a
-    /// server started with a new list). Ends when the backend shuts down.
+    /// server started). Spurious items are fine: the gateway compares what a session last
+    /// listed with the fresh list before it tells the client. Ends when the backend shuts
+    /// down.
     fn catalog_changes(&self, bot: &str) -> BoxStream<'static, ()>;
 }

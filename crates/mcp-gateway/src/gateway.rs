@@ -5,9 +5,13 @@
 //! One `GatewayServer` serves one streamable HTTP session. The bot of every request is the
 //! [`AuthenticatedBot`] the auth middleware put in the HTTP request; the session is bound to
 //! the bot that initialized it and refuses requests of any other bot (the middleware answers
-//! 403 first; this is the second lock). After `notifications/initialized` a task follows the
-//! bot's catalog changes and sends `notifications/tools/list_changed`; it ends with the
-//! session.
+//! 403 first; this is the second lock). `initialize` starts no server (instructions come from
+//! the store); the first `tools/list` may.
+//!
+//! After `notifications/initialized` a task follows the bot's catalog changes. On each, if
+//! the session has listed tools, the list is fetched again and, when it differs from what the
+//! session last listed, `notifications/tools/list_changed` is sent. A session that never
+//! listed is not told (it has nothing stale). The task ends with the session.
 //!
 //! What the client sees when something fails:
 //! - a name that is not one of the bot's tools (unknown anywhere, another bot's, outside the
@@ -53,8 +57,8 @@ impl<B> Clone for GatewayServer<B> {
 struct Session {
     /// The bot that initialized this session.
     bot: OnceLock<String>,
-    /// The catalog last listed; dropped on every catalog change.
-    catalog: Mutex<Option<Arc<ExposedCatalog>>>,
+    /// The catalog last listed.
+    catalog: Arc<Mutex<Option<Arc<ExposedCatalog>>>>,
     /// Cancelled when the session's server is dropped: ends the list_changed follower.
     _closed: DropGuard,
     closed: CancellationToken,
@@ -67,7 +71,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
             backend,
             session: Arc::new(Session {
                 bot: OnceLock::new(),
-                catalog: Mutex::new(None),
+                catalog: Arc::new(Mutex::new(None)),
                 _closed: closed.clone().drop_guard(),
                 closed,
             }),
@@ -92,30 +96,19 @@ impl<B: GatewayBackend> GatewayServer<B> {
     }
 
     fn cached_catalog(&self) -> Option<Arc<ExposedCatalog>> {
-        self.session
-            .catalog
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        lock(&self.session.catalog).clone()
     }
 
     async fn fresh_catalog(&self, bot: &str) -> Result<Arc<ExposedCatalog>, ErrorData> {
-        let catalog = self.backend.bot_catalog(bot).await.map_err(list_error)?;
-        for cause in &catalog.failures {
-            tracing::warn!(bot, cause, "an MCP server is left out of the bot's tools");
-        }
-        let exposed = Arc::new(ExposedCatalog::from_backend(&catalog.tools));
-        *self
-            .session
-            .catalog
-            .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some(exposed.clone());
+        let exposed = fetch_catalog(self.backend.as_ref(), bot).await?;
+        *lock(&self.session.catalog) = Some(exposed.clone());
         Ok(exposed)
     }
 
     fn follow_catalog(&self, bot: String, peer: rmcp::Peer<RoleServer>) {
         let mut changes = self.backend.catalog_changes(&bot);
-        let session = self.session.clone();
+        let backend = self.backend.clone();
+        let catalog = self.session.catalog.clone();
         let closed = self.session.closed.clone();
         drop(tokio::spawn(async move {
             use futures::StreamExt;
@@ -127,13 +120,37 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 if next.is_none() {
                     return;
                 }
-                *session.catalog.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                let Some(listed) = lock(&catalog).clone() else {
+                    continue;
+                };
+                let Ok(fresh) = fetch_catalog(backend.as_ref(), &bot).await else {
+                    continue;
+                };
+                if fresh.tools() == listed.tools() {
+                    continue;
+                }
+                *lock(&catalog) = Some(fresh);
                 if peer.notify_tool_list_changed().await.is_err() {
                     return;
                 }
             }
         }));
     }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+async fn fetch_catalog<B: GatewayBackend>(
+    backend: &B,
+    bot: &str,
+) -> Result<Arc<ExposedCatalog>, ErrorData> {
+    let catalog = backend.bot_catalog(bot).await.map_err(list_error)?;
+    for cause in &catalog.failures {
+        tracing::warn!(bot, cause, "an MCP server is left out of the bot's tools");
+    }
+    Ok(Arc::new(ExposedCatalog::from_backend(&catalog.tools)))
 }
 
 fn list_error(error: BackendError) -> ErrorData {
@@ -176,12 +193,16 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         let bot = self.bot(&context.extensions)?;
-        let catalog = self.backend.bot_catalog(&bot).await.map_err(list_error)?;
+        let instructions = self
+            .backend
+            .bot_instructions(&bot)
+            .await
+            .map_err(list_error)?;
         let _ = self.session.bot.set(bot.clone());
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
         result.server_info.title = Some(format!("BotCraft bot {bot}"));
-        result.instructions = Some(combined_instructions(&bot, &catalog.instructions));
+        result.instructions = Some(combined_instructions(&bot, &instructions));
         Ok(result)
     }
 

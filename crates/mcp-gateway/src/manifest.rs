@@ -15,6 +15,9 @@ use serde::{Deserialize, Serialize};
 use crate::backend::ServerInstructions;
 use crate::catalog::{ExposedCatalog, combined_instructions};
 
+/// One server of a bot: its name, its raw tools, its instructions.
+pub type ServerTools = (String, Vec<Tool>, Option<String>);
+
 /// What the bridge serves for one bot.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BotManifest {
@@ -63,7 +66,7 @@ impl BotManifest {
     /// The manifest of bot `bot` whose servers list `servers` (server name, its raw tools and
     /// its instructions): the tools named and ordered as the gateway names them, the
     /// instructions combined as the gateway's `initialize` combines them.
-    pub fn from_servers(bot: &str, servers: &[(String, Vec<Tool>, Option<String>)]) -> Self {
+    pub fn from_servers(bot: &str, servers: &[ServerTools]) -> Self {
         let catalog = ExposedCatalog::build(
             servers
                 .iter()

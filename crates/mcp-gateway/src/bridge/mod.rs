@@ -185,12 +185,12 @@ async fn refresh(state: Arc<BridgeState>, bot: String, cache: Option<PathBuf>) {
                 instructions: listing.instructions,
                 tools: listing.tools,
             };
+            state.replace(manifest.clone()).await;
             if let Some(path) = cache
                 && let Err(error) = manifest.save(&path)
             {
                 eprintln!("{BRIDGE_NAME}: cannot cache the manifest: {error}");
             }
-            state.replace(manifest).await;
         }
         Err(error) => {
             let failure = BridgeFailure::new(

@@ -6,15 +6,9 @@ use std::time::Duration;
 use anyhow::Context;
 use mcp_gateway::{BotKeys, GatewayConfig, KeyPolicy};
 use pretty_assertions::assert_eq;
-use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RoleClient};
-use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
-use tokio::sync::mpsc;
 
-use super::harness::{FakeBackend, FakeBot, Http, Served, call_text, names};
+use super::harness::{FakeBackend, FakeBot, Http, Served, call_text, names, rmcp_client};
 
 const FORGE_KEY: &str = "forge-key";
 
@@ -68,41 +62,6 @@ async fn bot_tools_are_listed_by_qualified_name_and_calls_are_routed() -> anyhow
     assert_eq!(call_text(&failed), "the fake tool failed");
     served.stop().await;
     Ok(())
-}
-
-/// A client handler that forwards `tools/list_changed` to a channel.
-#[derive(Clone)]
-struct Listener {
-    changed: mpsc::UnboundedSender<()>,
-}
-
-impl rmcp::ClientHandler for Listener {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("gateway-test", "0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.changed.send(());
-    }
-}
-
-async fn rmcp_client(
-    url: &str,
-    key: &str,
-) -> anyhow::Result<(
-    rmcp::service::RunningService<RoleClient, Listener>,
-    mpsc::UnboundedReceiver<()>,
-)> {
-    let (changed, receiver) = mpsc::unbounded_channel();
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(key),
-    );
-    let client = Listener { changed }.serve(transport).await?;
-    Ok((client, receiver))
 }
 
 #[tokio::test]

@@ -12,9 +12,14 @@ use mcp_gateway::{
     BackendError, BackendTool, BotCatalog, GatewayBackend, GatewayConfig, KeyPolicy,
     ServerInstructions, mcp_router,
 };
+use rmcp::ServiceExt;
 use rmcp::model::{CallToolResult, ContentBlock, JsonObject, Tool};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
+use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 pub fn tool(name: &str) -> Tool {
@@ -94,16 +99,20 @@ impl GatewayBackend for FakeBackend {
                     pinned: false,
                 })
                 .collect(),
-            instructions: fake
-                .instructions
-                .iter()
-                .map(|(server, text)| ServerInstructions {
-                    server: server.clone(),
-                    text: text.clone(),
-                })
-                .collect(),
             failures: Vec::new(),
         })
+    }
+
+    async fn bot_instructions(&self, bot: &str) -> Result<Vec<ServerInstructions>, BackendError> {
+        Ok(self
+            .bot(bot)?
+            .instructions
+            .iter()
+            .map(|(server, text)| ServerInstructions {
+                server: server.clone(),
+                text: text.clone(),
+            })
+            .collect())
     }
 
     async fn call_tool(
@@ -382,4 +391,39 @@ pub fn call_text(reply: &Reply) -> String {
         .as_str()
         .unwrap_or_default()
         .to_owned()
+}
+
+/// A client handler that forwards `tools/list_changed` to a channel.
+#[derive(Clone)]
+pub struct Listener {
+    changed: mpsc::UnboundedSender<()>,
+}
+
+impl rmcp::ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("gateway-test", "0"),
+        )
+        .with_protocol_version(ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        let _ = self.changed.send(());
+    }
+}
+
+pub async fn rmcp_client(
+    url: &str,
+    key: &str,
+) -> anyhow::Result<(
+    rmcp::service::RunningService<RoleClient, Listener>,
+    mpsc::UnboundedReceiver<()>,
+)> {
+    let (changed, receiver) = mpsc::unbounded_channel();
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(key),
+    );
+    let client = Listener { changed }.serve(transport).await?;
+    Ok((client, receiver))
 }

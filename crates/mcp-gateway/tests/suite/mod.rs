@@ -1,3 +1,6 @@
 mod auth;
+mod bridge;
 mod gateway;
 mod harness;
+mod manager;
+mod manifest;
