@@ -6,6 +6,7 @@
 mod bots;
 mod chat;
 mod config;
+mod mcp_stdio;
 mod remote;
 mod seed;
 mod serve;
@@ -66,6 +67,9 @@ enum Command {
         #[command(flatten)]
         args: chat::ChatArgs,
     },
+    /// A stdio MCP server for one bot that starts with nothing: tools/list from a manifest,
+    /// tools/call forwarded to BOTCRAFT_URL's /mcp with BOTCRAFT_API_KEY (a bot key).
+    McpStdio(mcp_gateway::bridge::McpStdioArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +91,7 @@ fn main() -> ExitCode {
             Command::Bots { remote, command } => bots::run(&Remote::new(&remote), command).await,
             Command::Tools { remote, command } => tools::run(&Remote::new(&remote), command).await,
             Command::Chat { remote, args } => chat::run(&Remote::new(&remote), args).await,
+            Command::McpStdio(args) => mcp_stdio::run(args).await,
         }
     });
     match result {
