@@ -58,19 +58,22 @@ pub struct ServeArgs {
     /// A provider silent for this long (before or during a stream) has stalled.
     #[arg(long, default_value = "120", value_name = "SECONDS")]
     provider_idle_seconds: u64,
-}
-
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .try_init();
+    /// Keys of the `/mcp` gateway, one bot each: `forge=KEY1,other=KEY2` (a key names its
+    /// bot). Without it `/mcp` is not served.
+    #[arg(long, env = mcp_gateway::BOT_KEYS_ENV, hide_env_values = true)]
+    bot_keys: Option<String>,
+    /// `Host` values `/mcp` accepts besides loopback (comma-separated), for a deployment
+    /// behind a domain (DNS-rebinding protection).
+    #[arg(long, env = "BOTCRAFT_ALLOWED_HOSTS", value_delimiter = ',')]
+    allowed_hosts: Vec<String>,
+    /// Log format on stderr.
+    #[arg(long, env = "BOTCRAFT_LOG_FORMAT", default_value = "text")]
+    log_format: observability::LogFormat,
 }
 
 pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
-    init_logging();
+    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+    observability::init_tracing(args.log_format, &filter)?;
     let url = args.data.database_url()?;
     let store = Store::connect(&url).await.context("open the database")?;
     if !args.no_seed && store.servers().await?.is_empty() && store.bots().await?.is_empty() {
@@ -129,6 +132,8 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         redactor: Redactor::new(secrets),
         ..ApiConfig::default()
     };
+    let metrics = observability::BotCraftMetrics::new()?;
+    record_server_metrics(&manager, &metrics);
     start_always_on(&manager).await;
     let health_loop = manager.start_health_check_loop();
 
@@ -140,6 +145,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         native: default_native_tools(),
         config: Arc::new(config),
         shutdown: turns.clone(),
+        metrics: metrics.clone(),
     };
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
@@ -149,7 +155,39 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
 
     let stop_accepting = CancellationToken::new();
     let graceful = stop_accepting.clone();
-    let server = axum::serve(listener, http_api::app(state))
+    let sessions = CancellationToken::new();
+    let router = http_api::app(state).merge(dashboard::router());
+    let router = match args.bot_keys.as_deref().filter(|k| !k.trim().is_empty()) {
+        Some(text) => {
+            let keys = mcp_gateway::BotKeys::parse(text).context("BOTCRAFT_BOT_KEYS")?;
+            let mut hosts = vec![
+                "localhost".to_owned(),
+                "127.0.0.1".to_owned(),
+                "::1".to_owned(),
+            ];
+            hosts.extend(args.allowed_hosts.iter().cloned());
+            let config = mcp_gateway::GatewayConfig {
+                allowed_hosts: Some(hosts),
+                shutdown: sessions.clone(),
+                ..mcp_gateway::GatewayConfig::default()
+            };
+            let backend = Arc::new(mcp_gateway::ManagerBackend::new(
+                manager.clone(),
+                store.clone(),
+            ));
+            eprintln!("botcraft: MCP gateway at /mcp");
+            router.merge(mcp_gateway::mcp_router(
+                backend,
+                mcp_gateway::KeyPolicy::Keys(keys),
+                &config,
+            ))
+        }
+        None => {
+            eprintln!("botcraft: /mcp is off (set BOTCRAFT_BOT_KEYS=bot=KEY to serve it)");
+            router
+        }
+    };
+    let server = axum::serve(listener, router)
         .with_graceful_shutdown(async move { graceful.cancelled().await });
     let mut server = tokio::spawn(async move { server.await });
     tokio::select! {
@@ -163,6 +201,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let drain = Duration::from_secs(args.drain_seconds);
     eprintln!("botcraft: shutting down; draining chat streams (up to {drain:?})");
     stop_accepting.cancel();
+    sessions.cancel();
     if tokio::time::timeout(drain, &mut server).await.is_err() {
         eprintln!("botcraft: drain deadline passed; cancelling running turns");
         turns.cancel();
@@ -185,6 +224,35 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     store.close().await;
     eprintln!("botcraft: stopped");
     Ok(())
+}
+
+/// Server metrics: the state gauge and restart counts are read from the manager at each
+/// scrape; state changes (starts, crashes) are counted as they happen.
+fn record_server_metrics(
+    manager: &Arc<McpServerManager>,
+    metrics: &observability::BotCraftMetrics,
+) {
+    {
+        let (manager, recorder) = (manager.clone(), metrics.clone());
+        metrics.registry().on_collect(move || {
+            for status in manager.get_all_statuses() {
+                recorder.set_server_state(&status.name, &status.state.to_string());
+                recorder.observe_server_restarts(&status.name, status.restarts);
+            }
+        });
+    }
+    for status in manager.get_all_statuses() {
+        let Ok(mut states) = manager.watch_state(&status.name) else {
+            continue;
+        };
+        let metrics = metrics.clone();
+        tokio::spawn(async move {
+            while states.changed().await.is_ok() {
+                let state = *states.borrow_and_update();
+                metrics.server_state_changed(&status.name, &state.to_string());
+            }
+        });
+    }
 }
 
 /// Start every always-on server concurrently, one line on stderr as each starts and ends.
