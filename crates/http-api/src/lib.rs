@@ -9,9 +9,15 @@
 //! - [`auth`]: bearer keys, compared in constant time; [`error`]: one JSON error type;
 //! - [`executor`]: inference's `ToolExecutor` over the `McpServerManager` (qualified names,
 //!   reverse map, per-server deadlines, lazy start, leases held by the chat route);
-//! - [`native_tools`]: the native tools every bot gets.
+//! - [`native_tools`]: the native tools every bot gets;
+//! - [`tool_loading`]: eager / deferred / auto loading of a turn's tools, metered per step;
+//!   [`catalogs`]: the `tool_search` indexes, rebuilt only when a catalog changes;
+//! - `GET /api/tools/search` ([`routes::tools`]) over the cached catalogs;
+//! - [`turn_metrics`]: provider requests and tool searches of a turn, into the metrics
+//!   served at `GET /metrics` (public).
 
 pub mod auth;
+pub mod catalogs;
 pub mod error;
 pub mod executor;
 pub mod health;
@@ -20,13 +26,16 @@ pub mod openapi;
 pub mod redact;
 pub mod routes;
 pub mod state;
+pub mod tool_loading;
+pub mod turn_metrics;
 
 #[cfg(test)]
 mod testing;
 
 pub use auth::ApiKeys;
+pub use catalogs::ToolCatalogs;
 pub use error::ApiError;
-pub use executor::{BotToolset, McpToolExecutor};
+pub use executor::{BotToolset, ListPolicy, McpToolExecutor};
 pub use native_tools::default_native_tools;
 pub use redact::Redactor;
 pub use routes::RouteSpec;

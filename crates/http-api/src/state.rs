@@ -1,15 +1,17 @@
 //! What every route shares: [`AppState`] (the store, the MCP manager, the providers, the
-//! native tools, the config) and [`ApiConfig`], the settings the edge parses once.
+//! native tools, the config, the metrics) and [`ApiConfig`], the settings the edge parses once.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use inference::{NativeToolRegistry, Providers};
+use inference::{DEFAULT_AUTO_THRESHOLD_TOKENS, NativeToolRegistry, Providers};
 use mcp_lifecycle::McpServerManager;
+use observability::BotCraftMetrics;
 use store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::ApiKeys;
+use crate::catalogs::ToolCatalogs;
 use crate::redact::Redactor;
 
 /// Default limit of a request body: 4 MiB (a long chat history fits).
@@ -30,6 +32,12 @@ pub struct ApiConfig {
     pub max_output_tokens: Option<u32>,
     /// Removes secrets (provider keys, admin keys) from error text sent to clients.
     pub redactor: Redactor,
+    /// A bot in `auto` tool loading defers once its tools' definitions pass this many
+    /// tokens (`o200k_base`).
+    pub auto_threshold_tokens: usize,
+    /// The tool-search indexes, shared by every clone of the config. Not a setting: it lives
+    /// here so the edge builds it with `..ApiConfig::default()`.
+    pub catalogs: ToolCatalogs,
 }
 
 impl Default for ApiConfig {
@@ -41,6 +49,8 @@ impl Default for ApiConfig {
             cancel_grace: Duration::from_secs(5),
             max_output_tokens: None,
             redactor: Redactor::default(),
+            auto_threshold_tokens: DEFAULT_AUTO_THRESHOLD_TOKENS,
+            catalogs: ToolCatalogs::default(),
         }
     }
 }
@@ -56,6 +66,8 @@ pub struct AppState {
     pub config: Arc<ApiConfig>,
     /// Fired when draining ends at shutdown: running chat turns abort.
     pub shutdown: CancellationToken,
+    /// Every metric BotCraft records; served at `GET /metrics`.
+    pub metrics: BotCraftMetrics,
 }
 
 impl std::fmt::Debug for AppState {

@@ -19,5 +19,6 @@ pub async fn state() -> anyhow::Result<AppState> {
         native: default_native_tools(),
         config: Arc::new(ApiConfig::default()),
         shutdown: CancellationToken::new(),
+        metrics: observability::BotCraftMetrics::new()?,
     })
 }

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use store::{BindingSpec, BotSpec};
 
 use crate::error::ApiError;
-use crate::executor::BotToolset;
+use crate::executor::{BotToolset, ListPolicy};
 use crate::routes::chat::find_bot;
 use crate::routes::servers::find_server;
 use crate::state::AppState;
@@ -147,8 +147,14 @@ pub async fn tools(
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let bot = find_bot(&state.store, &key).await?;
-    let toolset =
-        BotToolset::load(&state.store, &state.manager, &bot, state.native.names()).await?;
+    let toolset = BotToolset::load(
+        &state.store,
+        &state.manager,
+        &bot,
+        state.native.names(),
+        ListPolicy::CachedThenStart,
+    )
+    .await?;
     let native: Vec<Value> = state
         .native
         .definitions()

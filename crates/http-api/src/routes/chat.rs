@@ -6,15 +6,21 @@
 //! be read (400), a bot whose model cannot be used (503, e.g. its provider's key is not set).
 //!
 //! Then the turn runs (see `inference::ChatTurn`): the bot's system prompt plus each enabled
-//! server's instructions, the native tools plus the bot's MCP tools under qualified names,
+//! server's instructions, the native tools plus the bot's MCP tools under qualified names as
+//! its loading mode offers them (`crate::tool_loading`: eager, deferred with `tool_search`,
+//! auto),
 //! steps up to the bot's step limit, tool calls concurrent under their server's deadlines,
 //! a lease on the bot's servers for the whole turn. The answer is:
 //! - by default the AI SDK UI message stream (SSE, `x-vercel-ai-ui-message-stream: v1`),
-//!   ending with `[DONE]`; a provider failure ends it with an `error` chunk whose text has
-//!   every configured secret redacted;
+//!   ending with `[DONE]`; the `finish` chunk's `messageMetadata` carries `toolLoading`,
+//!   `toolDefinitionTokens` (per step) and `eagerToolDefinitionTokens`; a provider failure
+//!   ends it with an `error` chunk whose text has every configured secret redacted;
 //! - with `Accept: application/json` (and not `text/event-stream`), one JSON document with
-//!   the text, the tool calls and their outputs, the finish reason and usage; a provider
-//!   failure is a 502 JSON error.
+//!   the text, the tool calls and their outputs, the finish reason, usage and the same tool
+//!   fields; a provider failure is a 502 JSON error.
+//!
+//! Each step's provider request and each `tool_search` are recorded in the metrics
+//! (`crate::turn_metrics`), each MCP tool call by the executor.
 //!
 //! The client hanging up drops the response body, which drops the turn's event receiver:
 //! the turn cancels (provider request dropped, tool calls cancelled) and the lease ends.
@@ -39,9 +45,11 @@ use serde_json::{Value, json};
 use store::Bot;
 
 use crate::error::ApiError;
-use crate::executor::{BotToolset, McpToolExecutor};
+use crate::executor::{BotToolset, ListPolicy, McpToolExecutor};
 use crate::redact::Redactor;
 use crate::state::AppState;
+use crate::tool_loading::{ToolReport, TurnTools};
+use crate::turn_metrics::TurnRecorder;
 
 /// The request body.
 #[derive(Debug, Clone, Deserialize)]
@@ -102,25 +110,45 @@ pub async fn chat(
             )
         })?;
     let lease = state.manager.lease(&bot.id).await?;
-    let toolset =
-        BotToolset::load(&state.store, &state.manager, &bot, state.native.names()).await?;
+    let toolset = BotToolset::load(
+        &state.store,
+        &state.manager,
+        &bot,
+        state.native.names(),
+        ListPolicy::CachedThenStart,
+    )
+    .await?;
+    let tools = TurnTools::plan(&state, &bot, &toolset);
+    let report = tools.report();
     let instructions = toolset.instructions.clone();
-    let executor = Arc::new(McpToolExecutor::new(state.manager.clone(), toolset));
+    let executor = Arc::new(McpToolExecutor::new(
+        state.manager.clone(),
+        toolset,
+        state.metrics.clone(),
+    ));
     let config = TurnConfig {
         max_steps: u32::try_from(bot.step_limit.max(1)).unwrap_or(u32::MAX),
         tool_timeout: state.config.native_tool_timeout,
         cancel_grace: state.config.cancel_grace,
         max_output_tokens: state.config.max_output_tokens,
     };
+    let mut recorder = TurnRecorder::new(
+        state.metrics.clone(),
+        selected.provider.kind().prefix(),
+        selected.model.clone(),
+    );
     let turn = ChatTurn::new(selected.provider, selected.model)
         .with_system_prompt(&bot.system_prompt)
         .with_server_instructions(instructions)
         .with_messages(messages)
-        .with_native_tools(state.native.clone())
+        .with_native_tools(tools.native)
         .with_tool_executor(executor)
+        .with_active_tools(tools.active)
         .with_config(config);
     let (events, outcome) = turn.spawn(state.shutdown.child_token());
+    let events = events.inspect(move |event| recorder.observe(event));
     let bot_name = bot.name.clone();
+    let logged = report.clone();
     tokio::spawn(async move {
         if let Ok(outcome) = outcome.await {
             tracing::info!(
@@ -128,6 +156,9 @@ pub async fn chat(
                 steps = outcome.steps,
                 input_tokens = outcome.usage.input_tokens,
                 output_tokens = outcome.usage.output_tokens,
+                tool_loading = logged.mode.as_str(),
+                tool_definition_tokens = ?logged.tokens.steps(),
+                eager_tool_definition_tokens = logged.eager_tokens,
                 end = ?outcome.end,
                 "chat turn ended"
             );
@@ -137,11 +168,14 @@ pub async fn chat(
     let redactor = state.config.redactor.clone();
     if wants_json(&headers) {
         // The lease lives until the collected answer is ready.
-        let answer = collect_answer(id, &bot, events, &redactor).await;
+        let answer = collect_answer(id, &bot, Box::pin(events), &redactor).await;
         drop(lease);
-        return answer.map(|value| Json(value).into_response());
+        return answer.map(|mut value| {
+            report.add_to(&mut value);
+            Json(value).into_response()
+        });
     }
-    let frames = sse_frames(UiStreamEncoder::new(id), events, redactor, lease);
+    let frames = sse_frames(UiStreamEncoder::new(id), events, redactor, report, lease);
     let mut response = Body::from_stream(frames.map(Ok::<_, Infallible>)).into_response();
     for (name, value) in RESPONSE_HEADERS {
         response
@@ -151,12 +185,14 @@ pub async fn chat(
     Ok(response)
 }
 
-/// The SSE body: `start`, the chunks of each event (error texts redacted), `[DONE]`.
-/// `guard` (the lease) is dropped with the stream, whether it ends or the client hangs up.
+/// The SSE body: `start`, the chunks of each event (error texts redacted, the tool report
+/// added to the `finish` chunk's metadata), `[DONE]`. `guard` (the lease) is dropped with
+/// the stream, whether it ends or the client hangs up.
 fn sse_frames<E, G>(
     mut encoder: UiStreamEncoder,
     events: E,
     redactor: Redactor,
+    report: ToolReport,
     guard: G,
 ) -> impl Stream<Item = String> + Send + use<E, G>
 where
@@ -173,6 +209,13 @@ where
                 UiMessageChunk::Error { error_text } => UiMessageChunk::Error {
                     error_text: redactor.redact(&error_text),
                 },
+                UiMessageChunk::Finish { message_metadata } => {
+                    let mut metadata = message_metadata.unwrap_or_else(|| json!({}));
+                    report.add_to(&mut metadata);
+                    UiMessageChunk::Finish {
+                        message_metadata: Some(metadata),
+                    }
+                }
                 other => other,
             })
             .map(|chunk| chunk.to_sse())

@@ -5,6 +5,7 @@
 pub mod bots;
 pub mod chat;
 pub mod servers;
+pub mod tools;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -81,6 +82,14 @@ impl RouteTable {
     }
 }
 
+/// `GET /metrics` (public), served by `observability::metrics_router` over the state's
+/// registry rather than through a [`RouteTable`].
+const METRICS_ROUTE: RouteSpec = RouteSpec {
+    method: "GET",
+    path: "/metrics",
+    authenticated: false,
+};
+
 /// The whole HTTP surface over `state`, with the routes it serves.
 pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
     let public = RouteTable::new(false).get("/api/health", health::health);
@@ -108,10 +117,12 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .put("/api/bots/{bot}", bots::update)
         .delete("/api/bots/{bot}", bots::delete)
         .get("/api/bots/{bot}/tools", bots::tools)
+        .get("/api/tools/search", tools::search)
         .get("/api/bots/{bot}/servers", bots::bindings)
         .put("/api/bots/{bot}/servers/{server}", bots::bind)
         .delete("/api/bots/{bot}/servers/{server}", bots::unbind);
     let mut routes = public.routes;
+    routes.push(METRICS_ROUTE);
     routes.extend(protected.routes);
     let protected_router = protected.router.route_layer(middleware::from_fn_with_state(
         state.clone(),
@@ -119,6 +130,9 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
     ));
     let router = public
         .router
+        .merge(observability::metrics_router(
+            state.metrics.registry().clone(),
+        ))
         .merge(protected_router)
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)

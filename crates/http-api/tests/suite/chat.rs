@@ -179,11 +179,17 @@ async fn json_answer_collects_text_tool_calls_and_usage() -> anyhow::Result<()> 
     assert_eq!(reply.status, 200, "{}", reply.body);
     let mut answer = reply.json()?;
     answer["id"] = json!("<id>");
+    // Auto loading with a small tool set: eager, the same definitions at both steps.
+    let all_tools = answer["eagerToolDefinitionTokens"].clone();
+    assert!(all_tools.as_u64().is_some_and(|n| n > 0), "{answer}");
     assert_eq!(
         answer,
         json!({
             "id": "<id>",
             "botId": bot.id,
+            "toolLoading": "eager",
+            "toolDefinitionTokens": [all_tools, all_tools],
+            "eagerToolDefinitionTokens": all_tools,
             "text": "It said pong.",
             "toolCalls": [{
                 "toolCallId": "c1", "toolName": "fake__echo", "input": {"text": "pong"},

@@ -130,6 +130,7 @@ impl Fixture {
             native: default_native_tools(),
             config: Arc::new(config),
             shutdown: CancellationToken::new(),
+            metrics: observability::BotCraftMetrics::new()?,
         };
         let app = http_api::app(state.clone());
         Ok(Self {

@@ -4,3 +4,4 @@ mod bad_inputs;
 mod chat;
 mod harness;
 mod socket;
+mod tool_loading;

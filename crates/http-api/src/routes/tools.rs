@@ -1,0 +1,190 @@
+//! `GET /api/tools/search?q=TEXT[&limit=1..50][&server=NAME]…[&bot=BOT]` — the tool
+//! catalog searched the way `tool_search` ranks it (exact or near-exact tool names first,
+//! then BM25), for the dashboard and `botcraft tools search`.
+//!
+//! The catalog is the manager's cached tool lists, so a search never starts a server: every
+//! configured server whose tools were ever listed, or with `bot=` the tools that bot may use
+//! (its enabled bindings cut to their tool filters). Qualified names are those a chat turn
+//! uses (the bot's, or with no bot a naming over every server). `limit` defaults to 10;
+//! `server` may repeat. The answer is
+//! `{"query", "truncated", "results": [{"server", "tool", "qualifiedName", "description",
+//! "score", "tier"}]}`, best first; an empty `q` or a bad `limit` is a 400.
+
+use axum::Json;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use inference::{CatalogEntry, QualifiedToolNames, TOOL_SEARCH, ToolRoute};
+use tool_search::SearchQuery;
+
+use crate::catalogs::SearchAnswer;
+use crate::error::ApiError;
+use crate::executor::{BotToolset, ListPolicy};
+use crate::routes::chat::find_bot;
+use crate::state::AppState;
+
+/// Results when `limit` is not given.
+pub const DEFAULT_LIMIT: usize = 10;
+
+/// The query string, with `server` repeatable.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct SearchParams {
+    q: String,
+    limit: usize,
+    servers: Vec<String>,
+    bot: Option<String>,
+}
+
+impl SearchParams {
+    fn parse(pairs: Vec<(String, String)>) -> Result<Self, ApiError> {
+        let mut params = Self {
+            limit: DEFAULT_LIMIT,
+            ..Self::default()
+        };
+        for (key, value) in pairs {
+            match key.as_str() {
+                "q" => params.q = value,
+                "limit" => {
+                    params.limit = value
+                        .parse()
+                        .ok()
+                        .filter(|limit| (1..=50).contains(limit))
+                        .ok_or_else(|| {
+                            ApiError::bad_request(
+                                "bad_limit",
+                                format!("limit must be a number from 1 to 50, got {value:?}"),
+                            )
+                        })?;
+                }
+                "server" => params.servers.push(value),
+                "bot" => params.bot = Some(value),
+                _ => {}
+            }
+        }
+        if params.q.trim().is_empty() {
+            return Err(ApiError::bad_request(
+                "bad_query",
+                "q is empty: say what the tool should do, e.g. q=read%20a%20file",
+            ));
+        }
+        Ok(params)
+    }
+}
+
+pub async fn search(
+    State(state): State<AppState>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Json<SearchAnswer>, ApiError> {
+    let Query(pairs) =
+        query.map_err(|error| ApiError::bad_request("bad_query", error.body_text()))?;
+    let params = SearchParams::parse(pairs)?;
+    let (scope, entries) = match &params.bot {
+        Some(key) => {
+            let bot = find_bot(&state.store, key).await?;
+            let toolset = BotToolset::load(
+                &state.store,
+                &state.manager,
+                &bot,
+                state.native.names(),
+                ListPolicy::CachedOnly,
+            )
+            .await?;
+            (format!("bot:{}", bot.id), toolset.catalog)
+        }
+        None => ("*".to_owned(), every_cached_tool(&state).await?),
+    };
+    let index = state.config.catalogs.search_index(&scope, entries);
+    let query = SearchQuery::new(params.q)
+        .servers(params.servers)
+        .max_results(params.limit);
+    let answer = index
+        .search(&query)
+        .map_err(|error| ApiError::bad_request("bad_query", error.to_string()))?;
+    Ok(Json(answer))
+}
+
+/// Every configured server's cached tools, named as chat turns name them.
+async fn every_cached_tool(state: &AppState) -> Result<Vec<CatalogEntry>, ApiError> {
+    let servers = state.store.servers().await?;
+    let mut tools = Vec::new();
+    for server in &servers {
+        match state.manager.cached_tools(&server.name).await {
+            Ok(Some(list)) => tools.extend(list.iter().map(|tool| (server, tool.clone()))),
+            Ok(None) => {
+                tracing::debug!(server = %server.name, "no cached tool list; not searched");
+            }
+            Err(error) => {
+                tracing::warn!(server = %server.name, %error, "cached tool list unreadable; not searched");
+            }
+        }
+    }
+    let names = QualifiedToolNames::build_with_reserved(
+        state.native.names().chain([TOOL_SEARCH]),
+        tools
+            .iter()
+            .map(|(server, tool)| ToolRoute::new(&server.name, tool.name.as_ref())),
+    );
+    Ok(tools
+        .into_iter()
+        .filter_map(|(server, tool)| {
+            let qualified = names.qualified(&server.name, &tool.name)?.to_owned();
+            Some(CatalogEntry {
+                qualified,
+                server: server.name.clone(),
+                tool: tool.name.to_string(),
+                description: tool.description.as_deref().unwrap_or_default().to_owned(),
+                input_schema: serde_json::Value::Object(tool.input_schema.as_ref().clone()),
+                server_instructions: server.instructions.clone().unwrap_or_default(),
+            })
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
+        list.iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    #[test]
+    fn params_parse_with_repeated_servers_and_refuse_bad_values() {
+        let parsed = SearchParams::parse(pairs(&[
+            ("q", "read a file"),
+            ("limit", "3"),
+            ("server", "a"),
+            ("server", "b"),
+            ("bot", "forge"),
+        ]))
+        .expect("valid");
+        assert_eq!(
+            parsed,
+            SearchParams {
+                q: "read a file".into(),
+                limit: 3,
+                servers: vec!["a".into(), "b".into()],
+                bot: Some("forge".into()),
+            }
+        );
+        assert_eq!(
+            SearchParams::parse(pairs(&[("q", "x")]))
+                .expect("valid")
+                .limit,
+            DEFAULT_LIMIT
+        );
+        let refused = [
+            (pairs(&[]), "bad_query"),
+            (pairs(&[("q", "  ")]), "bad_query"),
+            (pairs(&[("q", "x"), ("limit", "0")]), "bad_limit"),
+            (pairs(&[("q", "x"), ("limit", "51")]), "bad_limit"),
+            (pairs(&[("q", "x"), ("limit", "ten")]), "bad_limit"),
+        ];
+        for (input, code) in refused {
+            let error = SearchParams::parse(input.clone()).expect_err("refused");
+            assert_eq!(error.code, code, "{input:?}");
+        }
+    }
+}

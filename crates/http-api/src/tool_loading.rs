@@ -1,0 +1,113 @@
+//! Which tools a chat turn offers, from the bot's loading mode (seed 000 §9.3, option C):
+//! [`TurnTools::plan`] runs `inference::plan_tools` over the bot's [`BotToolset`] and wraps
+//! the chosen hook in `MeteredTools`, so each step's tool-definition tokens are known.
+//!
+//! - `eager`: the native tools and every allowed MCP tool, every step;
+//! - `deferred`: the native tools, `tool_search` and the bindings' pinned tools; what a
+//!   search found joins from the next step (`DeferredTools` reads the conversation);
+//! - `auto`: deferred when every allowed tool's definitions pass
+//!   [`crate::ApiConfig::auto_threshold_tokens`], eager below.
+//!
+//! `tool_search` searches the toolset's catalog (the manager's cached lists, same qualified
+//! names as the executor), cached per bot in [`crate::catalogs::ToolCatalogs`]: a search never
+//! starts a server; a found tool's server starts when the tool is called.
+
+use std::sync::Arc;
+
+use inference::{
+    ActiveTools, MeteredTools, NativeToolRegistry, ToolCatalog, ToolLoading, ToolSearchTool,
+    ToolTokenLog, plan_tools,
+};
+use serde_json::{Value, json};
+use store::{Bot, ToolLoadingMode};
+
+use crate::executor::BotToolset;
+use crate::state::AppState;
+
+/// The tools of one turn.
+pub struct TurnTools {
+    /// `Eager` or `Deferred`, as decided for this request.
+    pub mode: ToolLoading,
+    /// The hook for `ChatTurn::with_active_tools` (metered).
+    pub active: Arc<dyn ActiveTools>,
+    /// The native tools (with `tool_search` when deferred).
+    pub native: NativeToolRegistry,
+    /// Tool-definition tokens of each step, filled as the turn runs.
+    pub tokens: ToolTokenLog,
+    /// Tokens of every allowed tool's definition: what eager loading sends each step.
+    pub eager_tokens: usize,
+}
+
+/// The store's mode as inference's.
+pub fn loading_of(mode: ToolLoadingMode) -> ToolLoading {
+    match mode {
+        ToolLoadingMode::Eager => ToolLoading::Eager,
+        ToolLoadingMode::Deferred => ToolLoading::Deferred,
+        ToolLoadingMode::Auto => ToolLoading::Auto,
+    }
+}
+
+impl TurnTools {
+    pub fn plan(state: &AppState, bot: &Bot, toolset: &BotToolset) -> Self {
+        let mode = loading_of(bot.tool_loading_mode);
+        let catalog = match mode {
+            // Never searched: no index to build.
+            ToolLoading::Eager => Arc::new(ToolCatalog::build(&[])),
+            ToolLoading::Deferred | ToolLoading::Auto => {
+                state.config.catalogs.for_bot(&bot.id, &toolset.catalog)
+            }
+        };
+        let plan = plan_tools(
+            mode,
+            state.config.auto_threshold_tokens,
+            state.native.clone(),
+            Arc::new(ToolSearchTool::new(catalog)),
+            toolset.definitions.clone(),
+            toolset.pinned.clone(),
+        );
+        let (metered, tokens) = MeteredTools::new(plan.active);
+        Self {
+            mode: plan.mode,
+            active: Arc::new(metered),
+            native: plan.native,
+            tokens,
+            eager_tokens: plan.eager_tokens,
+        }
+    }
+
+    /// What a turn reports about its tools (the SSE `finish` chunk's `messageMetadata`, the
+    /// JSON answer): the mode and the tool-definition tokens of each step.
+    pub fn report(&self) -> ToolReport {
+        ToolReport {
+            mode: self.mode,
+            tokens: self.tokens.clone(),
+            eager_tokens: self.eager_tokens,
+        }
+    }
+}
+
+/// A turn's tool loading, readable after (or while) it runs.
+#[derive(Debug, Clone)]
+pub struct ToolReport {
+    pub mode: ToolLoading,
+    pub tokens: ToolTokenLog,
+    pub eager_tokens: usize,
+}
+
+impl ToolReport {
+    /// `{toolLoading, toolDefinitionTokens: [per step], eagerToolDefinitionTokens}`.
+    pub fn fields(&self) -> Value {
+        json!({
+            "toolLoading": self.mode.as_str(),
+            "toolDefinitionTokens": self.tokens.steps(),
+            "eagerToolDefinitionTokens": self.eager_tokens,
+        })
+    }
+
+    /// Adds [`Self::fields`] to a JSON object.
+    pub fn add_to(&self, object: &mut Value) {
+        if let (Some(object), Value::Object(fields)) = (object.as_object_mut(), self.fields()) {
+            object.extend(fields);
+        }
+    }
+}
