@@ -1,4 +1,7 @@
-//! `botcraft tools list --server S | --bot B` and `botcraft tools call SERVER TOOL [JSON]`.
+//! `botcraft tools list --server S | --bot B`, `botcraft tools call SERVER TOOL [JSON]` and
+//! `botcraft tools search "query" …` ([`search`]).
+
+mod search;
 
 use anyhow::Context;
 use reqwest::Method;
@@ -23,10 +26,14 @@ pub enum ToolsCommand {
         #[arg(default_value = "{}")]
         arguments: String,
     },
+    /// Search tools as `tool_search` ranks them: on a running BotCraft's cached catalog, or
+    /// offline in a `--catalog` file; `--queries` answers a JSON-lines file.
+    Search(search::SearchArgs),
 }
 
 pub async fn run(remote: &Remote, command: ToolsCommand) -> anyhow::Result<()> {
     match command {
+        ToolsCommand::Search(args) => search::run(remote, args).await?,
         ToolsCommand::List {
             server: Some(server),
             ..
