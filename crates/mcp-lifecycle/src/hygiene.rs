@@ -171,17 +171,26 @@ impl PidRegistry {
     }
 
     /// Kill every recorded process that is still the same process (and its group and
-    /// descendants), then empty the file. Returns the pids reaped.
+    /// descendants), then empty the file. A leader that is gone may have left its group
+    /// behind (children of a killed server): that group is killed too. Its pgid is the
+    /// leader's pid, which the kernel does not hand out again while the group exists, so a
+    /// pid found reused (another start time) means the group is gone. Returns the pids
+    /// whose process or group was signalled.
     pub fn reap(&self) -> Vec<u32> {
         let _guard = self.lock.lock();
         let mut reaped = Vec::new();
         for process in self.read() {
+            let Some(pid) = to_pid(process.pid) else {
+                continue;
+            };
             if is_alive(process) {
                 let tree = descendants(process.pid);
                 signal_tree(process.pid, &tree, Signal::SIGKILL);
-                if let Some(pid) = to_pid(process.pid) {
-                    let _ = kill(pid, Signal::SIGKILL);
-                }
+                let _ = kill(pid, Signal::SIGKILL);
+                reaped.push(process.pid);
+            } else if stat(process.pid).is_none_or(|s| s.start_time == process.start_time)
+                && killpg(pid, Signal::SIGKILL).is_ok()
+            {
                 reaped.push(process.pid);
             }
         }

@@ -62,3 +62,33 @@ async fn leftovers_in_the_pid_registry_are_reaped_at_the_next_start() -> anyhow:
     store.close().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_group_left_by_a_dead_leader_is_reaped_at_the_next_start() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    // A crashed run's server that died and left a child in its process group.
+    let leader = std::process::Command::new("sh")
+        .args(["-c", "sleep 3600 >/dev/null & echo $!"])
+        .process_group(0)
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    let identity =
+        hygiene::identify(leader.id()).ok_or_else(|| anyhow::anyhow!("no /proc entry"))?;
+    let output = leader.wait_with_output()?;
+    let orphan: u32 = String::from_utf8(output.stdout)?.trim().parse()?;
+    let orphan =
+        hygiene::identify(orphan).ok_or_else(|| anyhow::anyhow!("the orphan did not start"))?;
+    assert!(!hygiene::is_alive(identity) && hygiene::is_alive(orphan));
+    PidRegistry::new(dir.path().join("pids")).record(identity);
+    let store = store::Store::connect(&store::sqlite_url(&dir.path().join("s.db"))).await?;
+    let settings = ManagerSettings {
+        pid_registry: Some(dir.path().join("pids")),
+        ..ManagerSettings::default()
+    };
+    let manager = McpServerManager::new(store.clone(), settings);
+    let gone = hygiene::wait_gone(&BTreeSet::from([orphan]), Duration::from_secs(10)).await;
+    assert!(gone, "the orphan of the dead leader was not reaped");
+    manager.stop_all().await;
+    store.close().await;
+    Ok(())
+}
