@@ -121,6 +121,33 @@ impl std::fmt::Debug for McpProcess {
     }
 }
 
+/// Owns the child for the task that waits on it. Dropped before the child exited (the
+/// runtime shutting down with the server still running): SIGKILL the group and every
+/// descendant found in `/proc` — a `setsid` grandchild too, which the kill-on-drop of the
+/// group alone would miss. Runs before the child's own kill-on-drop, while the tree is whole.
+struct ChildGuard {
+    child: Box<dyn process_wrap::tokio::ChildWrapper>,
+    pid: u32,
+    identity: Option<ProcessId>,
+    exited: bool,
+}
+
+impl ChildGuard {
+    async fn wait(&mut self) -> std::io::Result<std::process::ExitStatus> {
+        let status = self.child.wait().await;
+        self.exited = true;
+        status
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if !self.exited && self.identity.is_some_and(hygiene::is_alive) {
+            hygiene::signal_tree(self.pid, &hygiene::descendants(self.pid), Signal::SIGKILL);
+        }
+    }
+}
+
 fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
     use std::os::unix::process::ExitStatusExt;
     ExitInfo {
@@ -149,10 +176,15 @@ impl McpProcess {
         let stderr = StderrTail::new(stderr_lines);
         let stderr_task = stderr.drain(&config.name, spawned.stderr);
         let (exit_tx, exit) = watch::channel(None);
-        let mut child = spawned.child;
+        let mut guard = ChildGuard {
+            child: spawned.child,
+            pid,
+            identity,
+            exited: false,
+        };
         tokio::spawn(async move {
-            // Owns the child: dropping it (runtime shutdown) kills the group.
-            let info = match child.wait().await {
+            // Owns the child: dropping it (runtime shutdown) kills the tree.
+            let info = match guard.wait().await {
                 Ok(status) => exit_info(status),
                 Err(_) => ExitInfo {
                     code: None,

@@ -92,3 +92,47 @@ async fn a_group_left_by_a_dead_leader_is_reaped_at_the_next_start() -> anyhow::
     store.close().await;
     Ok(())
 }
+
+#[test]
+fn dropping_the_manager_with_its_runtime_leaves_no_descendant_alive() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let (fx, server, grandchild) = runtime.block_on(async {
+        let fx = Fixture::new().await?;
+        let pid_file = fx.dir.path().join("grandchild.pid");
+        fx.add(
+            "parent",
+            &[(
+                "FAKE_MCP_GRANDCHILD_PID_FILE",
+                &pid_file.display().to_string(),
+            )],
+            |s| s,
+        )
+        .await?;
+        fx.manager.start_server("parent").await?;
+        let grandchild: u32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
+        let server = fx.started_pids("parent")[0];
+        anyhow::Ok((fx, server, grandchild))
+    })?;
+    let tree: BTreeSet<_> = [server, grandchild]
+        .into_iter()
+        .filter_map(hygiene::identify)
+        .collect();
+    assert_eq!(tree.len(), 2, "the tree did not start");
+    // No stop: the manager and every task holding a server go with the runtime.
+    drop(fx.manager);
+    drop(runtime);
+    let check = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let gone = check.block_on(hygiene::wait_gone(&tree, Duration::from_secs(10)));
+    assert!(
+        gone,
+        "alive after the manager was dropped: {:?}",
+        tree.iter()
+            .filter(|p| hygiene::is_alive(**p))
+            .collect::<Vec<_>>()
+    );
+    Ok(())
+}
