@@ -101,7 +101,10 @@ async fn main() -> anyhow::Result<()> {
                 peak_rss = peak_rss.max(peer.peak_rss_kib().unwrap_or(0));
                 peer.close().await;
             }
-            println!("{}", samples.row(&server.label, "spawn → tools/list", peak_rss));
+            println!(
+                "{}",
+                samples.row(&server.label, "spawn → tools/list", peak_rss)
+            );
         }
         Scenario::Call {
             tool,
@@ -153,4 +156,3 @@ fn excerpt(text: &str) -> String {
     let cut: String = line.chars().take(100).collect();
     cut
 }
-

@@ -6,13 +6,13 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use anyhow::Context;
+use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
     ProtocolVersion, Tool,
 };
 use rmcp::service::{RoleClient, RunningService};
 use rmcp::transport::TokioChildProcess;
-use rmcp::ServiceExt;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -109,7 +109,10 @@ impl StdioServer {
 
     /// Every stderr line so far.
     pub fn stderr_lines(&self) -> Vec<String> {
-        self.stderr.lock().map(|lines| lines.clone()).unwrap_or_default()
+        self.stderr
+            .lock()
+            .map(|lines| lines.clone())
+            .unwrap_or_default()
     }
 
     /// Close stdin and wait for the client task to end.
