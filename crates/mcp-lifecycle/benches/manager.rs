@@ -7,7 +7,8 @@
 //! 4. the RSS of this process with 20 servers configured (each started once, then stopped
 //!    by the idle sweep) and with 5 of them running.
 //!
-//! usage: `cargo bench -p mcp-lifecycle --bench manager -- [--bin-dir target/release]`
+//! usage: `cargo bench -p mcp-lifecycle --bench manager -- [--bin-dir target/release]
+//! [--only memory|latency|concurrent|cold-start]`
 //! (build first: `cargo build --release -p forge-bash -p forge-filesystem -p forge-discovery
 //! -p forge-typesense -p test-support`).
 
@@ -257,42 +258,51 @@ async fn cold_start(dir: &Path, bin_dir: &Path) -> anyhow::Result<()> {
 
 async fn memory(dir: &Path, fake: &Path) -> anyhow::Result<()> {
     let me = std::process::id();
-    let before = rss_kib(me);
+    let row = |state: &str, kib: u64, children: &str| {
+        println!("| {state} | {:.1} | {children} |", kib as f64 / 1024.0);
+    };
+    row(
+        "runtime only, before the store and the manager",
+        rss_kib(me),
+        "",
+    );
     let manager = manager(dir).await?;
     let names: Vec<String> = (0..20).map(|i| format!("idle-{i}")).collect();
     for name in &names {
         let mut config = config(name, fake);
         config.idle_timeout = Duration::from_millis(1);
         manager.add_server(config);
+    }
+    row(
+        "store + manager, 20 servers configured, never started",
+        rss_kib(me),
+        "",
+    );
+    for name in &names {
         manager.get_tools(name).await?;
     }
     let stopped = manager
         .stop_idle_servers_at(tokio::time::Instant::now() + Duration::from_secs(1))
         .await;
     ensure!(stopped.len() == 20, "{} of 20 idle-stopped", stopped.len());
-    let idle = rss_kib(me);
+    row(
+        "20 servers, each started once then idle-stopped (catalogs cached)",
+        rss_kib(me),
+        "",
+    );
     for name in names.iter().take(5) {
         manager.start_server(name).await?;
     }
-    let running = rss_kib(me);
     let children: u64 = manager
         .get_all_statuses()
         .iter()
         .filter_map(|s| s.pid)
         .map(rss_kib)
         .sum();
-    println!(
-        "| bench process before the manager | {:.1} | |",
-        before as f64 / 1024.0
-    );
-    println!(
-        "| 20 servers configured, all idle-stopped (catalogs cached) | {:.1} | |",
-        idle as f64 / 1024.0
-    );
-    println!(
-        "| 5 of them running | {:.1} | {:.1} (5 fake servers) |",
-        running as f64 / 1024.0,
-        children as f64 / 1024.0
+    row(
+        "5 of them running again",
+        rss_kib(me),
+        &format!("{:.1} (5 fake servers)", children as f64 / 1024.0),
     );
     manager.stop_all().await;
     Ok(())
@@ -301,12 +311,18 @@ async fn memory(dir: &Path, fake: &Path) -> anyhow::Result<()> {
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut bin_dir = PathBuf::from("target/release");
+    let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
-        if arg == "--bin-dir" {
-            bin_dir = PathBuf::from(args.next().context("--bin-dir needs a value")?);
+        match arg.as_str() {
+            "--bin-dir" => {
+                bin_dir = PathBuf::from(args.next().context("--bin-dir needs a value")?);
+            }
+            "--only" => only = Some(args.next().context("--only needs a section")?),
+            _ => {} // cargo bench passes --bench
         }
     }
+    let run = |section: &str| only.as_deref().is_none_or(|o| o == section);
     if bin_dir.is_relative() {
         // cargo bench runs from the crate dir; paths are given from the repo root.
         bin_dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -332,41 +348,36 @@ async fn main() -> anyhow::Result<()> {
             .join(" ")
     );
 
-    println!("\n### tools/call latency (10 rounds × 100 calls each side, interleaved)\n");
-    println!("| server tool | n | path | p50 ms | p99 ms | p50 overhead |");
-    println!("|---|---|---|---|---|---|");
-    latency(
-        dir.path(),
-        "fake-mcp-server",
-        &fake,
-        "echo",
-        json!({"text": "hi"}),
-    )
-    .await?;
-    latency(
-        dir.path(),
-        "forge-bash",
-        &bin_dir.join("forge-bash"),
-        "run",
-        json!({"command": "echo hi"}),
-    )
-    .await?;
-
-    println!("\n### 1,000 concurrent calls over 10 servers (fake-mcp-server `echo`)\n");
-    println!("| run | calls | servers | wall ms | calls/s | errors |");
-    println!("|---|---|---|---|---|---|");
-    concurrent(dir.path(), &fake).await?;
-
-    println!("\n### cold start to tools ready (spawn → initialize → tools/list; 10 runs)\n");
-    println!(
-        "| server | tools | p50 ms direct | p50 ms manager | p90 ms direct | p90 ms manager |"
-    );
-    println!("|---|---|---|---|---|---|");
-    cold_start(dir.path(), &bin_dir).await?;
-
-    println!("\n### memory (VmRSS of the bench process; children apart)\n");
-    println!("| state | manager process RSS MiB | server processes RSS MiB |");
-    println!("|---|---|---|");
-    memory(dir.path(), &fake).await?;
+    if run("memory") {
+        // First, in a fresh process: RSS never shrinks back after the other sections.
+        println!("\n### memory (VmRSS of the bench process; children apart)\n");
+        println!("| state | manager process RSS MiB | server processes RSS MiB |");
+        println!("|---|---|---|");
+        memory(dir.path(), &fake).await?;
+    }
+    if run("latency") {
+        println!("\n### tools/call latency (10 rounds × 100 calls each side, interleaved)\n");
+        println!("| server tool | n | path | p50 ms | p99 ms | p50 overhead |");
+        println!("|---|---|---|---|---|---|");
+        let echo = json!({"text": "hi"});
+        latency(dir.path(), "fake-mcp-server", &fake, "echo", echo).await?;
+        let bash = bin_dir.join("forge-bash");
+        let run_echo = json!({"command": "echo hi"});
+        latency(dir.path(), "forge-bash", &bash, "run", run_echo).await?;
+    }
+    if run("concurrent") {
+        println!("\n### 1,000 concurrent calls over 10 servers (fake-mcp-server `echo`)\n");
+        println!("| run | calls | servers | wall ms | calls/s | errors |");
+        println!("|---|---|---|---|---|---|");
+        concurrent(dir.path(), &fake).await?;
+    }
+    if run("cold-start") {
+        println!("\n### cold start to tools ready (spawn → initialize → tools/list; 10 runs)\n");
+        println!(
+            "| server | tools | p50 ms direct | p50 ms manager | p90 ms direct | p90 ms manager |"
+        );
+        println!("|---|---|---|---|---|---|");
+        cold_start(dir.path(), &bin_dir).await?;
+    }
     Ok(())
 }
