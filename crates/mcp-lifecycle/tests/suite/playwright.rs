@@ -56,30 +56,35 @@ enum Launch {
     NpmBin,
 }
 
-fn playwright_args(chromium: &str) -> Vec<String> {
+/// The seed's arguments, plus `--output-dir` under `marker` (Playwright MCP otherwise writes
+/// its snapshot files into its working directory: the crate's).
+fn playwright_args(chromium: &str, marker: &Path) -> Vec<String> {
+    let output = marker.join("output").display().to_string();
     [
         "--headless",
         "--isolated",
         "--no-sandbox",
         "--executable-path",
         chromium,
+        "--output-dir",
+        &output,
     ]
     .map(str::to_owned)
     .to_vec()
 }
 
-fn command(launch: Launch) -> anyhow::Result<(String, Vec<String>)> {
+fn command(launch: Launch, marker: &Path) -> anyhow::Result<(String, Vec<String>)> {
     let chromium = chromium()?;
     let cli = npm_file("@playwright/mcp/cli.js")?;
     Ok(match launch {
         Launch::Node => {
             let mut args = vec![cli.display().to_string()];
-            args.extend(playwright_args(chromium));
+            args.extend(playwright_args(chromium, marker));
             (node()?.display().to_string(), args)
         }
         Launch::NpmBin => (
             npm_file(".bin/playwright-mcp")?.display().to_string(),
-            playwright_args(chromium),
+            playwright_args(chromium, marker),
         ),
     })
 }
@@ -107,7 +112,7 @@ async fn fixture(marker: &Path) -> anyhow::Result<Fixture> {
 async fn navigate_snapshot_and_stop(launch: Launch) -> anyhow::Result<()> {
     let (_dir, marker) = marker_dir()?;
     let fx = fixture(&marker).await?;
-    let (program, arguments) = command(launch)?;
+    let (program, arguments) = command(launch, &marker)?;
     fx.add_spec(
         McpServerSpec::new("playwright", program)
             .args(arguments)
@@ -197,7 +202,7 @@ async fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 async fn sigkill_of_the_process_running_the_manager_leaves_no_playwright_process()
 -> anyhow::Result<()> {
     let (dir, marker) = marker_dir()?;
-    let (program, arguments) = command(Launch::Node)?;
+    let (program, arguments) = command(Launch::Node, &marker)?;
     let child_binary = example_binary("manager_child")?;
     let url = serve_page().await?;
     let mut child = tokio::process::Command::new(child_binary)
