@@ -1,7 +1,9 @@
-//! `mcp-bench`: whole-process benchmarks of stdio MCP servers, ours next to a
+//! `mcp-bench`: whole-process benchmarks of MCP servers, ours next to a
 //! reference peer in the same run. Owns the scenarios (spawn → tools/list,
 //! one tool call repeated) and the measurements (latency percentiles, peak RSS).
+//! A target is a stdio server command, or a streamable HTTP endpoint (`--url`).
 
+mod legacy_sse;
 mod peer;
 mod report;
 
@@ -12,7 +14,7 @@ use anyhow::{Context, bail};
 use clap::{Parser, Subcommand};
 use serde_json::Value;
 
-use crate::peer::{Peer, ServerCommand};
+use crate::peer::{HttpEndpoint, Peer, ServerCommand};
 use crate::report::Samples;
 
 #[derive(Parser)]
@@ -24,14 +26,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Scenario {
-    /// Spawn the server, initialize, answer tools/list, close; repeated.
+    /// Spawn the server (or connect to `--url`), initialize, answer tools/list, close; repeated.
     Spawn {
         #[arg(long, default_value_t = 20)]
         iterations: usize,
         #[command(flatten)]
         server: ServerArgs,
     },
-    /// One server process; call one tool repeatedly with the same arguments.
+    /// One server process (or one HTTP session); call one tool repeatedly with the same arguments.
     Call {
         #[arg(long)]
         tool: String,
@@ -54,14 +56,61 @@ struct ServerArgs {
     #[arg(long)]
     label: String,
     /// `NAME=VALUE` environment for the server (the environment is otherwise PATH only).
-    #[arg(long = "env")]
+    #[arg(long = "env", conflicts_with = "url")]
     env: Vec<String>,
+    /// A streamable HTTP MCP endpoint instead of a server command.
+    #[arg(long)]
+    url: Option<String>,
+    /// `Name: value` sent with every HTTP request (`Authorization: Bearer KEY` included).
+    #[arg(long = "header", requires = "url")]
+    headers: Vec<String>,
+    /// `--url` speaks the HTTP+SSE transport of MCP 2024-11-05 (GET opens the event
+    /// stream, POSTs go to the endpoint it names), not streamable HTTP.
+    #[arg(long, requires = "url")]
+    legacy_sse: bool,
+    /// The pid of the process serving `--url`, for the peak RSS column (else 0).
+    #[arg(long, requires = "url")]
+    rss_pid: Option<u32>,
     /// The server command and its arguments.
-    #[arg(last = true, required = true)]
+    #[arg(last = true, required_unless_present = "url", conflicts_with = "url")]
     command: Vec<String>,
 }
 
+/// What a scenario measures.
+enum Target {
+    Stdio(ServerCommand),
+    Http(HttpEndpoint),
+}
+
+impl Target {
+    async fn open(&self) -> anyhow::Result<Peer> {
+        match self {
+            Target::Stdio(command) => Peer::spawn(command).await,
+            Target::Http(endpoint) => Peer::connect(endpoint).await,
+        }
+    }
+}
+
 impl ServerArgs {
+    fn target(&self) -> anyhow::Result<Target> {
+        let Some(url) = &self.url else {
+            return self.command().map(Target::Stdio);
+        };
+        let mut headers = Vec::new();
+        for header in &self.headers {
+            let (name, value) = header
+                .split_once(':')
+                .with_context(|| format!("--header {header}: expected `Name: value`"))?;
+            headers.push((name.trim().to_owned(), value.trim().to_owned()));
+        }
+        Ok(Target::Http(HttpEndpoint {
+            url: url.clone(),
+            headers,
+            rss_pid: self.rss_pid,
+            legacy_sse: self.legacy_sse,
+        }))
+    }
+
     fn command(&self) -> anyhow::Result<ServerCommand> {
         let mut env = vec![(
             "PATH".to_owned(),
@@ -87,12 +136,16 @@ async fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     match cli.scenario {
         Scenario::Spawn { iterations, server } => {
-            let command = server.command()?;
+            let target = server.target()?;
+            let what = match target {
+                Target::Stdio(_) => "spawn → tools/list",
+                Target::Http(_) => "connect → tools/list",
+            };
             let mut samples = Samples::default();
             let mut peak_rss = 0;
             for _ in 0..iterations {
                 let started = Instant::now();
-                let peer = Peer::spawn(&command).await?;
+                let peer = target.open().await?;
                 let tools = peer.list_tools().await?;
                 samples.push(started.elapsed());
                 if tools == 0 {
@@ -101,10 +154,7 @@ async fn main() -> anyhow::Result<()> {
                 peak_rss = peak_rss.max(peer.peak_rss_kib().unwrap_or(0));
                 peer.close().await;
             }
-            println!(
-                "{}",
-                samples.row(&server.label, "spawn → tools/list", peak_rss)
-            );
+            println!("{}", samples.row(&server.label, what, peak_rss));
         }
         Scenario::Call {
             tool,
@@ -114,8 +164,7 @@ async fn main() -> anyhow::Result<()> {
             server,
         } => {
             let arguments: Value = serde_json::from_str(&args).context("--args is not JSON")?;
-            let command = server.command()?;
-            let peer = Peer::spawn(&command).await?;
+            let peer = server.target()?.open().await?;
             let mut first: Option<String> = None;
             for _ in 0..warmup {
                 let (is_error, text) = peer.call(&tool, &arguments).await?;

@@ -1,17 +1,24 @@
-//! A server process under measurement: spawned over stdio with a cleared
-//! environment, driven by `rmcp`'s client, its peak memory read from /proc.
+//! A server under measurement, driven by `rmcp`'s client: a process spawned over
+//! stdio with a cleared environment, or an MCP endpoint over streamable HTTP
+//! (given the pid of the process behind it, when known). Peak memory is read
+//! from /proc.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::process::Stdio;
 
 use anyhow::Context;
+use http::{HeaderMap, HeaderName, HeaderValue};
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
 };
 use rmcp::service::{RoleClient, RunningService};
-use rmcp::transport::TokioChildProcess;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use serde_json::Value;
+
+use crate::legacy_sse::LegacySseTransport;
 
 /// How to start a server.
 #[derive(Debug, Clone)]
@@ -19,6 +26,18 @@ pub struct ServerCommand {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
+}
+
+/// An MCP endpoint over streamable HTTP.
+#[derive(Debug, Clone)]
+pub struct HttpEndpoint {
+    pub url: String,
+    /// `(name, value)` pairs sent with every request.
+    pub headers: Vec<(String, String)>,
+    /// The process serving the endpoint, for its peak memory.
+    pub rss_pid: Option<u32>,
+    /// The HTTP+SSE transport of 2024-11-05 instead of streamable HTTP.
+    pub legacy_sse: bool,
 }
 
 pub struct Peer {
@@ -38,13 +57,65 @@ impl Peer {
             .spawn()
             .with_context(|| format!("spawn {}", command.program.display()))?;
         let pid = transport.id();
-        let config = ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("botcraft-bench", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25);
-        let client = config.serve(transport).await.context("initialize")?;
+        let client = client_config()
+            .serve(transport)
+            .await
+            .context("initialize")?;
         Ok(Self { client, pid })
+    }
+
+    /// Connect to a streamable HTTP endpoint and initialize. `Authorization: Bearer T`
+    /// goes through rmcp's auth header (it refuses `Authorization` as a custom header).
+    pub async fn connect(endpoint: &HttpEndpoint) -> anyhow::Result<Self> {
+        if endpoint.legacy_sse {
+            return Self::connect_legacy_sse(endpoint).await;
+        }
+        let mut config = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str());
+        let mut custom = HashMap::new();
+        for (name, value) in &endpoint.headers {
+            if name.eq_ignore_ascii_case("authorization") {
+                let token = value.strip_prefix("Bearer ").with_context(|| {
+                    format!("--header {name}: only `Bearer TOKEN` is supported")
+                })?;
+                config = config.auth_header(token.trim());
+                continue;
+            }
+            let name = HeaderName::try_from(name.as_str())
+                .with_context(|| format!("--header: bad header name {name:?}"))?;
+            let value = HeaderValue::try_from(value.as_str())
+                .with_context(|| format!("--header {name}: bad value"))?;
+            custom.insert(name, value);
+        }
+        let transport = StreamableHttpClientTransport::from_config(config.custom_headers(custom));
+        let client = client_config()
+            .serve(transport)
+            .await
+            .with_context(|| format!("initialize {}", endpoint.url))?;
+        Ok(Self {
+            client,
+            pid: endpoint.rss_pid,
+        })
+    }
+
+    async fn connect_legacy_sse(endpoint: &HttpEndpoint) -> anyhow::Result<Self> {
+        let mut headers = HeaderMap::new();
+        for (name, value) in &endpoint.headers {
+            headers.insert(
+                HeaderName::try_from(name.as_str())
+                    .with_context(|| format!("--header: bad header name {name:?}"))?,
+                HeaderValue::try_from(value.as_str())
+                    .with_context(|| format!("--header {name}: bad value"))?,
+            );
+        }
+        let transport = LegacySseTransport::connect(&endpoint.url, headers).await?;
+        let client = client_config()
+            .serve(transport)
+            .await
+            .with_context(|| format!("initialize {}", endpoint.url))?;
+        Ok(Self {
+            client,
+            pid: endpoint.rss_pid,
+        })
     }
 
     pub async fn list_tools(&self) -> anyhow::Result<usize> {
@@ -79,4 +150,12 @@ impl Peer {
     pub async fn close(self) {
         let _ = self.client.cancel().await;
     }
+}
+
+fn client_config() -> ClientConfig {
+    ClientConfig::new(
+        ClientCapabilities::default(),
+        Implementation::new("botcraft-bench", env!("CARGO_PKG_VERSION")),
+    )
+    .with_protocol_version(ProtocolVersion::V_2025_11_25)
 }
