@@ -187,6 +187,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             router
         }
     };
+    // Small SSE and JSON answers go out at once: without TCP_NODELAY, Nagle holds the second
+    // write of a response until the client's delayed ACK (~40 ms on a kept-alive connection).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
+        let _ = tcp.set_nodelay(true);
+    });
     let server = axum::serve(listener, router)
         .with_graceful_shutdown(async move { graceful.cancelled().await });
     let mut server = tokio::spawn(async move { server.await });

@@ -370,10 +370,20 @@ fn the_deployment_doc_names_every_variable_the_deployment_sets() {
 #[test]
 fn every_variable_botcraft_reads_is_documented() {
     let doc = read("docs/deployment.md");
-    let dir = root().join("apps/bot-craft/src");
     let mut read_by_cli = BTreeSet::new();
-    for entry in std::fs::read_dir(&dir).expect("apps/bot-craft/src") {
-        let path = entry.expect("an entry").path();
+    let mut folders = vec![root().join("apps/bot-craft/src")];
+    let mut files = Vec::new();
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).expect("a source folder") {
+            let path = entry.expect("an entry").path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    for path in files {
         let text = std::fs::read_to_string(&path).expect("a source file");
         for part in text.split("env = \"").skip(1) {
             if let Some((name, _)) = part.split_once('"') {
