@@ -71,7 +71,7 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
 
     await page.goto(base + "/");
     await page.getByLabel("Admin API key").fill(KEY);
-    await page.getByRole("button", { name: "Use key" }).click();
+    await page.getByRole("button", { name: "Use key", exact: true }).click();
 
     // The seeded servers, with the always-on ones running.
     for (const name of ["forge-bash", "forge-filesystem", "forge-discovery", "forge-typesense", "playwright"]) {
@@ -83,16 +83,16 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
 
     // Start a lazy server from its button, then stop it; the page follows each state.
     const row = page.locator('tr[data-server="forge-discovery"]');
-    await page.getByRole("button", { name: "start forge-discovery" }).click();
+    await page.getByRole("button", { name: "start forge-discovery", exact: true }).click();
     await row.locator('td.state[data-state="running"]').waitFor();
     await page.screenshot({ path: join(artifacts, "dashboard-started.png"), fullPage: true });
-    await page.getByRole("button", { name: "stop forge-discovery" }).click();
+    await page.getByRole("button", { name: "stop forge-discovery", exact: true }).click();
     await row.locator('td.state[data-state="stopped"]').waitFor();
     await page.screenshot({ path: join(artifacts, "dashboard-stopped.png"), fullPage: true });
 
     // A tool search: ranked results with scores.
     await page.getByLabel("Find a tool").fill("run a shell command");
-    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("button", { name: "Search", exact: true }).click();
     const first = page.locator("#search-results li").first();
     await first.waitFor();
     assert.match(await first.innerText(), /forge-bash \/ run/);
