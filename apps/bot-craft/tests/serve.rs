@@ -56,9 +56,10 @@ impl Served {
     }
 }
 
-fn serve(data_dir: &Path, llm: &FakeLlm) -> anyhow::Result<Served> {
+fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Served> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_botcraft"))
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
         .env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", data_dir)
@@ -132,7 +133,7 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     ])
     .await?;
     let dir = tempfile::tempdir()?;
-    let mut served = tokio::task::block_in_place(|| serve(dir.path(), &llm))?;
+    let mut served = tokio::task::block_in_place(|| serve(dir.path(), &llm, &[]))?;
     let startup = served.lines.join("\n");
     for expected in [
         "empty store seeded",
@@ -198,6 +199,120 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     assert_eq!(status.code(), Some(0));
     for pid in pids {
         assert!(!alive(pid), "MCP server pid {pid} outlived botcraft");
+    }
+    Ok(())
+}
+
+/// SIGTERM while a chat stream is open and its tool call is running: the stream ends with
+/// `[DONE]`, the command under forge-bash and every MCP server are gone, exit code 0.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_chat_and_a_tool_call_ends_the_stream_and_leaves_no_child()
+-> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    // The command reports its pid in a file it renames into place, so the file appears whole
+    // exactly when the tool call is running.
+    let pid_file = dir.path().join("sleeper.pid");
+    let command = format!(
+        "echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 300",
+        pid_file.display()
+    );
+    let arguments = serde_json::json!({ "command": command }).to_string();
+    // The seeded `forge` bot loads tools in `auto` mode, deferred with the seeded catalog: the
+    // model first finds `run` with tool_search, then calls it in the next step.
+    let llm = FakeLlm::start([
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t0",
+            "tool_search",
+            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
+        )]),
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t1",
+            "forge-bash__run",
+            [arguments.as_str()],
+        )]),
+        FakeReply::text(["not reached"]),
+    ])
+    .await?;
+    let mut served = tokio::task::block_in_place(|| {
+        serve(
+            dir.path(),
+            &llm,
+            &["--drain-seconds", "1", "--stop-seconds", "10"],
+        )
+    })?;
+    let health: Value = reqwest::get(format!("{}/api/health", served.url))
+        .await?
+        .json()
+        .await?;
+    let mut pids: Vec<i32> = health["mcpServers"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(_, server)| server["pid"].as_i64())
+        .filter_map(|pid| i32::try_from(pid).ok())
+        .collect();
+
+    let response = reqwest::Client::new()
+        .post(format!("{}/api/ai/chat", served.url))
+        .bearer_auth(KEY)
+        .json(&serde_json::json!({
+            "botId": "forge",
+            "messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "sleep"}]}]
+        }))
+        .send()
+        .await?;
+    assert_eq!(response.status(), 200);
+    let received = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let body = tokio::spawn({
+        let received = received.clone();
+        async move {
+            let mut response = response;
+            while let Some(chunk) = response.chunk().await? {
+                received
+                    .lock()
+                    .map_err(|_| anyhow::anyhow!("poisoned"))?
+                    .push_str(&String::from_utf8_lossy(&chunk));
+            }
+            anyhow::Ok(())
+        }
+    });
+    // Bounded poll on the pid file (the condition, not a fixed delay).
+    let deadline = std::time::Instant::now() + BOUND;
+    let sleeper: i32 = loop {
+        if let Ok(text) = std::fs::read_to_string(&pid_file) {
+            break text.trim().parse()?;
+        }
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the tool call never ran; stream so far: {}",
+            received.lock().map(|t| t.clone()).unwrap_or_default()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(alive(sleeper), "the tool call's command is running");
+    pids.push(sleeper);
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),
+        nix::sys::signal::Signal::SIGTERM,
+    )?;
+    tokio::time::timeout(BOUND, body).await???;
+    let text = received
+        .lock()
+        .map_err(|_| anyhow::anyhow!("poisoned"))?
+        .clone();
+    assert!(text.contains(r#""type":"tool-input-available""#), "{text}");
+    assert!(
+        text.ends_with("data: [DONE]\n\n"),
+        "the stream ends cleanly: {text}"
+    );
+    let status = tokio::task::block_in_place(|| -> anyhow::Result<_> {
+        served.wait_for_line("botcraft: stopped")?;
+        Ok(served.child.wait()?)
+    })?;
+    assert_eq!(status.code(), Some(0), "{:#?}", served.lines);
+    for pid in pids {
+        assert!(!alive(pid), "pid {pid} outlived botcraft");
     }
     Ok(())
 }
