@@ -32,12 +32,103 @@ const DIFF_TIME_LIMIT: Duration = Duration::from_secs(5);
 const SEPARATOR: &str = "===================================================================";
 
 /// The patch from `old` to `new`, both labelled `label`.
+///
+/// Only the changed window is diffed: the lines both texts share at their
+/// start and end, beyond the [`CONTEXT`] lines a hunk shows, cannot appear in
+/// the patch, so they are cut before diffing and the line numbers shifted
+/// back. On a large file with a small edit this keeps the diff's memory and
+/// time to the size of the edit.
 pub fn unified_patch(label: &str, old: &str, new: &str) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
         "Index: {label}\n{SEPARATOR}\n--- {label}\toriginal\n+++ {label}\tmodified\n"
     );
+    let window = changed_window(old, new);
+    write_hunks(
+        &mut out,
+        &old[window.start..old.len() - window.end_trim],
+        &new[window.start..new.len() - window.end_trim],
+        window.skipped_lines,
+    );
+    out
+}
+
+/// The part of two texts worth diffing.
+#[derive(Debug, PartialEq, Eq)]
+struct Window {
+    /// Byte where both windows start (after `skipped_lines` whole lines).
+    start: usize,
+    skipped_lines: usize,
+    /// Bytes cut from the end of both texts (whole shared lines).
+    end_trim: usize,
+}
+
+fn changed_window(old: &str, new: &str) -> Window {
+    let (a, b) = (old.as_bytes(), new.as_bytes());
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    // Whole shared lines at the start: those before the line holding the first difference.
+    let shared_start = a[..prefix]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let shared_lines = a[..shared_start].iter().filter(|&&c| c == b'\n').count();
+    let skipped_lines = shared_lines.saturating_sub(CONTEXT);
+    let start = nth_line_start(a, skipped_lines);
+
+    // Shared bytes at the end, not reaching into the shared start.
+    let room = a.len().min(b.len()) - shared_start;
+    let suffix = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take(room)
+        .take_while(|(x, y)| x == y)
+        .count();
+    // Whole shared lines at the end: from the first line start inside the shared suffix.
+    let from = a.len() - suffix;
+    let first_whole = if from == 0 || a[from - 1] == b'\n' {
+        Some(from)
+    } else {
+        a[from..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map(|i| from + i + 1)
+    };
+    let end_trim = match first_whole {
+        Some(line_start) if line_start < a.len() => {
+            // Keep CONTEXT of those lines; cut the rest (they end with the text).
+            let keep_end = nth_line_start_from(a, line_start, CONTEXT);
+            a.len() - keep_end
+        }
+        _ => 0,
+    };
+    Window {
+        start,
+        skipped_lines,
+        end_trim,
+    }
+}
+
+/// Byte offset where line `n` (0-based) starts.
+fn nth_line_start(text: &[u8], n: usize) -> usize {
+    nth_line_start_from(text, 0, n)
+}
+
+/// Byte offset `n` lines after `from` (or the end).
+fn nth_line_start_from(text: &[u8], from: usize, n: usize) -> usize {
+    let mut at = from;
+    for _ in 0..n {
+        match text[at..].iter().position(|&c| c == b'\n') {
+            Some(i) => at += i + 1,
+            None => return text.len(),
+        }
+    }
+    at
+}
+
+/// The hunks of `old` → `new`, line numbers shifted by `offset` lines.
+fn write_hunks(out: &mut String, old: &str, new: &str, offset: usize) {
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Myers)
         .timeout(DIFF_TIME_LIMIT)
@@ -53,8 +144,8 @@ pub fn unified_patch(label: &str, old: &str, new: &str) -> String {
         let _ = writeln!(
             out,
             "@@ -{},{old_len} +{},{new_len} @@",
-            range_start(old_start, old_len),
-            range_start(new_start, new_len)
+            range_start(old_start + offset, old_len),
+            range_start(new_start + offset, new_len)
         );
         for op in &group {
             for change in diff.iter_changes(op) {
@@ -72,7 +163,6 @@ pub fn unified_patch(label: &str, old: &str, new: &str) -> String {
             }
         }
     }
-    out
 }
 
 /// One-based start line; an empty range names the line before it.
@@ -95,6 +185,51 @@ pub fn fenced(patch: &str) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// The patch without windowing, for comparison.
+    fn full_patch(old: &str, new: &str) -> String {
+        let mut out = String::from(HEADER);
+        write_hunks(&mut out, old, new, 0);
+        out
+    }
+
+    #[test]
+    fn windowed_patch_equals_the_full_diff() {
+        let lines: Vec<String> = (0..60).map(|i| format!("line {i}\n")).collect();
+        let base: String = lines.concat();
+        let mut cases: Vec<String> = Vec::new();
+        for at in [0, 1, 3, 4, 5, 9, 30, 54, 55, 56, 58, 59] {
+            let mut changed = lines.clone();
+            changed[at] = format!("changed {at}\n");
+            cases.push(changed.concat());
+            let mut inserted = lines.clone();
+            inserted.insert(at, "new line\n".into());
+            cases.push(inserted.concat());
+            let mut removed = lines.clone();
+            removed.remove(at);
+            cases.push(removed.concat());
+        }
+        let mut two = lines.clone();
+        two[10] = "x\n".into();
+        two[40] = "y\n".into();
+        cases.push(two.concat());
+        cases.push(base.trim_end_matches('\n').to_owned());
+        cases.push(format!("{base}tail without newline"));
+        cases.push(String::new());
+        cases.push(base.clone());
+        for new in &cases {
+            assert_eq!(
+                unified_patch("/p", &base, new),
+                full_patch(&base, new),
+                "{new:?}"
+            );
+            assert_eq!(
+                unified_patch("/p", new, &base),
+                full_patch(new, &base),
+                "{new:?}"
+            );
+        }
+    }
 
     const HEADER: &str = "Index: /p\n===================================================================\n--- /p\toriginal\n+++ /p\tmodified\n";
 
