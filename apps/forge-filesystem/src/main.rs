@@ -34,7 +34,22 @@ const ENVIRONMENT: &str =
     "WORKSPACE_ROOT  folder the file tools are confined to (default: /workspace)
 REPO_ROOT       repository whose .trash/ the trash tools use (default: /workspace/erik/uvilo-os)";
 
+/// Buffers of 1 MiB and more (a file being edited, read or written) are mapped on their own
+/// and unmapped when freed, instead of staying in glibc's per-thread arenas: without this
+/// the peak memory over many large edits grows with the number of worker threads that ran
+/// one (docs/benchmarks.md, forge-filesystem). A fixed threshold also stops glibc from
+/// raising it after the first large free.
+fn large_buffers_return_to_the_system() {
+    // SAFETY: mallopt only changes allocator tuning; it is called once, before any other
+    // thread exists, with a documented parameter and a positive value.
+    #[allow(unsafe_code)]
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
+}
+
 fn main() -> ExitCode {
+    large_buffers_return_to_the_system();
     let config = config::Config::from_lookup(|name| std::env::var_os(name));
     server_kit::run(
         tools::FilesystemTools::new(config),
