@@ -123,7 +123,13 @@ fn alive(pid: i32) -> bool {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyhow::Result<()> {
+    // The seeded `forge` bot defers its tools (auto mode): find `run`, then call it.
     let llm = FakeLlm::start([
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t0",
+            "tool_search",
+            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
+        )]),
         FakeReply::tool_calls([FakeToolCall::new(
             "t1",
             "forge-bash__run",
@@ -182,7 +188,12 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     assert!(ok, "{err}\n{chat}");
     assert!(chat.contains("→ forge-bash__run"), "{chat}");
     assert!(chat.contains("Bash said hi."), "{chat}");
-    let first = &llm.requests()[0];
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3, "three model steps");
+    // The command really ran: its output is the tool result the model got in step 3.
+    let third = requests[2].body.to_string();
+    assert!(third.contains("from-bash\\n[exit:0"), "{third}");
+    let first = &requests[0];
     assert_eq!(
         first.headers["authorization"],
         format!("Bearer {OPENAI_KEY}")
@@ -209,13 +220,15 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
 async fn sigterm_during_a_chat_and_a_tool_call_ends_the_stream_and_leaves_no_child()
 -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    // The command reports its pid in a file it renames into place, so the file appears whole
-    // exactly when the tool call is running.
-    let pid_file = dir.path().join("sleeper.pid");
-    let command = format!(
-        "echo $$ > {0}.tmp && mv {0}.tmp {0} && exec sleep 300",
-        pid_file.display()
-    );
+    // The command reports its pid through a FIFO the test reads asynchronously: the line
+    // arrives exactly when the tool call is running (a readiness signal, no polling). The
+    // test holds the FIFO open read-write, so the read waits for data instead of seeing EOF.
+    let fifo = dir.path().join("sleeper.fifo");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))?;
+    let receiver = tokio::net::unix::pipe::OpenOptions::new()
+        .read_write(true)
+        .open_receiver(&fifo)?;
+    let command = format!("echo $$ > {} && exec sleep 300", fifo.display());
     let arguments = serde_json::json!({ "command": command }).to_string();
     // The seeded `forge` bot loads tools in `auto` mode, deferred with the seeded catalog: the
     // model first finds `run` with tool_search, then calls it in the next step.
@@ -276,19 +289,19 @@ async fn sigterm_during_a_chat_and_a_tool_call_ends_the_stream_and_leaves_no_chi
             anyhow::Ok(())
         }
     });
-    // Bounded poll on the pid file (the condition, not a fixed delay).
-    let deadline = std::time::Instant::now() + BOUND;
-    let sleeper: i32 = loop {
-        if let Ok(text) = std::fs::read_to_string(&pid_file) {
-            break text.trim().parse()?;
-        }
-        anyhow::ensure!(
-            std::time::Instant::now() < deadline,
-            "the tool call never ran; stream so far: {}",
-            received.lock().map(|t| t.clone()).unwrap_or_default()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let mut line = String::new();
+    let mut lines = tokio::io::BufReader::new(receiver);
+    let read = tokio::time::timeout(
+        BOUND,
+        tokio::io::AsyncBufReadExt::read_line(&mut lines, &mut line),
+    )
+    .await;
+    anyhow::ensure!(
+        matches!(read, Ok(Ok(n)) if n > 0),
+        "the tool call never ran; stream so far: {}",
+        received.lock().map(|t| t.clone()).unwrap_or_default()
+    );
+    let sleeper: i32 = line.trim().parse()?;
     assert!(alive(sleeper), "the tool call's command is running");
     pids.push(sleeper);
 

@@ -131,6 +131,8 @@ impl ShellProcess {
         let deadline = tokio::time::Instant::now() + KILL_GRACE;
         let _ = tokio::time::timeout_at(deadline, self.child.wait()).await;
         while tokio::time::Instant::now() < deadline && self.group_exists() {
+            // Linux gives no notification when the last member of a process group exits (only
+            // the direct child can be waited on), so the group is polled until the deadline.
             tokio::time::sleep(GROUP_POLL).await;
         }
         self.signal(Signal::SIGKILL);

@@ -109,6 +109,8 @@ pub async fn wait_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool
         if tokio::time::Instant::now() >= deadline {
             return false;
         }
+        // Descendants re-parented away from us (setsid, double fork) cannot be waited on:
+        // their exit is only visible in /proc, polled here until the deadline.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
 }

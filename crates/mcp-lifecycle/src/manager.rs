@@ -477,6 +477,7 @@ impl McpServerManager {
                         return;
                     }
                 };
+                // The restart backoff itself (exponential, with jitter and a cap).
                 tokio::select! {
                     () = manager.inner.shutdown.cancelled() => return,
                     () = tokio::time::sleep(delay) => {}
