@@ -6,6 +6,7 @@
 //! first paragraph, and the `Phase:` line used when the frontmatter has none.
 
 use serde_norway::Value;
+pub use server_kit::markdown::{cap_chars, split_frontmatter};
 
 /// The longest summary we show; longer paragraphs end in `…`.
 pub const SUMMARY_MAX_CHARS: usize = 240;
@@ -94,26 +95,6 @@ fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
-/// `Some((yaml, body))` when `text` starts with a `---` line and a later
-/// `---` (or `...`) line closes the block.
-pub fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let first_end = text.find('\n')?;
-    if text[..first_end].trim_end() != "---" {
-        return None;
-    }
-    let yaml_start = first_end + 1;
-    let mut offset = yaml_start;
-    for line in text[yaml_start..].split_inclusive('\n') {
-        let bare = line.trim_end();
-        if bare == "---" || bare == "..." {
-            return Some((&text[yaml_start..offset], &text[offset + line.len()..]));
-        }
-        offset += line.len();
-    }
-    None
-}
-
 /// The first paragraph of prose: headings, blank lines, HTML comments, rules
 /// and code fences before it are skipped; its lines are joined with spaces.
 pub fn first_paragraph(body: &str) -> Option<String> {
@@ -187,17 +168,6 @@ fn is_rule(line: &str) -> bool {
 
 fn collapse_whitespace(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// `text` cut to at most `max` characters, ending in `…` when cut.
-pub fn cap_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some((cut, _)) => {
-            let kept: String = text[..cut].chars().take(max.saturating_sub(1)).collect();
-            format!("{}…", kept.trim_end())
-        }
-    }
 }
 
 #[cfg(test)]

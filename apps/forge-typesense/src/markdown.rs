@@ -3,6 +3,7 @@
 //! first `#` heading and the first paragraph.
 
 use serde_norway::Value;
+pub use server_kit::markdown::{cap_chars, split_frontmatter};
 
 /// Summaries taken from a first paragraph stop at this many characters.
 pub const SUMMARY_MAX_CHARS: usize = 300;
@@ -109,33 +110,6 @@ fn scalar(value: &Value) -> Option<String> {
         Value::Number(number) => Some(number.to_string()),
         Value::Bool(flag) => Some(flag.to_string()),
         _ => None,
-    }
-}
-
-fn split_frontmatter(text: &str) -> Option<(&str, &str)> {
-    let first_end = text.find('\n')?;
-    if text[..first_end].trim_end() != "---" {
-        return None;
-    }
-    let start = first_end + 1;
-    let mut offset = start;
-    for line in text[start..].split_inclusive('\n') {
-        if matches!(line.trim_end(), "---" | "...") {
-            return Some((&text[start..offset], &text[offset + line.len()..]));
-        }
-        offset += line.len();
-    }
-    None
-}
-
-/// `text` cut to at most `max` characters, ending in `…` when cut.
-pub fn cap_chars(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text.to_owned(),
-        Some(_) => {
-            let kept: String = text.chars().take(max.saturating_sub(1)).collect();
-            format!("{}…", kept.trim_end())
-        }
     }
 }
 

@@ -10,6 +10,7 @@
 //!   `isError: true` that states the cause, plus one stderr line carrying the
 //!   reason code;
 //! - tool declarations from typed parameter structs ([`tool_spec`]);
+//! - markdown helpers the knowledge servers share ([`markdown`]);
 //! - the tool manifest and the drift check that keeps a committed manifest
 //!   equal to what `tools/list` answers ([`manifest`]).
 //!
@@ -18,6 +19,7 @@
 
 mod handler;
 pub mod manifest;
+pub mod markdown;
 mod reason;
 mod runner;
 mod toolbox;
