@@ -41,16 +41,30 @@ impl Backend {
     }
 }
 
-const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "init",
-    include_str!("../migrations/sqlite/0001_init.sql"),
-)];
-const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[(
-    1,
-    "init",
-    include_str!("../migrations/postgres/0001_init.sql"),
-)];
+const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "init",
+        include_str!("../migrations/sqlite/0001_init.sql"),
+    ),
+    (
+        2,
+        "tool vectors",
+        include_str!("../migrations/sqlite/0002_tool_vectors.sql"),
+    ),
+];
+const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "init",
+        include_str!("../migrations/postgres/0001_init.sql"),
+    ),
+    (
+        2,
+        "tool vectors",
+        include_str!("../migrations/postgres/0002_tool_vectors.sql"),
+    ),
+];
 
 /// The URL of an SQLite database in `path`, created on first use.
 pub fn sqlite_url(path: &Path) -> String {

@@ -23,6 +23,7 @@ mod model;
 mod seed;
 mod servers;
 mod tool_cache;
+mod tool_vectors;
 pub mod validate;
 
 pub use database::{Backend, Clock, Store, StoreOptions, SystemClock, sqlite_url};

@@ -1,7 +1,7 @@
 //! The store suite. Every test in a `backend_tests!` list runs twice: `sqlite::NAME` on a
 //! fresh file, `postgres::NAME` on a fresh database created on the server named by
 //! `BOTCRAFT_TEST_DATABASE_URL` (and dropped afterwards). With the variable unset the
-//! PostgreSQL variants say so on stderr and pass; set but unreachable, they fail.
+//! PostgreSQL variants print "skipped" on stderr and do nothing; set but unreachable, they fail.
 
 #[macro_use]
 mod harness;
@@ -14,3 +14,4 @@ mod schema;
 mod seed;
 mod servers;
 mod tool_cache;
+mod tool_vectors;
