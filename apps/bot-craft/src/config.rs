@@ -111,3 +111,33 @@ pub fn exe_dir() -> anyhow::Result<PathBuf> {
         .map(PathBuf::from)
         .context("the executable has no parent directory")
 }
+
+/// The sentence-embedding model of `tool_search`'s dense signal.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ModelArgs {
+    /// A sentence-transformers model folder (config.json, tokenizer.json, model.safetensors,
+    /// 1_Pooling/config.json): `tool_search` fuses BM25F with its similarity. Without it,
+    /// BM25F only (also when empty). `scripts/embedding-model-setup.sh` installs all-MiniLM-L6-v2.
+    #[arg(long, env = "BOTCRAFT_EMBEDDING_MODEL", value_name = "DIR")]
+    pub embedding_model: Option<std::ffi::OsString>,
+}
+
+impl ModelArgs {
+    /// The model, loaded on a blocking thread; `None` without a folder. A folder that is
+    /// there but broken is an error naming the file, never a silent fallback.
+    pub async fn load(&self) -> anyhow::Result<Option<std::sync::Arc<embedding::Embedder>>> {
+        let Some(dir) = self
+            .embedding_model
+            .clone()
+            .map(PathBuf::from)
+            .filter(|d| !d.as_os_str().is_empty())
+        else {
+            return Ok(None);
+        };
+        let embedder = tokio::task::spawn_blocking(move || embedding::Embedder::load(&dir))
+            .await
+            .context("load the embedding model")?
+            .context("BOTCRAFT_EMBEDDING_MODEL")?;
+        Ok(Some(std::sync::Arc::new(embedder)))
+    }
+}

@@ -14,7 +14,7 @@ use mcp_lifecycle::{ManagerSettings, McpServerManager};
 use store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{DataArgs, generated_key, key_file};
+use crate::config::{DataArgs, ModelArgs, generated_key, key_file};
 use crate::seed::{SeedSettings, list};
 
 #[derive(Debug, clap::Args)]
@@ -24,6 +24,8 @@ pub struct ServeArgs {
     addr: SocketAddr,
     #[command(flatten)]
     data: DataArgs,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Admin keys (comma-separated) for `Authorization: Bearer`; default: a key generated
     /// once into DATA_DIR/api-key.
     #[arg(long, env = "BOTCRAFT_API_KEY", hide_env_values = true)]
@@ -126,10 +128,26 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         .cloned()
         .chain(args.openai_api_key.clone())
         .chain(args.anthropic_api_key.clone());
+    let embedder = args.model.load().await?;
+    match &embedder {
+        Some(model) => eprintln!(
+            "botcraft: tool_search is hybrid: BM25F + {} ({} dimensions, model {})",
+            model.folder().dir.display(),
+            model.dimensions(),
+            model.model_id()
+        ),
+        None => eprintln!(
+            "botcraft: tool_search is BM25F only (set BOTCRAFT_EMBEDDING_MODEL to a model folder for hybrid ranking)"
+        ),
+    }
     let config = ApiConfig {
         api_keys: ApiKeys::new(&keys),
         max_body_bytes: args.max_body_bytes,
         redactor: Redactor::new(secrets),
+        catalogs: http_api::ToolCatalogs::new(search_index::SearchIndexes::new(
+            embedder,
+            Some(store.clone()),
+        )),
         ..ApiConfig::default()
     };
     let metrics = observability::BotCraftMetrics::new()?;
@@ -147,6 +165,10 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         shutdown: turns.clone(),
         metrics: metrics.clone(),
     };
+    {
+        let state = state.clone();
+        tokio::spawn(async move { http_api::tool_loading::warm_tool_search(&state).await });
+    }
     let listener = tokio::net::TcpListener::bind(args.addr)
         .await
         .with_context(|| format!("listen on {}", args.addr))?;

@@ -1,24 +1,82 @@
 //! `botcraft tools search` offline: `--catalog` with `--queries` and with one query, over the
-//! tool-search eval catalog (crates/tool-search/eval/catalog.json).
+//! tool-search eval catalog (crates/tool-search/eval/servers/*.json as one catalog file),
+//! BM25F only and with the embedding model.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use pretty_assertions::assert_eq;
+use pretty_assertions::{assert_eq, assert_ne};
 use serde_json::Value;
 
+/// Every captured server's tools as one `--catalog` file
+/// (`[{server, name, description, inputSchema, instructions}]`).
 fn catalog() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../crates/tool-search/eval/catalog.json")
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| catalog_file(None, "all")).clone()
+}
+
+/// A few servers' tools (the model embeds every tool of a catalog, which takes a while in a
+/// debug build).
+fn small_catalog() -> PathBuf {
+    static FILE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    FILE.get_or_init(|| catalog_file(Some(&["filesystem", "forge-filesystem", "git"]), "small"))
+        .clone()
+}
+
+fn catalog_file(only: Option<&[&str]>, label: &str) -> PathBuf {
+    {
+        let dir =
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../crates/tool-search/eval/servers");
+        let mut tools = Vec::new();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .expect("eval/servers")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        paths.sort();
+        paths.retain(|p| {
+            only.is_none_or(|only| {
+                only.iter()
+                    .any(|s| p.file_stem().is_some_and(|stem| stem == *s))
+            })
+        });
+        for path in paths {
+            let server: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).expect("read")).expect("JSON");
+            for tool in server["tools"].as_array().expect("tools") {
+                let mut tool = tool.clone();
+                tool["server"] = server["server"].clone();
+                tool["instructions"] = server["instructions"].clone();
+                tools.push(tool);
+            }
+        }
+        let file = std::env::temp_dir().join(format!(
+            "botcraft-catalog-{label}-{}.json",
+            std::process::id()
+        ));
+        std::fs::write(&file, serde_json::to_string(&tools).expect("JSON")).expect("write");
+        file
+    }
 }
 
 /// Runs `botcraft tools search …` with no server to talk to; stdout on success.
 fn search(args: &[&str]) -> anyhow::Result<String> {
-    let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+    search_with(args, None)
+}
+
+/// The same, with the embedding model at `model` (or none).
+fn search_with(args: &[&str], model: Option<&str>) -> anyhow::Result<String> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_botcraft"));
+    command
         .args(["tools", "search"])
         .args(args)
         .env("BOTCRAFT_URL", "http://127.0.0.1:9")
         .env_remove("BOTCRAFT_API_KEY")
-        .output()?;
+        .env_remove("BOTCRAFT_EMBEDDING_MODEL");
+    if let Some(model) = model {
+        command.env("BOTCRAFT_EMBEDDING_MODEL", model);
+    }
+    let output = command.output()?;
     anyhow::ensure!(
         output.status.success(),
         "botcraft tools search {args:?} failed: {}",
@@ -61,9 +119,17 @@ fn queries_file_answers_one_json_line_per_query() -> anyhow::Result<()> {
     assert_eq!(lines[0]["q"], "bash");
     assert_eq!(first_ranked(&lines[0]), ("forge-bash".into(), "run".into()));
     assert_eq!(lines[0]["ranked"].as_array().map(Vec::len), Some(1));
-    assert_eq!(
-        first_ranked(&lines[1]),
-        ("playwright".into(), "browser_navigate".into())
+    let navigate = first_ranked(&lines[1]);
+    assert!(
+        [
+            ("playwright".to_owned(), "browser_navigate".to_owned()),
+            (
+                "executeautomation-playwright".to_owned(),
+                "playwright_navigate".to_owned()
+            ),
+        ]
+        .contains(&navigate),
+        "{navigate:?}"
     );
     assert!(lines[1]["ranked"].as_array().is_some_and(|r| r.len() <= 3));
     assert_eq!(lines[2]["ranked"], serde_json::json!([]));
@@ -98,6 +164,70 @@ fn one_query_prints_a_ranking_or_json() -> anyhow::Result<()> {
     ])?;
     let answer: Value = serde_json::from_str(&json)?;
     assert_eq!(first_ranked(&answer), ("forge-bash".into(), "run".into()));
+    Ok(())
+}
+
+fn model() -> String {
+    std::env::var("BOTCRAFT_EMBEDDING_MODEL")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| {
+            panic!(
+                "BOTCRAFT_EMBEDDING_MODEL is not set. This test runs the real model:\n    \
+                 export BOTCRAFT_EMBEDDING_MODEL=\"$(scripts/embedding-model-setup.sh)\""
+            )
+        })
+}
+
+#[test]
+fn with_the_model_the_ranking_is_hybrid_and_explains_both_signals() -> anyhow::Result<()> {
+    let model = model();
+    let catalog = small_catalog().display().to_string();
+    // Shares no word with the tool: only the dense signal can find it.
+    let query = "print what the notes document says";
+    let text = search_with(
+        &[
+            query,
+            "--catalog",
+            &catalog,
+            "--server",
+            "filesystem",
+            "--server",
+            "forge-filesystem",
+            "--explain",
+            "--max",
+            "5",
+        ],
+        Some(&model),
+    )?;
+    assert!(text.contains("fused rank 1: bm25 "), "{text}");
+    assert!(text.contains(" dense 0."), "{text}");
+    assert!(
+        text.lines().any(|l| l.contains("/read_text_file  score")),
+        "{text}"
+    );
+    let dir = tempfile::tempdir()?;
+    let queries = dir.path().join("queries.jsonl");
+    std::fs::write(&queries, format!("{}\n", serde_json::json!({"q": query})))?;
+    let queries = queries.display().to_string();
+    let lexical = search_with(&["--catalog", &catalog, "--queries", &queries], None)?;
+    let hybrid = search_with(
+        &["--catalog", &catalog, "--queries", &queries],
+        Some(&model),
+    )?;
+    let lexical: Value = serde_json::from_str(lexical.trim())?;
+    let hybrid: Value = serde_json::from_str(hybrid.trim())?;
+    assert_eq!(hybrid["q"], query);
+    assert_ne!(lexical["ranked"], hybrid["ranked"]);
+    // A broken model folder is a clear error naming the file, not a silent fallback.
+    let broken = tempfile::tempdir()?;
+    let out = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+        .args(["tools", "search", "x", "--catalog", &catalog])
+        .env("BOTCRAFT_EMBEDDING_MODEL", broken.path())
+        .output()?;
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("config.json"), "{stderr}");
     Ok(())
 }
 

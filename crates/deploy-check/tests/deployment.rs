@@ -399,3 +399,26 @@ fn every_variable_botcraft_reads_is_documented() {
         );
     }
 }
+
+#[test]
+fn the_image_installs_the_embedding_model_the_suite_uses_and_points_botcraft_at_it() {
+    let file = dockerfile();
+    let model = file.stage("model").expect("a `model` stage");
+    let run = model.last("RUN").expect("a RUN").args.text();
+    assert!(
+        run.contains("embedding-model-setup.sh"),
+        "the model comes from the suite's own setup script: {run}"
+    );
+    let stage = runtime(&file);
+    let copy = stage
+        .all("COPY")
+        .find(|c| c.flag("from") == Some("model"))
+        .expect("the runtime copies the model");
+    let words = copy.args.words();
+    let destination = words.last().expect("a destination");
+    assert_eq!(
+        stage.env().get("BOTCRAFT_EMBEDDING_MODEL"),
+        Some(destination),
+        "BOTCRAFT_EMBEDDING_MODEL names the copied folder"
+    );
+}

@@ -1,31 +1,41 @@
-//! Tool-search indexes kept between requests, rebuilt only when a catalog's hash changes:
-//! per bot for the `tool_search` tool of chat turns (inference's [`CatalogCache`]), and per
-//! scope (every server, or one bot) for `GET /api/tools/search` ([`SearchIndex`], which
-//! also answers scores and tiers).
+//! Tool-search indexes kept between requests: per bot for the `tool_search` tool of chat
+//! turns, and per scope (every server, or one bot) for `GET /api/tools/search`
+//! ([`SearchIndex`], which also answers scores, tiers and both signals). Each is reused while
+//! its catalog (tools and qualified names) is unchanged; underneath, `search-index` reuses
+//! one segment per server and the stored vectors, so a changed catalog rebuilds only what
+//! changed.
 //!
 //! Catalogs are built from the manager's cached tool lists, so neither a search nor building
-//! an index starts a server.
+//! an index starts a server. An index that cannot get its vectors (a model error, a store
+//! error) is logged and built lexically: `tool_search` keeps working.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use inference::{CatalogCache, CatalogEntry, ToolCatalog};
+use futures::future::BoxFuture;
+use inference::{CatalogEntry, QueryEmbedder, ToolCatalog};
+use search_index::{SearchIndexes, SearchMode};
 use serde::Serialize;
-use serde_json::json;
 use tool_search::{SearchError, SearchQuery, ToolDoc, ToolIndex, catalog_hash};
 
 /// The indexes of one [`crate::AppState`]. Cheap to clone (shared).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct ToolCatalogs {
     inner: Arc<Inner>,
 }
 
-#[derive(Default)]
 struct Inner {
+    indexes: Arc<SearchIndexes>,
     /// Per bot id: the catalog of its `tool_search`.
-    turns: Mutex<BTreeMap<String, Arc<CatalogCache>>>,
+    turns: Mutex<BTreeMap<String, (String, Arc<ToolCatalog>)>>,
     /// Per scope (`*` or `bot:<id>`): the route's index.
     searches: Mutex<BTreeMap<String, Arc<SearchIndex>>>,
+}
+
+impl Default for ToolCatalogs {
+    fn default() -> Self {
+        Self::new(SearchIndexes::lexical())
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -37,69 +47,118 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 impl std::fmt::Debug for ToolCatalogs {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ToolCatalogs")
+            .field("mode", &self.inner.indexes.mode())
             .field("bots", &lock(&self.inner.turns).len())
             .field("scopes", &lock(&self.inner.searches).len())
             .finish()
     }
 }
 
+/// The query embedder of the shared indexes: a failed embedding is logged and the search
+/// goes on lexically.
+struct IndexEmbedder(Arc<SearchIndexes>);
+
+impl QueryEmbedder for IndexEmbedder {
+    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<Vec<f32>>> {
+        Box::pin(async move {
+            match self.0.query_vector(text).await {
+                Ok(vector) => vector,
+                Err(error) => {
+                    tracing::warn!(%error, "query embedding failed; searching by BM25F only");
+                    None
+                }
+            }
+        })
+    }
+}
+
+/// The key an index is reused under: its tools and the names they are called by.
+fn catalog_key(docs: &[ToolDoc], entries: &[CatalogEntry]) -> String {
+    let mut key = catalog_hash(docs);
+    for entry in entries {
+        key.push('\n');
+        key.push_str(&entry.qualified);
+    }
+    key
+}
+
 impl ToolCatalogs {
+    pub fn new(indexes: SearchIndexes) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                indexes: Arc::new(indexes),
+                turns: Mutex::new(BTreeMap::new()),
+                searches: Mutex::new(BTreeMap::new()),
+            }),
+        }
+    }
+
+    /// How searches rank (`/api/health`'s `toolSearch`).
+    pub fn mode(&self) -> SearchMode {
+        self.inner.indexes.mode()
+    }
+
+    async fn index_of(&self, docs: Vec<ToolDoc>) -> Arc<ToolIndex> {
+        match self.inner.indexes.index(docs.clone()).await {
+            Ok(index) => index,
+            Err(error) => {
+                tracing::warn!(%error, "tool vectors unavailable; index ranked by BM25F only");
+                Arc::new(ToolIndex::build(docs))
+            }
+        }
+    }
+
     /// The `tool_search` catalog of bot `bot_id` over `entries`: the cached one while the
     /// tools are the same.
-    pub fn for_bot(&self, bot_id: &str, entries: &[CatalogEntry]) -> Arc<ToolCatalog> {
-        let cache = Arc::clone(
-            lock(&self.inner.turns)
-                .entry(bot_id.to_owned())
-                .or_default(),
-        );
-        cache.get(entries)
+    pub async fn for_bot(&self, bot_id: &str, entries: &[CatalogEntry]) -> Arc<ToolCatalog> {
+        let docs: Vec<ToolDoc> = entries.iter().map(CatalogEntry::doc).collect();
+        let key = catalog_key(&docs, entries);
+        if let Some((_, catalog)) = lock(&self.inner.turns)
+            .get(bot_id)
+            .filter(|(cached, _)| *cached == key)
+        {
+            return Arc::clone(catalog);
+        }
+        let index = self.index_of(docs).await;
+        let embedder: Arc<dyn QueryEmbedder> =
+            Arc::new(IndexEmbedder(Arc::clone(&self.inner.indexes)));
+        let catalog = Arc::new(ToolCatalog::from_index(
+            index,
+            entries.iter().map(|e| e.qualified.clone()).collect(),
+            Some(embedder),
+        ));
+        lock(&self.inner.turns).insert(bot_id.to_owned(), (key, Arc::clone(&catalog)));
+        catalog
     }
 
     /// The search index of `scope` over `entries`: the cached one while the tools (and
     /// their qualified names) are the same.
-    pub fn search_index(&self, scope: &str, entries: Vec<CatalogEntry>) -> Arc<SearchIndex> {
-        let docs = docs_of(&entries);
-        let hash = catalog_hash(&docs);
-        let mut searches = lock(&self.inner.searches);
-        if let Some(index) = searches
+    pub async fn search_index(&self, scope: &str, entries: Vec<CatalogEntry>) -> Arc<SearchIndex> {
+        let docs: Vec<ToolDoc> = entries.iter().map(CatalogEntry::doc).collect();
+        let key = catalog_key(&docs, &entries);
+        if let Some(index) = lock(&self.inner.searches)
             .get(scope)
-            .filter(|index| index.hash == hash && same_names(&index.entries, &entries))
+            .filter(|index| index.key == key)
         {
             return Arc::clone(index);
         }
         let index = Arc::new(SearchIndex {
-            hash,
-            index: ToolIndex::build(docs),
+            key,
+            index: self.index_of(docs).await,
             entries,
+            indexes: Arc::clone(&self.inner.indexes),
         });
-        searches.insert(scope.to_owned(), Arc::clone(&index));
+        lock(&self.inner.searches).insert(scope.to_owned(), Arc::clone(&index));
         index
     }
 }
 
-fn same_names(a: &[CatalogEntry], b: &[CatalogEntry]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).all(|(a, b)| a.qualified == b.qualified)
-}
-
-fn docs_of(entries: &[CatalogEntry]) -> Vec<ToolDoc> {
-    entries
-        .iter()
-        .map(|entry| {
-            let tool = json!({
-                "name": entry.tool,
-                "description": entry.description,
-                "inputSchema": entry.input_schema,
-            });
-            ToolDoc::from_mcp(&entry.server, &tool, &entry.server_instructions)
-        })
-        .collect()
-}
-
-/// An index over a catalog, answering with qualified names, scores and tiers.
+/// An index over a catalog, answering with qualified names, scores, tiers and signals.
 pub struct SearchIndex {
-    hash: String,
-    index: ToolIndex,
+    key: String,
+    index: Arc<ToolIndex>,
     entries: Vec<CatalogEntry>,
+    indexes: Arc<SearchIndexes>,
 }
 
 /// One hit of `GET /api/tools/search`.
@@ -110,9 +169,21 @@ pub struct SearchHit {
     pub tool: String,
     pub qualified_name: String,
     pub description: String,
+    /// The ranking's score (fused when `dense` is on).
     pub score: f64,
-    /// `exact`, `near_exact` (tool-name matches) or `bm25`.
+    /// `exact`, `near_exact` (tool-name matches) or `ranked`.
     pub tier: &'static str,
+    /// BM25F score and rank (rank `null`: no query word matched).
+    pub bm25: Signal,
+    /// Cosine similarity and rank, when the search was hybrid.
+    pub dense: Option<Signal>,
+}
+
+/// One signal behind a hit.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Signal {
+    pub score: f64,
+    pub rank: Option<u32>,
 }
 
 /// The hits of one search, best first.
@@ -121,7 +192,13 @@ pub struct SearchAnswer {
     pub query: String,
     /// The query was longer than `tool_search::MAX_QUERY_CHARS` and was cut.
     pub truncated: bool,
+    /// `bm25` or `hybrid`: how this search ranked.
+    pub mode: &'static str,
     pub results: Vec<SearchHit>,
+}
+
+fn round(score: f32) -> f64 {
+    (f64::from(score) * 1000.0).round() / 1000.0
 }
 
 impl SearchIndex {
@@ -133,30 +210,48 @@ impl SearchIndex {
         self.entries.is_empty()
     }
 
-    pub fn search(&self, query: &SearchQuery) -> Result<SearchAnswer, SearchError> {
-        let result = self.index.search(query)?;
+    pub async fn search(&self, mut query: SearchQuery) -> Result<SearchAnswer, SearchError> {
+        if self.index.dimensions().is_some() {
+            match self.indexes.query_vector(&query.text).await {
+                Ok(vector) => query.vector = vector,
+                Err(error) => {
+                    tracing::warn!(%error, "query embedding failed; searching by BM25F only")
+                }
+            }
+        }
+        let result = self.index.search(&query)?;
         let results = result
             .hits
             .iter()
             .map(|hit| {
                 let entry = &self.entries[hit.doc];
+                let s = hit.signals;
                 SearchHit {
                     server: entry.server.clone(),
                     tool: entry.tool.clone(),
                     qualified_name: entry.qualified.clone(),
                     description: entry.description.clone(),
-                    score: (f64::from(hit.score) * 1000.0).round() / 1000.0,
+                    score: round(hit.score),
                     tier: match hit.tier {
                         2 => "exact",
                         1 => "near_exact",
-                        _ => "bm25",
+                        _ => "ranked",
                     },
+                    bm25: Signal {
+                        score: round(s.lexical),
+                        rank: s.lexical_rank,
+                    },
+                    dense: s.dense.map(|score| Signal {
+                        score: round(score),
+                        rank: s.dense_rank,
+                    }),
                 }
             })
             .collect();
         Ok(SearchAnswer {
             query: query.text.clone(),
             truncated: result.truncated_query,
+            mode: if result.dense { "hybrid" } else { "bm25" },
             results,
         })
     }
@@ -166,6 +261,7 @@ impl SearchIndex {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use serde_json::json;
 
     fn entry(server: &str, tool: &str, description: &str) -> CatalogEntry {
         CatalogEntry {
@@ -178,41 +274,47 @@ mod tests {
         }
     }
 
-    #[test]
-    fn indexes_are_rebuilt_only_when_the_catalog_changes() {
+    #[tokio::test]
+    async fn indexes_are_rebuilt_only_when_the_catalog_changes() {
         let catalogs = ToolCatalogs::default();
         let entries = vec![
             entry("fs", "read", "Read a file"),
             entry("sh", "run", "Run"),
         ];
-        let first = catalogs.search_index("*", entries.clone());
+        let first = catalogs.search_index("*", entries.clone()).await;
         assert!(Arc::ptr_eq(
             &first,
-            &catalogs.search_index("*", entries.clone())
+            &catalogs.search_index("*", entries.clone()).await
         ));
-        let other_scope = catalogs.search_index("bot:b", entries.clone());
+        let other_scope = catalogs.search_index("bot:b", entries.clone()).await;
         assert!(!Arc::ptr_eq(&first, &other_scope));
         let mut renamed = entries.clone();
         renamed[0].qualified = "fs__read_1".into();
-        assert!(!Arc::ptr_eq(&first, &catalogs.search_index("*", renamed)));
+        assert!(!Arc::ptr_eq(
+            &first,
+            &catalogs.search_index("*", renamed).await
+        ));
 
-        let bot = catalogs.for_bot("b", &entries);
-        assert!(Arc::ptr_eq(&bot, &catalogs.for_bot("b", &entries)));
+        let bot = catalogs.for_bot("b", &entries).await;
+        assert!(Arc::ptr_eq(&bot, &catalogs.for_bot("b", &entries).await));
         let changed = vec![entry("fs", "read", "Read a text file")];
-        assert!(!Arc::ptr_eq(&bot, &catalogs.for_bot("b", &changed)));
+        assert!(!Arc::ptr_eq(&bot, &catalogs.for_bot("b", &changed).await));
     }
 
-    #[test]
-    fn hits_carry_qualified_names_scores_and_tiers() {
-        let index = ToolCatalogs::default().search_index(
-            "*",
-            vec![
-                entry("fs", "read_file", "Read a file from disk"),
-                entry("sh", "run", "Run a shell command"),
-            ],
-        );
+    #[tokio::test]
+    async fn hits_carry_qualified_names_scores_and_tiers() {
+        let index = ToolCatalogs::default()
+            .search_index(
+                "*",
+                vec![
+                    entry("fs", "read_file", "Read a file from disk"),
+                    entry("sh", "run", "Run a shell command"),
+                ],
+            )
+            .await;
         let answer = index
-            .search(&SearchQuery::new("read_file"))
+            .search(SearchQuery::new("read_file"))
+            .await
             .expect("a search");
         assert!(!answer.truncated);
         let first = &answer.results[0];
@@ -221,11 +323,14 @@ mod tests {
             ("fs__read_file", "exact")
         );
         assert!(first.score > 0.0);
-        let prose = index.search(&SearchQuery::new("shell")).expect("a search");
+        let prose = index
+            .search(SearchQuery::new("shell"))
+            .await
+            .expect("a search");
         assert_eq!(prose.results.len(), 1);
-        assert_eq!(prose.results[0].tier, "bm25");
+        assert_eq!(prose.results[0].tier, "ranked");
         assert!(matches!(
-            index.search(&SearchQuery::new(" ")),
+            index.search(SearchQuery::new(" ")).await,
             Err(SearchError::EmptyQuery)
         ));
     }

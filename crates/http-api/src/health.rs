@@ -1,12 +1,15 @@
 //! `GET /api/health`, as the seed's §10.4 has it: `status` is `healthy` when every always-on
 //! server is running and `degraded` otherwise; `mcpServers` maps each server's name to its
 //! `state`, `alwaysOn`, `pid`, `uptime` (whole seconds, `null` when not running), `restarts`,
-//! `toolCount` and `lastError`. Public (no key), always 200, and it shows no environment
-//! values: errors name variables, never their values.
+//! `toolCount` and `lastError`; `toolSearch` says how `tool_search` ranks: `{"mode": "bm25"}`
+//! without an embedding model, `{"mode": "hybrid", "model", "modelId", "dimensions"}` with one.
+//! Public (no key), always 200, and it shows no environment values: errors name variables,
+//! never their values.
 
 use axum::Json;
 use axum::extract::State;
 use mcp_lifecycle::{ServerState, ServerStatus};
+use search_index::SearchMode;
 use serde_json::{Map, Value, json};
 
 use crate::state::AppState;
@@ -25,7 +28,7 @@ pub fn status_json(status: &ServerStatus) -> Value {
 }
 
 /// The health document of these statuses.
-pub fn health_report(statuses: &[ServerStatus]) -> Value {
+pub fn health_report(statuses: &[ServerStatus], search: &SearchMode) -> Value {
     let healthy = statuses
         .iter()
         .filter(|status| status.always_on)
@@ -37,11 +40,15 @@ pub fn health_report(statuses: &[ServerStatus]) -> Value {
     json!({
         "status": if healthy { "healthy" } else { "degraded" },
         "mcpServers": servers,
+        "toolSearch": search,
     })
 }
 
 pub async fn health(State(state): State<AppState>) -> Json<Value> {
-    Json(health_report(&state.manager.get_all_statuses()))
+    Json(health_report(
+        &state.manager.get_all_statuses(),
+        &state.config.catalogs.mode(),
+    ))
 }
 
 #[cfg(test)]
@@ -86,13 +93,20 @@ mod tests {
             (vec![status("a", ServerState::Starting, true)], "degraded"),
         ];
         for (statuses, expected) in cases {
-            assert_eq!(health_report(&statuses)["status"], expected, "{statuses:?}");
+            assert_eq!(
+                health_report(&statuses, &SearchMode::Bm25)["status"],
+                expected,
+                "{statuses:?}"
+            );
         }
     }
 
     #[test]
     fn each_server_reports_its_state_and_counters() {
-        let report = health_report(&[status("a", ServerState::Running, true)]);
+        let report = health_report(
+            &[status("a", ServerState::Running, true)],
+            &SearchMode::Bm25,
+        );
         assert_eq!(
             report,
             json!({
@@ -101,6 +115,7 @@ mod tests {
                     "state": "running", "alwaysOn": true, "pid": 42, "uptime": 2,
                     "restarts": 0, "toolCount": 1, "lastError": null,
                 }},
+                "toolSearch": {"mode": "bm25"},
             })
         );
     }

@@ -48,13 +48,17 @@ pub fn loading_of(mode: ToolLoadingMode) -> ToolLoading {
 }
 
 impl TurnTools {
-    pub fn plan(state: &AppState, bot: &Bot, toolset: &BotToolset) -> Self {
+    pub async fn plan(state: &AppState, bot: &Bot, toolset: &BotToolset) -> Self {
         let mode = loading_of(bot.tool_loading_mode);
         let catalog = match mode {
             // Never searched: no index to build.
             ToolLoading::Eager => Arc::new(ToolCatalog::build(&[])),
             ToolLoading::Deferred | ToolLoading::Auto => {
-                state.config.catalogs.for_bot(&bot.id, &toolset.catalog)
+                state
+                    .config
+                    .catalogs
+                    .for_bot(&bot.id, &toolset.catalog)
+                    .await
             }
         };
         let plan = plan_tools(
@@ -108,6 +112,43 @@ impl ToolReport {
     pub fn add_to(&self, object: &mut Value) {
         if let (Some(object), Value::Object(fields)) = (object.as_object_mut(), self.fields()) {
             object.extend(fields);
+        }
+    }
+}
+
+/// Build every deferred or auto bot's `tool_search` index from the cached tool lists, so the
+/// first chat request does not wait for the tools to be embedded. Starts no server; a bot
+/// whose bindings cannot be read is logged and skipped.
+pub async fn warm_tool_search(state: &AppState) {
+    let bots = match state.store.bots().await {
+        Ok(bots) => bots,
+        Err(error) => {
+            tracing::warn!(%error, "tool_search warm-up: bots unreadable");
+            return;
+        }
+    };
+    for bot in bots {
+        if bot.tool_loading_mode == ToolLoadingMode::Eager {
+            continue;
+        }
+        match BotToolset::load(
+            &state.store,
+            &state.manager,
+            &bot,
+            state.native.names(),
+            crate::executor::ListPolicy::CachedOnly,
+        )
+        .await
+        {
+            Ok(toolset) => {
+                let catalog = state
+                    .config
+                    .catalogs
+                    .for_bot(&bot.id, &toolset.catalog)
+                    .await;
+                tracing::info!(bot = %bot.name, tools = catalog.len(), "tool_search index ready");
+            }
+            Err(error) => tracing::warn!(bot = %bot.name, %error, "tool_search warm-up skipped"),
         }
     }
 }

@@ -48,7 +48,7 @@ pub use providers::{
 pub use tokens::{MeteredTools, ToolTokenLog, definition_tokens};
 pub use tool_schema::{ToolDefinition, normalize_schema};
 pub use tool_search::{
-    CatalogCache, CatalogEntry, FoundTool, TOOL_SEARCH, ToolCatalog, ToolSearchTool,
+    CatalogEntry, FoundTool, QueryEmbedder, TOOL_SEARCH, ToolCatalog, ToolSearchTool,
 };
 pub use turn::{ChatTurn, ServerInstructions, TurnConfig, TurnEnd, TurnEvent, TurnOutcome};
 pub use ui_message::{UiMessage, to_provider_messages};

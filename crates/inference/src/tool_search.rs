@@ -1,7 +1,9 @@
 //! `tool_search`, the native tool of deferred loading (seed 000 §9.2), and
-//! the catalog it searches. Owns [`ToolCatalog`] (a bot's MCP tools indexed
-//! by `tool-search`, keyed by qualified name), [`CatalogCache`] (rebuilds only
-//! when the catalog's hash changes) and [`ToolSearchTool`].
+//! the catalog it searches. Owns [`ToolCatalog`] (a bot's MCP tools as a
+//! `tool-search` index, keyed by qualified name, with the [`QueryEmbedder`]
+//! of the index's model when it has vectors) and [`ToolSearchTool`]. The
+//! index itself is built by the caller (BotCraft's `search-index`), which
+//! keeps it between requests.
 //!
 //! The catalog is built from tool definitions the caller already has (the
 //! manager's cached tool lists), so a search never starts a server; a found
@@ -11,13 +13,13 @@
 //! `{"tools": [{"name", "server", "description", "parameters"}], "note"}`,
 //! best first. `name` is the qualified name to call.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use futures::future::BoxFuture;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use tool_search::{Field, SearchQuery, ToolDoc, ToolIndex, catalog_hash};
+use tool_search::{Field, SearchQuery, ToolDoc, ToolIndex};
 
 use crate::native::{NativeTool, NativeToolError, NativeToolResult};
 
@@ -38,26 +40,55 @@ pub struct CatalogEntry {
     pub server_instructions: String,
 }
 
+impl CatalogEntry {
+    /// The entry as the index sees it.
+    pub fn doc(&self) -> ToolDoc {
+        let tool = json!({
+            "name": self.tool,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+        });
+        ToolDoc::from_mcp(&self.server, &tool, &self.server_instructions)
+    }
+}
+
+/// Computes a query's embedding for the dense signal (the index's model).
+/// `None` when no model is loaded or it failed (the search is then lexical).
+pub trait QueryEmbedder: Send + Sync {
+    fn embed_query<'a>(&'a self, text: &'a str) -> BoxFuture<'a, Option<Vec<f32>>>;
+}
+
 /// A bot's searchable MCP tools.
 pub struct ToolCatalog {
-    index: ToolIndex,
+    index: Arc<ToolIndex>,
     qualified: Vec<String>,
-    hash: String,
+    embedder: Option<Arc<dyn QueryEmbedder>>,
 }
 
 impl ToolCatalog {
+    /// A lexical catalog built here (tests, offline tools).
     pub fn build(entries: &[CatalogEntry]) -> Self {
-        let docs = docs_of(entries);
-        let hash = catalog_hash(&docs);
-        Self {
-            index: ToolIndex::build(docs),
-            qualified: entries.iter().map(|e| e.qualified.clone()).collect(),
-            hash,
-        }
+        let docs = entries.iter().map(CatalogEntry::doc).collect();
+        Self::from_index(
+            Arc::new(ToolIndex::build(docs)),
+            entries.iter().map(|e| e.qualified.clone()).collect(),
+            None,
+        )
     }
 
-    pub fn hash(&self) -> &str {
-        &self.hash
+    /// A catalog over an index built elsewhere (with vectors, when
+    /// `embedder` embeds queries with the same model). `qualified[i]` is the
+    /// name to call document `i` by.
+    pub fn from_index(
+        index: Arc<ToolIndex>,
+        qualified: Vec<String>,
+        embedder: Option<Arc<dyn QueryEmbedder>>,
+    ) -> Self {
+        Self {
+            index,
+            qualified,
+            embedder,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -68,9 +99,19 @@ impl ToolCatalog {
         self.qualified.is_empty()
     }
 
-    /// Run a search; hits best first.
-    pub fn search(&self, query: &SearchQuery) -> Result<Vec<FoundTool>, tool_search::SearchError> {
-        let result = self.index.search(query)?;
+    /// Run a search; hits best first. The query is embedded first when the
+    /// index has vectors.
+    pub async fn search(
+        &self,
+        mut query: SearchQuery,
+    ) -> Result<Vec<FoundTool>, tool_search::SearchError> {
+        if query.vector.is_none()
+            && self.index.dimensions().is_some()
+            && let Some(embedder) = &self.embedder
+        {
+            query.vector = embedder.embed_query(&query.text).await;
+        }
+        let result = self.index.search(&query)?;
         Ok(result
             .hits
             .iter()
@@ -84,45 +125,6 @@ impl ToolCatalog {
                 }
             })
             .collect())
-    }
-}
-
-fn docs_of(entries: &[CatalogEntry]) -> Vec<ToolDoc> {
-    entries
-        .iter()
-        .map(|entry| {
-            let tool = json!({
-                "name": entry.tool,
-                "description": entry.description,
-                "inputSchema": entry.input_schema,
-            });
-            ToolDoc::from_mcp(&entry.server, &tool, &entry.server_instructions)
-        })
-        .collect()
-}
-
-/// Keeps the last catalog and rebuilds the index only when the set of tools
-/// changes (its hash), e.g. after `notifications/tools/list_changed`.
-#[derive(Default)]
-pub struct CatalogCache {
-    last: Mutex<Option<Arc<ToolCatalog>>>,
-}
-
-impl CatalogCache {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The catalog of `entries`: the cached one when the tools are the same.
-    pub fn get(&self, entries: &[CatalogEntry]) -> Arc<ToolCatalog> {
-        let hash = catalog_hash(&docs_of(entries));
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(catalog) = last.as_ref().filter(|c| c.hash == hash) {
-            return Arc::clone(catalog);
-        }
-        let catalog = Arc::new(ToolCatalog::build(entries));
-        *last = Some(Arc::clone(&catalog));
-        catalog
     }
 }
 
@@ -182,8 +184,8 @@ impl ToolSearchTool {
         Self { catalog }
     }
 
-    /// Run the tool on a JSON input, synchronously (the search is pure).
-    pub fn run(&self, input: Value) -> NativeToolResult {
+    /// Run the tool on a JSON input.
+    pub async fn run(&self, input: Value) -> NativeToolResult {
         let input: ToolSearchInput =
             serde_json::from_value(input).map_err(|e| NativeToolError::InvalidInput {
                 reason: e.to_string(),
@@ -197,12 +199,13 @@ impl ToolSearchTool {
             .servers(servers)
             .max_results(input.max_results)
             .fields(input.fields);
-        let tools = self
-            .catalog
-            .search(&query)
-            .map_err(|e| NativeToolError::InvalidInput {
-                reason: e.to_string(),
-            })?;
+        let tools =
+            self.catalog
+                .search(query)
+                .await
+                .map_err(|e| NativeToolError::InvalidInput {
+                    reason: e.to_string(),
+                })?;
         let note = if tools.is_empty() {
             "No tools matched. Try other words, or drop the mcp_server filter.".to_owned()
         } else {
@@ -259,8 +262,7 @@ impl NativeTool for ToolSearchTool {
     }
 
     fn call(&self, input: Value, _cancel: CancellationToken) -> BoxFuture<'_, NativeToolResult> {
-        let result = self.run(input);
-        Box::pin(async move { result })
+        Box::pin(self.run(input))
     }
 }
 
@@ -301,10 +303,13 @@ mod tests {
         found_names(output)
     }
 
-    #[test]
-    fn seed_checks() {
+    #[tokio::test]
+    async fn seed_checks() {
         let tool = ToolSearchTool::new(catalog());
-        let filesystem = tool.run(json!({"query": "filesystem"})).expect("search");
+        let filesystem = tool
+            .run(json!({"query": "filesystem"}))
+            .await
+            .expect("search");
         assert_eq!(
             names(&filesystem),
             [
@@ -314,20 +319,26 @@ mod tests {
         );
         let bash = tool
             .run(json!({"query": "bash", "mcp_server": "forge-bash"}))
+            .await
             .expect("search");
         assert_eq!(names(&bash), ["forge-bash__run"]);
         let many = tool
             .run(json!({"query": "file", "mcp_server": ["forge-bash", "playwright"]}))
+            .await
             .expect("search");
         assert_eq!(names(&many), Vec::<String>::new());
     }
 
-    #[test]
-    fn output_carries_server_description_and_parameters() {
+    #[tokio::test]
+    async fn output_carries_server_description_and_parameters() {
         let tool = ToolSearchTool::new(catalog());
-        let output: ToolSearchOutput =
-            serde_json::from_str(&tool.run(json!({"query": "navigate"})).expect("search"))
-                .expect("JSON");
+        let output: ToolSearchOutput = serde_json::from_str(
+            &tool
+                .run(json!({"query": "navigate"}))
+                .await
+                .expect("search"),
+        )
+        .expect("JSON");
         assert_eq!(
             output.tools,
             vec![FoundTool {
@@ -339,8 +350,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn bad_input_is_a_tool_error() {
+    #[tokio::test]
+    async fn bad_input_is_a_tool_error() {
         let tool = ToolSearchTool::new(catalog());
         let cases = [
             json!({}),
@@ -354,22 +365,11 @@ mod tests {
         for case in cases {
             assert!(
                 matches!(
-                    tool.run(case.clone()),
+                    tool.run(case.clone()).await,
                     Err(NativeToolError::InvalidInput { .. })
                 ),
                 "{case}"
             );
         }
-    }
-
-    #[test]
-    fn cache_rebuilds_only_on_change() {
-        let cache = CatalogCache::new();
-        let entries = vec![entry("a", "x", "one"), entry("a", "y", "two")];
-        let first = cache.get(&entries);
-        let reordered = vec![entries[1].clone(), entries[0].clone()];
-        assert!(Arc::ptr_eq(&first, &cache.get(&reordered)));
-        let changed = vec![entry("a", "x", "one"), entry("a", "y", "changed")];
-        assert!(!Arc::ptr_eq(&first, &cache.get(&changed)));
     }
 }

@@ -83,6 +83,49 @@ impl ToolDoc {
     }
 }
 
+impl ToolDoc {
+    /// What the dense signal embeds: the name split into words, the server's
+    /// name, the description, and the start of the server's instructions.
+    /// Parameters are left out: on the dev split they made the dense signal
+    /// worse (and its text twice as long to embed); they stay searchable by
+    /// `fields: ["parameters"]`.
+    pub fn embedding_text(&self) -> String {
+        let words = |text: &str| crate::tokenize::split_words(text).join(" ");
+        let mut text = format!(
+            "{} ({}): {}",
+            words(&self.name),
+            words(&self.server),
+            self.description.trim()
+        );
+        let context: String = self
+            .server_context
+            .trim()
+            .chars()
+            .take(INSTRUCTIONS_CHARS)
+            .collect();
+        if !context.is_empty() {
+            text.push('\n');
+            text.push_str(&context);
+        }
+        text
+    }
+
+    /// The key a vector of [`ToolDoc::embedding_text`] is cached under:
+    /// its SHA-256, hex.
+    pub fn embedding_key(&self) -> String {
+        text_key(&self.embedding_text())
+    }
+}
+
+/// Characters of the server's instructions included in
+/// [`ToolDoc::embedding_text`].
+const INSTRUCTIONS_CHARS: usize = 200;
+
+/// SHA-256 of `text`, hex: the cache key of a text's vector.
+pub fn text_key(text: &str) -> String {
+    hex::encode(Sha256::digest(text.as_bytes()))
+}
+
 fn schema_kind(property: &Value) -> String {
     match property.get("type") {
         Some(Value::String(kind)) => kind.clone(),

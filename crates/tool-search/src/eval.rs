@@ -1,96 +1,293 @@
-//! Retrieval evaluation: recall@1, recall@5 and MRR of an index over a set of
-//! queries with known right answers. Pure; the caller loads the files.
+//! Retrieval evaluation: recall@1, recall@5 and MRR@10 of an index over
+//! queries with known right answers, overall, per kind of query, and for
+//! paraphrases. Pure: the caller reads the files and computes any vectors.
+//!
+//! The data (`eval/` in this crate) is `tools/list` captured from real MCP
+//! servers, one file per server ([`ServerCapture`]), and queries in JSON
+//! lines ([`EvalQuery`]) split into `dev.jsonl` (every tuning decision) and
+//! `test.jsonl` (written before tuning, reported, never tuned on).
+
+use std::collections::BTreeSet;
 
 use serde::Deserialize;
+use serde_json::Value;
 
 use crate::doc::ToolDoc;
-use crate::index::{ToolIndex, Weights};
+use crate::index::ToolIndex;
 use crate::query::SearchQuery;
+use crate::tokenize::Tokenizer;
 
 /// A `(server, tool)` pair.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
 pub struct ToolRef {
     pub server: String,
     pub tool: String,
 }
 
-/// One evaluation query: `{"q": …, "relevant": [{"server": …, "tool": …}]}`.
+/// How a query was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QueryKind {
+    /// Says what the tool does in the catalog's own words.
+    Direct,
+    /// Shares no content word with the right tool's name or description.
+    Paraphrase,
+    /// A task several tools serve; any of them is right.
+    Task,
+}
+
+/// One evaluation query:
+/// `{"q": …, "kind": "direct" | "paraphrase" | "task", "relevant": [{"server", "tool"}]}`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct EvalQuery {
     pub q: String,
+    #[serde(default = "direct")]
+    pub kind: QueryKind,
     pub relevant: Vec<ToolRef>,
 }
 
-/// The figures for one configuration.
-#[derive(Debug, Clone, Copy, PartialEq)]
+fn direct() -> QueryKind {
+    QueryKind::Direct
+}
+
+/// Parse a JSON-lines query file; errors name the line.
+pub fn parse_queries(text: &str) -> Result<Vec<EvalQuery>, String> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(number, line)| {
+            serde_json::from_str(line).map_err(|e| format!("line {}: {e}", number + 1))
+        })
+        .collect()
+}
+
+/// One server's captured `tools/list` (`eval/servers/NAME.json`).
+#[derive(Debug, Clone, Deserialize)]
+pub struct ServerCapture {
+    pub server: String,
+    pub package: Package,
+    #[serde(default)]
+    pub instructions: String,
+    pub tools: Vec<Value>,
+}
+
+/// Where a captured server comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Package {
+    pub registry: String,
+    pub name: String,
+    pub version: String,
+}
+
+impl ServerCapture {
+    pub fn parse(text: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+
+    /// The server's tools as documents, with its instructions as context.
+    pub fn docs(&self) -> Vec<ToolDoc> {
+        self.tools
+            .iter()
+            .map(|tool| ToolDoc::from_mcp(&self.server, tool, &self.instructions))
+            .collect()
+    }
+}
+
+/// Whether `query` shares no content word (stemmed, stop words dropped)
+/// with the name or description of any of `relevant`: the rule a query
+/// labelled [`QueryKind::Paraphrase`] must meet.
+pub fn shares_no_word(query: &str, relevant: &[&ToolDoc]) -> bool {
+    let tokenizer = Tokenizer::default();
+    let words: BTreeSet<String> = tokenizer.tokens(query).into_iter().collect();
+    relevant.iter().all(|doc| {
+        let mut tool_words = tokenizer.tokens(&doc.name);
+        tool_words.extend(tokenizer.tokens(&doc.description));
+        tool_words.iter().all(|w| !words.contains(w))
+    })
+}
+
+/// The figures for one group of queries.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Metrics {
     pub queries: usize,
     /// Share of queries whose first hit is a right tool.
     pub recall_at_1: f64,
     /// Share of queries with a right tool in the first five hits.
     pub recall_at_5: f64,
-    /// Mean reciprocal rank of the first right tool (0 when not in the top 50).
-    pub mrr: f64,
+    /// Mean reciprocal rank of the first right tool within the first ten
+    /// hits (0 beyond).
+    pub mrr_at_10: f64,
 }
 
-/// Evaluate `weights` over `catalog` with `queries`. Queries whose right
-/// tools are all missing from the catalog are errors: they would measure
-/// nothing.
-pub fn evaluate(
-    catalog: &[ToolDoc],
-    queries: &[EvalQuery],
-    weights: Weights,
-) -> Result<(Metrics, Vec<String>), String> {
-    let index = ToolIndex::with_weights(catalog.to_vec(), weights);
-    let mut first = 0usize;
-    let mut five = 0usize;
-    let mut reciprocal = 0f64;
-    let mut misses = Vec::new();
-    for query in queries {
-        if !query.relevant.iter().any(|r| {
-            catalog
-                .iter()
-                .any(|d| d.server == r.server && d.name == r.tool)
-        }) {
-            return Err(format!(
-                "query {:?}: no right tool is in the catalog",
-                query.q
-            ));
+/// One query answered wrong at rank 1.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Miss {
+    pub query: String,
+    /// 1-based rank of the first right tool, if in the first ten.
+    pub rank: Option<usize>,
+    /// The first three hits, `server/tool`.
+    pub top: Vec<String>,
+}
+
+/// An evaluation's figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    pub all: Metrics,
+    pub direct: Metrics,
+    pub paraphrase: Metrics,
+    pub task: Metrics,
+    pub misses: Vec<Miss>,
+}
+
+#[derive(Default)]
+struct Tally {
+    n: usize,
+    first: usize,
+    five: usize,
+    reciprocal: f64,
+}
+
+impl Tally {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(rank) = rank {
+            self.first += usize::from(rank == 1);
+            self.five += usize::from(rank <= 5);
+            if rank <= 10 {
+                self.reciprocal += 1.0 / rank as f64;
+            }
         }
-        let result = index
-            .search(&SearchQuery::new(query.q.clone()).max_results(50))
-            .map_err(|e| format!("query {:?}: {e}", query.q))?;
-        let rank = result.hits.iter().position(|hit| {
-            let doc = index.doc(hit.doc);
+    }
+
+    fn metrics(&self) -> Metrics {
+        let n = self.n.max(1) as f64;
+        Metrics {
+            queries: self.n,
+            recall_at_1: self.first as f64 / n,
+            recall_at_5: self.five as f64 / n,
+            mrr_at_10: self.reciprocal / n,
+        }
+    }
+}
+
+/// Evaluate `index` on `queries`. `vectors`, when given, holds each query's
+/// embedding (same order) for the dense signal. A query none of whose right
+/// tools is in the index is an error: it would measure nothing.
+pub fn evaluate(
+    index: &ToolIndex,
+    queries: &[EvalQuery],
+    vectors: Option<&[Vec<f32>]>,
+) -> Result<Report, String> {
+    let mut tallies: [Tally; 4] = Default::default();
+    let mut misses = Vec::new();
+    for (i, query) in queries.iter().enumerate() {
+        let right = |doc: &ToolDoc| {
             query
                 .relevant
                 .iter()
                 .any(|r| r.server == doc.server && r.tool == doc.name)
-        });
-        match rank {
-            Some(0) => {
-                first += 1;
-                five += 1;
-                reciprocal += 1.0;
-            }
-            Some(r) => {
-                if r < 5 {
-                    five += 1;
-                }
-                reciprocal += 1.0 / (r as f64 + 1.0);
-                misses.push(query.q.clone());
-            }
-            None => misses.push(query.q.clone()),
+        };
+        if !index.docs().any(right) {
+            return Err(format!(
+                "query {:?}: no right tool is in the index",
+                query.q
+            ));
+        }
+        let mut search = SearchQuery::new(query.q.clone()).max_results(10);
+        if let Some(vector) = vectors.and_then(|v| v.get(i)) {
+            search = search.vector(vector.clone());
+        }
+        let result = index
+            .search(&search)
+            .map_err(|e| format!("query {:?}: {e}", query.q))?;
+        let rank = result
+            .hits
+            .iter()
+            .position(|hit| right(index.doc(hit.doc)))
+            .map(|r| r + 1);
+        let kind = match query.kind {
+            QueryKind::Direct => 1,
+            QueryKind::Paraphrase => 2,
+            QueryKind::Task => 3,
+        };
+        tallies[0].add(rank);
+        tallies[kind].add(rank);
+        if rank != Some(1) {
+            misses.push(Miss {
+                query: query.q.clone(),
+                rank,
+                top: result
+                    .hits
+                    .iter()
+                    .take(3)
+                    .map(|h| {
+                        let doc = index.doc(h.doc);
+                        format!("{}/{}", doc.server, doc.name)
+                    })
+                    .collect(),
+            });
         }
     }
-    let n = queries.len().max(1) as f64;
-    Ok((
-        Metrics {
-            queries: queries.len(),
-            recall_at_1: first as f64 / n,
-            recall_at_5: five as f64 / n,
-            mrr: reciprocal / n,
-        },
+    Ok(Report {
+        all: tallies[0].metrics(),
+        direct: tallies[1].metrics(),
+        paraphrase: tallies[2].metrics(),
+        task: tallies[3].metrics(),
         misses,
-    ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    fn doc(server: &str, name: &str, description: &str) -> ToolDoc {
+        ToolDoc::from_mcp(
+            server,
+            &json!({"name": name, "description": description}),
+            "",
+        )
+    }
+
+    #[test]
+    fn paraphrase_rule_uses_stems_and_ignores_stop_words() {
+        let read = doc("fs", "read_text_file", "Read the contents of a file");
+        let cases = [
+            ("show me what is inside the document", true),
+            ("reading files", false),
+            ("the contents, please", false),
+            ("open it", true),
+        ];
+        for (query, expected) in cases {
+            assert_eq!(shares_no_word(query, &[&read]), expected, "{query}");
+        }
+    }
+
+    #[test]
+    fn metrics_count_ranks_per_kind() {
+        let index = ToolIndex::build(vec![
+            doc("fs", "read_file", "Read a file"),
+            doc("fs", "write_file", "Write a file"),
+            doc("web", "fetch", "Fetch a web page"),
+        ]);
+        let queries = parse_queries(
+            r#"{"q": "read a file", "relevant": [{"server": "fs", "tool": "read_file"}]}
+{"q": "file", "kind": "task", "relevant": [{"server": "web", "tool": "fetch"}]}
+"#,
+        )
+        .expect("queries");
+        let report = evaluate(&index, &queries, None).expect("evaluate");
+        assert_eq!(report.all.queries, 2);
+        assert_eq!(report.direct.recall_at_1, 1.0);
+        assert_eq!(report.task.queries, 1);
+        assert_eq!(report.task.recall_at_5, 0.0);
+        assert_eq!(report.all.recall_at_1, 0.5);
+        assert_eq!(report.misses.len(), 1);
+        assert!(parse_queries("{}").is_err());
+        let missing = parse_queries(r#"{"q": "x", "relevant": [{"server": "no", "tool": "pe"}]}"#)
+            .expect("queries");
+        assert!(evaluate(&index, &missing, None).is_err());
+    }
 }

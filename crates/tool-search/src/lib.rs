@@ -2,21 +2,26 @@
 //!
 //! Owns: turning MCP tool definitions into searchable documents
 //! ([`ToolDoc`]), tokenising identifiers and prose the way agents phrase
-//! queries ([`tokenize`]), and ranking ([`ToolIndex`]): an exact or
-//! near-exact tool-name match always first, then BM25F over the chosen fields
-//! (name, description, parameters) with the server's name and instructions as
-//! low-weight context, server filters, and deterministic tie-breaks.
+//! queries ([`tokenize`]), and ranking ([`ToolIndex`] over shared
+//! [`Segment`]s): an exact or near-exact tool-name match always first, then
+//! BM25F over the chosen fields (name, description, parameters) with the
+//! server's name and instructions as low-weight context, fused with the
+//! cosine similarity of precomputed vectors when the segments carry them
+//! ([`Ranking`]), server filters, and deterministic tie-breaks; and the
+//! retrieval evaluation's data types and metrics ([`eval`]).
 //!
-//! Pure: no I/O, no clock, no global state. The caller decides when to build
-//! (the catalog's [`catalog_hash`] changes) and what to do with the hits.
+//! Pure: no I/O, no clock, no global state, no model. The caller builds
+//! segments (and computes vectors) and decides when to rebuild.
 
 mod doc;
 pub mod eval;
 mod index;
 mod query;
 pub mod report;
+mod segment;
 pub mod tokenize;
 
-pub use doc::{ParamDoc, ToolDoc, catalog_hash};
-pub use index::{Hit, SearchResult, ToolIndex, Weights};
+pub use doc::{ParamDoc, ToolDoc, catalog_hash, text_key};
+pub use index::{Hit, Ranking, SearchResult, Signals, ToolIndex, Weights};
 pub use query::{Field, MAX_QUERY_CHARS, SearchError, SearchQuery};
+pub use segment::{Segment, VectorError};

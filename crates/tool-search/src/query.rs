@@ -25,6 +25,9 @@ pub struct SearchQuery {
     pub max_results: usize,
     /// At least one field.
     pub fields: Vec<Field>,
+    /// The query text's embedding, for the dense signal (computed by the
+    /// caller with the same model as the index's vectors).
+    pub vector: Option<Vec<f32>>,
 }
 
 /// A search that cannot run.
@@ -46,6 +49,7 @@ impl SearchQuery {
             servers: Vec::new(),
             max_results: 5,
             fields: vec![Field::Name, Field::Description],
+            vector: None,
         }
     }
 
@@ -61,6 +65,11 @@ impl SearchQuery {
 
     pub fn fields(mut self, fields: impl IntoIterator<Item = Field>) -> Self {
         self.fields = fields.into_iter().collect();
+        self
+    }
+
+    pub fn vector(mut self, vector: Vec<f32>) -> Self {
+        self.vector = Some(vector);
         self
     }
 

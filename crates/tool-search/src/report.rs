@@ -72,9 +72,17 @@ impl QueryLine {
 }
 
 /// The JSON line answering one query:
-/// `{"q": …, "ranked": [{"server": …, "tool": …, "score": …}]}` (raw names).
-pub fn answer_line(index: &ToolIndex, line: &QueryLine, max_results: usize) -> Value {
-    match index.search(&line.query(max_results)) {
+/// `{"q": …, "ranked": [{"server": …, "tool": …, "score": …}]}` (raw names). `vector` is the
+/// query's embedding, for an index with vectors.
+pub fn answer_line(
+    index: &ToolIndex,
+    line: &QueryLine,
+    max_results: usize,
+    vector: Option<Vec<f32>>,
+) -> Value {
+    let mut query = line.query(max_results);
+    query.vector = vector;
+    match index.search(&query) {
         Ok(result) => json!({ "q": line.q, "ranked": ranked(index, &result) }),
         Err(error) => json!({ "q": line.q, "ranked": [], "error": error.to_string() }),
     }
@@ -91,11 +99,16 @@ fn ranked(index: &ToolIndex, result: &SearchResult) -> Vec<Value> {
         .collect()
 }
 
+fn rank(rank: Option<u32>) -> String {
+    rank.map_or("-".to_owned(), |r| r.to_string())
+}
+
 fn round(score: f32) -> f64 {
     (f64::from(score) * 1000.0).round() / 1000.0
 }
 
-/// The ranking as text for people: rank, server/tool, score, why.
+/// The ranking as text for people: rank, server/tool, score, and with `explain` both
+/// signals (BM25F score and rank, cosine and rank) and each query term's BM25F part.
 pub fn ranking_text(
     index: &ToolIndex,
     query: &SearchQuery,
@@ -129,6 +142,17 @@ pub fn ranking_text(
             out.push_str(&format!("    {first_line}\n"));
         }
         if explain {
+            let s = hit.signals;
+            let dense = match s.dense {
+                Some(cosine) => format!("dense {cosine:.3} (rank {})", self::rank(s.dense_rank)),
+                None => "dense off".to_owned(),
+            };
+            out.push_str(&format!(
+                "    fused rank {}: bm25 {:.3} (rank {}), {dense}\n",
+                rank + 1,
+                s.lexical,
+                self::rank(s.lexical_rank),
+            ));
             for (term, score) in index.explain(query, hit.doc) {
                 out.push_str(&format!("    {term:<16} {score:.3}\n"));
             }
@@ -164,13 +188,13 @@ mod tests {
     fn answer_lines_use_raw_names() {
         let index = ToolIndex::build(parse_catalog(CATALOG).expect("catalog"));
         let line: QueryLine = serde_json::from_str(r#"{"q": "read a file"}"#).expect("line");
-        let answer = answer_line(&index, &line, 5);
+        let answer = answer_line(&index, &line, 5, None);
         assert_eq!(answer["q"], "read a file");
         assert_eq!(answer["ranked"][0]["server"], "fs");
         assert_eq!(answer["ranked"][0]["tool"], "read_text_file");
         let filtered: QueryLine =
             serde_json::from_str(r#"{"q": "read a file", "mcp_server": ["web"]}"#).expect("line");
-        assert_eq!(answer_line(&index, &filtered, 5)["ranked"], json!([]));
+        assert_eq!(answer_line(&index, &filtered, 5, None)["ranked"], json!([]));
     }
 
     #[test]
@@ -181,5 +205,9 @@ mod tests {
         assert!(first.starts_with(" 1. fs/read_text_file  score "), "{text}");
         assert!(first.ends_with("[exact name]"), "{text}");
         assert!(text.contains("    read "), "{text}");
+        assert!(
+            text.contains("    fused rank 1: bm25 ") && text.contains("dense off"),
+            "{text}"
+        );
     }
 }

@@ -1,6 +1,9 @@
 //! Tokenisation shared by documents and queries: identifiers split on
 //! camelCase, snake_case, kebab-case and dots; lowercased; English stop words
 //! dropped; Snowball-stemmed, so `listing`, `lists` and `list` meet.
+//!
+//! There is no synonym table: words that share no stem are matched by the
+//! dense signal (an embedding model), not by a hand-made list.
 
 use rust_stemmers::{Algorithm, Stemmer};
 
@@ -12,57 +15,16 @@ const STOP_WORDS: &[&str] = &[
     "you", "your", "tool", "tools", "please", "some", "all", "any",
 ];
 
-/// Words agents use for the same action or thing in tool catalogs. A query
-/// word in a group also searches the group's other words, at
-/// [`SYNONYM_WEIGHT`]. Kept to plain developer-tool vocabulary: no
-/// server- or tool-specific entries.
-const SYNONYMS: &[&[&str]] = &[
-    &["folder", "directory", "dir", "mkdir"],
-    &["delete", "remove", "rm", "erase", "trash"],
-    &["restore", "untrash", "recover", "undelete"],
-    &["run", "execute", "exec", "shell", "command"],
-    &["open", "navigate", "visit", "go"],
-    &["url", "website", "site", "webpage", "page", "web"],
-    &["image", "picture", "screenshot", "capture", "png"],
-    &["create", "make", "new", "add"],
-    &["find", "search", "locate", "lookup"],
-    &["edit", "modify", "change", "replace", "patch"],
-    &["write", "save", "store"],
-    &["rename", "move"],
-    &["download", "fetch", "retrieve"],
-    &["history", "log"],
-    &["timezone", "zone", "clock", "date"],
-    &["summary", "summarise", "summarize", "about", "overview"],
-    &["stage", "phase", "status"],
-    &["size", "biggest", "largest", "bytes"],
-];
-
-/// Weight of a synonym relative to the query word it stands for.
-pub const SYNONYM_WEIGHT: f32 = 0.4;
-
-/// A reusable tokenizer (the stemmer and synonym table are built once).
+/// A reusable tokenizer (the stemmer is built once).
 pub struct Tokenizer {
     stemmer: Stemmer,
-    synonyms: std::collections::HashMap<String, Vec<String>>,
 }
 
 impl Default for Tokenizer {
     fn default() -> Self {
-        let stemmer = Stemmer::create(Algorithm::English);
-        let mut synonyms: std::collections::HashMap<String, Vec<String>> =
-            std::collections::HashMap::new();
-        for group in SYNONYMS {
-            let stems: Vec<String> = group.iter().map(|w| stemmer.stem(w).into_owned()).collect();
-            for stem in &stems {
-                let entry = synonyms.entry(stem.clone()).or_default();
-                for other in &stems {
-                    if other != stem && !entry.contains(other) {
-                        entry.push(other.clone());
-                    }
-                }
-            }
+        Self {
+            stemmer: Stemmer::create(Algorithm::English),
         }
-        Self { stemmer, synonyms }
     }
 }
 
@@ -70,33 +32,73 @@ impl Tokenizer {
     /// Tokens of `text`, in order, stop words removed, stemmed.
     pub fn tokens(&self, text: &str) -> Vec<String> {
         let mut out = Vec::new();
-        for word in split_words(text) {
-            if STOP_WORDS.contains(&word.as_str()) {
-                continue;
-            }
-            out.push(self.stemmer.stem(&word).into_owned());
-        }
+        self.for_each_token(text, |token| out.push(token.to_owned()));
         out
     }
 
-    /// Query tokens with their weights: each token at 1.0, then the
-    /// synonyms of the tokens (not already present) at [`SYNONYM_WEIGHT`].
-    pub fn query_tokens(&self, text: &str) -> Vec<(String, f32)> {
-        let tokens = self.tokens(text);
-        let mut out: Vec<(String, f32)> = Vec::new();
-        for token in &tokens {
-            if !out.iter().any(|(t, _)| t == token) {
-                out.push((token.clone(), 1.0));
+    /// Call `f` with each token of `text`, as [`Tokenizer::tokens`] would
+    /// return them, without allocating a list.
+    pub fn for_each_token(&self, text: &str, mut f: impl FnMut(&str)) {
+        let mut word = String::new();
+        for_each_word(text, &mut word, |word| {
+            if !STOP_WORDS.contains(&word) {
+                f(&self.stemmer.stem(word));
             }
+        });
+    }
+}
+
+impl Tokenizer {
+    /// The token of one lowercase word: `None` for a stop word, else its stem.
+    pub(crate) fn token_of(&self, word: &str) -> Option<String> {
+        (!STOP_WORDS.contains(&word)).then(|| self.stemmer.stem(word).into_owned())
+    }
+}
+
+/// Hand each lowercase word of `text` to `f` (the words [`split_words`] returns), through a
+/// reused buffer.
+pub(crate) fn for_each_lower_word(text: &str, f: impl FnMut(&str)) {
+    let mut word = String::new();
+    for_each_word(text, &mut word, f);
+}
+
+/// Split into lowercase words (see [`split_words`]), handing each to `f`
+/// through the reused buffer `word`.
+fn for_each_word(text: &str, word: &mut String, mut f: impl FnMut(&str)) {
+    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
+        if chunk.is_empty() {
+            continue;
         }
-        for token in &tokens {
-            for synonym in self.synonyms.get(token).into_iter().flatten() {
-                if !out.iter().any(|(t, _)| t == synonym) {
-                    out.push((synonym.clone(), SYNONYM_WEIGHT));
+        let mut chars = chunk.char_indices().peekable();
+        let mut start = 0;
+        let mut prev: Option<char> = None;
+        while let Some((at, cur)) = chars.next() {
+            if let Some(prev) = prev {
+                let next_is_lower = chars.peek().is_some_and(|(_, c)| c.is_lowercase());
+                let boundary = (prev.is_lowercase() && cur.is_uppercase())
+                    || (prev.is_alphabetic() && cur.is_numeric())
+                    || (prev.is_numeric() && cur.is_alphabetic())
+                    || (prev.is_uppercase() && cur.is_uppercase() && next_is_lower);
+                if boundary {
+                    lower_into(&chunk[start..at], word);
+                    f(word);
+                    start = at;
                 }
             }
+            prev = Some(cur);
         }
-        out
+        lower_into(&chunk[start..], word);
+        f(word);
+    }
+}
+
+fn lower_into(text: &str, out: &mut String) {
+    out.clear();
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
     }
 }
 
@@ -105,26 +107,8 @@ impl Tokenizer {
 /// boundaries.
 pub fn split_words(text: &str) -> Vec<String> {
     let mut words = Vec::new();
-    for chunk in text.split(|c: char| !c.is_alphanumeric()) {
-        if chunk.is_empty() {
-            continue;
-        }
-        let chars: Vec<char> = chunk.chars().collect();
-        let mut start = 0;
-        for i in 1..chars.len() {
-            let (prev, cur) = (chars[i - 1], chars[i]);
-            let next_is_lower = chars.get(i + 1).is_some_and(|c| c.is_lowercase());
-            let boundary = (prev.is_lowercase() && cur.is_uppercase())
-                || (prev.is_alphabetic() && cur.is_numeric())
-                || (prev.is_numeric() && cur.is_alphabetic())
-                || (prev.is_uppercase() && cur.is_uppercase() && next_is_lower);
-            if boundary {
-                words.push(chars[start..i].iter().collect::<String>().to_lowercase());
-                start = i;
-            }
-        }
-        words.push(chars[start..].iter().collect::<String>().to_lowercase());
-    }
+    let mut word = String::new();
+    for_each_word(text, &mut word, |w| words.push(w.to_owned()));
     words
 }
 
@@ -168,24 +152,6 @@ mod tests {
             ["list", "file", "directori"]
         );
         assert_eq!(tokenizer.tokens("listing"), tokenizer.tokens("lists"));
-    }
-
-    #[test]
-    fn query_tokens_add_weighted_synonyms() {
-        let tokenizer = Tokenizer::default();
-        assert_eq!(
-            tokenizer.query_tokens("new folder"),
-            [
-                ("new".to_owned(), 1.0),
-                ("folder".to_owned(), 1.0),
-                ("creat".to_owned(), SYNONYM_WEIGHT),
-                ("make".to_owned(), SYNONYM_WEIGHT),
-                ("add".to_owned(), SYNONYM_WEIGHT),
-                ("directori".to_owned(), SYNONYM_WEIGHT),
-                ("dir".to_owned(), SYNONYM_WEIGHT),
-                ("mkdir".to_owned(), SYNONYM_WEIGHT),
-            ]
-        );
     }
 
     #[test]

@@ -6,14 +6,22 @@
 //! `{server, name, description, inputSchema}` offline with the same ranking
 //! (`tool_search::ToolIndex`). `--queries FILE.jsonl` answers one query per line
 //! (`{"q", "mcp_server"?}`) with one JSON line each: `{"q", "ranked": [{"server", "tool",
-//! "score"}]}`. `--explain` (offline) prints each term's contribution; `--json` prints JSON.
+//! "score"}]}`. `--explain` (offline) prints both signals (BM25F and, with a model, cosine),
+//! the fused rank and each term's contribution; `--json` prints JSON.
+//!
+//! Offline, `BOTCRAFT_EMBEDDING_MODEL` (or `--embedding-model`) makes the ranking hybrid as
+//! `botcraft serve`'s is: the catalog is embedded once, then every query, so a whole
+//! evaluation (`--catalog … --queries … --json`) runs in one process.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use search_index::SearchIndexes;
 use serde_json::{Value, json};
 use tool_search::report::{QueryLine, ServerList, answer_line, parse_catalog, ranking_text};
 use tool_search::{SearchQuery, ToolIndex};
+
+use crate::config::ModelArgs;
 
 use crate::remote::{Remote, print_json, segment};
 
@@ -40,12 +48,29 @@ pub struct SearchArgs {
     /// Answer every query of this JSON-lines file, one JSON line each.
     #[arg(long, conflicts_with = "query")]
     queries: Option<PathBuf>,
+    #[command(flatten)]
+    model: ModelArgs,
+}
+
+/// An offline catalog and the indexes that embed its queries.
+struct Offline {
+    index: std::sync::Arc<ToolIndex>,
+    indexes: SearchIndexes,
+}
+
+impl Offline {
+    async fn vector(&self, text: &str) -> anyhow::Result<Option<Vec<f32>>> {
+        if self.index.dimensions().is_none() {
+            return Ok(None);
+        }
+        Ok(self.indexes.query_vector(text).await?)
+    }
 }
 
 pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
     let max = usize::from(args.max);
     let index = match &args.catalog {
-        Some(path) => Some(load_catalog(path)?),
+        Some(path) => Some(load_catalog(path, &args.model).await?),
         None => None,
     };
     if let Some(path) = &args.queries {
@@ -63,7 +88,9 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
                 )
             })?;
             let answer = match &index {
-                Some(index) => answer_line(index, &query, max),
+                Some(offline) => {
+                    answer_line(&offline.index, &query, max, offline.vector(&query.q).await?)
+                }
                 None => remote_answer_line(remote, &query, max).await?,
             };
             println!("{answer}");
@@ -72,10 +99,12 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
     }
     let text = args.query.context("give a query, or --queries FILE")?;
     match &index {
-        Some(index) => {
-            let query = SearchQuery::new(text.clone())
+        Some(offline) => {
+            let vector = offline.vector(&text).await?;
+            let mut query = SearchQuery::new(text.clone())
                 .servers(args.servers.clone())
                 .max_results(max);
+            query.vector = vector.clone();
             if args.json {
                 let mcp_server =
                     (!args.servers.is_empty()).then_some(ServerList::Many(args.servers));
@@ -83,9 +112,9 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
                     q: text,
                     mcp_server,
                 };
-                println!("{}", answer_line(index, &line, max));
+                println!("{}", answer_line(&offline.index, &line, max, vector));
             } else {
-                print!("{}", ranking_text(index, &query, args.explain)?);
+                print!("{}", ranking_text(&offline.index, &query, args.explain)?);
             }
         }
         None => {
@@ -100,11 +129,13 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn load_catalog(path: &Path) -> anyhow::Result<ToolIndex> {
+async fn load_catalog(path: &Path, model: &ModelArgs) -> anyhow::Result<Offline> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let docs = parse_catalog(&text).with_context(|| format!("{}", path.display()))?;
-    Ok(ToolIndex::build(docs))
+    let indexes = SearchIndexes::new(model.load().await?, None);
+    let index = indexes.index(docs).await?;
+    Ok(Offline { index, indexes })
 }
 
 async fn remote_search(

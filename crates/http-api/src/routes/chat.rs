@@ -118,7 +118,7 @@ pub async fn chat(
         ListPolicy::CachedThenStart,
     )
     .await?;
-    let tools = TurnTools::plan(&state, &bot, &toolset);
+    let tools = TurnTools::plan(&state, &bot, &toolset).await;
     let report = tools.report();
     let instructions = toolset.instructions.clone();
     let executor = Arc::new(McpToolExecutor::new(

@@ -92,12 +92,13 @@ pub async fn search(
         }
         None => ("*".to_owned(), every_cached_tool(&state).await?),
     };
-    let index = state.config.catalogs.search_index(&scope, entries);
+    let index = state.config.catalogs.search_index(&scope, entries).await;
     let query = SearchQuery::new(params.q)
         .servers(params.servers)
         .max_results(params.limit);
     let answer = index
-        .search(&query)
+        .search(query)
+        .await
         .map_err(|error| ApiError::bad_request("bad_query", error.to_string()))?;
     Ok(Json(answer))
 }

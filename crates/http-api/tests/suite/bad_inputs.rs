@@ -313,6 +313,7 @@ async fn provider_http_error_is_a_502_json_error_on_the_json_answer() -> anyhow:
 async fn provider_that_hangs_is_reported_as_stalled() -> anyhow::Result<()> {
     let options = Options {
         idle: Duration::from_millis(300),
+        ..Options::default()
     };
     let fx = Fixture::with_options([FakeReply::hang()], options).await?;
     fx.add_bot("tester", model(Wire::Anthropic), &[]).await?;

@@ -71,12 +71,16 @@ pub struct Fixture {
 
 pub struct Options {
     pub idle: Duration,
+    /// Load the embedding model of `BOTCRAFT_EMBEDDING_MODEL`: `tool_search` is hybrid,
+    /// its vectors kept in the fixture's store.
+    pub embedding: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
         Self {
             idle: Duration::from_secs(20),
+            embedding: false,
         }
     }
 }
@@ -116,7 +120,26 @@ impl Fixture {
                 idle: options.idle,
             },
         })?;
+        let embedder = if options.embedding {
+            let dir = std::env::var_os("BOTCRAFT_EMBEDDING_MODEL")
+                .filter(|v| !v.is_empty())
+                .context(
+                    "BOTCRAFT_EMBEDDING_MODEL is not set; this test runs the real model: \
+                     export BOTCRAFT_EMBEDDING_MODEL=\"$(scripts/embedding-model-setup.sh)\"",
+                )?;
+            let model = tokio::task::spawn_blocking(move || {
+                embedding::Embedder::load(std::path::Path::new(&dir))
+            })
+            .await??;
+            Some(Arc::new(model))
+        } else {
+            None
+        };
         let config = ApiConfig {
+            catalogs: http_api::ToolCatalogs::new(search_index::SearchIndexes::new(
+                embedder,
+                Some(store.clone()),
+            )),
             api_keys: ApiKeys::new([ADMIN_KEY]),
             max_body_bytes: BODY_LIMIT,
             cancel_grace: Duration::from_secs(2),

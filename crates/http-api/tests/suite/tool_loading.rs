@@ -68,6 +68,104 @@ fn json_chat(bot: &str, text: &str) -> anyhow::Result<axum::http::Request<axum::
     Ok(chat)
 }
 
+/// With the embedding model, a query that shares no word with the tool (a paraphrase) still
+/// finds it, and the model calls it in the next step.
+#[tokio::test]
+async fn with_the_model_a_paraphrased_search_finds_the_tool_and_the_next_step_calls_it()
+-> anyhow::Result<()> {
+    let query = "print what the notes document says";
+    let fx = Fixture::with_options(
+        [
+            FakeReply::tool_calls([FakeToolCall::new(
+                "s1",
+                "tool_search",
+                [&*json!({"query": query, "max_results": 3}).to_string()],
+            )]),
+            FakeReply::tool_calls([FakeToolCall::new(
+                "c1",
+                "fake__read_text_file",
+                [r#"{"path":"notes.md"}"#],
+            )]),
+            FakeReply::text(["done"]),
+        ],
+        super::harness::Options {
+            embedding: true,
+            ..Default::default()
+        },
+    )
+    .await?;
+    // The fake server answers with the real filesystem server's captured tools.
+    let capture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tool-search/eval/servers/filesystem.json"
+    );
+    let fake = fx
+        .add_fake_server("fake", |s| s.env("FAKE_MCP_TOOLS_FILE", capture))
+        .await?;
+    bounded("the warm-up listing", fx.manager.get_tools("fake")).await??;
+    bounded("the warm-up stop", fx.manager.stop_server("fake")).await??;
+    let tools: Vec<Value> =
+        serde_json::from_str::<Value>(&std::fs::read_to_string(capture)?)?["tools"]
+            .as_array()
+            .context("tools")?
+            .clone();
+    let read = tools
+        .iter()
+        .find(|t| t["name"] == "read_text_file")
+        .context("read_text_file")?;
+    let read = tool_search::ToolDoc::from_mcp("fake", read, "");
+    assert!(
+        tool_search::eval::shares_no_word(query, &[&read]),
+        "not a paraphrase"
+    );
+    // Only the captured tools (not the fake's own echo, env, …).
+    let mut spec = BotSpec::new("reader", model(Wire::OpenAi));
+    spec.tool_loading_mode = ToolLoadingMode::Deferred;
+    let bot = fx.store.create_bot(&spec).await?;
+    let binding = BindingSpec {
+        tool_filter: tools
+            .iter()
+            .filter_map(|t| t["name"].as_str().map(str::to_owned))
+            .collect(),
+        ..BindingSpec::default()
+    };
+    fx.store.bind(&bot.id, &fake.id, &binding).await?;
+    let reply = fx
+        .send(request(
+            "POST",
+            "/api/ai/chat",
+            Some(&chat_body(&bot.name, query)),
+        ))
+        .await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let chunks = reply.chunks()?;
+    let requests = fx.llm.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(
+        offered(&requests[1]).contains(&"fake__read_text_file".to_owned()),
+        "{:?}",
+        offered(&requests[1])
+    );
+    let outputs: Vec<&Value> = chunks
+        .iter()
+        .filter(|c| c["type"] == "tool-output-available")
+        .map(|c| &c["output"])
+        .collect();
+    assert_eq!(outputs.len(), 2, "{chunks:?}");
+    let found: Value = serde_json::from_str(outputs[0].as_str().context("a text output")?)?;
+    let names: Vec<&str> = found["tools"]
+        .as_array()
+        .context("tools")?
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(names.contains(&"fake__read_text_file"), "{names:?}");
+    assert_eq!(outputs[1], &json!(r#"{"path":"notes.md"}"#));
+    assert_eq!(state_of(&fx, "fake"), Some(ServerState::Running));
+    fx.finish().await;
+    Ok(())
+}
+
 #[tokio::test]
 async fn deferred_bot_finds_a_tool_by_search_and_calls_it_in_the_next_step() -> anyhow::Result<()> {
     let fx = Fixture::new([

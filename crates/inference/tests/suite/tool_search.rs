@@ -128,10 +128,10 @@ fn seeded_tools() -> Vec<ToolDefinition> {
             tools.push(definition(server, tool));
         }
     }
-    let path = format!("{root}/crates/tool-search/eval/catalog.json");
-    let catalog: Vec<Value> =
-        serde_json::from_str(&std::fs::read_to_string(&path).expect("catalog")).expect("JSON");
-    for tool in catalog.iter().filter(|t| t["server"] == "playwright") {
+    let path = format!("{root}/crates/tool-search/eval/servers/playwright.json");
+    let capture: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("capture")).expect("JSON");
+    for tool in capture["tools"].as_array().expect("tools") {
         tools.push(definition("playwright", tool));
     }
     tools

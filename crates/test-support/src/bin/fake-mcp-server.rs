@@ -15,6 +15,7 @@
 //! | `FAKE_MCP_STDERR_FLOOD=N` | write `flood line I` for I in 1..=N to stderr at start |
 //! | `FAKE_MCP_GRANDCHILD_PID_FILE=FILE` | start `setsid sleep 3600` (own session, like Chromium) and write its pid |
 //! | `FAKE_MCP_TOOLS=a,b` | extra tool names (each echoes its arguments) |
+//! | `FAKE_MCP_TOOLS_FILE=FILE` | extra tools as defined in FILE: a JSON object with a `tools` list (a captured `tools/list`), each echoing its arguments |
 //! | `FAKE_MCP_PAGE_SIZE=N` | answer `tools/list` in pages of N |
 //!
 //! Tools: `echo {text}` → text; `env {name}` → the variable's value or `<unset>`;
@@ -105,6 +106,25 @@ fn main() {
     if let Some(extra) = var("FAKE_MCP_TOOLS") {
         tools.extend(extra.split(',').map(str::to_owned));
     }
+    let defined: Vec<Value> = var("FAKE_MCP_TOOLS_FILE")
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+            let file: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+            file["tools"].as_array().cloned().unwrap_or_default()
+        })
+        .unwrap_or_default();
+    for definition in &defined {
+        if let Some(name) = definition["name"].as_str() {
+            tools.push(name.to_owned());
+        }
+    }
+    let tool = |name: &str| {
+        defined
+            .iter()
+            .find(|d| d["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| tool(name))
+    };
     let page_size = num("FAKE_MCP_PAGE_SIZE").map(|n| n.max(1) as usize);
     let mut calls = 0u64;
     let mut initialized = false;

@@ -1,1 +1,1 @@
-mod eval;
+mod data;

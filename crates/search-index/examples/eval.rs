@@ -1,0 +1,145 @@
+//! The retrieval evaluation as tables, and the tuning grid:
+//!
+//! ```sh
+//! export BOTCRAFT_EMBEDDING_MODEL="$(scripts/embedding-model-setup.sh)"
+//! cargo run --release -p search-index --example eval -- dev          # every ranking on dev
+//! cargo run --release -p search-index --example eval -- dev grid     # tune (dev only)
+//! cargo run --release -p search-index --example eval -- dev misses   # what the shipped ranking misses
+//! cargo run --release -p search-index --example eval -- test         # the held-out figures
+//! ```
+//!
+//! Tuning reads dev only; `test` prints figures and nothing query by query.
+
+#[path = "../tests/suite/data.rs"]
+#[allow(dead_code)]
+mod data;
+
+use data::{EvalData, Split, hybrid, index, query_vectors, segments};
+use search_index::SearchIndexes;
+use tool_search::eval::{Report, evaluate};
+use tool_search::{Ranking, Weights};
+
+fn row(label: &str, r: &Report) {
+    println!(
+        "| {label} | {} | {:.3} | {:.3} | {:.3} | {:.3} ({}) | {:.3} ({}) |",
+        r.all.queries,
+        r.all.recall_at_1,
+        r.all.recall_at_5,
+        r.all.mrr_at_10,
+        r.paraphrase.recall_at_5,
+        r.paraphrase.queries,
+        r.task.recall_at_5,
+        r.task.queries,
+    );
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let split = match args.first().map(String::as_str) {
+        Some("test") => Split::Test,
+        _ => Split::Dev,
+    };
+    let mode = args.get(1).map(String::as_str).unwrap_or("table");
+    let data = EvalData::load();
+    let indexes = hybrid().await;
+    let queries = &data.queries(split);
+    let lexical = segments(&data, split, &SearchIndexes::lexical()).await;
+    let hybrid = segments(&data, split, &indexes).await;
+    let vectors = query_vectors(queries, &indexes).await;
+    let tools: usize = lexical.iter().map(|s| s.len()).sum();
+    println!(
+        "{split:?}: {} queries over {tools} tools from {} servers; {:?}\n",
+        queries.len(),
+        lexical.len(),
+        indexes.mode()
+    );
+    let run = |weights: Weights, with_vectors: bool| {
+        let segs = if with_vectors { &hybrid } else { &lexical };
+        let v = with_vectors.then_some(vectors.as_slice());
+        evaluate(&index(segs, weights), queries, v).expect("evaluate")
+    };
+    match mode {
+        "grid" => {
+            assert_eq!(split, Split::Dev, "tuning runs on dev only");
+            grid(&run);
+        }
+        "misses" => {
+            assert_eq!(split, Split::Dev, "misses are shown for dev only");
+            for miss in run(Weights::default(), true).misses {
+                println!(
+                    "{:<70} rank {:?}  top {:?}",
+                    miss.query, miss.rank, miss.top
+                );
+            }
+        }
+        _ => {
+            println!(
+                "| ranking | queries | recall@1 | recall@5 | MRR@10 | paraphrase recall@5 | task recall@5 |\n|---|---|---|---|---|---|---|"
+            );
+            row("shipped (hybrid)", &run(Weights::default(), true));
+            row(
+                "dense only",
+                &run(Weights::default().ranking(Ranking::Dense), true),
+            );
+            row(
+                "BM25F only (name tiers)",
+                &run(Weights::default().ranking(Ranking::Lexical), false),
+            );
+            row("plain BM25", &run(Weights::plain_bm25(), false));
+        }
+    }
+}
+
+fn grid(run: &dyn Fn(Weights, bool) -> Report) {
+    let score = |r: &Report| r.all.mrr_at_10 + r.all.recall_at_5;
+    let mut best_lexical = (f64::MIN, Weights::default());
+    for name in [1.0, 2.0, 3.0, 4.0] {
+        {
+            let parameters = Weights::default().parameters;
+            for server in [0.5, 1.0, 2.0] {
+                for b in [0.5, 0.75] {
+                    let w = Weights {
+                        name,
+                        parameters,
+                        server,
+                        b,
+                        ..Weights::default()
+                    }
+                    .ranking(Ranking::Lexical);
+                    let s = score(&run(w, false));
+                    if s > best_lexical.0 {
+                        best_lexical = (s, w);
+                    }
+                }
+            }
+        }
+    }
+    println!("best lexical: {:?}", best_lexical.1);
+    row("best lexical", &run(best_lexical.1, false));
+    let base = best_lexical.1;
+    let mut rankings = vec![Ranking::Dense];
+    for k in [5.0, 10.0, 20.0, 40.0, 60.0] {
+        rankings.push(Ranking::Rrf { k });
+    }
+    for dense in [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9] {
+        rankings.push(Ranking::Blend { dense });
+    }
+    let mut best = (f64::MIN, base);
+    for ranking in rankings {
+        for candidates in [10usize, 20, 50] {
+            let w = Weights {
+                dense_candidates: candidates,
+                ..base
+            }
+            .ranking(ranking);
+            let r = run(w, true);
+            row(&format!("{ranking:?} c={candidates}"), &r);
+            if score(&r) > best.0 {
+                best = (score(&r), w);
+            }
+        }
+    }
+    println!("\nbest of grid: {:?}", best.1);
+    row("grid best", &run(best.1, true));
+}

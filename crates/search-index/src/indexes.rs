@@ -1,0 +1,301 @@
+//! [`SearchIndexes`]: segment reuse, vector persistence and query embedding.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
+
+use embedding::{Embedder, EmbeddingError};
+use serde::Serialize;
+use store::{Store, StoreError};
+use tool_search::{Segment, ToolDoc, ToolIndex, Weights, catalog_hash, text_key};
+
+/// How `tool_search` ranks, as `/api/health` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "mode", rename_all = "lowercase")]
+pub enum SearchMode {
+    /// BM25F and tool names only: no embedding model is configured.
+    Bm25,
+    /// BM25F fused with an embedding model's similarity.
+    Hybrid {
+        /// The model folder.
+        model: String,
+        /// Its files' digest (vectors are stored under it).
+        #[serde(rename = "modelId")]
+        model_id: String,
+        dimensions: usize,
+    },
+}
+
+/// Why an index could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error(transparent)]
+    Embedding(#[from] EmbeddingError),
+    #[error("the tool vectors could not be read or stored")]
+    Store(#[from] StoreError),
+    #[error("the model's vectors do not fit the tools: {0}")]
+    Vectors(#[from] tool_search::VectorError),
+    #[error("the embedding task stopped: {0}")]
+    Task(String),
+}
+
+/// The indexes of one BotCraft process. Cheap to share (`Arc`).
+pub struct SearchIndexes {
+    embedder: Option<Arc<Embedder>>,
+    store: Option<Store>,
+    weights: Weights,
+    /// Live segments by [`Segment::hash`]: reused while some index holds them.
+    segments: Mutex<HashMap<String, Weak<Segment>>>,
+    /// One build at a time, so two requests never embed the same tools twice.
+    build: tokio::sync::Mutex<()>,
+    /// Texts run through the model for indexes (not queries), since start.
+    embedded: std::sync::atomic::AtomicU64,
+}
+
+impl std::fmt::Debug for SearchIndexes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndexes")
+            .field("mode", &self.mode())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl SearchIndexes {
+    /// BM25F only.
+    pub fn lexical() -> Self {
+        Self::new(None, None)
+    }
+
+    /// Hybrid when `embedder` is given; its vectors persist in `store` when given.
+    pub fn new(embedder: Option<Arc<Embedder>>, store: Option<Store>) -> Self {
+        Self {
+            embedder,
+            store,
+            weights: Weights::default(),
+            segments: Mutex::new(HashMap::new()),
+            build: tokio::sync::Mutex::new(()),
+            embedded: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// The same, ranking with `weights`.
+    pub fn with_weights(mut self, weights: Weights) -> Self {
+        self.weights = weights;
+        self
+    }
+
+    pub fn mode(&self) -> SearchMode {
+        match &self.embedder {
+            None => SearchMode::Bm25,
+            Some(e) => SearchMode::Hybrid {
+                model: e.folder().dir.display().to_string(),
+                model_id: e.model_id().to_owned(),
+                dimensions: e.dimensions(),
+            },
+        }
+    }
+
+    /// An index over `docs`: one segment per server, in order of first
+    /// appearance, each reused while its documents are unchanged. Segments
+    /// that must be built are tokenised in parallel on blocking threads, and
+    /// the vectors of all of them are read (or computed) at once.
+    pub async fn index(&self, docs: Vec<ToolDoc>) -> Result<Arc<ToolIndex>, IndexError> {
+        let mut order: Vec<String> = Vec::new();
+        let mut by_server: BTreeMap<String, Vec<ToolDoc>> = BTreeMap::new();
+        for doc in docs {
+            if !by_server.contains_key(&doc.server) {
+                order.push(doc.server.clone());
+            }
+            by_server.entry(doc.server.clone()).or_default().push(doc);
+        }
+        let groups: Vec<Vec<ToolDoc>> = order
+            .iter()
+            .map(|server| by_server.remove(server).unwrap_or_default())
+            .collect();
+        let mut segments: Vec<Option<Arc<Segment>>> = groups
+            .iter()
+            .map(|docs| self.live(&catalog_hash(docs)))
+            .collect();
+        if segments.iter().any(Option::is_none) {
+            let _building = match &self.embedder {
+                Some(_) => Some(self.build.lock().await),
+                None => None,
+            };
+            // Another request may have built them while this one waited.
+            for (i, docs) in groups.iter().enumerate() {
+                if segments[i].is_none() {
+                    segments[i] = self.live(&catalog_hash(docs));
+                }
+            }
+            let missing: Vec<usize> = (0..groups.len())
+                .filter(|&i| segments[i].is_none())
+                .collect();
+            let built = join_all_tasks(
+                missing
+                    .iter()
+                    .map(|&i| {
+                        let docs = groups[i].clone();
+                        tokio::task::spawn_blocking(move || Segment::build(docs))
+                    })
+                    .collect(),
+            )
+            .await?;
+            let built = match &self.embedder {
+                None => built,
+                Some(embedder) => {
+                    let texts: Vec<String> = built
+                        .iter()
+                        .flat_map(|s| s.docs().iter().map(ToolDoc::embedding_text))
+                        .collect();
+                    let label = if built.len() == 1 {
+                        built[0]
+                            .docs()
+                            .first()
+                            .map(|d| d.server.clone())
+                            .unwrap_or_default()
+                    } else {
+                        format!("{} servers", built.len())
+                    };
+                    let mut vectors = self
+                        .vectors_with(embedder, &texts, &label)
+                        .await?
+                        .into_iter();
+                    let mut with = Vec::with_capacity(built.len());
+                    for segment in built {
+                        let own: Vec<Vec<f32>> = vectors.by_ref().take(segment.len()).collect();
+                        with.push(segment.with_vectors(own)?);
+                    }
+                    with
+                }
+            };
+            for (i, segment) in missing.into_iter().zip(built) {
+                segments[i] = Some(self.remember(segment));
+            }
+        }
+        let segments = segments.into_iter().flatten().collect();
+        Ok(Arc::new(ToolIndex::from_segments(segments, self.weights)))
+    }
+
+    /// The segment of one server's `docs`: the live one with the same
+    /// documents, else a new one (with vectors when a model is loaded).
+    pub async fn segment(&self, docs: Vec<ToolDoc>) -> Result<Arc<Segment>, IndexError> {
+        let index = self.index(docs).await?;
+        Ok(index
+            .segments()
+            .first()
+            .cloned()
+            .unwrap_or_else(|| Arc::new(Segment::build(Vec::new()))))
+    }
+
+    /// Vectors of `texts` (none without a model): the stored ones, the others computed and
+    /// stored. Not for queries on the request path (see [`SearchIndexes::query_vector`]).
+    pub async fn vectors(&self, texts: &[String]) -> Result<Option<Vec<Vec<f32>>>, IndexError> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let _building = self.build.lock().await;
+        self.vectors_with(embedder, texts, "").await.map(Some)
+    }
+
+    async fn vectors_with(
+        &self,
+        embedder: &Arc<Embedder>,
+        texts: &[String],
+        server: &str,
+    ) -> Result<Vec<Vec<f32>>, IndexError> {
+        let keys: Vec<String> = texts.iter().map(|t| text_key(t)).collect();
+        let model = embedder.model_id().to_owned();
+        let mut known = match &self.store {
+            Some(store) => store.tool_vectors(&model, &keys).await?,
+            None => HashMap::new(),
+        };
+        // A stored vector of another length is not this model's: compute it again.
+        known.retain(|_, v| v.len() == embedder.dimensions());
+        let mut seen = std::collections::HashSet::new();
+        let missing: Vec<usize> = (0..keys.len())
+            .filter(|&i| !known.contains_key(&keys[i]) && seen.insert(&keys[i]))
+            .collect();
+        if !missing.is_empty() {
+            let started = Instant::now();
+            let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
+            let computed = embed_blocking(Arc::clone(embedder), batch).await?;
+            self.embedded
+                .fetch_add(computed.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            let fresh: Vec<(String, Vec<f32>)> = missing
+                .iter()
+                .map(|&i| keys[i].clone())
+                .zip(computed)
+                .collect();
+            if let Some(store) = &self.store {
+                store.put_tool_vectors(&model, &fresh).await?;
+            }
+            tracing::info!(
+                server,
+                embedded = fresh.len(),
+                reused = keys.len() - fresh.len(),
+                ms = started.elapsed().as_millis() as u64,
+                "tool vectors computed"
+            );
+            known.extend(fresh);
+        }
+        Ok(keys
+            .iter()
+            .map(|k| known.get(k).cloned().unwrap_or_default())
+            .collect())
+    }
+
+    /// How many texts were embedded for indexes since start (vectors found in the store do
+    /// not count).
+    pub fn texts_embedded(&self) -> u64 {
+        self.embedded.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The query's embedding, when a model is loaded.
+    pub async fn query_vector(&self, text: &str) -> Result<Option<Vec<f32>>, IndexError> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let mut vectors = embed_blocking(Arc::clone(embedder), vec![text.to_owned()]).await?;
+        Ok(vectors.pop())
+    }
+
+    fn live(&self, hash: &str) -> Option<Arc<Segment>> {
+        lock(&self.segments).get(hash).and_then(Weak::upgrade)
+    }
+
+    fn remember(&self, segment: Segment) -> Arc<Segment> {
+        let segment = Arc::new(segment);
+        let mut segments = lock(&self.segments);
+        segments.retain(|_, weak| weak.strong_count() > 0);
+        segments.insert(segment.hash().to_owned(), Arc::downgrade(&segment));
+        segment
+    }
+}
+
+/// Await every task, in order.
+async fn join_all_tasks<T>(tasks: Vec<tokio::task::JoinHandle<T>>) -> Result<Vec<T>, IndexError> {
+    let mut out = Vec::with_capacity(tasks.len());
+    for task in tasks {
+        out.push(task.await.map_err(|e| IndexError::Task(e.to_string()))?);
+    }
+    Ok(out)
+}
+
+async fn embed_blocking(
+    embedder: Arc<Embedder>,
+    texts: Vec<String>,
+) -> Result<Vec<Vec<f32>>, IndexError> {
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        embedder.embed(&refs)
+    })
+    .await
+    .map_err(|e| IndexError::Task(e.to_string()))?
+    .map_err(IndexError::from)
+}

@@ -1,0 +1,17 @@
+//! The `tool_search` indexes BotCraft's services keep.
+//!
+//! Owns: turning a set of tool documents into a [`ToolIndex`] made of one
+//! [`Segment`] per server (a segment is reused while that server's documents
+//! are the same, so one server's change rebuilds one segment), the vectors of
+//! the dense signal (computed once per (model id, text hash), kept in the
+//! store's `"ToolVector"` table, so neither a restart nor a server's restart
+//! re-embeds an unchanged tool), and the query's embedding, the only model
+//! work on the request path.
+//!
+//! Without a model ([`SearchIndexes::lexical`]) every index is BM25F only and
+//! [`SearchMode::Bm25`] says so; `tool_search` works the same.
+
+mod indexes;
+
+pub use indexes::{IndexError, SearchIndexes, SearchMode};
+pub use tool_search::{Segment, ToolIndex};

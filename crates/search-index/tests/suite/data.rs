@@ -1,0 +1,132 @@
+//! The evaluation data on disk (`crates/tool-search/eval/`) and its vectors.
+//! Shared by the suite and `examples/eval.rs`.
+//!
+//! Vectors come from the model in `BOTCRAFT_EMBEDDING_MODEL` through
+//! [`SearchIndexes`], persisted in an SQLite store under `target/`, exactly as
+//! `botcraft serve` persists them: the first run embeds, later runs reuse.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use search_index::SearchIndexes;
+use tool_search::eval::{EvalQuery, ServerCapture, parse_queries};
+use tool_search::{Segment, ToolIndex, Weights};
+
+pub fn dir() -> PathBuf {
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../tool-search/eval"))
+}
+
+/// Which queries, and which servers they may see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(dead_code)] // `Dev` is the tuning example's; the suite reports `Test`.
+pub enum Split {
+    /// Tuning: dev queries over every server but the test-only ones.
+    Dev,
+    /// Reporting: test queries over every server.
+    Test,
+}
+
+pub struct EvalData {
+    pub servers: Vec<ServerCapture>,
+    pub test_only: BTreeSet<String>,
+}
+
+#[derive(serde::Deserialize)]
+struct SplitFile {
+    test_only_servers: Vec<String>,
+}
+
+impl EvalData {
+    pub fn load() -> Self {
+        let dir = dir();
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir.join("servers"))
+            .expect("eval/servers")
+            .map(|e| e.expect("entry").path())
+            .filter(|p| p.extension().is_some_and(|x| x == "json"))
+            .collect();
+        paths.sort();
+        let servers = paths
+            .iter()
+            .map(|p| {
+                let text = std::fs::read_to_string(p).expect("server file");
+                ServerCapture::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+            })
+            .collect();
+        let split: SplitFile = serde_json::from_str(
+            &std::fs::read_to_string(dir.join("split.json")).expect("split.json"),
+        )
+        .expect("split.json");
+        Self {
+            servers,
+            test_only: split.test_only_servers.into_iter().collect(),
+        }
+    }
+
+    /// A split's queries (read only when asked for, so tuning never loads the test split).
+    pub fn queries(&self, split: Split) -> Vec<EvalQuery> {
+        let name = match split {
+            Split::Dev => "dev.jsonl",
+            Split::Test => "test.jsonl",
+        };
+        parse_queries(&std::fs::read_to_string(dir().join(name)).expect(name))
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+
+    /// The servers a split searches.
+    pub fn servers(&self, split: Split) -> impl Iterator<Item = &ServerCapture> {
+        self.servers
+            .iter()
+            .filter(move |s| split == Split::Test || !self.test_only.contains(&s.server))
+    }
+}
+
+pub fn model_dir() -> PathBuf {
+    std::env::var_os("BOTCRAFT_EMBEDDING_MODEL")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            panic!(
+                "BOTCRAFT_EMBEDDING_MODEL is not set. The evaluation runs the real model:\n    \
+                 export BOTCRAFT_EMBEDDING_MODEL=\"$(scripts/embedding-model-setup.sh)\"\n\
+                 then run it again."
+            )
+        })
+}
+
+/// Hybrid indexes over the model, with vectors persisted under `target/`.
+pub async fn hybrid() -> SearchIndexes {
+    let dir = model_dir();
+    let embedder = tokio::task::spawn_blocking(move || embedding::Embedder::load(&dir))
+        .await
+        .expect("load task")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target"))
+        .join("tool-vectors-eval.db");
+    let store = store::Store::connect(&store::sqlite_url(&path))
+        .await
+        .expect("vector cache store");
+    SearchIndexes::new(Some(Arc::new(embedder)), Some(store))
+}
+
+/// One segment per server of `split`, with vectors when `indexes` has a model.
+pub async fn segments(data: &EvalData, split: Split, indexes: &SearchIndexes) -> Vec<Arc<Segment>> {
+    let mut out = Vec::new();
+    for server in data.servers(split) {
+        out.push(indexes.segment(server.docs()).await.expect("segment"));
+    }
+    out
+}
+
+pub fn index(segments: &[Arc<Segment>], weights: Weights) -> ToolIndex {
+    ToolIndex::from_segments(segments.to_vec(), weights)
+}
+
+pub async fn query_vectors(queries: &[EvalQuery], indexes: &SearchIndexes) -> Vec<Vec<f32>> {
+    let texts: Vec<String> = queries.iter().map(|q| q.q.clone()).collect();
+    indexes
+        .vectors(&texts)
+        .await
+        .expect("query vectors")
+        .expect("a model is loaded")
+}

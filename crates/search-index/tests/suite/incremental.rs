@@ -1,0 +1,81 @@
+//! One server's change rebuilds one segment and embeds only what changed; a restart (a new
+//! `SearchIndexes` over the same store) embeds nothing.
+
+use std::sync::Arc;
+
+use pretty_assertions::assert_eq;
+use search_index::SearchIndexes;
+use serde_json::json;
+use tool_search::ToolDoc;
+
+use super::data::model_dir;
+
+fn doc(server: &str, name: &str, description: &str) -> ToolDoc {
+    ToolDoc::from_mcp(
+        server,
+        &json!({"name": name, "description": description}),
+        "",
+    )
+}
+
+fn catalog(changed: bool) -> Vec<ToolDoc> {
+    vec![
+        doc("fs", "read_file", "Read a file from disk"),
+        doc("fs", "write_file", "Write a file to disk"),
+        doc(
+            "web",
+            "fetch",
+            if changed {
+                "Fetch a URL and return it as markdown"
+            } else {
+                "Fetch a URL"
+            },
+        ),
+        doc("web", "search", "Search the web"),
+    ]
+}
+
+#[tokio::test]
+async fn a_changed_server_rebuilds_its_segment_only() -> anyhow::Result<()> {
+    let indexes = SearchIndexes::lexical();
+    let first = indexes.index(catalog(false)).await?;
+    let again = indexes.index(catalog(false)).await?;
+    for (a, b) in first.segments().iter().zip(again.segments()) {
+        assert!(Arc::ptr_eq(a, b), "unchanged catalog: segments reused");
+    }
+    let changed = indexes.index(catalog(true)).await?;
+    assert!(
+        Arc::ptr_eq(&first.segments()[0], &changed.segments()[0]),
+        "fs reused"
+    );
+    assert!(
+        !Arc::ptr_eq(&first.segments()[1], &changed.segments()[1]),
+        "web rebuilt"
+    );
+    assert_eq!(changed.len(), 4);
+    Ok(())
+}
+
+#[tokio::test]
+async fn vectors_are_computed_once_per_text_and_survive_a_restart() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let url = store::sqlite_url(&dir.path().join("store.db"));
+    let model = model_dir();
+    let embedder =
+        Arc::new(tokio::task::spawn_blocking(move || embedding::Embedder::load(&model)).await??);
+    let store = store::Store::connect(&url).await?;
+    let indexes = SearchIndexes::new(Some(embedder.clone()), Some(store.clone()));
+    let first = indexes.index(catalog(false)).await?;
+    assert_eq!(first.dimensions(), Some(384));
+    assert_eq!(indexes.texts_embedded(), 4);
+    // One tool's description changed: only that text is embedded.
+    indexes.index(catalog(true)).await?;
+    assert_eq!(indexes.texts_embedded(), 5);
+    // A restart: the store has every vector.
+    let restarted = SearchIndexes::new(Some(embedder), Some(store.clone()));
+    let index = restarted.index(catalog(true)).await?;
+    assert_eq!(restarted.texts_embedded(), 0);
+    assert_eq!(index.dimensions(), Some(384));
+    store.close().await;
+    Ok(())
+}

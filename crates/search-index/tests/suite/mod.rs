@@ -1,0 +1,3 @@
+mod data;
+mod eval;
+mod incremental;
