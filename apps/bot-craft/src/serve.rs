@@ -156,10 +156,12 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let health_loop = manager.start_health_check_loop();
 
     let turns = CancellationToken::new();
+    let toolsets = http_api::new_toolsets(&store, &manager, &default_native_tools());
     let state = AppState {
         store: store.clone(),
         manager: manager.clone(),
         providers,
+        toolsets: toolsets.clone(),
         native: default_native_tools(),
         config: Arc::new(config),
         shutdown: turns.clone(),
@@ -193,10 +195,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
                 shutdown: sessions.clone(),
                 ..mcp_gateway::GatewayConfig::default()
             };
-            let backend = Arc::new(mcp_gateway::ManagerBackend::new(
-                manager.clone(),
-                store.clone(),
-            ));
+            let backend = Arc::new(mcp_gateway::ToolsetBackend::new(toolsets.clone()));
             eprintln!("botcraft: MCP gateway at /mcp");
             router.merge(mcp_gateway::mcp_router(
                 backend,

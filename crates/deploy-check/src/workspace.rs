@@ -16,6 +16,10 @@ pub struct Workspace {
     pub binaries: BTreeMap<String, String>,
     /// `rust-version` of each package that declares one.
     pub rust_versions: BTreeMap<String, String>,
+    /// Each member → the members it depends on (normal dependencies, not dev or build).
+    pub dependencies: BTreeMap<String, Vec<String>>,
+    /// Members whose manifest is under `apps/`.
+    pub apps: Vec<String>,
 }
 
 impl Workspace {
@@ -46,11 +50,32 @@ impl Workspace {
     pub fn from_metadata(metadata: &Value) -> Self {
         let mut binaries = BTreeMap::new();
         let mut rust_versions = BTreeMap::new();
+        let mut dependencies = BTreeMap::new();
+        let mut apps = Vec::new();
         let packages = metadata["packages"].as_array().cloned().unwrap_or_default();
+        let members: Vec<&str> = packages.iter().filter_map(|p| p["name"].as_str()).collect();
         for package in &packages {
             let Some(name) = package["name"].as_str() else {
                 continue;
             };
+            if package["manifest_path"]
+                .as_str()
+                .is_some_and(|path| path.contains("/apps/"))
+            {
+                apps.push(name.to_owned());
+            }
+            let mut deps: Vec<String> = package["dependencies"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|d| d["kind"].is_null())
+                .filter_map(|d| d["name"].as_str())
+                .filter(|d| members.contains(d))
+                .map(str::to_owned)
+                .collect();
+            deps.sort();
+            deps.dedup();
+            dependencies.insert(name.to_owned(), deps);
             if let Some(version) = package["rust_version"].as_str() {
                 rust_versions.insert(name.to_owned(), version.to_owned());
             }
@@ -64,10 +89,46 @@ impl Workspace {
                 }
             }
         }
+        apps.sort();
         Self {
             binaries,
             rust_versions,
+            dependencies,
+            apps,
         }
+    }
+
+    /// The members' dependency graph as text: `crate → dep, dep` per line, by name; members
+    /// without workspace dependencies are listed alone.
+    pub fn graph(&self) -> String {
+        self.dependencies
+            .iter()
+            .map(|(name, deps)| {
+                if deps.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{name} → {}", deps.join(", "))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// Whether `from` depends on `to`, directly or through other members.
+    pub fn depends_on(&self, from: &str, to: &str) -> bool {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo = vec![from.to_owned()];
+        while let Some(next) = todo.pop() {
+            for dep in self.dependencies.get(&next).into_iter().flatten() {
+                if dep == to {
+                    return true;
+                }
+                if seen.insert(dep.clone()) {
+                    todo.push(dep.clone());
+                }
+            }
+        }
+        false
     }
 }
 
@@ -80,18 +141,31 @@ mod tests {
     #[test]
     fn binaries_and_rust_versions_come_from_metadata() {
         let metadata = json!({"packages": [
-            {"name": "bot-craft", "rust_version": "1.95", "targets": [
+            {"name": "bot-craft", "rust_version": "1.95", "manifest_path": "/w/apps/bot-craft/Cargo.toml",
+             "dependencies": [{"name": "store", "kind": null}, {"name": "tempfile", "kind": null},
+                              {"name": "pretty_assertions", "kind": "dev"}],
+             "targets": [
                 {"name": "botcraft", "kind": ["bin"]},
                 {"name": "seed", "kind": ["test"]},
             ]},
-            {"name": "store", "rust_version": null, "targets": [{"name": "store", "kind": ["lib"]}]},
+            {"name": "store", "rust_version": null, "manifest_path": "/w/crates/store/Cargo.toml",
+             "dependencies": [], "targets": [{"name": "store", "kind": ["lib"]}]},
         ]});
         assert_eq!(
             Workspace::from_metadata(&metadata),
             Workspace {
                 binaries: BTreeMap::from([("botcraft".into(), "bot-craft".into())]),
                 rust_versions: BTreeMap::from([("bot-craft".into(), "1.95".into())]),
+                dependencies: BTreeMap::from([
+                    ("bot-craft".into(), vec!["store".into()]),
+                    ("store".into(), vec![]),
+                ]),
+                apps: vec!["bot-craft".into()],
             }
         );
+        let workspace = Workspace::from_metadata(&metadata);
+        assert!(workspace.depends_on("bot-craft", "store"));
+        assert!(!workspace.depends_on("store", "bot-craft"));
+        assert_eq!(workspace.graph(), "bot-craft → store\nstore");
     }
 }

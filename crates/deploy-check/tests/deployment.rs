@@ -422,3 +422,58 @@ fn the_image_installs_the_embedding_model_the_suite_uses_and_points_botcraft_at_
         "BOTCRAFT_EMBEDDING_MODEL names the copied folder"
     );
 }
+
+/// The graph `docs/architecture.md` carries, between these markers.
+const GRAPH_BEGIN: &str = "<!-- crate graph: begin -->";
+const GRAPH_END: &str = "<!-- crate graph: end -->";
+
+#[test]
+fn dependencies_point_down_and_the_architecture_doc_shows_the_graph() {
+    let workspace = workspace();
+    let graph = workspace.graph();
+    eprintln!("{graph}");
+    for (name, deps) in &workspace.dependencies {
+        for dep in deps {
+            assert!(
+                !workspace.apps.contains(dep),
+                "{name} depends on the app {dep}: logic belongs in crates/"
+            );
+        }
+    }
+    let refused = [
+        // The manager manages servers; bots and bindings are the toolset's.
+        ("mcp-lifecycle", "toolset"),
+        ("mcp-lifecycle", "inference"),
+        ("mcp-lifecycle", "http-api"),
+        // The gateway names tools through the toolset, not the chat crate.
+        ("mcp-gateway", "inference"),
+        ("mcp-gateway", "http-api"),
+        // Domain crates stay below the services.
+        ("inference", "mcp-lifecycle"),
+        ("inference", "store"),
+        ("tool-search", "embedding"),
+        ("tool-search", "store"),
+        ("store", "mcp-lifecycle"),
+        ("toolset", "http-api"),
+        ("toolset", "mcp-gateway"),
+    ];
+    for (from, to) in refused {
+        assert!(
+            !workspace.depends_on(from, to),
+            "{from} must not depend on {to}"
+        );
+    }
+    let doc = read("docs/architecture.md");
+    let inside = doc
+        .split_once(GRAPH_BEGIN)
+        .and_then(|(_, rest)| rest.split_once(GRAPH_END))
+        .map(|(inside, _)| {
+            inside
+                .trim()
+                .trim_start_matches("```text")
+                .trim_end_matches("```")
+                .trim()
+        })
+        .expect("docs/architecture.md has the crate graph between its markers");
+    assert_eq!(inside, graph, "docs/architecture.md's crate graph is stale");
+}

@@ -80,7 +80,9 @@ fn main() -> anyhow::Result<()> {
             },
             ..ProviderSettings::default()
         })?;
+        let toolsets = http_api::new_toolsets(&store, &manager, &default_native_tools());
         let app = http_api::app(AppState {
+            toolsets,
             store,
             manager,
             providers,

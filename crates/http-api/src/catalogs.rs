@@ -17,6 +17,7 @@ use inference::{CatalogEntry, QueryEmbedder, ToolCatalog};
 use search_index::{SearchIndexes, SearchMode};
 use serde::Serialize;
 use tool_search::{SearchError, SearchQuery, ToolDoc, ToolIndex, catalog_hash};
+use toolset::BotToolset;
 
 /// The indexes of one [`crate::AppState`]. Cheap to clone (shared).
 #[derive(Clone)]
@@ -26,8 +27,10 @@ pub struct ToolCatalogs {
 
 struct Inner {
     indexes: Arc<SearchIndexes>,
-    /// Per bot id: the catalog of its `tool_search`.
+    /// Per bot id: the catalog of its `tool_search`, under its toolset's hash.
     turns: Mutex<BTreeMap<String, (String, Arc<ToolCatalog>)>>,
+    /// Per bot id: the eager tool-definition tokens, under its toolset's hash.
+    tokens: Mutex<BTreeMap<String, (String, usize)>>,
     /// Per scope (`*` or `bot:<id>`): the route's index.
     searches: Mutex<BTreeMap<String, Arc<SearchIndex>>>,
 }
@@ -88,6 +91,7 @@ impl ToolCatalogs {
             inner: Arc::new(Inner {
                 indexes: Arc::new(indexes),
                 turns: Mutex::new(BTreeMap::new()),
+                tokens: Mutex::new(BTreeMap::new()),
                 searches: Mutex::new(BTreeMap::new()),
             }),
         }
@@ -108,17 +112,20 @@ impl ToolCatalogs {
         }
     }
 
-    /// The `tool_search` catalog of bot `bot_id` over `entries`: the cached one while the
-    /// tools are the same.
-    pub async fn for_bot(&self, bot_id: &str, entries: &[CatalogEntry]) -> Arc<ToolCatalog> {
-        let docs: Vec<ToolDoc> = entries.iter().map(CatalogEntry::doc).collect();
-        let key = catalog_key(&docs, entries);
+    /// The `tool_search` catalog of `toolset`'s bot: the cached one while the toolset's hash
+    /// is the same (nothing is hashed or rebuilt per request).
+    pub async fn for_bot(&self, toolset: &BotToolset) -> Arc<ToolCatalog> {
+        let bot_id = toolset.bot_id.as_str();
+        let key = toolset.hash.clone();
         if let Some((_, catalog)) = lock(&self.inner.turns)
             .get(bot_id)
             .filter(|(cached, _)| *cached == key)
         {
             return Arc::clone(catalog);
         }
+        let entries = crate::executor::catalog_entries(toolset);
+        let entries = entries.as_slice();
+        let docs: Vec<ToolDoc> = entries.iter().map(CatalogEntry::doc).collect();
         let index = self.index_of(docs).await;
         let embedder: Arc<dyn QueryEmbedder> =
             Arc::new(IndexEmbedder(Arc::clone(&self.inner.indexes)));
@@ -129,6 +136,19 @@ impl ToolCatalogs {
         ));
         lock(&self.inner.turns).insert(bot_id.to_owned(), (key, Arc::clone(&catalog)));
         catalog
+    }
+
+    /// `count()` for `toolset`'s bot, computed once per toolset hash.
+    pub fn eager_tokens(&self, toolset: &BotToolset, count: impl FnOnce() -> usize) -> usize {
+        let mut tokens = lock(&self.inner.tokens);
+        match tokens.get(&toolset.bot_id) {
+            Some((hash, n)) if *hash == toolset.hash => *n,
+            _ => {
+                let n = count();
+                tokens.insert(toolset.bot_id.clone(), (toolset.hash.clone(), n));
+                n
+            }
+        }
     }
 
     /// The search index of `scope` over `entries`: the cached one while the tools (and
@@ -294,11 +314,6 @@ mod tests {
             &first,
             &catalogs.search_index("*", renamed).await
         ));
-
-        let bot = catalogs.for_bot("b", &entries).await;
-        assert!(Arc::ptr_eq(&bot, &catalogs.for_bot("b", &entries).await));
-        let changed = vec![entry("fs", "read", "Read a text file")];
-        assert!(!Arc::ptr_eq(&bot, &catalogs.for_bot("b", &changed).await));
     }
 
     #[tokio::test]

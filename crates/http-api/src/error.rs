@@ -116,12 +116,22 @@ impl From<StoreError> for ApiError {
     }
 }
 
+impl From<toolset::ToolsetError> for ApiError {
+    fn from(error: toolset::ToolsetError) -> Self {
+        match error {
+            toolset::ToolsetError::UnknownBot { bot } => {
+                Self::not_found("unknown_bot", format!("no bot {bot:?}"))
+            }
+            toolset::ToolsetError::Store(source) => source.into(),
+        }
+    }
+}
+
 impl From<LifecycleError> for ApiError {
     fn from(error: LifecycleError) -> Self {
         let message = error.to_string();
         match &error {
             LifecycleError::UnknownServer { .. } => Self::not_found("unknown_server", message),
-            LifecycleError::UnknownBot { .. } => Self::not_found("unknown_bot", message),
             LifecycleError::NotConfigured { .. } => {
                 Self::new(StatusCode::CONFLICT, "server_not_configured", message)
             }

@@ -1,221 +1,71 @@
-//! MCP tools in a chat turn: [`BotToolset`] is what a bot may call this turn (qualified
-//! names, definitions, the `tool_search` catalog, pinned tools, per-server deadlines, server
-//! instructions), and [`McpToolExecutor`] implements inference's [`ToolExecutor`] over the
-//! [`McpServerManager`].
+//! MCP tools in a chat turn, over the bot's [`BotToolset`] (the `toolset` crate owns which
+//! tools, their names, and calls): [`definitions`] and [`catalog_entries`] say what the model
+//! is offered and what `tool_search` indexes, under the same qualified names, and
+//! [`McpToolExecutor`] implements inference's [`ToolExecutor`] through [`Toolsets::call`].
 //!
 //! Rules:
-//! - a bot's tools are its **enabled** bindings' servers' tools, cut to each binding's tool
-//!   filter. A server's list is the manager's cached catalog (the last listing, in memory or
-//!   in the store's tool cache) whether or not the server runs, so listing a bot's tools never
-//!   starts a server that was listed once. A server never listed is started to list it
-//!   ([`ListPolicy::CachedThenStart`], chat turns) or reported unavailable
-//!   ([`ListPolicy::CachedOnly`], tool search); a server that cannot give its list is left
-//!   out of the turn and logged, the other servers still serve;
-//! - MCP tools reach the model only under qualified names (`server__tool`, see
-//!   `inference::naming`), named with the native tool names and `tool_search` reserved. A
-//!   native tool and an MCP tool therefore never share a name, whatever the servers call
-//!   their tools: the seed's "MCP overrides native" question (§8.2) cannot arise. Routing
-//!   goes through the reverse map, never by prefix; the `tool_search` catalog uses the same
-//!   names;
+//! - MCP tools reach the model only under qualified names (`server__tool`), named with the
+//!   native tool names and `tool_search` reserved, so a native tool and an MCP tool never
+//!   share a name: the seed's "MCP overrides native" question (§8.2) cannot arise. Routing
+//!   goes through the reverse map, never by prefix;
 //! - a call's deadline is its server's `timeout` plus its `initTimeout` (a lazy start may come
 //!   first); the manager's own `timeout` on the call itself answers first in the usual case;
 //! - the turn's cancellation drops the call;
 //! - every call is recorded in the metrics: server, tool, outcome (`ok`, `tool_error`,
 //!   `timeout`, `failed`, `cancelled`) and latency.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use inference::{
-    CatalogEntry, QualifiedToolNames, ServerInstructions, TOOL_SEARCH, ToolCallError,
-    ToolDefinition, ToolExecutor, ToolResultContent, ToolRoute,
-};
-use mcp_lifecycle::{CallToolResult, JsonObject, LifecycleError, McpServerManager};
+use inference::{CatalogEntry, ToolCallError, ToolDefinition, ToolExecutor, ToolResultContent};
+use mcp_lifecycle::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use observability::{BotCraftMetrics, ToolCallOutcome};
 use serde_json::Value;
-use store::{Bot, Store, StoreError};
 use tokio_util::sync::CancellationToken;
+use toolset::{BotToolset, CallError, ToolRoute, Toolsets};
 
-/// A server whose tools could not be listed for this turn.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnavailableServer {
-    pub server: String,
-    pub reason: String,
+/// The tool definitions the model is offered (every allowed tool, eager loading).
+pub fn definitions(toolset: &BotToolset) -> Vec<ToolDefinition> {
+    toolset
+        .tools
+        .iter()
+        .map(|t| ToolDefinition::new(&t.qualified, t.description(), t.input_schema()))
+        .collect()
 }
 
-/// The MCP tools of one bot for one turn.
-#[derive(Debug, Clone, Default)]
-pub struct BotToolset {
-    pub names: QualifiedToolNames,
-    pub definitions: Vec<ToolDefinition>,
-    /// Per server: call deadline (timeout + init timeout).
-    pub deadlines: BTreeMap<String, Duration>,
-    /// Instructions of the enabled servers, in binding order.
-    pub instructions: Vec<ServerInstructions>,
-    pub unavailable: Vec<UnavailableServer>,
-    /// Qualified names of the binding's pinned tools (offered even when deferred).
-    pub pinned: Vec<String>,
-    /// Every allowed tool as `tool_search` indexes it (same qualified names).
-    pub catalog: Vec<CatalogEntry>,
+/// Every allowed tool as `tool_search` indexes it (same qualified names).
+pub fn catalog_entries(toolset: &BotToolset) -> Vec<CatalogEntry> {
+    toolset
+        .tools
+        .iter()
+        .map(|t| CatalogEntry {
+            qualified: t.qualified.clone(),
+            server: t.route.server.clone(),
+            tool: t.route.tool.clone(),
+            description: t.description().to_owned(),
+            input_schema: t.input_schema(),
+            server_instructions: t.server_instructions.clone(),
+        })
+        .collect()
 }
 
-fn millis(ms: i64) -> Duration {
-    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-/// Where a turn's tool lists come from when a server's tools were never listed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ListPolicy {
-    /// The cached catalog, else a lazy start to list the tools once (chat turns, a bot's
-    /// tool listing): a server never listed would otherwise never be offered nor found.
-    CachedThenStart,
-    /// The cached catalog only: never starts a server (tool search); a server never listed
-    /// is reported unavailable.
-    CachedOnly,
-}
-
-/// The tool list of a server: the manager's cached catalog (memory, else the store's tool
-/// cache), else, when `policy` allows, a lazy start's.
-async fn server_tools(
-    manager: &McpServerManager,
-    server: &store::McpServer,
-    policy: ListPolicy,
-) -> Result<Arc<Vec<mcp_lifecycle::Tool>>, LifecycleError> {
-    if let Some(tools) = manager.cached_tools(&server.name).await? {
-        return Ok(tools);
-    }
-    match policy {
-        ListPolicy::CachedThenStart => manager.get_tools(&server.name).await,
-        ListPolicy::CachedOnly => Err(LifecycleError::NoCachedTools {
-            server: server.name.clone(),
-        }),
-    }
-}
-
-impl BotToolset {
-    /// The toolset of `bot`, with `reserved` (the native tool names) and `tool_search` never
-    /// used for an MCP tool, so qualified names are the same in every loading mode.
-    pub async fn load<'a>(
-        store: &Store,
-        manager: &McpServerManager,
-        bot: &Bot,
-        reserved: impl IntoIterator<Item = &'a str>,
-        policy: ListPolicy,
-    ) -> Result<Self, StoreError> {
-        let bound: Vec<_> = store
-            .bound_servers(&bot.id)
-            .await?
-            .into_iter()
-            .filter(|bound| bound.binding.enabled)
-            .collect();
-        let lists = futures::future::join_all(
-            bound
-                .iter()
-                .map(|bound| server_tools(manager, &bound.server, policy)),
-        )
-        .await;
-        let mut toolset = Self::default();
-        let mut described: BTreeMap<ToolRoute, Described> = BTreeMap::new();
-        for (bound, list) in bound.iter().zip(lists) {
-            let server = &bound.server;
-            toolset.deadlines.insert(
-                server.name.clone(),
-                millis(server.timeout) + millis(server.init_timeout),
-            );
-            let instructions = server
-                .instructions
-                .as_deref()
-                .filter(|t| !t.trim().is_empty())
-                .unwrap_or_default();
-            if !instructions.is_empty() {
-                toolset.instructions.push(ServerInstructions {
-                    server: server.name.clone(),
-                    instructions: instructions.to_owned(),
-                });
-            }
-            let tools = match list {
-                Ok(tools) => tools,
-                Err(error) => {
-                    tracing::warn!(server = %server.name, %error, "MCP server left out of the turn");
-                    toolset.unavailable.push(UnavailableServer {
-                        server: server.name.clone(),
-                        reason: error.to_string(),
-                    });
-                    continue;
-                }
-            };
-            for tool in tools.iter() {
-                let name = tool.name.as_ref();
-                if !bound.binding.allows(name) {
-                    continue;
-                }
-                let schema = Value::Object(tool.input_schema.as_ref().clone());
-                described.insert(
-                    ToolRoute::new(&server.name, name),
-                    Described {
-                        description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                        schema,
-                        instructions: instructions.to_owned(),
-                        pinned: bound.binding.pinned_tools.iter().any(|p| p == name),
-                    },
-                );
-            }
-        }
-        toolset.names = QualifiedToolNames::build_with_reserved(
-            reserved.into_iter().chain([TOOL_SEARCH]),
-            described.keys().cloned(),
-        );
-        for (qualified, route) in toolset.names.iter() {
-            let Some(tool) = described.get(route) else {
-                continue;
-            };
-            toolset.definitions.push(ToolDefinition::new(
-                qualified,
-                &tool.description,
-                tool.schema.clone(),
-            ));
-            if tool.pinned {
-                toolset.pinned.push(qualified.to_owned());
-            }
-            toolset.catalog.push(CatalogEntry {
-                qualified: qualified.to_owned(),
-                server: route.server.clone(),
-                tool: route.tool.clone(),
-                description: tool.description.clone(),
-                input_schema: tool.schema.clone(),
-                server_instructions: tool.instructions.clone(),
-            });
-        }
-        Ok(toolset)
-    }
-}
-
-/// One allowed tool while a toolset is assembled.
-struct Described {
-    description: String,
-    schema: Value,
-    instructions: String,
-    pinned: bool,
-}
-
-/// Calls a bot's MCP tools through the manager, by qualified name, and records each call
-/// (server, tool, outcome, latency) in the metrics.
+/// Calls a bot's MCP tools by qualified name and records each call (server, tool, outcome,
+/// latency) in the metrics.
 pub struct McpToolExecutor {
-    manager: Arc<McpServerManager>,
-    toolset: BotToolset,
+    toolsets: Arc<Toolsets>,
+    toolset: Arc<BotToolset>,
     metrics: BotCraftMetrics,
 }
 
 impl McpToolExecutor {
     pub fn new(
-        manager: Arc<McpServerManager>,
-        toolset: BotToolset,
+        toolsets: Arc<Toolsets>,
+        toolset: Arc<BotToolset>,
         metrics: BotCraftMetrics,
     ) -> Self {
         Self {
-            manager,
+            toolsets,
             toolset,
             metrics,
         }
@@ -224,7 +74,7 @@ impl McpToolExecutor {
 
 impl ToolExecutor for McpToolExecutor {
     fn definitions(&self) -> Vec<ToolDefinition> {
-        self.toolset.definitions.clone()
+        definitions(&self.toolset)
     }
 
     fn call<'a>(
@@ -234,11 +84,12 @@ impl ToolExecutor for McpToolExecutor {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ToolResultContent, ToolCallError>> {
         Box::pin(async move {
-            let Some(route) = self.toolset.names.resolve(qualified_name) else {
+            let Some(tool) = self.toolset.resolve(qualified_name) else {
                 return Err(ToolCallError::UnknownTool {
                     name: qualified_name.to_owned(),
                 });
             };
+            let route = &tool.route;
             let arguments: Option<JsonObject> = match input {
                 Value::Object(map) => Some(map),
                 Value::Null => None,
@@ -249,17 +100,14 @@ impl ToolExecutor for McpToolExecutor {
                     });
                 }
             };
-            let mut record = CallRecord::new(
-                &self.metrics,
-                route,
-                self.toolset.deadlines.get(&route.server).copied(),
-            );
-            let result = tokio::select! {
-                () = cancel.cancelled() => Err(ToolCallError::Cancelled),
-                result = self.manager.call_tool(&route.server, &route.tool, arguments) => {
-                    result.map(flatten_result).map_err(|error| call_error(&route.server, error))
-                }
-            };
+            let mut record =
+                CallRecord::new(&self.metrics, route, self.toolset.deadline(&route.server));
+            let result = self
+                .toolsets
+                .call(&self.toolset.bot_id, route, arguments, cancel)
+                .await
+                .map(flatten_result)
+                .map_err(|error| call_error(qualified_name, error));
             record.finish(match &result {
                 Ok(content) if content.is_error => ToolCallOutcome::ToolError,
                 Ok(_) => ToolCallOutcome::Ok,
@@ -272,8 +120,8 @@ impl ToolExecutor for McpToolExecutor {
     }
 
     fn timeout(&self, qualified_name: &str) -> Option<Duration> {
-        let route = self.toolset.names.resolve(qualified_name)?;
-        self.toolset.deadlines.get(&route.server).copied()
+        let tool = self.toolset.resolve(qualified_name)?;
+        self.toolset.deadline(&tool.route.server)
     }
 }
 
@@ -324,18 +172,22 @@ impl Drop for CallRecord<'_> {
     }
 }
 
-/// A tool call the manager could not complete on `server`, as inference tells it to the model.
-pub fn call_error(server: &str, error: LifecycleError) -> ToolCallError {
+/// A call that did not return a result, as inference tells it to the model.
+pub fn call_error(qualified_name: &str, error: CallError) -> ToolCallError {
     match error {
-        LifecycleError::CallTimeout { timeout, .. } => ToolCallError::Timeout { after: timeout },
-        LifecycleError::Request { .. } => ToolCallError::Protocol {
-            server: server.to_owned(),
-            message: error.to_string(),
+        CallError::Timeout { after, .. } => ToolCallError::Timeout { after },
+        CallError::Cancelled => ToolCallError::Cancelled,
+        // The binding changed since the turn began: the tool is no longer the bot's.
+        CallError::NotAllowed { .. } | CallError::UnknownBot { .. } => ToolCallError::UnknownTool {
+            name: qualified_name.to_owned(),
         },
-        // Not configured, not startable, exited, unresponsive, crash-looping, …
-        _ => ToolCallError::ServerUnavailable {
-            server: server.to_owned(),
-            reason: error.to_string(),
+        CallError::Protocol { server, message } => ToolCallError::Protocol { server, message },
+        CallError::Unavailable { server, reason } => {
+            ToolCallError::ServerUnavailable { server, reason }
+        }
+        CallError::Internal { cause } => ToolCallError::ServerUnavailable {
+            server: "botcraft".to_owned(),
+            reason: cause,
         },
     }
 }
@@ -344,15 +196,11 @@ pub fn call_error(server: &str, error: LifecycleError) -> ToolCallError {
 /// blocks described; `structuredContent` when there is no content at all.
 pub fn flatten_result(result: CallToolResult) -> ToolResultContent {
     let is_error = result.is_error.unwrap_or(false);
-    let value = serde_json::to_value(&result).unwrap_or(Value::Null);
-    let blocks: Vec<String> = value
-        .get("content")
-        .and_then(Value::as_array)
-        .map(|blocks| blocks.iter().map(describe_block).collect())
-        .unwrap_or_default();
+    let blocks: Vec<String> = result.content.iter().map(describe_block).collect();
     let text = if blocks.is_empty() {
-        value
-            .get("structuredContent")
+        result
+            .structured_content
+            .as_ref()
             .map(Value::to_string)
             .unwrap_or_default()
     } else {
@@ -361,28 +209,26 @@ pub fn flatten_result(result: CallToolResult) -> ToolResultContent {
     ToolResultContent { text, is_error }
 }
 
-fn describe_block(block: &Value) -> String {
-    let field = |name: &str| block.get(name).and_then(Value::as_str).unwrap_or("");
-    match field("type") {
-        "text" => field("text").to_owned(),
-        "image" | "audio" => format!(
-            "[{} {}, {} base64 characters]",
-            field("type"),
-            field("mimeType"),
-            field("data").len()
+fn describe_block(block: &ContentBlock) -> String {
+    match block {
+        ContentBlock::Text(text) => text.text.clone(),
+        ContentBlock::Image(image) => format!(
+            "[image {}, {} base64 characters]",
+            image.mime_type,
+            image.data.len()
         ),
-        "resource" => {
-            let resource = block.get("resource").cloned().unwrap_or(Value::Null);
-            match resource.get("text").and_then(Value::as_str) {
-                Some(text) => text.to_owned(),
-                None => format!(
-                    "[resource {}]",
-                    resource.get("uri").and_then(Value::as_str).unwrap_or("")
-                ),
-            }
-        }
-        "resource_link" => format!("[resource link {}]", field("uri")),
-        other => format!("[{other} content]"),
+        ContentBlock::Audio(audio) => format!(
+            "[audio {}, {} base64 characters]",
+            audio.mime_type,
+            audio.data.len()
+        ),
+        ContentBlock::Resource(embedded) => match &embedded.resource {
+            ResourceContents::TextResourceContents { text, .. } => text.clone(),
+            ResourceContents::BlobResourceContents { uri, .. } => format!("[resource {uri}]"),
+            _ => "[resource]".to_owned(),
+        },
+        ContentBlock::ResourceLink(link) => format!("[resource link {}]", link.uri),
+        _ => "[content of a kind this BotCraft does not know]".to_owned(),
     }
 }
 
@@ -411,6 +257,17 @@ mod tests {
                 json!({"content": [], "structuredContent": {"n": 1}}),
                 ToolResultContent::text("{\"n\":1}"),
             ),
+            (
+                json!({"content": [
+                    {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}},
+                    {"type": "resource", "resource": {"uri": "file:///b", "blob": "AAAA"}},
+                    {"type": "resource_link", "uri": "file:///c", "name": "c"},
+                    {"type": "audio", "data": "AAAAAAAA", "mimeType": "audio/wav"}
+                ]}),
+                ToolResultContent::text(
+                    "inside\n[resource file:///b]\n[resource link file:///c]\n[audio audio/wav, 8 base64 characters]",
+                ),
+            ),
         ];
         for (raw, expected) in cases {
             let result: CallToolResult = serde_json::from_value(raw.clone()).expect("a result");
@@ -419,13 +276,13 @@ mod tests {
     }
 
     #[test]
-    fn lifecycle_errors_become_tool_errors_by_variant() {
+    fn call_errors_become_tool_errors_by_variant() {
         let timeout = call_error(
-            "s",
-            LifecycleError::CallTimeout {
+            "s__t",
+            CallError::Timeout {
                 server: "s".into(),
                 tool: "t".into(),
-                timeout: Duration::from_millis(5),
+                after: Duration::from_millis(5),
             },
         );
         assert_eq!(
@@ -435,16 +292,29 @@ mod tests {
             }
         );
         let unavailable = call_error(
-            "s",
-            LifecycleError::NotConfigured {
+            "s__t",
+            CallError::Unavailable {
                 server: "s".into(),
-                key: "K".into(),
-                variable: "V".into(),
+                reason: "exited".into(),
             },
         );
         assert!(matches!(
             unavailable,
             ToolCallError::ServerUnavailable { ref server, .. } if server == "s"
         ));
+        let gone = call_error(
+            "s__t",
+            CallError::NotAllowed {
+                bot: "b".into(),
+                server: "s".into(),
+                tool: "t".into(),
+            },
+        );
+        assert_eq!(
+            gone,
+            ToolCallError::UnknownTool {
+                name: "s__t".into()
+            }
+        );
     }
 }

@@ -35,11 +35,11 @@ mod testing;
 pub use auth::ApiKeys;
 pub use catalogs::ToolCatalogs;
 pub use error::ApiError;
-pub use executor::{BotToolset, ListPolicy, McpToolExecutor};
+pub use executor::McpToolExecutor;
 pub use native_tools::default_native_tools;
 pub use redact::Redactor;
 pub use routes::RouteSpec;
-pub use state::{ApiConfig, AppState, DEFAULT_MAX_BODY_BYTES};
+pub use state::{ApiConfig, AppState, DEFAULT_MAX_BODY_BYTES, new_toolsets};
 
 use axum::Router;
 

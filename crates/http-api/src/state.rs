@@ -9,6 +9,7 @@ use mcp_lifecycle::McpServerManager;
 use observability::BotCraftMetrics;
 use store::Store;
 use tokio_util::sync::CancellationToken;
+use toolset::Toolsets;
 
 use crate::auth::ApiKeys;
 use crate::catalogs::ToolCatalogs;
@@ -60,6 +61,8 @@ impl Default for ApiConfig {
 pub struct AppState {
     pub store: Store,
     pub manager: Arc<McpServerManager>,
+    /// Every bot's tools: names, listing, calls, bindings in memory.
+    pub toolsets: Arc<Toolsets>,
     pub providers: Providers,
     /// The native tools every bot gets.
     pub native: NativeToolRegistry,
@@ -68,6 +71,21 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Every metric BotCraft records; served at `GET /metrics`.
     pub metrics: BotCraftMetrics,
+}
+
+/// The toolsets of `store` and `manager`, MCP tools named with `native`'s names and
+/// `tool_search` reserved: every face (chat, `/mcp`, the admin API) shares one.
+pub fn new_toolsets(
+    store: &Store,
+    manager: &Arc<McpServerManager>,
+    native: &NativeToolRegistry,
+) -> Arc<Toolsets> {
+    let reserved: Vec<String> = native
+        .names()
+        .map(str::to_owned)
+        .chain([inference::TOOL_SEARCH.to_owned()])
+        .collect();
+    Toolsets::new(store.clone(), Arc::clone(manager), reserved)
 }
 
 impl std::fmt::Debug for AppState {

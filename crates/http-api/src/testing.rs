@@ -12,7 +12,9 @@ use crate::state::{ApiConfig, AppState};
 pub async fn state() -> anyhow::Result<AppState> {
     let store = store::Store::connect("sqlite::memory:").await?;
     let manager = McpServerManager::new(store.clone(), ManagerSettings::default());
+    let toolsets = crate::new_toolsets(&store, &manager, &default_native_tools());
     Ok(AppState {
+        toolsets,
         store,
         manager,
         providers: Providers::new(ProviderSettings::default())?,

@@ -16,12 +16,13 @@ use std::sync::Arc;
 
 use inference::{
     ActiveTools, MeteredTools, NativeToolRegistry, ToolCatalog, ToolLoading, ToolSearchTool,
-    ToolTokenLog, plan_tools,
+    ToolTokenLog, eager_tokens, plan_tools_counted,
 };
 use serde_json::{Value, json};
 use store::{Bot, ToolLoadingMode};
+use toolset::{BotToolset, ListPolicy};
 
-use crate::executor::BotToolset;
+use crate::executor::definitions;
 use crate::state::AppState;
 
 /// The tools of one turn.
@@ -54,20 +55,22 @@ impl TurnTools {
             // Never searched: no index to build.
             ToolLoading::Eager => Arc::new(ToolCatalog::build(&[])),
             ToolLoading::Deferred | ToolLoading::Auto => {
-                state
-                    .config
-                    .catalogs
-                    .for_bot(&bot.id, &toolset.catalog)
-                    .await
+                state.config.catalogs.for_bot(toolset).await
             }
         };
-        let plan = plan_tools(
+        let definitions = definitions(toolset);
+        let eager_tokens = state
+            .config
+            .catalogs
+            .eager_tokens(toolset, || eager_tokens(&state.native, &definitions));
+        let plan = plan_tools_counted(
             mode,
             state.config.auto_threshold_tokens,
             state.native.clone(),
             Arc::new(ToolSearchTool::new(catalog)),
-            toolset.definitions.clone(),
-            toolset.pinned.clone(),
+            definitions,
+            toolset.pinned(),
+            eager_tokens,
         );
         let (metered, tokens) = MeteredTools::new(plan.active);
         Self {
@@ -131,21 +134,9 @@ pub async fn warm_tool_search(state: &AppState) {
         if bot.tool_loading_mode == ToolLoadingMode::Eager {
             continue;
         }
-        match BotToolset::load(
-            &state.store,
-            &state.manager,
-            &bot,
-            state.native.names(),
-            crate::executor::ListPolicy::CachedOnly,
-        )
-        .await
-        {
+        match state.toolsets.load(&bot.id, ListPolicy::CachedOnly).await {
             Ok(toolset) => {
-                let catalog = state
-                    .config
-                    .catalogs
-                    .for_bot(&bot.id, &toolset.catalog)
-                    .await;
+                let catalog = state.config.catalogs.for_bot(&toolset).await;
                 tracing::info!(bot = %bot.name, tools = catalog.len(), "tool_search index ready");
             }
             Err(error) => tracing::warn!(bot = %bot.name, %error, "tool_search warm-up skipped"),

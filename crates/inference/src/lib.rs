@@ -7,7 +7,7 @@
 //!   parses once;
 //! - the conversation model every provider translates ([`conversation`]);
 //! - native tools ([`native`]) and the trait through which MCP tools are
-//!   called ([`mcp_tools`]), with their qualified names ([`naming`]);
+//!   called ([`mcp_tools`]); their qualified names are the `toolset` crate's;
 //! - the turn loop [`ChatTurn`] ([`turn`]) and its per-step tool hook for
 //!   deferred loading ([`active_tools`]);
 //! - deferred tool discovery: `tool_search` over the bot's catalog
@@ -23,7 +23,6 @@ pub mod active_tools;
 pub mod conversation;
 pub mod loading;
 pub mod mcp_tools;
-pub mod naming;
 pub mod native;
 pub mod providers;
 pub mod tokens;
@@ -36,10 +35,10 @@ pub mod ui_stream;
 pub use active_tools::{ActiveTools, EagerTools, StepContext};
 pub use conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
 pub use loading::{
-    DEFAULT_AUTO_THRESHOLD_TOKENS, DeferredTools, ToolLoading, ToolPlan, plan_tools,
+    DEFAULT_AUTO_THRESHOLD_TOKENS, DeferredTools, ToolLoading, ToolPlan, eager_tokens, plan_tools,
+    plan_tools_counted,
 };
 pub use mcp_tools::{ToolCallError, ToolExecutor, ToolResultContent};
-pub use naming::{QualifiedToolNames, ToolRoute};
 pub use native::{NativeTool, NativeToolError, NativeToolRegistry, NativeToolResult};
 pub use providers::{
     ModelError, ModelSpec, Provider, ProviderError, ProviderEvent, ProviderKind, ProviderSettings,

@@ -144,9 +144,36 @@ pub fn plan_tools(
     mcp: Vec<ToolDefinition>,
     pinned: Vec<String>,
 ) -> ToolPlan {
+    let eager_tokens = eager_tokens(&native, &mcp);
+    plan_tools_counted(
+        mode,
+        threshold_tokens,
+        native,
+        tool_search,
+        mcp,
+        pinned,
+        eager_tokens,
+    )
+}
+
+/// Tokens of the native and `mcp` definitions together: what eager loading sends each step.
+pub fn eager_tokens(native: &NativeToolRegistry, mcp: &[ToolDefinition]) -> usize {
     let mut all = native.definitions();
     all.extend(mcp.iter().cloned());
-    let eager_tokens = definition_tokens(&all);
+    definition_tokens(&all)
+}
+
+/// [`plan_tools`] with [`eager_tokens`] already counted (a caller that keeps the count while
+/// the tools are unchanged).
+pub fn plan_tools_counted(
+    mode: ToolLoading,
+    threshold_tokens: usize,
+    native: NativeToolRegistry,
+    tool_search: Arc<dyn crate::native::NativeTool>,
+    mcp: Vec<ToolDefinition>,
+    pinned: Vec<String>,
+    eager_tokens: usize,
+) -> ToolPlan {
     let deferred = match mode {
         ToolLoading::Eager => false,
         ToolLoading::Deferred => true,

@@ -1,104 +1,94 @@
-//! [`ManagerBackend`]: the [`GatewayBackend`] over BotCraft's `McpServerManager` and store, so
-//! the HTTP layer only constructs it.
+//! [`ToolsetBackend`]: the [`GatewayBackend`] over BotCraft's [`Toolsets`], so the HTTP layer
+//! only constructs it.
 //!
-//! - A bot's tools are `get_tools_for_bot` (enabled bindings, tool filter; servers start
-//!   lazily); instructions are the store's `instructions` of the enabled servers.
-//! - Every call re-checks the binding in the store (enabled, tool filter) before it reaches
-//!   the manager, holds a lease on the bot's servers for its length, runs under the server's
-//!   timeout (the manager's) and ends early when the client cancels.
-//! - Catalog changes are the manager's catalog events for servers bound (and enabled) to the
-//!   bot; the gateway decides whether a session's list really changed.
+//! - A bot's tools are its toolset from the cached tool lists ([`ListPolicy::CachedOnly`]):
+//!   listing them starts no server. A server never listed is left out (and logged) until
+//!   something starts it; its tools then arrive as `tools/list_changed`.
+//! - Every call goes through [`Toolsets::call`]: the binding is checked again (in memory,
+//!   exact: the store's version), the server is leased for the call and started if needed,
+//!   the call runs under the server's timeout and ends early when the client cancels. No
+//!   store query on the warm path.
+//! - Changes are the toolsets' change stream (a server's list changed, a write of servers,
+//!   bots or bindings); the gateway compares what a session last listed before telling it.
 
 use std::sync::Arc;
 
-use futures::StreamExt;
 use futures::stream::BoxStream;
-use mcp_lifecycle::{CatalogEvent, LifecycleError, McpServerManager};
 use rmcp::model::{CallToolResult, JsonObject};
-use store::{Store, StoreError};
-use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
+use toolset::{CallError, ListPolicy, ToolRoute, ToolsetError, Toolsets};
 
-use crate::backend::{BackendError, BackendTool, BotCatalog, GatewayBackend, ServerInstructions};
+use crate::backend::{BackendError, BotCatalog, ExposedTool, GatewayBackend, ServerInstructions};
 
 /// The gateway's backend in BotCraft.
 #[derive(Debug, Clone)]
-pub struct ManagerBackend {
-    manager: Arc<McpServerManager>,
-    store: Store,
+pub struct ToolsetBackend {
+    toolsets: Arc<Toolsets>,
 }
 
-impl ManagerBackend {
-    pub fn new(manager: Arc<McpServerManager>, store: Store) -> Self {
-        Self { manager, store }
-    }
-
-    async fn bot_id(&self, bot: &str) -> Result<String, BackendError> {
-        match self.store.bot_by_name(bot).await.map_err(internal)? {
-            Some(found) => Ok(found.id),
-            None => Err(BackendError::UnknownBot {
-                bot: bot.to_owned(),
-            }),
-        }
+impl ToolsetBackend {
+    pub fn new(toolsets: Arc<Toolsets>) -> Self {
+        Self { toolsets }
     }
 }
 
-fn internal(error: StoreError) -> BackendError {
-    BackendError::Internal {
-        cause: error.to_string(),
-    }
-}
-
-fn call_error(error: LifecycleError, server: &str, tool: &str) -> BackendError {
+fn load_error(error: ToolsetError) -> BackendError {
     match error {
-        LifecycleError::CallTimeout { .. } => BackendError::Timeout {
-            server: server.to_owned(),
-            tool: tool.to_owned(),
-        },
-        LifecycleError::Store(source) => BackendError::Internal {
+        ToolsetError::UnknownBot { bot } => BackendError::UnknownBot { bot },
+        ToolsetError::Store(source) => BackendError::Internal {
             cause: source.to_string(),
         },
-        other => BackendError::Unavailable {
-            server: server.to_owned(),
-            cause: other.to_string(),
-        },
     }
 }
 
-impl GatewayBackend for ManagerBackend {
+fn call_error(error: CallError) -> BackendError {
+    match error {
+        CallError::UnknownBot { bot } => BackendError::UnknownBot { bot },
+        CallError::NotAllowed { bot, server, tool } => {
+            BackendError::NotAllowed { bot, server, tool }
+        }
+        CallError::Timeout { server, tool, .. } => BackendError::Timeout { server, tool },
+        CallError::Cancelled => BackendError::Cancelled,
+        CallError::Unavailable { server, reason } => BackendError::Unavailable {
+            server,
+            cause: reason,
+        },
+        CallError::Protocol { server, message } => BackendError::Unavailable {
+            server,
+            cause: message,
+        },
+        CallError::Internal { cause } => BackendError::Internal { cause },
+    }
+}
+
+impl GatewayBackend for ToolsetBackend {
     async fn bot_catalog(&self, bot: &str) -> Result<BotCatalog, BackendError> {
-        let id = self.bot_id(bot).await?;
-        let listed = match self.manager.get_tools_for_bot(&id).await {
-            Ok(listed) => listed,
-            Err(LifecycleError::UnknownBot { .. }) => {
-                return Err(BackendError::UnknownBot {
-                    bot: bot.to_owned(),
-                });
-            }
-            Err(other) => {
-                return Err(BackendError::Internal {
-                    cause: other.to_string(),
-                });
-            }
-        };
+        let toolset = self
+            .toolsets
+            .load(bot, ListPolicy::CachedOnly)
+            .await
+            .map_err(load_error)?;
         Ok(BotCatalog {
-            tools: listed
+            tools: toolset
                 .tools
-                .into_iter()
-                .map(|t| BackendTool {
-                    server: t.server,
-                    tool: t.tool,
-                    pinned: t.pinned,
+                .iter()
+                .map(|t| ExposedTool {
+                    qualified: t.qualified.clone(),
+                    route: t.route.clone(),
+                    tool: t.tool.clone(),
                 })
                 .collect(),
-            failures: listed.failures.iter().map(ToString::to_string).collect(),
+            failures: toolset
+                .unavailable
+                .iter()
+                .map(|u| format!("{}: {}", u.server, u.reason))
+                .collect(),
         })
     }
 
     async fn bot_instructions(&self, bot: &str) -> Result<Vec<ServerInstructions>, BackendError> {
-        let id = self.bot_id(bot).await?;
-        let bound = self.store.bound_servers(&id).await.map_err(internal)?;
-        Ok(bound
+        let bindings = self.toolsets.bindings(bot).await.map_err(load_error)?;
+        Ok(bindings
             .iter()
             .filter(|b| b.binding.enabled)
             .filter_map(|b| {
@@ -121,76 +111,13 @@ impl GatewayBackend for ManagerBackend {
         arguments: Option<JsonObject>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult, BackendError> {
-        let id = self.bot_id(bot).await?;
-        let bound = self.store.bound_servers(&id).await.map_err(internal)?;
-        let allowed = bound
-            .iter()
-            .any(|b| b.server.name == server && b.binding.allows(tool));
-        if !allowed {
-            return Err(BackendError::NotAllowed {
-                bot: bot.to_owned(),
-                server: server.to_owned(),
-                tool: tool.to_owned(),
-            });
-        }
-        let _lease = self
-            .manager
-            .lease(&id)
+        self.toolsets
+            .call(bot, &ToolRoute::new(server, tool), arguments, cancel)
             .await
-            .map_err(|error| call_error(error, server, tool))?;
-        tokio::select! {
-            () = cancel.cancelled() => Err(BackendError::Cancelled),
-            result = self.manager.call_tool(server, tool, arguments) => {
-                result.map_err(|error| call_error(error, server, tool))
-            }
-        }
+            .map_err(call_error)
     }
 
-    fn catalog_changes(&self, bot: &str) -> BoxStream<'static, ()> {
-        let state = Follow {
-            events: self.manager.subscribe(),
-            store: self.store.clone(),
-            bot: bot.to_owned(),
-        };
-        futures::stream::unfold(state, |mut state| async move {
-            state.next_change().await.map(|()| ((), state))
-        })
-        .boxed()
-    }
-}
-
-/// The state of one bot's change stream.
-struct Follow {
-    events: broadcast::Receiver<CatalogEvent>,
-    store: Store,
-    bot: String,
-}
-
-impl Follow {
-    /// Whether `server` is bound (and enabled) to the bot now.
-    async fn is_bound(&self, server: &str) -> bool {
-        let Ok(Some(bot)) = self.store.bot_by_name(&self.bot).await else {
-            return false;
-        };
-        self.store
-            .bound_servers(&bot.id)
-            .await
-            .unwrap_or_default()
-            .iter()
-            .any(|b| b.binding.enabled && b.server.name == server)
-    }
-
-    /// Wait for the next catalog event of one of the bot's servers; `None` when the manager
-    /// is gone.
-    async fn next_change(&mut self) -> Option<()> {
-        loop {
-            match self.events.recv().await {
-                Ok(event) if self.is_bound(&event.server).await => return Some(()),
-                Ok(_) => continue,
-                // Missed events: something may have changed.
-                Err(broadcast::error::RecvError::Lagged(_)) => return Some(()),
-                Err(broadcast::error::RecvError::Closed) => return None,
-            }
-        }
+    fn catalog_changes(&self, _bot: &str) -> BoxStream<'static, ()> {
+        self.toolsets.changes()
     }
 }

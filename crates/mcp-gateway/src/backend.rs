@@ -2,25 +2,25 @@
 //! touches the manager or the store itself; the real implementation is
 //! [`crate::adapter::ManagerBackend`], tests use fakes.
 //!
-//! Bots are named by their **name** (what a bearer key maps to), tools by their raw name on
-//! their server: the qualified names (`server__tool`) are the gateway's business.
+//! Bots are named by their **name** (what a bearer key maps to). A bot's tools come named
+//! (`server__tool`, the `toolset` crate's naming, the same names the chat model sees); calls
+//! go back by route (server, raw tool name).
 
 use std::future::Future;
 
 use futures::stream::BoxStream;
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use tokio_util::sync::CancellationToken;
+use toolset::ToolRoute;
 
-/// One tool a bot may use.
+/// One tool a bot may use, named.
 #[derive(Debug, Clone, PartialEq)]
-pub struct BackendTool {
-    /// The server's name (unique in the store).
-    pub server: String,
+pub struct ExposedTool {
+    /// The name the client calls it by.
+    pub qualified: String,
+    pub route: ToolRoute,
     /// The tool as its server lists it (raw name).
     pub tool: Tool,
-    /// Offered even when the bot's tools are loaded on demand (kept for a future deferred
-    /// listing; the gateway lists every allowed tool today).
-    pub pinned: bool,
 }
 
 /// A server's `instructions`, forwarded in the gateway's `initialize`.
@@ -33,7 +33,7 @@ pub struct ServerInstructions {
 /// A bot's tools as the backend sees them right now.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct BotCatalog {
-    pub tools: Vec<BackendTool>,
+    pub tools: Vec<ExposedTool>,
     /// Why some servers could not list their tools. Logged, never sent to the client (a
     /// cause may carry paths or stderr).
     pub failures: Vec<String>,
@@ -71,7 +71,7 @@ pub enum BackendError {
 /// changes. Implementations apply the bot's bindings (enabled, tool filter) on every call,
 /// not only on listing, and start servers lazily under their own timeouts.
 pub trait GatewayBackend: Send + Sync + 'static {
-    /// The tools bot `bot` may use (servers may start to list them).
+    /// The tools bot `bot` may use, from the cached tool lists: listing starts no server.
     fn bot_catalog(
         &self,
         bot: &str,

@@ -1,5 +1,5 @@
 //! A bot's tools as the gateway exposes them: each under its qualified name
-//! (`server__tool`, the rule of `inference::naming`, the same names the chat model sees),
+//! (`server__tool`, the rule of `toolset::naming`, the same names the chat model sees),
 //! sorted by that name, with the reverse map that routes a call. Routing only ever goes
 //! through the map: a name is never split or matched by prefix.
 //!
@@ -8,20 +8,21 @@
 
 use std::collections::BTreeMap;
 
-use inference::naming::{QualifiedToolNames, ToolRoute};
 use rmcp::model::Tool;
+use toolset::naming::{QualifiedToolNames, ToolRoute};
 
-use crate::backend::{BackendTool, ServerInstructions};
+use crate::backend::{ExposedTool, ServerInstructions};
 
 /// The exposed tools of one bot and the route of each.
 #[derive(Debug, Clone, Default)]
 pub struct ExposedCatalog {
     tools: Vec<Tool>,
-    names: QualifiedToolNames,
+    routes: BTreeMap<String, ToolRoute>,
 }
 
 impl ExposedCatalog {
-    /// Names `tools` (server, raw tool). A tool listed twice by one server is kept once.
+    /// Names `tools` (server, raw tool) with the toolset's rule (a committed manifest's
+    /// tools). A tool listed twice by one server is kept once.
     pub fn build<'a>(tools: impl IntoIterator<Item = (&'a str, &'a Tool)>) -> Self {
         let mut by_route: BTreeMap<ToolRoute, &Tool> = BTreeMap::new();
         for (server, tool) in tools {
@@ -30,20 +31,39 @@ impl ExposedCatalog {
                 .or_insert(tool);
         }
         let names = QualifiedToolNames::build(by_route.keys().cloned());
-        let tools = names
+        let exposed: Vec<ExposedTool> = names
             .iter()
             .filter_map(|(qualified, route)| {
-                let mut tool = (*by_route.get(route)?).clone();
-                tool.name = qualified.to_owned().into();
-                Some(tool)
+                Some(ExposedTool {
+                    qualified: qualified.to_owned(),
+                    route: route.clone(),
+                    tool: (*by_route.get(route)?).clone(),
+                })
             })
             .collect();
-        Self { tools, names }
+        Self::from_backend(&exposed)
     }
 
-    /// [`Self::build`] over a backend's tools.
-    pub fn from_backend(tools: &[BackendTool]) -> Self {
-        Self::build(tools.iter().map(|t| (t.server.as_str(), &t.tool)))
+    /// A backend's tools, already named: renamed to their qualified names and routed, in
+    /// name order.
+    pub fn from_backend(tools: &[ExposedTool]) -> Self {
+        let mut routes = BTreeMap::new();
+        let mut exposed: Vec<Tool> = Vec::with_capacity(tools.len());
+        for t in tools {
+            if routes
+                .insert(t.qualified.clone(), t.route.clone())
+                .is_none()
+            {
+                let mut tool = t.tool.clone();
+                tool.name = t.qualified.clone().into();
+                exposed.push(tool);
+            }
+        }
+        exposed.sort_by(|a, b| a.name.cmp(&b.name));
+        Self {
+            tools: exposed,
+            routes,
+        }
     }
 
     /// Every tool under its qualified name, sorted by name.
@@ -53,12 +73,15 @@ impl ExposedCatalog {
 
     /// Where a qualified name leads, if it is one of this catalog's.
     pub fn resolve(&self, qualified: &str) -> Option<&ToolRoute> {
-        self.names.resolve(qualified)
+        self.routes.get(qualified)
     }
 
     /// The qualified name of a server's tool.
     pub fn qualified(&self, server: &str, tool: &str) -> Option<&str> {
-        self.names.qualified(server, tool)
+        self.routes
+            .iter()
+            .find(|(_, route)| route.server == server && route.tool == tool)
+            .map(|(name, _)| name.as_str())
     }
 }
 

@@ -2,8 +2,8 @@
 //!
 //! - **The gateway** ([`gateway`], [`service`], [`auth`]): one bot's allowed tools over
 //!   streamable HTTP at `/mcp`, under their qualified names (`server__tool`, [`catalog`]),
-//!   calls routed through a [`GatewayBackend`] ([`backend`]; the real one over the
-//!   `McpServerManager` and the store is [`adapter::ManagerBackend`]). The bot comes from the
+//!   calls routed through a [`GatewayBackend`] ([`backend`]; the real one over the bots'
+//!   toolsets is [`adapter::ToolsetBackend`]: listing starts no server). The bot comes from the
 //!   bearer key ([`BotKeys`]); a key for one bot never lists or calls another's tools.
 //!   Servers' `instructions` are combined into the gateway's; catalog changes reach
 //!   connected sessions as `notifications/tools/list_changed`.
@@ -21,9 +21,9 @@ pub mod gateway;
 pub mod manifest;
 pub mod service;
 
-pub use adapter::ManagerBackend;
+pub use adapter::ToolsetBackend;
 pub use auth::{AuthenticatedBot, BOT_KEYS_ENV, BotKeys, BotKeysError, GatewayAuth, KeyPolicy};
-pub use backend::{BackendError, BackendTool, BotCatalog, GatewayBackend, ServerInstructions};
+pub use backend::{BackendError, BotCatalog, ExposedTool, GatewayBackend, ServerInstructions};
 pub use catalog::ExposedCatalog;
 pub use gateway::GatewayServer;
 pub use manifest::BotManifest;

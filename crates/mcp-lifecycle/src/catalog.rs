@@ -1,6 +1,6 @@
-//! The tool catalog: each server's tools as last listed, kept in memory and in the store's
-//! tool cache (so search and allow-lists work while a server is stopped), refreshed on
-//! `notifications/tools/list_changed`; and the tools a bot may use.
+//! Tool lists: each server's tools as last listed, kept in memory and in the store's tool
+//! cache (so search and allow-lists work while a server is stopped), refreshed on
+//! `notifications/tools/list_changed`. Which bot may use which tool is `toolset`'s business.
 
 use std::sync::Arc;
 
@@ -19,22 +19,6 @@ pub struct CatalogEvent {
     /// The store's hash of the new list.
     pub hash: String,
     pub tool_count: usize,
-}
-
-/// A tool a bot may use, with the server it belongs to.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BotTool {
-    pub server: String,
-    pub tool: Tool,
-    /// Offered even when tools are loaded on demand.
-    pub pinned: bool,
-}
-
-/// The tools of a bot's enabled servers, and the servers that could not give theirs.
-#[derive(Debug, Clone, Default)]
-pub struct BotTools {
-    pub tools: Vec<BotTool>,
-    pub failures: Vec<LifecycleError>,
 }
 
 /// Record `tools` as `slot`'s catalog, in memory and in the store, and announce it.
@@ -94,27 +78,6 @@ pub(crate) fn follow_changes(
 }
 
 impl McpServerManager {
-    /// The tools bot `bot_id` may use: its enabled bindings, each server started if needed,
-    /// each list cut to the binding's tool filter. A server that fails is reported in
-    /// `failures` and the others still answer.
-    pub async fn get_tools_for_bot(&self, bot_id: &str) -> Result<BotTools, LifecycleError> {
-        self.bot_tools(bot_id, |server| async move {
-            self.get_tools(&server).await.map(Some)
-        })
-        .await
-    }
-
-    /// [`Self::get_tools_for_bot`] from the cached catalog only: never starts a server (for
-    /// tool search and dashboards). A server whose tools were never listed is reported in
-    /// `failures` as [`LifecycleError::NoCachedTools`].
-    pub async fn cached_tools_for_bot(&self, bot_id: &str) -> Result<BotTools, LifecycleError> {
-        self.bot_tools(
-            bot_id,
-            |server| async move { self.cached_tools(&server).await },
-        )
-        .await
-    }
-
     /// The tools of `server` as last listed: from memory if it ran since this manager
     /// started, else from the store's tool cache. Never starts the server; `None` when its
     /// tools were never listed.
@@ -147,46 +110,5 @@ impl McpServerManager {
         Ok(Some(
             state.tools.get_or_insert_with(|| Arc::new(tools)).clone(),
         ))
-    }
-
-    async fn bot_tools<'a, F, Fut>(
-        &'a self,
-        bot_id: &str,
-        tools_of: F,
-    ) -> Result<BotTools, LifecycleError>
-    where
-        F: Fn(String) -> Fut,
-        Fut: Future<Output = Result<Option<Arc<Vec<Tool>>>, LifecycleError>> + 'a,
-    {
-        if self.inner.store.bot(bot_id).await?.is_none() {
-            return Err(LifecycleError::UnknownBot {
-                bot: bot_id.to_owned(),
-            });
-        }
-        let bound = self.inner.store.bound_servers(bot_id).await?;
-        let enabled: Vec<_> = bound.into_iter().filter(|b| b.binding.enabled).collect();
-        let lists =
-            futures::future::join_all(enabled.iter().map(|b| tools_of(b.server.name.clone())))
-                .await;
-        let mut result = BotTools::default();
-        for (bound, list) in enabled.iter().zip(lists) {
-            match list {
-                Ok(Some(tools)) => result.tools.extend(
-                    tools
-                        .iter()
-                        .filter(|tool| bound.binding.allows(&tool.name))
-                        .map(|tool| BotTool {
-                            server: bound.server.name.clone(),
-                            tool: tool.clone(),
-                            pinned: bound.binding.pinned_tools.iter().any(|p| *p == tool.name),
-                        }),
-                ),
-                Ok(None) => result.failures.push(LifecycleError::NoCachedTools {
-                    server: bound.server.name.clone(),
-                }),
-                Err(error) => result.failures.push(error),
-            }
-        }
-        Ok(result)
     }
 }

@@ -32,8 +32,6 @@ impl fmt::Display for ExitInfo {
 pub enum LifecycleError {
     #[error("no MCP server named {server:?}")]
     UnknownServer { server: String },
-    #[error("no bot {bot:?}")]
-    UnknownBot { bot: String },
     #[error(
         "MCP server {server:?} is not configured: env {key} needs ${{{variable}}}, which is not set"
     )]

@@ -1,12 +1,11 @@
-//! Leases: while a bot's chat turn runs, none of its servers is idle-stopped.
+//! Leases: while a lease is held (a chat turn, a call), none of its servers is idle-stopped.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use crate::error::LifecycleError;
 use crate::manager::{McpServerManager, Slot};
 
-/// Held for the length of a bot's turn; dropping it releases the servers.
+/// Held for the length of a turn or a call; dropping it releases the servers.
 #[must_use = "the lease ends when dropped"]
 pub struct Lease {
     slots: Vec<Arc<Slot>>,
@@ -30,18 +29,17 @@ impl Drop for Lease {
 }
 
 impl McpServerManager {
-    /// Hold every server bound to bot `bot_id` against idle stops until the lease is dropped.
-    pub async fn lease(&self, bot_id: &str) -> Result<Lease, LifecycleError> {
-        let bound = self.inner.store.bound_servers(bot_id).await?;
-        let slots: Vec<Arc<Slot>> = bound
-            .iter()
-            .filter(|b| b.binding.enabled)
-            .filter_map(|b| self.slot(&b.server.name).ok())
+    /// Hold `servers` against idle stops until the lease is dropped. Names that are not
+    /// configured are skipped.
+    pub fn lease<'a>(&self, servers: impl IntoIterator<Item = &'a str>) -> Lease {
+        let slots: Vec<Arc<Slot>> = servers
+            .into_iter()
+            .filter_map(|name| self.slot(name).ok())
             .collect();
         for slot in &slots {
             slot.leases.fetch_add(1, Ordering::SeqCst);
             slot.touch();
         }
-        Ok(Lease { slots })
+        Lease { slots }
     }
 }

@@ -32,7 +32,7 @@ mod restart;
 mod state;
 mod stderr_tail;
 
-pub use catalog::{BotTool, BotTools, CatalogEvent};
+pub use catalog::CatalogEvent;
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{ManagerSettings, PASSED_THROUGH_ENV, ServerConfig};
 pub use environment::server_env;
@@ -45,4 +45,4 @@ pub use process::McpProcess;
 pub use restart::{RestartDecision, RestartPolicy};
 pub use state::{ServerState, ServerStatus};
 
-pub use rmcp::model::{CallToolResult, JsonObject, Tool};
+pub use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, Tool};

@@ -3,6 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use crate::changes::StoreChange;
 use crate::database::{Store, flag, from_json_text, new_id, to_json_text};
 use crate::error::{StoreError, is_foreign_key_violation};
 use crate::model::{BindingSpec, BotMcpServer, BoundServer};
@@ -52,7 +53,7 @@ impl Store {
             .bind(flag(spec.enabled))
             .bind(to_json_text(&spec.tool_filter))
             .bind(to_json_text(&spec.pinned_tools))
-            .fetch_one(&self.pool)
+            .fetch_one(self.pool())
             .await
             .map_err(|error| {
                 // The bot or the server was deleted between the checks and the insert.
@@ -62,6 +63,9 @@ impl Store {
                     StoreError::Database(error)
                 }
             })?;
+        self.changed(StoreChange::Binding {
+            bot_id: bot_id.to_owned(),
+        });
         decode(&row)
     }
 
@@ -77,7 +81,7 @@ impl Store {
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(bot_id)
             .bind(mcp_server_id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(decode).transpose()
     }
@@ -88,8 +92,13 @@ impl Store {
             sqlx::query(r#"DELETE FROM "BotMcpServer" WHERE "botId" = $1 AND "mcpServerId" = $2"#)
                 .bind(bot_id)
                 .bind(mcp_server_id)
-                .execute(&self.pool)
+                .execute(self.pool())
                 .await?;
+        if result.rows_affected() > 0 {
+            self.changed(StoreChange::Binding {
+                bot_id: bot_id.to_owned(),
+            });
+        }
         Ok(result.rows_affected() > 0)
     }
 
@@ -98,7 +107,7 @@ impl Store {
         let sql = format!("SELECT {COLUMNS} FROM \"BotMcpServer\" WHERE \"botId\" = $1");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(bot_id)
-            .fetch_all(&self.pool)
+            .fetch_all(self.pool())
             .await?;
         let mut bound = Vec::with_capacity(rows.len());
         for row in &rows {

@@ -3,6 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use crate::changes::StoreChange;
 use crate::database::{Store, new_id};
 use crate::error::{StoreError, is_unique_violation};
 use crate::model::{Bot, BotSpec, ToolLoadingMode};
@@ -48,9 +49,10 @@ impl Store {
             .bind(spec.tool_loading_mode.as_str())
             .bind(now)
             .bind(now)
-            .execute(&self.pool)
+            .execute(self.pool())
             .await
             .map_err(|error| duplicate_name(error, &spec.name))?;
+        self.changed(StoreChange::Bot { id: id.clone() });
         self.bot(&id)
             .await?
             .ok_or_else(|| StoreError::UnknownBot(id.clone()))
@@ -69,12 +71,13 @@ impl Store {
         .bind(spec.tool_loading_mode.as_str())
         .bind(self.now_ms())
         .bind(id)
-        .execute(&self.pool)
+        .execute(self.pool())
         .await
         .map_err(|error| duplicate_name(error, &spec.name))?;
         if result.rows_affected() == 0 {
             return Err(StoreError::UnknownBot(id.to_owned()));
         }
+        self.changed(StoreChange::Bot { id: id.to_owned() });
         self.bot(id)
             .await?
             .ok_or_else(|| StoreError::UnknownBot(id.to_owned()))
@@ -85,7 +88,7 @@ impl Store {
         let sql = format!("SELECT {COLUMNS} FROM \"Bot\" WHERE \"id\" = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(decode).transpose()
     }
@@ -95,7 +98,7 @@ impl Store {
         let sql = format!("SELECT {COLUMNS} FROM \"Bot\" WHERE \"name\" = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(name)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(decode).transpose()
     }
@@ -104,7 +107,7 @@ impl Store {
     pub async fn bots(&self) -> Result<Vec<Bot>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM \"Bot\" ORDER BY \"name\"");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&self.pool)
+            .fetch_all(self.pool())
             .await?;
         rows.iter().map(decode).collect()
     }
@@ -113,8 +116,11 @@ impl Store {
     pub async fn delete_bot(&self, id: &str) -> Result<bool, StoreError> {
         let result = sqlx::query(r#"DELETE FROM "Bot" WHERE "id" = $1"#)
             .bind(id)
-            .execute(&self.pool)
+            .execute(self.pool())
             .await?;
+        if result.rows_affected() > 0 {
+            self.changed(StoreChange::Bot { id: id.to_owned() });
+        }
         Ok(result.rows_affected() > 0)
     }
 }

@@ -115,6 +115,7 @@ pub struct Store {
     pub(crate) pool: AnyPool,
     backend: Backend,
     pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) log: Arc<crate::changes::ChangeLog>,
 }
 
 impl fmt::Debug for Store {
@@ -145,6 +146,7 @@ impl Store {
             pool,
             backend,
             clock: options.clock,
+            log: Arc::default(),
         };
         store.migrate().await?;
         Ok(store)

@@ -15,6 +15,7 @@
 
 mod bindings;
 mod bots;
+mod changes;
 mod database;
 pub mod env_template;
 mod error;
@@ -26,6 +27,7 @@ mod tool_cache;
 mod tool_vectors;
 pub mod validate;
 
+pub use changes::StoreChange;
 pub use database::{Backend, Clock, Store, StoreOptions, SystemClock, sqlite_url};
 pub use error::{StoreError, ValidationError};
 pub use import::{ImportError, ImportPlan, ImportReport, SkipReason, Skipped, parse_mcp_servers};

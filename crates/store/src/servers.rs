@@ -3,6 +3,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use crate::changes::StoreChange;
 use crate::database::{Store, flag, from_json_text, new_id, to_json_text};
 use crate::error::{StoreError, is_unique_violation};
 use crate::model::{McpServer, McpServerSpec};
@@ -60,9 +61,10 @@ impl Store {
             .bind(spec.instructions.clone())
             .bind(now)
             .bind(now)
-            .execute(&self.pool)
+            .execute(self.pool())
             .await
             .map_err(|error| duplicate_name(error, &spec.name))?;
+        self.changed(StoreChange::Server { id: id.clone() });
         self.server(&id)
             .await?
             .ok_or_else(|| StoreError::UnknownServer(id.clone()))
@@ -89,12 +91,13 @@ impl Store {
         .bind(spec.instructions.clone())
         .bind(self.now_ms())
         .bind(id)
-        .execute(&self.pool)
+        .execute(self.pool())
         .await
         .map_err(|error| duplicate_name(error, &spec.name))?;
         if result.rows_affected() == 0 {
             return Err(StoreError::UnknownServer(id.to_owned()));
         }
+        self.changed(StoreChange::Server { id: id.to_owned() });
         self.server(id)
             .await?
             .ok_or_else(|| StoreError::UnknownServer(id.to_owned()))
@@ -105,7 +108,7 @@ impl Store {
         let sql = format!("SELECT {COLUMNS} FROM \"McpServer\" WHERE \"id\" = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(id)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(decode).transpose()
     }
@@ -115,7 +118,7 @@ impl Store {
         let sql = format!("SELECT {COLUMNS} FROM \"McpServer\" WHERE \"name\" = $1");
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(name)
-            .fetch_optional(&self.pool)
+            .fetch_optional(self.pool())
             .await?;
         row.as_ref().map(decode).transpose()
     }
@@ -124,7 +127,7 @@ impl Store {
     pub async fn servers(&self) -> Result<Vec<McpServer>, StoreError> {
         let sql = format!("SELECT {COLUMNS} FROM \"McpServer\" ORDER BY \"name\"");
         let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
-            .fetch_all(&self.pool)
+            .fetch_all(self.pool())
             .await?;
         rows.iter().map(decode).collect()
     }
@@ -133,8 +136,11 @@ impl Store {
     pub async fn delete_server(&self, id: &str) -> Result<bool, StoreError> {
         let result = sqlx::query(r#"DELETE FROM "McpServer" WHERE "id" = $1"#)
             .bind(id)
-            .execute(&self.pool)
+            .execute(self.pool())
             .await?;
+        if result.rows_affected() > 0 {
+            self.changed(StoreChange::Server { id: id.to_owned() });
+        }
         Ok(result.rows_affected() > 0)
     }
 }

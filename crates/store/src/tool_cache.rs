@@ -82,7 +82,7 @@ impl Store {
         .bind(to_json_text(&tools))
         .bind(tools_hash(tools))
         .bind(self.now_ms())
-        .fetch_one(&self.pool)
+        .fetch_one(self.pool())
         .await
         .map_err(|error| {
             if is_foreign_key_violation(&error) {
@@ -100,7 +100,7 @@ impl Store {
             r#"SELECT "mcpServerId", "tools", "hash", "capturedAt" FROM "McpToolCache" WHERE "mcpServerId" = $1"#,
         )
         .bind(mcp_server_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(self.pool())
         .await?;
         row.as_ref().map(decode).transpose()
     }

@@ -54,7 +54,7 @@ impl Store {
             for key in chunk {
                 query = query.bind(key);
             }
-            for row in query.fetch_all(&self.pool).await? {
+            for row in query.fetch_all(self.pool()).await? {
                 let key: String = row.try_get("textHash")?;
                 let dimensions: i64 = row.try_get("dimensions")?;
                 let bytes: Vec<u8> = row.try_get("vector")?;
@@ -72,7 +72,7 @@ impl Store {
         vectors: &[(String, Vec<f32>)],
     ) -> Result<(), StoreError> {
         let now = self.now_ms();
-        let mut tx = self.pool.begin().await?;
+        let mut tx = self.pool().begin().await?;
         for chunk in vectors.chunks(CHUNK) {
             let rows: Vec<String> = (0..chunk.len())
                 .map(|i| {

@@ -13,10 +13,11 @@ use serde_json::{Value, json};
 use store::{BindingSpec, BotSpec};
 
 use crate::error::ApiError;
-use crate::executor::{BotToolset, ListPolicy};
+use crate::executor::definitions;
 use crate::routes::chat::find_bot;
 use crate::routes::servers::find_server;
 use crate::state::AppState;
+use toolset::ListPolicy;
 
 fn check_model(spec: &BotSpec) -> Result<(), ApiError> {
     ModelSpec::parse(&spec.model).map(|_| ()).map_err(|error| {
@@ -47,7 +48,7 @@ pub async fn get(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Json<store::Bot>, ApiError> {
-    Ok(Json(find_bot(&state.store, &key).await?))
+    Ok(Json(find_bot(&state, &key).await?))
 }
 
 pub async fn update(
@@ -57,7 +58,7 @@ pub async fn update(
 ) -> Result<Json<store::Bot>, ApiError> {
     let Json(spec) = body?;
     check_model(&spec)?;
-    let bot = find_bot(&state.store, &key).await?;
+    let bot = find_bot(&state, &key).await?;
     Ok(Json(state.store.update_bot(&bot.id, &spec).await?))
 }
 
@@ -65,7 +66,7 @@ pub async fn delete(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let bot = find_bot(&state.store, &key).await?;
+    let bot = find_bot(&state, &key).await?;
     state.store.delete_bot(&bot.id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -75,7 +76,7 @@ pub async fn bindings(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let bot = find_bot(&state.store, &key).await?;
+    let bot = find_bot(&state, &key).await?;
     let bound = state.store.bound_servers(&bot.id).await?;
     let list: Vec<Value> = bound
         .iter()
@@ -114,7 +115,7 @@ pub async fn bind(
     body: Result<Json<BindingBody>, JsonRejection>,
 ) -> Result<Json<store::BotMcpServer>, ApiError> {
     let Json(body) = body?;
-    let bot = find_bot(&state.store, &bot_key).await?;
+    let bot = find_bot(&state, &bot_key).await?;
     let server = find_server(&state.store, &server_key).await?;
     let spec = BindingSpec {
         enabled: body.enabled,
@@ -128,7 +129,7 @@ pub async fn unbind(
     State(state): State<AppState>,
     Path((bot_key, server_key)): Path<(String, String)>,
 ) -> Result<StatusCode, ApiError> {
-    let bot = find_bot(&state.store, &bot_key).await?;
+    let bot = find_bot(&state, &bot_key).await?;
     let server = find_server(&state.store, &server_key).await?;
     if state.store.unbind(&bot.id, &server.id).await? {
         Ok(StatusCode::NO_CONTENT)
@@ -146,23 +147,15 @@ pub async fn tools(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
-    let bot = find_bot(&state.store, &key).await?;
-    let toolset = BotToolset::load(
-        &state.store,
-        &state.manager,
-        &bot,
-        state.native.names(),
-        ListPolicy::CachedThenStart,
-    )
-    .await?;
+    let bot = find_bot(&state, &key).await?;
+    let toolset = state.toolsets.load(&bot.id, ListPolicy::CachedOnly).await?;
     let native: Vec<Value> = state
         .native
         .definitions()
         .into_iter()
         .map(|tool| json!({"name": tool.name, "description": tool.description}))
         .collect();
-    let mcp: Vec<Value> = toolset
-        .definitions
+    let mcp: Vec<Value> = definitions(&toolset)
         .iter()
         .filter_map(|tool| {
             let route = toolset.names.resolve(&tool.name)?;

@@ -37,19 +37,20 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt, stream};
 use inference::ui_stream::{DONE_FRAME, RESPONSE_HEADERS};
 use inference::{
-    ChatTurn, ProviderError, TurnConfig, TurnEvent, UiMessage, UiMessageChunk, UiStreamEncoder,
-    to_provider_messages,
+    ChatTurn, ProviderError, ServerInstructions, TurnConfig, TurnEvent, UiMessage, UiMessageChunk,
+    UiStreamEncoder, to_provider_messages,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
 use store::Bot;
 
 use crate::error::ApiError;
-use crate::executor::{BotToolset, ListPolicy, McpToolExecutor};
+use crate::executor::McpToolExecutor;
 use crate::redact::Redactor;
 use crate::state::AppState;
 use crate::tool_loading::{ToolReport, TurnTools};
 use crate::turn_metrics::TurnRecorder;
+use toolset::ListPolicy;
 
 /// The request body.
 #[derive(Debug, Clone, Deserialize)]
@@ -60,15 +61,10 @@ pub struct ChatRequest {
     pub messages: Vec<UiMessage>,
 }
 
-/// The bot with this id, else with this name.
-pub async fn find_bot(store: &store::Store, key: &str) -> Result<Bot, ApiError> {
-    if let Some(bot) = store.bot(key).await? {
-        return Ok(bot);
-    }
-    store
-        .bot_by_name(key)
-        .await?
-        .ok_or_else(|| ApiError::not_found("unknown_bot", format!("no bot {key:?}")))
+/// The bot with this id, else with this name (from the toolsets' memory while the store
+/// has not changed).
+pub async fn find_bot(state: &AppState, key: &str) -> Result<Bot, ApiError> {
+    Ok(state.toolsets.bot(key).await?)
 }
 
 fn wants_json(headers: &HeaderMap) -> bool {
@@ -90,7 +86,7 @@ pub async fn chat(
     body: Result<Json<ChatRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(request) = body?;
-    let bot = find_bot(&state.store, &request.bot_id).await?;
+    let bot = find_bot(&state, &request.bot_id).await?;
     let messages = to_provider_messages(&request.messages)
         .map_err(|error| ApiError::bad_request("bad_messages", error.to_string()))?;
     if messages.is_empty() {
@@ -109,20 +105,25 @@ pub async fn chat(
                 error.to_string(),
             )
         })?;
-    let lease = state.manager.lease(&bot.id).await?;
-    let toolset = BotToolset::load(
-        &state.store,
-        &state.manager,
-        &bot,
-        state.native.names(),
-        ListPolicy::CachedThenStart,
-    )
-    .await?;
+    let toolset = state
+        .toolsets
+        .load(&bot.id, ListPolicy::CachedThenStart)
+        .await?;
+    let lease = state
+        .manager
+        .lease(toolset.servers.iter().map(String::as_str));
     let tools = TurnTools::plan(&state, &bot, &toolset).await;
     let report = tools.report();
-    let instructions = toolset.instructions.clone();
+    let instructions: Vec<ServerInstructions> = toolset
+        .instructions
+        .iter()
+        .map(|i| ServerInstructions {
+            server: i.server.clone(),
+            instructions: i.text.clone(),
+        })
+        .collect();
     let executor = Arc::new(McpToolExecutor::new(
-        state.manager.clone(),
+        state.toolsets.clone(),
         toolset,
         state.metrics.clone(),
     ));

@@ -13,13 +13,12 @@
 use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use inference::{CatalogEntry, QualifiedToolNames, TOOL_SEARCH, ToolRoute};
 use tool_search::SearchQuery;
+use toolset::ListPolicy;
 
 use crate::catalogs::SearchAnswer;
 use crate::error::ApiError;
-use crate::executor::{BotToolset, ListPolicy};
-use crate::routes::chat::find_bot;
+use crate::executor::catalog_entries;
 use crate::state::AppState;
 
 /// Results when `limit` is not given.
@@ -77,21 +76,17 @@ pub async fn search(
     let Query(pairs) =
         query.map_err(|error| ApiError::bad_request("bad_query", error.body_text()))?;
     let params = SearchParams::parse(pairs)?;
-    let (scope, entries) = match &params.bot {
+    let (scope, toolset) = match &params.bot {
         Some(key) => {
-            let bot = find_bot(&state.store, key).await?;
-            let toolset = BotToolset::load(
-                &state.store,
-                &state.manager,
-                &bot,
-                state.native.names(),
-                ListPolicy::CachedOnly,
-            )
-            .await?;
-            (format!("bot:{}", bot.id), toolset.catalog)
+            let toolset = state.toolsets.load(key, ListPolicy::CachedOnly).await?;
+            (format!("bot:{}", toolset.bot_id), toolset)
         }
-        None => ("*".to_owned(), every_cached_tool(&state).await?),
+        None => (
+            "*".to_owned(),
+            state.toolsets.everything(ListPolicy::CachedOnly).await?,
+        ),
     };
+    let entries = catalog_entries(&toolset);
     let index = state.config.catalogs.search_index(&scope, entries).await;
     let query = SearchQuery::new(params.q)
         .servers(params.servers)
@@ -101,43 +96,6 @@ pub async fn search(
         .await
         .map_err(|error| ApiError::bad_request("bad_query", error.to_string()))?;
     Ok(Json(answer))
-}
-
-/// Every configured server's cached tools, named as chat turns name them.
-async fn every_cached_tool(state: &AppState) -> Result<Vec<CatalogEntry>, ApiError> {
-    let servers = state.store.servers().await?;
-    let mut tools = Vec::new();
-    for server in &servers {
-        match state.manager.cached_tools(&server.name).await {
-            Ok(Some(list)) => tools.extend(list.iter().map(|tool| (server, tool.clone()))),
-            Ok(None) => {
-                tracing::debug!(server = %server.name, "no cached tool list; not searched");
-            }
-            Err(error) => {
-                tracing::warn!(server = %server.name, %error, "cached tool list unreadable; not searched");
-            }
-        }
-    }
-    let names = QualifiedToolNames::build_with_reserved(
-        state.native.names().chain([TOOL_SEARCH]),
-        tools
-            .iter()
-            .map(|(server, tool)| ToolRoute::new(&server.name, tool.name.as_ref())),
-    );
-    Ok(tools
-        .into_iter()
-        .filter_map(|(server, tool)| {
-            let qualified = names.qualified(&server.name, &tool.name)?.to_owned();
-            Some(CatalogEntry {
-                qualified,
-                server: server.name.clone(),
-                tool: tool.name.to_string(),
-                description: tool.description.as_deref().unwrap_or_default().to_owned(),
-                input_schema: serde_json::Value::Object(tool.input_schema.as_ref().clone()),
-                server_instructions: server.instructions.clone().unwrap_or_default(),
-            })
-        })
-        .collect())
 }
 
 #[cfg(test)]

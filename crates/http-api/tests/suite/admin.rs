@@ -80,8 +80,20 @@ async fn servers_bots_and_bindings_round_trip() -> anyhow::Result<()> {
             .collect()
     };
     assert_eq!(names(&tools["native"]), ["current_time"]);
+    // Listing starts nothing: a server never listed is reported, not started.
+    assert_eq!(names(&tools["mcp"]), Vec::<String>::new());
+    assert_eq!(tools["unavailable"][0]["server"], "echoer");
+    let started = fx
+        .send(request("POST", "/api/servers/echoer/start", None))
+        .await?;
+    assert_eq!(started.status, 200, "{}", started.body);
+    let tools = fx
+        .send(request("GET", "/api/bots/helper/tools", None))
+        .await?
+        .json()?;
     assert_eq!(names(&tools["mcp"]), ["echoer__echo"]);
     assert_eq!(tools["mcp"][0]["tool"], "echo");
+    assert_eq!(tools["unavailable"], json!([]));
 
     let unbound = fx
         .send(request("DELETE", "/api/bots/helper/servers/echoer", None))

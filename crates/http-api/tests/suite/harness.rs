@@ -150,6 +150,7 @@ impl Fixture {
             store: store.clone(),
             manager: manager.clone(),
             providers,
+            toolsets: http_api::new_toolsets(&store, &manager, &default_native_tools()),
             native: default_native_tools(),
             config: Arc::new(config),
             shutdown: CancellationToken::new(),

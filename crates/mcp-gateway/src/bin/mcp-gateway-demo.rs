@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Parser;
-use mcp_gateway::{BotKeys, GatewayConfig, KeyPolicy, ManagerBackend, mcp_router};
+use mcp_gateway::{BotKeys, GatewayConfig, KeyPolicy, ToolsetBackend, mcp_router};
 use mcp_lifecycle::{ManagerSettings, McpServerManager};
 use store::{BindingSpec, BotSpec, McpServerSpec, Store};
 
@@ -74,6 +74,8 @@ async fn main() -> anyhow::Result<()> {
         },
     );
     manager.load_configs().await?;
+    // The gateway lists from the cached tool lists and starts nothing: list once here.
+    manager.get_tools(&server.name).await?;
     let policy = if cli.open {
         KeyPolicy::Open {
             bot: cli.bot.clone(),
@@ -83,7 +85,8 @@ async fn main() -> anyhow::Result<()> {
         anyhow::ensure!(!keys.is_empty(), "give --keys bot=key (or --open)");
         KeyPolicy::Keys(keys)
     };
-    let backend = Arc::new(ManagerBackend::new(manager.clone(), store.clone()));
+    let toolsets = toolset::Toolsets::new(store.clone(), manager.clone(), ["tool_search"]);
+    let backend = Arc::new(ToolsetBackend::new(toolsets));
     let app = mcp_router(backend, policy, &GatewayConfig::default());
     let listener =
         tokio::net::TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, cli.port))).await?;

@@ -9,7 +9,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use mcp_gateway::{
-    BackendError, BackendTool, BotCatalog, GatewayBackend, GatewayConfig, KeyPolicy,
+    BackendError, BotCatalog, ExposedTool, GatewayBackend, GatewayConfig, KeyPolicy,
     ServerInstructions, mcp_router,
 };
 use rmcp::ServiceExt;
@@ -88,15 +88,27 @@ impl FakeBackend {
 impl GatewayBackend for FakeBackend {
     async fn bot_catalog(&self, bot: &str) -> Result<BotCatalog, BackendError> {
         let fake = self.bot(bot)?;
-        Ok(BotCatalog {
-            tools: fake
-                .tools
+        let allowed: Vec<(&String, &Tool)> = fake
+            .tools
+            .iter()
+            .filter(|(_, _, allowed)| *allowed)
+            .map(|(server, tool, _)| (server, tool))
+            .collect();
+        // Named as the toolset names them.
+        let names = toolset::QualifiedToolNames::build(
+            allowed
                 .iter()
-                .filter(|(_, _, allowed)| *allowed)
-                .map(|(server, tool, _)| BackendTool {
-                    server: server.clone(),
-                    tool: tool.clone(),
-                    pinned: false,
+                .map(|(server, tool)| toolset::ToolRoute::new(*server, tool.name.to_string())),
+        );
+        Ok(BotCatalog {
+            tools: allowed
+                .iter()
+                .filter_map(|(server, tool)| {
+                    Some(ExposedTool {
+                        qualified: names.qualified(server, &tool.name)?.to_owned(),
+                        route: toolset::ToolRoute::new(*server, tool.name.to_string()),
+                        tool: (*tool).clone(),
+                    })
                 })
                 .collect(),
             failures: Vec::new(),

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use mcp_gateway::{BackendError, BotKeys, GatewayBackend, KeyPolicy, ManagerBackend};
+use mcp_gateway::{BackendError, BotKeys, GatewayBackend, KeyPolicy, ToolsetBackend};
 use mcp_lifecycle::{ManagerSettings, McpServerManager};
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -19,7 +19,7 @@ const KEY: &str = "demo-key";
 
 struct Setup {
     manager: Arc<McpServerManager>,
-    backend: Arc<ManagerBackend>,
+    backend: Arc<ToolsetBackend>,
     served: Served,
     _dir: tempfile::TempDir,
 }
@@ -48,7 +48,11 @@ async fn setup(filter: &[&str]) -> anyhow::Result<Setup> {
     };
     let manager = McpServerManager::new(store.clone(), settings);
     manager.load_configs().await?;
-    let backend = Arc::new(ManagerBackend::new(manager.clone(), store));
+    // Listed once, then stopped: the gateway lists from the cached tool list.
+    manager.get_tools("fake").await?;
+    manager.stop_server("fake").await?;
+    let toolsets = toolset::Toolsets::new(store, manager.clone(), ["tool_search"]);
+    let backend = Arc::new(ToolsetBackend::new(toolsets));
     let served = Served::start(
         backend.clone(),
         KeyPolicy::Keys(BotKeys::default().with("demo", KEY)),
@@ -61,6 +65,14 @@ async fn setup(filter: &[&str]) -> anyhow::Result<Setup> {
         served,
         _dir: dir,
     })
+}
+
+fn state(manager: &McpServerManager) -> mcp_lifecycle::ServerState {
+    manager
+        .get_all_statuses()
+        .into_iter()
+        .find(|s| s.name == "fake")
+        .map_or(mcp_lifecycle::ServerState::Error, |s| s.state)
 }
 
 #[tokio::test]
@@ -77,6 +89,8 @@ async fn the_gateway_serves_the_bound_server_through_the_manager() -> anyhow::Re
         names(&http.list(Some(KEY), session).await?),
         ["fake__change_tools", "fake__echo"]
     );
+    // Neither initialize nor tools/list started the server.
+    assert_eq!(state(&setup.manager), mcp_lifecycle::ServerState::Stopped);
     let echoed = http
         .call(Some(KEY), session, "fake__echo", json!({"text": "hello"}))
         .await?;

@@ -6,7 +6,6 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 
 use mcp_lifecycle::ServerState;
-use store::{BindingSpec, BotSpec};
 
 use super::harness::Fixture;
 
@@ -34,16 +33,12 @@ async fn idle_server_stops_after_timeout_when_no_lease() -> anyhow::Result<()> {
 #[tokio::test]
 async fn leased_or_always_on_servers_are_not_idle_stopped() -> anyhow::Result<()> {
     let fx = Fixture::new().await?;
-    let leased = fx.add("leased", &[], |s| s.idle_timeout_ms(1_000)).await?;
+    fx.add("leased", &[], |s| s.idle_timeout_ms(1_000)).await?;
     fx.add("pinned", &[], |s| s.idle_timeout_ms(1_000).always_on(true))
-        .await?;
-    let bot = fx.store.create_bot(&BotSpec::new("b", "m")).await?;
-    fx.store
-        .bind(&bot.id, &leased.id, &BindingSpec::default())
         .await?;
     fx.manager.start_server("leased").await?;
     fx.manager.start_server("pinned").await?;
-    let lease = fx.manager.lease(&bot.id).await?;
+    let lease = fx.manager.lease(["leased", "not-configured"]);
     let far = tokio::time::Instant::now() + Duration::from_secs(3600);
     assert_eq!(
         fx.manager.stop_idle_servers_at(far).await,

@@ -14,7 +14,6 @@ use pretty_assertions::assert_eq;
 use tokio::time::Instant;
 
 use mcp_lifecycle::{LifecycleError, RestartPolicy, ServerState};
-use store::{BindingSpec, BotSpec, McpServerSpec};
 
 use super::harness::{Fixture, args};
 use super::in_process::{Probe, config};
@@ -152,19 +151,10 @@ async fn call_in_flight_blocks_the_idle_stop_until_it_ends() -> anyhow::Result<(
 #[tokio::test]
 async fn lease_blocks_the_idle_stop_until_it_is_dropped() -> anyhow::Result<()> {
     let fx = fixture(RestartPolicy::default()).await?;
-    // The binding lives in the store; the server runs in-process under the same name.
-    let stored = fx
-        .store
-        .create_server(&McpServerSpec::new("leased", "in-process"))
-        .await?;
-    let bot = fx.store.create_bot(&BotSpec::new("b", "m")).await?;
-    fx.store
-        .bind(&bot.id, &stored.id, &BindingSpec::default())
-        .await?;
     let probe = Probe::new(0);
     fx.manager
         .add_in_process_server(config("leased"), Arc::new(probe.clone()));
-    let lease = fx.manager.lease(&bot.id).await?;
+    let lease = fx.manager.lease(["leased"]);
     pause();
     fx.manager.start_server("leased").await?;
     let _health = fx.manager.start_health_check_loop();
