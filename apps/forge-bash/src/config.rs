@@ -48,57 +48,28 @@ pub struct Config {
     pub env_file: PathBuf,
 }
 
-/// A setting with a value the server cannot use.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ConfigError {
-    #[error(
-        "{var}={value:?} is not a whole number greater than zero; unset it for the default ({default})"
-    )]
-    NotAPositiveNumber {
-        var: &'static str,
-        value: String,
-        default: u64,
-    },
-}
+/// A setting with a value the server cannot use (the kit's one rule for every forge server).
+pub type ConfigError = server_kit::SettingError;
 
 impl Config {
-    /// Build the config from variables read by `get` (`None` or empty means
-    /// unset). `default_cwd` is the working directory used when
-    /// `FORGE_BASH_CWD` is unset (see [`default_cwd`]).
-    pub fn from_vars(
-        get: impl Fn(&str) -> Option<String>,
+    /// Build the config from the server's settings (an unset, empty or blank variable takes
+    /// its default). `default_cwd` is the working directory used when `FORGE_BASH_CWD` is
+    /// unset (see [`default_cwd`]).
+    pub fn from_settings(
+        settings: &server_kit::Settings,
         default_cwd: PathBuf,
     ) -> Result<Self, ConfigError> {
-        let value = |var: &str| get(var).filter(|value| !value.is_empty());
         Ok(Self {
-            log_dir: value(LOG_DIR_VAR).map_or_else(|| DEFAULT_LOG_DIR.into(), PathBuf::from),
-            cwd: value(CWD_VAR).map_or(default_cwd, PathBuf::from),
-            timeout: Duration::from_secs(positive(
-                TIMEOUT_VAR,
-                value(TIMEOUT_VAR),
-                DEFAULT_TIMEOUT_SECS,
-            )?),
-            max_buffer_bytes: positive(
-                MAX_BUFFER_VAR,
-                value(MAX_BUFFER_VAR),
-                DEFAULT_MAX_BUFFER_BYTES,
-            )?,
-            env_file: value(ENV_FILE_VAR).map_or_else(|| DEFAULT_ENV_FILE.into(), PathBuf::from),
+            log_dir: settings
+                .path(LOG_DIR_VAR)
+                .unwrap_or_else(|| DEFAULT_LOG_DIR.into()),
+            cwd: settings.path(CWD_VAR).unwrap_or(default_cwd),
+            timeout: Duration::from_secs(settings.positive(TIMEOUT_VAR, DEFAULT_TIMEOUT_SECS)?),
+            max_buffer_bytes: settings.positive(MAX_BUFFER_VAR, DEFAULT_MAX_BUFFER_BYTES)?,
+            env_file: settings
+                .path(ENV_FILE_VAR)
+                .unwrap_or_else(|| DEFAULT_ENV_FILE.into()),
         })
-    }
-}
-
-fn positive(var: &'static str, value: Option<String>, default: u64) -> Result<u64, ConfigError> {
-    let Some(value) = value else {
-        return Ok(default);
-    };
-    match value.trim().parse::<u64>() {
-        Ok(number) if number > 0 => Ok(number),
-        _ => Err(ConfigError::NotAPositiveNumber {
-            var,
-            value,
-            default,
-        }),
     }
 }
 
@@ -131,14 +102,10 @@ pub fn find_shell(path: Option<&OsStr>) -> PathBuf {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
-    use std::collections::HashMap;
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
-        let vars: HashMap<String, String> = vars
-            .iter()
-            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-            .collect();
-        Config::from_vars(|var| vars.get(var).cloned(), PathBuf::from("/here"))
+        let settings = server_kit::Settings::from_vars(vars.iter().map(|(k, v)| (*k, *v)));
+        Config::from_settings(&settings, PathBuf::from("/here"))
     }
 
     #[test]

@@ -18,7 +18,6 @@ mod shell_words;
 mod shutdown;
 mod toolbox;
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,17 +27,14 @@ use server_kit::RunOptions;
 fn main() -> ExitCode {
     let groups = shutdown::RunningGroups::new();
     shutdown::stop_on_signal(std::sync::Arc::clone(&groups));
-    init_logging();
+    server_kit::init_logging();
     let own: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-    let text: HashMap<String, String> = own
-        .iter()
-        .filter_map(|(k, v)| Some((k.to_str()?.to_owned(), v.to_str()?.to_owned())))
-        .collect();
+    let settings = server_kit::Settings::from_vars(own.iter().cloned());
     let default_cwd = config::default_cwd(
         Path::new(config::DEFAULT_WORKSPACE),
         std::env::current_dir().ok(),
     );
-    let config = config::Config::from_vars(|var| text.get(var).cloned(), default_cwd);
+    let config = config::Config::from_settings(&settings, default_cwd);
     let shell = config::find_shell(std::env::var_os("PATH").as_deref());
     let env_file = config
         .as_ref()
@@ -59,16 +55,4 @@ fn main() -> ExitCode {
             environment: config::ENVIRONMENT_HELP,
         },
     )
-}
-
-/// Logs on stderr, as the kit sets them up (its own later setup is then a
-/// no-op), so that what `main` logs before serving is not lost.
-fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
 }

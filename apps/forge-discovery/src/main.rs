@@ -16,7 +16,6 @@ mod markdown;
 mod render;
 mod server;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use server_kit::RunOptions;
@@ -25,10 +24,9 @@ use server_kit::RunOptions;
 const DEFAULT_REPO_PATH: &str = "/workspace/erik/uvilo-os";
 
 fn main() -> ExitCode {
-    let repo_path = std::env::var_os("REPO_PATH")
-        .filter(|value| !value.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(DEFAULT_REPO_PATH));
+    let repo_path = server_kit::Settings::from_process()
+        .path_or("REPO_PATH", DEFAULT_REPO_PATH)
+        .path;
     let options = RunOptions {
         about: "Browses the repository at REPO_PATH: departments are top-level folders with a \
                 README.md, projects live in {Department}/Projects/{Project}/, skills in \

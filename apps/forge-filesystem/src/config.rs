@@ -6,8 +6,7 @@
 //! root exists is checked by the call that needs it (seed 001, "start with
 //! nothing").
 
-use std::ffi::OsString;
-use std::path::PathBuf;
+use server_kit::Settings;
 
 /// The variable naming the folder the file tools may touch.
 pub const WORKSPACE_ROOT_VAR: &str = "WORKSPACE_ROOT";
@@ -18,33 +17,8 @@ pub const REPO_ROOT_VAR: &str = "REPO_ROOT";
 /// Its default.
 pub const DEFAULT_REPO_ROOT: &str = "/workspace/erik/uvilo-os";
 
-/// One configured root folder and where its value came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RootSetting {
-    /// The environment variable that sets it, named in error messages.
-    pub var: &'static str,
-    /// The folder as configured (not yet resolved).
-    pub path: PathBuf,
-    /// True when the variable was unset or empty and the default applies.
-    pub is_default: bool,
-}
-
-impl RootSetting {
-    fn from_value(var: &'static str, default: &str, value: Option<OsString>) -> Self {
-        match value {
-            Some(value) if !value.is_empty() => Self {
-                var,
-                path: PathBuf::from(value),
-                is_default: false,
-            },
-            _ => Self {
-                var,
-                path: PathBuf::from(default),
-                is_default: true,
-            },
-        }
-    }
-}
+/// One configured root folder and where its value came from (the kit's path setting).
+pub type RootSetting = server_kit::PathSetting;
 
 /// Everything the server is configured with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,20 +31,12 @@ pub struct Config {
 }
 
 impl Config {
-    /// Build the configuration from an environment lookup (`main` passes
-    /// `std::env::var_os`). An unset or empty variable takes its default.
-    pub fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> Self {
+    /// Build the configuration from the settings `main` read. A variable that is unset,
+    /// empty or blank takes its default.
+    pub fn from_settings(settings: &Settings) -> Self {
         Self {
-            workspace_root: RootSetting::from_value(
-                WORKSPACE_ROOT_VAR,
-                DEFAULT_WORKSPACE_ROOT,
-                lookup(WORKSPACE_ROOT_VAR),
-            ),
-            repo_root: RootSetting::from_value(
-                REPO_ROOT_VAR,
-                DEFAULT_REPO_ROOT,
-                lookup(REPO_ROOT_VAR),
-            ),
+            workspace_root: settings.path_or(WORKSPACE_ROOT_VAR, DEFAULT_WORKSPACE_ROOT),
+            repo_root: settings.path_or(REPO_ROOT_VAR, DEFAULT_REPO_ROOT),
         }
     }
 }
@@ -80,21 +46,16 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    fn lookup_in(
-        pairs: &'static [(&'static str, &'static str)],
-    ) -> impl Fn(&str) -> Option<OsString> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| OsString::from(value))
-        }
+    use std::path::PathBuf;
+
+    fn lookup_in(pairs: &[(&str, &str)]) -> Settings {
+        Settings::from_vars(pairs.iter().copied())
     }
 
     #[test]
     fn unset_and_empty_variables_take_the_defaults() {
-        for pairs in [&[][..], &[("WORKSPACE_ROOT", ""), ("REPO_ROOT", "")][..]] {
-            let config = Config::from_lookup(lookup_in(pairs));
+        for pairs in [&[][..], &[("WORKSPACE_ROOT", ""), ("REPO_ROOT", " ")][..]] {
+            let config = Config::from_settings(&lookup_in(pairs));
             assert_eq!(
                 config,
                 Config {
@@ -115,7 +76,7 @@ mod tests {
 
     #[test]
     fn set_variables_are_taken_as_given() {
-        let config = Config::from_lookup(lookup_in(&[
+        let config = Config::from_settings(&lookup_in(&[
             ("WORKSPACE_ROOT", "/srv/ws"),
             ("REPO_ROOT", "relative/repo"),
         ]));

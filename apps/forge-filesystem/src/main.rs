@@ -50,7 +50,7 @@ fn large_buffers_return_to_the_system() {
 
 fn main() -> ExitCode {
     large_buffers_return_to_the_system();
-    let config = config::Config::from_lookup(|name| std::env::var_os(name));
+    let config = config::Config::from_settings(&server_kit::Settings::from_process());
     server_kit::run(
         tools::FilesystemTools::new(config),
         &RunOptions {

@@ -78,13 +78,9 @@ pub struct RawEnv {
 }
 
 impl RawEnv {
-    pub fn from_process() -> Self {
-        let read = |name: &str| {
-            std::env::var(name)
-                .ok()
-                .map(|value| value.trim().to_owned())
-                .filter(|value| !value.is_empty())
-        };
+    /// The variables as `main` read them (trimmed; unset, empty or blank is `None`).
+    pub fn from_settings(settings: &server_kit::Settings) -> Self {
+        let read = |name: &str| settings.text(name);
         RawEnv {
             url: read(URL_VAR),
             search_key: read(SEARCH_KEY_VAR),

@@ -24,7 +24,7 @@ use server_kit::RunOptions;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let env = config::RawEnv::from_process();
+    let env = config::RawEnv::from_settings(&server_kit::Settings::from_process());
     if args.first().map(String::as_str) == Some("index") {
         return cli::run_index(&args[1..], &env);
     }

@@ -1,32 +1,27 @@
-//! Bearer-key authentication of every route but health: [`ApiKeys`] holds the SHA-256 of each
-//! configured key and compares a presented key against all of them in constant time (the
-//! digests have one length, so neither the key's length nor its first wrong byte shows in the
-//! timing). [`require_bearer`] is the middleware.
+//! Bearer-key authentication of every route but health: [`ApiKeys`] holds each configured
+//! key's digest and compares a presented key against all of them in constant time
+//! (`store::key_digest`, shared with the gateway's bot keys). [`require_bearer`] is the
+//! middleware.
 
 use axum::extract::{Request, State};
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
+use store::key_digest::KeyRing;
 
 use crate::error::ApiError;
 use crate::state::AppState;
 
-/// The admin keys, as digests. An empty set refuses every request.
+/// The admin keys, as digests (`store::key_digest`). An empty set refuses every request.
 #[derive(Clone, Default)]
 pub struct ApiKeys {
-    digests: Vec<[u8; 32]>,
+    ring: KeyRing<()>,
 }
 
 impl std::fmt::Debug for ApiKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "ApiKeys({} keys)", self.digests.len())
+        write!(f, "ApiKeys({} keys)", self.ring.len())
     }
-}
-
-fn digest(key: &str) -> [u8; 32] {
-    Sha256::digest(key.as_bytes()).into()
 }
 
 impl ApiKeys {
@@ -36,27 +31,20 @@ impl ApiKeys {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        Self {
-            digests: keys
-                .into_iter()
-                .filter(|key| !key.as_ref().is_empty())
-                .map(|key| digest(key.as_ref()))
-                .collect(),
+        let mut ring = KeyRing::default();
+        for key in keys {
+            ring.insert(key.as_ref(), ());
         }
+        Self { ring }
     }
 
     pub fn is_empty(&self) -> bool {
-        self.digests.is_empty()
+        self.ring.is_empty()
     }
 
-    /// Whether `presented` is one of the keys. Every key is compared, whatever matches.
+    /// Whether `presented` is one of the keys (constant time over every key).
     pub fn accepts(&self, presented: &str) -> bool {
-        let presented = digest(presented);
-        let mut any = subtle::Choice::from(0);
-        for key in &self.digests {
-            any |= key.ct_eq(&presented);
-        }
-        any.into()
+        self.ring.find(presented).is_some()
     }
 }
 

@@ -26,8 +26,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use serde_json::json;
-use sha2::{Digest, Sha256};
-use subtle::ConstantTimeEq;
+use store::key_digest::KeyRing;
 
 /// The header carrying the streamable HTTP session id.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -55,19 +54,15 @@ pub enum BotKeysError {
 /// Bearer keys, each for one bot. An empty set refuses every request.
 #[derive(Clone, Default)]
 pub struct BotKeys {
-    entries: Vec<([u8; 32], String)>,
+    ring: KeyRing<String>,
 }
 
 impl std::fmt::Debug for BotKeys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut bots: Vec<&str> = self.entries.iter().map(|(_, bot)| bot.as_str()).collect();
+        let mut bots: Vec<&str> = self.ring.grants().map(String::as_str).collect();
         bots.dedup();
-        write!(f, "BotKeys({} keys for {bots:?})", self.entries.len())
+        write!(f, "BotKeys({} keys for {bots:?})", self.ring.len())
     }
-}
-
-fn digest(key: &str) -> [u8; 32] {
-    Sha256::digest(key.as_bytes()).into()
 }
 
 impl BotKeys {
@@ -98,33 +93,24 @@ impl BotKeys {
                     bot: owner.to_owned(),
                 });
             }
-            keys.entries.push((digest(key), bot.to_owned()));
+            keys.ring.insert(key, bot.to_owned());
         }
         Ok(keys)
     }
 
     /// Add one key for `bot` (empty keys are ignored).
     pub fn with(mut self, bot: impl Into<String>, key: &str) -> Self {
-        if !key.is_empty() {
-            self.entries.push((digest(key), bot.into()));
-        }
+        self.ring.insert(key, bot.into());
         self
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.ring.is_empty()
     }
 
-    /// The bot `presented` is a key of. Every key is compared, whichever matches.
+    /// The bot `presented` is a key of (constant time over every key).
     pub fn bot_for(&self, presented: &str) -> Option<&str> {
-        let presented = digest(presented);
-        let mut found = None;
-        for (key, bot) in &self.entries {
-            if bool::from(key.ct_eq(&presented)) {
-                found = Some(bot.as_str());
-            }
-        }
-        found
+        self.ring.find(presented).map(String::as_str)
     }
 }
 

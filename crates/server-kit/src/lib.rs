@@ -10,6 +10,7 @@
 //!   `isError: true` that states the cause, plus one stderr line carrying the
 //!   reason code;
 //! - tool declarations from typed parameter structs ([`tool_spec`]);
+//! - reading a server's settings with one rule for unset and empty ([`settings`]);
 //! - markdown helpers the knowledge servers share ([`markdown`]);
 //! - the tool manifest and the drift check that keeps a committed manifest
 //!   equal to what `tools/list` answers ([`manifest`]).
@@ -22,11 +23,13 @@ pub mod manifest;
 pub mod markdown;
 mod reason;
 mod runner;
+pub mod settings;
 mod toolbox;
 
 pub use handler::KitServer;
 pub use reason::{ReasonCode, STDERR_MESSAGE_CHARS, ToolFailure};
-pub use runner::{RunOptions, run, run_with, serve};
+pub use runner::{RunOptions, init_logging, run, run_with, serve};
+pub use settings::{PathSetting, SettingError, Settings};
 pub use toolbox::{Identity, ToolCall, ToolOutput, Toolbox, empty_schema, tool_spec};
 
 /// Re-exported so servers name the same `rmcp` types the kit uses.

@@ -51,7 +51,7 @@ pub fn run_with<T: Toolbox>(toolbox: T, options: &RunOptions, args: &[String]) -
             return ExitCode::from(2);
         }
     }
-    init_tracing();
+    init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -106,7 +106,10 @@ fn help_text(name: &str, options: &RunOptions) -> String {
     text
 }
 
-fn init_tracing() {
+/// Logs on stderr only (stdout is the protocol), filtered by `RUST_LOG` (default `info`).
+/// [`run`] calls it; a server that logs before serving calls it first (a second call is a
+/// no-op).
+pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()

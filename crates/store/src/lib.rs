@@ -20,6 +20,7 @@ mod database;
 pub mod env_template;
 mod error;
 mod import;
+pub mod key_digest;
 mod model;
 mod seed;
 mod servers;
