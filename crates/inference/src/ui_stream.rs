@@ -248,13 +248,33 @@ impl UiStreamEncoder {
 
     /// The whole response body: `start`, the chunks of every event, then
     /// `[DONE]`, one SSE frame per item.
-    pub fn into_sse<S>(mut self, events: S) -> impl Stream<Item = String> + Send + use<S>
+    pub fn into_sse<S>(self, events: S) -> impl Stream<Item = String> + Send + use<S>
     where
         S: Stream<Item = TurnEvent> + Send + 'static,
     {
-        let start = stream::iter([self.start().to_sse()]);
+        self.into_sse_with(events, |chunk| chunk)
+    }
+
+    /// [`Self::into_sse`] with every chunk passed through `rewrite` before it is framed
+    /// (the host redacts error texts and adds its report to `finish` there). The one SSE
+    /// framing of the chat stream: production and tests both go through it.
+    pub fn into_sse_with<S, F>(
+        mut self,
+        events: S,
+        mut rewrite: F,
+    ) -> impl Stream<Item = String> + Send + use<S, F>
+    where
+        S: Stream<Item = TurnEvent> + Send + 'static,
+        F: FnMut(UiMessageChunk) -> UiMessageChunk + Send + 'static,
+    {
+        let start = stream::iter([rewrite(self.start()).to_sse()]);
         let body = events.flat_map(move |event| {
-            stream::iter(self.encode(&event).into_iter().map(|chunk| chunk.to_sse()))
+            let frames: Vec<String> = self
+                .encode(&event)
+                .into_iter()
+                .map(|chunk| rewrite(chunk).to_sse())
+                .collect();
+            stream::iter(frames)
         });
         start
             .chain(body)

@@ -18,7 +18,7 @@ use rmcp::model::{CallToolResult, JsonObject};
 use tokio_util::sync::CancellationToken;
 use toolset::{CallError, ListPolicy, ToolRoute, ToolsetError, Toolsets};
 
-use crate::backend::{BackendError, BotCatalog, ExposedTool, GatewayBackend, ServerInstructions};
+use crate::backend::{BackendError, BotTools, ExposedTool, GatewayBackend, ServerInstructions};
 
 /// The gateway's backend in BotCraft.
 #[derive(Debug, Clone)]
@@ -62,13 +62,13 @@ fn call_error(error: CallError) -> BackendError {
 }
 
 impl GatewayBackend for ToolsetBackend {
-    async fn bot_catalog(&self, bot: &str) -> Result<BotCatalog, BackendError> {
+    async fn bot_tools(&self, bot: &str) -> Result<BotTools, BackendError> {
         let toolset = self
             .toolsets
             .load(bot, ListPolicy::CachedOnly)
             .await
             .map_err(load_error)?;
-        Ok(BotCatalog {
+        Ok(BotTools {
             tools: toolset
                 .tools
                 .iter()
@@ -117,7 +117,7 @@ impl GatewayBackend for ToolsetBackend {
             .map_err(call_error)
     }
 
-    fn catalog_changes(&self, _bot: &str) -> BoxStream<'static, ()> {
+    fn tool_list_changes(&self, _bot: &str) -> BoxStream<'static, ()> {
         self.toolsets.changes()
     }
 }

@@ -32,7 +32,7 @@ pub struct ServerInstructions {
 
 /// A bot's tools as the backend sees them right now.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct BotCatalog {
+pub struct BotTools {
     pub tools: Vec<ExposedTool>,
     /// Why some servers could not list their tools. Logged, never sent to the client (a
     /// cause may carry paths or stderr).
@@ -67,15 +67,12 @@ pub enum BackendError {
     Internal { cause: String },
 }
 
-/// BotCraft as the gateway sees it: a bot's tools, calls routed to a server, and catalog
+/// BotCraft as the gateway sees it: a bot's tools, calls routed to a server, and tool-list
 /// changes. Implementations apply the bot's bindings (enabled, tool filter) on every call,
 /// not only on listing, and start servers lazily under their own timeouts.
 pub trait GatewayBackend: Send + Sync + 'static {
     /// The tools bot `bot` may use, from the cached tool lists: listing starts no server.
-    fn bot_catalog(
-        &self,
-        bot: &str,
-    ) -> impl Future<Output = Result<BotCatalog, BackendError>> + Send;
+    fn bot_tools(&self, bot: &str) -> impl Future<Output = Result<BotTools, BackendError>> + Send;
 
     /// The instructions of the bot's enabled servers, in server-name order. Starts nothing.
     fn bot_instructions(
@@ -99,5 +96,5 @@ pub trait GatewayBackend: Send + Sync + 'static {
     /// server started). Spurious items are fine: the gateway compares what a session last
     /// listed with the fresh list before it tells the client. Ends when the backend shuts
     /// down.
-    fn catalog_changes(&self, bot: &str) -> BoxStream<'static, ()>;
+    fn tool_list_changes(&self, bot: &str) -> BoxStream<'static, ()>;
 }

@@ -8,7 +8,7 @@
 //! 403 first; this is the second lock). `initialize` starts no server (instructions come from
 //! the store); the first `tools/list` may.
 //!
-//! After `notifications/initialized` a task follows the bot's catalog changes. On each, if
+//! After `notifications/initialized` a task follows the bot's tool-list changes. On each, if
 //! the session has listed tools, the list is fetched again and, when it differs from what the
 //! session last listed, `notifications/tools/list_changed` is sent. A session that never
 //! listed is not told (it has nothing stale). The task ends with the session.
@@ -34,7 +34,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 use crate::auth::AuthenticatedBot;
 use crate::backend::{BackendError, GatewayBackend};
-use crate::catalog::{ExposedCatalog, combined_instructions};
+use crate::exposed::{ExposedTools, combined_instructions};
 
 /// The `serverInfo.name` of the gateway.
 pub const GATEWAY_NAME: &str = "botcraft";
@@ -57,8 +57,8 @@ impl<B> Clone for GatewayServer<B> {
 struct Session {
     /// The bot that initialized this session.
     bot: OnceLock<String>,
-    /// The catalog last listed.
-    catalog: Arc<Mutex<Option<Arc<ExposedCatalog>>>>,
+    /// The tools last listed.
+    listed: Arc<Mutex<Option<Arc<ExposedTools>>>>,
     /// Cancelled when the session's server is dropped: ends the list_changed follower.
     _closed: DropGuard,
     closed: CancellationToken,
@@ -71,7 +71,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
             backend,
             session: Arc::new(Session {
                 bot: OnceLock::new(),
-                catalog: Arc::new(Mutex::new(None)),
+                listed: Arc::new(Mutex::new(None)),
                 _closed: closed.clone().drop_guard(),
                 closed,
             }),
@@ -95,20 +95,20 @@ impl<B: GatewayBackend> GatewayServer<B> {
         }
     }
 
-    fn cached_catalog(&self) -> Option<Arc<ExposedCatalog>> {
-        lock(&self.session.catalog).clone()
+    fn last_listing(&self) -> Option<Arc<ExposedTools>> {
+        lock(&self.session.listed).clone()
     }
 
-    async fn fresh_catalog(&self, bot: &str) -> Result<Arc<ExposedCatalog>, ErrorData> {
-        let exposed = fetch_catalog(self.backend.as_ref(), bot).await?;
-        *lock(&self.session.catalog) = Some(exposed.clone());
+    async fn fresh_listing(&self, bot: &str) -> Result<Arc<ExposedTools>, ErrorData> {
+        let exposed = fetch_listing(self.backend.as_ref(), bot).await?;
+        *lock(&self.session.listed) = Some(exposed.clone());
         Ok(exposed)
     }
 
-    fn follow_catalog(&self, bot: String, peer: rmcp::Peer<RoleServer>) {
-        let mut changes = self.backend.catalog_changes(&bot);
+    fn follow_tool_lists(&self, bot: String, peer: rmcp::Peer<RoleServer>) {
+        let mut changes = self.backend.tool_list_changes(&bot);
         let backend = self.backend.clone();
-        let catalog = self.session.catalog.clone();
+        let slot = self.session.listed.clone();
         let closed = self.session.closed.clone();
         drop(tokio::spawn(async move {
             use futures::StreamExt;
@@ -120,16 +120,16 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 if next.is_none() {
                     return;
                 }
-                let Some(listed) = lock(&catalog).clone() else {
+                let Some(listed) = lock(&slot).clone() else {
                     continue;
                 };
-                let Ok(fresh) = fetch_catalog(backend.as_ref(), &bot).await else {
+                let Ok(fresh) = fetch_listing(backend.as_ref(), &bot).await else {
                     continue;
                 };
                 if fresh.tools() == listed.tools() {
                     continue;
                 }
-                *lock(&catalog) = Some(fresh);
+                *lock(&slot) = Some(fresh);
                 if peer.notify_tool_list_changed().await.is_err() {
                     return;
                 }
@@ -142,15 +142,15 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-async fn fetch_catalog<B: GatewayBackend>(
+async fn fetch_listing<B: GatewayBackend>(
     backend: &B,
     bot: &str,
-) -> Result<Arc<ExposedCatalog>, ErrorData> {
-    let catalog = backend.bot_catalog(bot).await.map_err(list_error)?;
-    for cause in &catalog.failures {
+) -> Result<Arc<ExposedTools>, ErrorData> {
+    let listing = backend.bot_tools(bot).await.map_err(list_error)?;
+    for cause in &listing.failures {
         tracing::warn!(bot, cause, "an MCP server is left out of the bot's tools");
     }
-    Ok(Arc::new(ExposedCatalog::from_backend(&catalog.tools)))
+    Ok(Arc::new(ExposedTools::from_backend(&listing.tools)))
 }
 
 fn list_error(error: BackendError) -> ErrorData {
@@ -208,7 +208,7 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         if let Some(bot) = self.session.bot.get() {
-            self.follow_catalog(bot.clone(), context.peer);
+            self.follow_tool_lists(bot.clone(), context.peer);
         }
     }
 
@@ -218,8 +218,8 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let bot = self.bot(&context.extensions)?;
-        let catalog = self.fresh_catalog(&bot).await?;
-        Ok(ListToolsResult::with_all_items(catalog.tools().to_vec()))
+        let listing = self.fresh_listing(&bot).await?;
+        Ok(ListToolsResult::with_all_items(listing.tools().to_vec()))
     }
 
     async fn call_tool(
@@ -230,12 +230,12 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
         let bot = self.bot(&context.extensions)?;
         let name = request.name.to_string();
         let cached = self
-            .cached_catalog()
-            .and_then(|catalog| catalog.resolve(&name).cloned());
+            .last_listing()
+            .and_then(|listing| listing.resolve(&name).cloned());
         let route = match cached {
             Some(route) => route,
             None => self
-                .fresh_catalog(&bot)
+                .fresh_listing(&bot)
                 .await?
                 .resolve(&name)
                 .cloned()

@@ -1,11 +1,11 @@
 //! BotCraft as an MCP server.
 //!
 //! - **The gateway** ([`gateway`], [`service`], [`auth`]): one bot's allowed tools over
-//!   streamable HTTP at `/mcp`, under their qualified names (`server__tool`, [`catalog`]),
+//!   streamable HTTP at `/mcp`, under their qualified names (`server__tool`, [`exposed`]),
 //!   calls routed through a [`GatewayBackend`] ([`backend`]; the real one over the bots'
 //!   toolsets is [`adapter::ToolsetBackend`]: listing starts no server). The bot comes from the
 //!   bearer key ([`BotKeys`]); a key for one bot never lists or calls another's tools.
-//!   Servers' `instructions` are combined into the gateway's; catalog changes reach
+//!   Servers' `instructions` are combined into the gateway's; tool-list changes reach
 //!   connected sessions as `notifications/tools/list_changed`.
 //! - **The stdio bridge** ([`bridge`]): `botcraft mcp-stdio --bot NAME`, which starts with
 //!   nothing: `initialize` and `tools/list` come from a bot manifest ([`manifest`]) on disk,
@@ -16,15 +16,15 @@ pub mod adapter;
 pub mod auth;
 pub mod backend;
 pub mod bridge;
-pub mod catalog;
+pub mod exposed;
 pub mod gateway;
 pub mod manifest;
 pub mod service;
 
 pub use adapter::ToolsetBackend;
 pub use auth::{AuthenticatedBot, BOT_KEYS_ENV, BotKeys, BotKeysError, GatewayAuth, KeyPolicy};
-pub use backend::{BackendError, BotCatalog, ExposedTool, GatewayBackend, ServerInstructions};
-pub use catalog::ExposedCatalog;
+pub use backend::{BackendError, BotTools, ExposedTool, GatewayBackend, ServerInstructions};
+pub use exposed::ExposedTools;
 pub use gateway::GatewayServer;
 pub use manifest::BotManifest;
 pub use service::{GatewayConfig, MCP_PATH, McpService, mcp_router, mcp_service};

@@ -13,7 +13,7 @@ use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 
 use crate::backend::ServerInstructions;
-use crate::catalog::{ExposedCatalog, combined_instructions};
+use crate::exposed::{ExposedTools, combined_instructions};
 
 /// One server of a bot: its name, its raw tools, its instructions.
 pub type ServerTools = (String, Vec<Tool>, Option<String>);
@@ -67,7 +67,7 @@ impl BotManifest {
     /// its instructions): the tools named and ordered as the gateway names them, the
     /// instructions combined as the gateway's `initialize` combines them.
     pub fn from_servers(bot: &str, servers: &[ServerTools]) -> Self {
-        let catalog = ExposedCatalog::build(
+        let listing = ExposedTools::build(
             servers
                 .iter()
                 .flat_map(|(server, tools, _)| tools.iter().map(move |t| (server.as_str(), t))),
@@ -85,7 +85,7 @@ impl BotManifest {
         Self {
             bot: bot.to_owned(),
             instructions: Some(combined_instructions(bot, &instructions)),
-            tools: catalog.tools().to_vec(),
+            tools: listing.tools().to_vec(),
         }
     }
 

@@ -286,7 +286,7 @@ async fn memory(dir: &Path, fake: &Path) -> anyhow::Result<()> {
         .await;
     ensure!(stopped.len() == 20, "{} of 20 idle-stopped", stopped.len());
     row(
-        "20 servers, each started once then idle-stopped (catalogs cached)",
+        "20 servers, each started once then idle-stopped (tool lists cached)",
         rss_kib(me),
         "",
     );

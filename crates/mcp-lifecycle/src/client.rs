@@ -1,5 +1,5 @@
 //! The MCP client side BotCraft presents to a server: protocol 2025-11-25, client name
-//! "botcraft", and `notifications/tools/list_changed` forwarded to the catalog.
+//! "botcraft", and `notifications/tools/list_changed` forwarded to the tool lists.
 
 use rmcp::ClientHandler;
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};

@@ -5,7 +5,7 @@
 //! one start; explicit start/stop/restart; tool calls under the server's timeout
 //! (`notifications/cancelled` on expiry); always-on servers restarted with exponential
 //! backoff, jitter, a cap and a crash-loop give-up; idle stops when no call and no
-//! [`Lease`] is held; a health loop that pings and confirms with `tools/list`; and a catalog
+//! [`Lease`] is held; a health loop that pings and confirms with `tools/list`; and each server's tool list
 //! refreshed on `tools/list_changed` and written to the store's tool cache.
 //!
 //! [`McpProcess`] is one running server: spawned with an explicit environment (`${VAR}`
@@ -16,7 +16,6 @@
 //! snapshotted from `/proc` (Chromium leaves the group with `setsid`). A server can also run
 //! inside BotCraft's process over an in-memory pipe ([`InProcessServer`]), under the same rules.
 
-mod catalog;
 mod client;
 mod config;
 mod environment;
@@ -31,8 +30,8 @@ mod process;
 mod restart;
 mod state;
 mod stderr_tail;
+mod tool_lists;
 
-pub use catalog::CatalogEvent;
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{ManagerSettings, PASSED_THROUGH_ENV, ServerConfig};
 pub use environment::server_env;
@@ -44,5 +43,6 @@ pub use manager::McpServerManager;
 pub use process::McpProcess;
 pub use restart::{RestartDecision, RestartPolicy};
 pub use state::{ServerState, ServerStatus};
+pub use tool_lists::ToolListEvent;
 
 pub use rmcp::model::{CallToolResult, ContentBlock, JsonObject, ResourceContents, Tool};

@@ -1,6 +1,6 @@
 //! `McpServerManager`: every configured server, its state, and the rules that move it —
 //! lazy start shared by concurrent first uses, explicit start/stop/restart, tool calls under
-//! the server's timeout, restarts of always-on servers, and the catalog.
+//! the server's timeout, restarts of always-on servers, and the tool lists.
 //!
 //! Not a singleton: build one with [`McpServerManager::new`] and pass the `Arc` around.
 
@@ -14,7 +14,6 @@ use rmcp::model::{CallToolResult, JsonObject, Tool};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
-use crate::catalog::{self, CatalogEvent};
 use crate::config::{ManagerSettings, ServerConfig};
 use crate::environment::server_env;
 use crate::error::{ExitInfo, LifecycleError};
@@ -23,6 +22,7 @@ use crate::in_process::InProcessServer;
 use crate::process::McpProcess;
 use crate::restart::RestartDecision;
 use crate::state::{ServerState, ServerStatus};
+use crate::tool_lists::{self, ToolListEvent};
 
 type StartFuture = Shared<BoxFuture<'static, Result<Arc<McpProcess>, LifecycleError>>>;
 
@@ -137,7 +137,7 @@ pub(crate) struct Inner {
     pub store: store::Store,
     pub settings: ManagerSettings,
     pub slots: Mutex<BTreeMap<String, Arc<Slot>>>,
-    pub events: broadcast::Sender<CatalogEvent>,
+    pub events: broadcast::Sender<ToolListEvent>,
     pub shutdown: CancellationToken,
     pub registry: Option<Arc<PidRegistry>>,
 }
@@ -273,8 +273,8 @@ impl McpServerManager {
         *slot.in_process.lock().unwrap_or_else(|e| e.into_inner()) = server;
     }
 
-    /// Catalog changes (`tools/list_changed` handled, tools refreshed at start).
-    pub fn subscribe(&self) -> broadcast::Receiver<CatalogEvent> {
+    /// Tool-list changes (`tools/list_changed` handled, tools refreshed at start).
+    pub fn subscribe(&self) -> broadcast::Receiver<ToolListEvent> {
         self.inner.events.subscribe()
     }
 
@@ -398,8 +398,8 @@ impl McpServerManager {
             state.last_error = None;
         }
         tracing::info!(server = %config.name, pid = ?process.pid(), tools = tools.len(), "MCP server running");
-        catalog::publish(self, &slot, &config, tools).await;
-        catalog::follow_changes(
+        tool_lists::publish(self, &slot, &config, tools).await;
+        tool_lists::follow_changes(
             self.clone_handle(),
             slot.clone(),
             process.clone(),

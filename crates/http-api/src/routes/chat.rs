@@ -34,8 +34,8 @@ use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use futures::{Stream, StreamExt, stream};
-use inference::ui_stream::{DONE_FRAME, RESPONSE_HEADERS};
+use futures::{Stream, StreamExt};
+use inference::ui_stream::RESPONSE_HEADERS;
 use inference::{
     ChatTurn, ProviderError, ServerInstructions, TurnConfig, TurnEvent, UiMessage, UiMessageChunk,
     UiStreamEncoder, to_provider_messages,
@@ -190,7 +190,7 @@ pub async fn chat(
 /// added to the `finish` chunk's metadata), `[DONE]`. `guard` (the lease) is dropped with
 /// the stream, whether it ends or the client hangs up.
 fn sse_frames<E, G>(
-    mut encoder: UiStreamEncoder,
+    encoder: UiStreamEncoder,
     events: E,
     redactor: Redactor,
     report: ToolReport,
@@ -200,32 +200,22 @@ where
     E: Stream<Item = TurnEvent> + Send + 'static,
     G: Send + 'static,
 {
-    let start = stream::iter([encoder.start().to_sse()]);
-    let body = events.flat_map(move |event| {
+    encoder.into_sse_with(events, move |chunk| {
         let _held = &guard;
-        let frames: Vec<String> = encoder
-            .encode(&event)
-            .into_iter()
-            .map(|chunk| match chunk {
-                UiMessageChunk::Error { error_text } => UiMessageChunk::Error {
-                    error_text: redactor.redact(&error_text),
-                },
-                UiMessageChunk::Finish { message_metadata } => {
-                    let mut metadata = message_metadata.unwrap_or_else(|| json!({}));
-                    report.add_to(&mut metadata);
-                    UiMessageChunk::Finish {
-                        message_metadata: Some(metadata),
-                    }
+        match chunk {
+            UiMessageChunk::Error { error_text } => UiMessageChunk::Error {
+                error_text: redactor.redact(&error_text),
+            },
+            UiMessageChunk::Finish { message_metadata } => {
+                let mut metadata = message_metadata.unwrap_or_else(|| json!({}));
+                report.add_to(&mut metadata);
+                UiMessageChunk::Finish {
+                    message_metadata: Some(metadata),
                 }
-                other => other,
-            })
-            .map(|chunk| chunk.to_sse())
-            .collect();
-        stream::iter(frames)
-    });
-    start
-        .chain(body)
-        .chain(stream::iter([DONE_FRAME.to_owned()]))
+            }
+            other => other,
+        }
+    })
 }
 
 /// One tool call of a JSON answer.

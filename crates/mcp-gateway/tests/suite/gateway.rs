@@ -65,7 +65,7 @@ async fn bot_tools_are_listed_by_qualified_name_and_calls_are_routed() -> anyhow
 }
 
 #[tokio::test]
-async fn a_catalog_change_reaches_connected_sessions_as_list_changed() -> anyhow::Result<()> {
+async fn a_tool_list_change_reaches_connected_sessions_as_list_changed() -> anyhow::Result<()> {
     let backend = FakeBackend::new([("forge", forge())]);
     let served = Served::start(backend.clone(), keys(), 0).await?;
     let (client, mut changed) = rmcp_client(&served.url, FORGE_KEY).await?;

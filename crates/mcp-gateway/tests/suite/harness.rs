@@ -9,7 +9,7 @@ use anyhow::Context;
 use futures::StreamExt;
 use futures::stream::BoxStream;
 use mcp_gateway::{
-    BackendError, BotCatalog, ExposedTool, GatewayBackend, GatewayConfig, KeyPolicy,
+    BackendError, BotTools, ExposedTool, GatewayBackend, GatewayConfig, KeyPolicy,
     ServerInstructions, mcp_router,
 };
 use rmcp::ServiceExt;
@@ -86,7 +86,7 @@ impl FakeBackend {
 }
 
 impl GatewayBackend for FakeBackend {
-    async fn bot_catalog(&self, bot: &str) -> Result<BotCatalog, BackendError> {
+    async fn bot_tools(&self, bot: &str) -> Result<BotTools, BackendError> {
         let fake = self.bot(bot)?;
         let allowed: Vec<(&String, &Tool)> = fake
             .tools
@@ -100,7 +100,7 @@ impl GatewayBackend for FakeBackend {
                 .iter()
                 .map(|(server, tool)| toolset::ToolRoute::new(*server, tool.name.to_string())),
         );
-        Ok(BotCatalog {
+        Ok(BotTools {
             tools: allowed
                 .iter()
                 .filter_map(|(server, tool)| {
@@ -159,7 +159,7 @@ impl GatewayBackend for FakeBackend {
         })
     }
 
-    fn catalog_changes(&self, bot: &str) -> BoxStream<'static, ()> {
+    fn tool_list_changes(&self, bot: &str) -> BoxStream<'static, ()> {
         let bot = bot.to_owned();
         futures::stream::unfold(self.changes.subscribe(), move |mut events| {
             let bot = bot.clone();

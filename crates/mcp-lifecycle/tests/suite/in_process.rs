@@ -63,7 +63,7 @@ impl Probe {
     }
 }
 
-/// A config for an in-process server named `name` (no store id: the catalog stays in memory).
+/// A config for an in-process server named `name` (no store id: the tool list stays in memory).
 pub fn config(name: &str) -> ServerConfig {
     ServerConfig {
         id: String::new(),

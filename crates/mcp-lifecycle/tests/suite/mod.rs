@@ -1,6 +1,5 @@
 mod harness;
 
-mod catalog;
 mod environment;
 mod failures;
 mod health;
@@ -13,3 +12,4 @@ mod restart;
 mod start;
 mod third_party;
 mod timers;
+mod tool_lists;

@@ -14,14 +14,14 @@ use crate::process::McpProcess;
 
 /// A server's tool list changed (at start or on `tools/list_changed`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CatalogEvent {
+pub struct ToolListEvent {
     pub server: String,
     /// The store's hash of the new list.
     pub hash: String,
     pub tool_count: usize,
 }
 
-/// Record `tools` as `slot`'s catalog, in memory and in the store, and announce it.
+/// Record `tools` as `slot`'s tool list, in memory and in the store, and announce it.
 pub(crate) async fn publish(
     manager: &McpServerManager,
     slot: &Slot,
@@ -44,14 +44,14 @@ pub(crate) async fn publish(
     {
         tracing::warn!(server = %config.name, %error, "cannot write the tool cache");
     }
-    let _ = manager.inner.events.send(CatalogEvent {
+    let _ = manager.inner.events.send(ToolListEvent {
         server: config.name.clone(),
         hash,
         tool_count: count,
     });
 }
 
-/// Refresh the catalog of `process` on each `tools/list_changed`, while it runs.
+/// Refresh the tool list of `process` on each `tools/list_changed`, while it runs.
 pub(crate) fn follow_changes(
     manager: McpServerManager,
     slot: Arc<Slot>,

@@ -11,7 +11,7 @@ use mcp_lifecycle::{McpServerManager, ServerState};
 use super::harness::{Fixture, args, settings};
 
 #[tokio::test]
-async fn list_changed_refreshes_the_catalog_and_the_tool_cache() -> anyhow::Result<()> {
+async fn list_changed_refreshes_the_tool_list_and_the_tool_cache() -> anyhow::Result<()> {
     let fx = Fixture::new().await?;
     let server = fx.add("fake", &[], |s| s).await?;
     let mut events = fx.manager.subscribe();

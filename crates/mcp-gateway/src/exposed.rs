@@ -15,12 +15,12 @@ use crate::backend::{ExposedTool, ServerInstructions};
 
 /// The exposed tools of one bot and the route of each.
 #[derive(Debug, Clone, Default)]
-pub struct ExposedCatalog {
+pub struct ExposedTools {
     tools: Vec<Tool>,
     routes: BTreeMap<String, ToolRoute>,
 }
 
-impl ExposedCatalog {
+impl ExposedTools {
     /// Names `tools` (server, raw tool) with the toolset's rule (a committed manifest's
     /// tools). A tool listed twice by one server is kept once.
     pub fn build<'a>(tools: impl IntoIterator<Item = (&'a str, &'a Tool)>) -> Self {
@@ -71,7 +71,7 @@ impl ExposedCatalog {
         &self.tools
     }
 
-    /// Where a qualified name leads, if it is one of this catalog's.
+    /// Where a qualified name leads, if it is one of these tools.
     pub fn resolve(&self, qualified: &str) -> Option<&ToolRoute> {
         self.routes.get(qualified)
     }
@@ -124,21 +124,21 @@ mod tests {
         let run = tool("run");
         let read = tool("read.file");
         let again = tool("run");
-        let catalog =
-            ExposedCatalog::build([("forge-bash", &run), ("fs", &read), ("forge-bash", &again)]);
-        let names: Vec<String> = catalog.tools().iter().map(|t| t.name.to_string()).collect();
+        let listing =
+            ExposedTools::build([("forge-bash", &run), ("fs", &read), ("forge-bash", &again)]);
+        let names: Vec<String> = listing.tools().iter().map(|t| t.name.to_string()).collect();
         assert_eq!(names, ["forge-bash__run", "fs__read_file"]);
         assert_eq!(
-            catalog.resolve("fs__read_file"),
+            listing.resolve("fs__read_file"),
             Some(&ToolRoute::new("fs", "read.file"))
         );
-        assert_eq!(catalog.resolve("fs__read"), None);
+        assert_eq!(listing.resolve("fs__read"), None);
         assert_eq!(
-            catalog.qualified("forge-bash", "run"),
+            listing.qualified("forge-bash", "run"),
             Some("forge-bash__run")
         );
         assert_eq!(
-            catalog.tools()[1].description.as_deref(),
+            listing.tools()[1].description.as_deref(),
             Some("does read.file")
         );
     }
