@@ -1,29 +1,113 @@
 #!/usr/bin/env bash
-# Run BotCraft on this machine: builds the release binaries (botcraft and the
-# forge servers, side by side in target/release), then `botcraft serve` with
-# the embedded SQLite store in ./.botcraft, seeded with the first-party servers
-# and the `forge` bot on first run.
+# Run BotCraft on this machine: builds the binaries (botcraft and the forge
+# servers, side by side in target/release), installs what the seeded servers
+# need, then `botcraft serve` with the embedded SQLite store in ./.botcraft,
+# seeded with the first-party servers and the `forge` bot on first run.
+#
+# What it installs (each step is skipped when already done):
+#   - a workspace for forge-filesystem and forge-discovery: .botcraft/workspace
+#     (with docs/welcome.md), unless BOTCRAFT_WORKSPACE_ROOT says otherwise;
+#     BOTCRAFT_REPO_ROOT defaults to the same folder;
+#   - Playwright MCP, pinned (scripts/playwright-mcp/package-lock.json), into
+#     .tools/playwright-mcp, seeded as BOTCRAFT_PLAYWRIGHT_COMMAND; Debian's
+#     Chromium when running as root (otherwise it says how);
+#   - the embedding model of tool_search (scripts/embedding-model-setup.sh).
 #
 # Settings come from the environment (see `botcraft serve --help`):
 #   BOTCRAFT_ADDR (127.0.0.1:3000), BOTCRAFT_API_KEY (default: a key generated
 #   into .botcraft/api-key), OPENAI_API_KEY / OPENAI_BASE_URL,
 #   ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, BOTCRAFT_DEFAULT_MODEL, DATABASE_URL,
-#   BOTCRAFT_EMBEDDING_MODEL (default: all-MiniLM-L6-v2, installed under .tools/
-#   by scripts/embedding-model-setup.sh; set it to "" for BM25F-only search).
+#   BOTCRAFT_DATA_DIR (.botcraft), BOTCRAFT_WORKSPACE_ROOT, BOTCRAFT_REPO_ROOT,
+#   BOTCRAFT_PLAYWRIGHT_COMMAND, BOTCRAFT_EMBEDDING_MODEL (set it to "" for
+#   BM25F-only search), BOTCRAFT_RUN_PROFILE (cargo profile: release),
+#   BOTCRAFT_PREBUILT_BIN_DIR (use the binaries there; build nothing).
+# Seeding happens once, into an empty store: later changes to these settings
+# apply to servers created afterwards (or edit them with `botcraft servers`).
 # Extra arguments go to `botcraft serve`.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-if ! command -v cargo >/dev/null; then
-  echo "cargo is missing: install Rust 1.95+ (https://rustup.rs)" >&2
+say() { printf 'run.sh: %s\n' "$*" >&2; }
+
+if [ -z "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ] && ! command -v cargo >/dev/null; then
+  say "cargo is missing: install Rust 1.95+ (https://rustup.rs)"
   exit 1
 fi
-cargo build --release --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense
+if [ -n "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
+  # Binaries built already (the first-run test passes its own); nothing is compiled.
+  bin="$BOTCRAFT_PREBUILT_BIN_DIR"
+  for name in botcraft forge-bash forge-filesystem forge-discovery forge-typesense; do
+    [ -x "$bin/$name" ] || { say "$bin/$name is missing"; exit 1; }
+  done
+else
+  profile="${BOTCRAFT_RUN_PROFILE:-release}"
+  case "$profile" in dev) out=debug ;; *) out="$profile" ;; esac
+  cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense
+  bin="${CARGO_TARGET_DIR:-$root/target}/$out"
+fi
+
+data_dir="${BOTCRAFT_DATA_DIR:-$root/.botcraft}"
+export BOTCRAFT_DATA_DIR="$data_dir"
+
+# The workspace the file tools are confined to.
+if [ -z "${BOTCRAFT_WORKSPACE_ROOT:-}" ]; then
+  export BOTCRAFT_WORKSPACE_ROOT="$data_dir/workspace"
+  if [ ! -d "$BOTCRAFT_WORKSPACE_ROOT" ]; then
+    mkdir -p "$BOTCRAFT_WORKSPACE_ROOT/docs"
+    cat >"$BOTCRAFT_WORKSPACE_ROOT/docs/welcome.md" <<'EOF'
+# Welcome
+
+This folder is the workspace of BotCraft's `forge` bot: forge-filesystem reads
+and writes here, forge-bash runs commands here. Put your files in it, or point
+BOTCRAFT_WORKSPACE_ROOT at another folder before the first run.
+EOF
+    say "workspace created: $BOTCRAFT_WORKSPACE_ROOT"
+  fi
+fi
+export BOTCRAFT_REPO_ROOT="${BOTCRAFT_REPO_ROOT:-$BOTCRAFT_WORKSPACE_ROOT}"
+
+# Playwright MCP, pinned, and the Chromium it drives.
+install_playwright() {
+  local dest="$root/.tools/playwright-mcp"
+  if ! command -v npm >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      say "installing Node.js and npm (Debian)"
+      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
+    else
+      say "npm is missing: install Node.js 18+ (sudo apt-get install nodejs npm) for the playwright server"
+      return 1
+    fi
+  fi
+  mkdir -p "$dest"
+  cp scripts/playwright-mcp/package.json scripts/playwright-mcp/package-lock.json "$dest/"
+  if ! cmp -s "$dest/package-lock.json" "$dest/node_modules/.package-lock.json" 2>/dev/null; then
+    say "installing Playwright MCP (scripts/playwright-mcp/package-lock.json) into $dest"
+    (cd "$dest" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >&2)
+  fi
+  printf '%s\n' "$dest/node_modules/.bin/playwright-mcp"
+}
+if [ -z "${BOTCRAFT_PLAYWRIGHT_COMMAND+set}" ]; then
+  if program=$(install_playwright); then
+    export BOTCRAFT_PLAYWRIGHT_COMMAND="$program"
+  else
+    say "Playwright MCP is not installed; the playwright server falls back to npx"
+  fi
+fi
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing Chromium (Debian) for the playwright server"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
+  else
+    say "Chromium is missing: the playwright server fails until it is installed (sudo apt-get install chromium)"
+  fi
+fi
+
+# The embedding model of tool_search.
 if [ -z "${BOTCRAFT_EMBEDDING_MODEL+set}" ]; then
   if model=$(scripts/embedding-model-setup.sh); then
     export BOTCRAFT_EMBEDDING_MODEL="$model"
   else
-    echo "run.sh: the embedding model could not be installed; tool_search runs BM25F only" >&2
+    say "the embedding model could not be installed; tool_search runs BM25F only"
   fi
 fi
-exec "$root/target/release/botcraft" serve "$@"
+exec "$bin/botcraft" serve "$@"

@@ -14,8 +14,33 @@ pub struct SeedSettings {
     /// Where the forge server binaries are; default: the directory of this executable.
     #[arg(long, env = "BOTCRAFT_BIN_DIR", value_name = "DIR")]
     pub bin_dir: Option<PathBuf>,
-    /// Arguments after `@playwright/mcp@latest --headless` (repeat the flag for each);
-    /// default: --isolated --no-sandbox --executable-path /usr/bin/chromium.
+    /// The folder forge-filesystem's file tools are confined to (its `WORKSPACE_ROOT`).
+    #[arg(
+        long,
+        env = "BOTCRAFT_WORKSPACE_ROOT",
+        default_value = "/workspace",
+        value_name = "DIR"
+    )]
+    pub workspace_root: PathBuf,
+    /// The repository forge-discovery browses and forge-filesystem keeps `.trash/` in
+    /// (`REPO_PATH` / `REPO_ROOT`).
+    #[arg(
+        long,
+        env = "BOTCRAFT_REPO_ROOT",
+        default_value = "/workspace/erik/uvilo-os",
+        value_name = "DIR"
+    )]
+    pub repo_root: PathBuf,
+    /// An installed Playwright MCP program (`playwright-mcp`, a path or a name on PATH);
+    /// default: `npx --yes @playwright/mcp@0.0.83`.
+    #[arg(long, env = "BOTCRAFT_PLAYWRIGHT_COMMAND", value_name = "PROGRAM")]
+    pub playwright_command: Option<String>,
+    /// Run Chromium without its sandbox (`--no-sandbox`), which it needs as root and in most
+    /// containers; default: only when running as root.
+    #[arg(long, env = "BOTCRAFT_PLAYWRIGHT_NO_SANDBOX", value_name = "BOOL")]
+    pub playwright_no_sandbox: Option<bool>,
+    /// Arguments after `--headless` instead of the defaults (repeat the flag for each);
+    /// default: --isolated [--no-sandbox] --executable-path /usr/bin/chromium.
     #[arg(
         long = "playwright-arg",
         value_name = "ARG",
@@ -26,10 +51,37 @@ pub struct SeedSettings {
     #[arg(
         long,
         env = "BOTCRAFT_DEFAULT_MODEL",
-        default_value = "openai:gpt-4.1-mini",
+        default_value = store::DEFAULT_BOT_MODEL,
         value_name = "MODEL"
     )]
     pub default_model: String,
+}
+
+fn absolute(path: &std::path::Path) -> anyhow::Result<String> {
+    let path =
+        std::path::absolute(path).with_context(|| format!("make {} absolute", path.display()))?;
+    Ok(path.display().to_string())
+}
+
+/// A line for each configured root that is not a folder: the servers start anyway (seed 001),
+/// but their calls fail until it exists.
+pub fn missing_roots(config: &SeedConfig) -> Vec<String> {
+    [
+        ("workspace root", "--workspace-root", &config.workspace_root),
+        ("repository root", "--repo-root", &config.repo_root),
+    ]
+    .into_iter()
+    .filter(|(_, _, path)| !std::path::Path::new(path).is_dir())
+    .map(|(what, flag, path)| {
+        format!("the {what} {path} is not a folder: file tools fail until it exists (set {flag})")
+    })
+    .collect()
+}
+
+/// Whether this process runs as root (the owner of `/proc/self`).
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
 }
 
 impl SeedSettings {
@@ -39,9 +91,18 @@ impl SeedSettings {
             None => exe_dir()?,
         };
         let mut config = SeedConfig::new(bin_dir);
-        if !self.playwright_args.is_empty() {
-            config.playwright_extra_args = self.playwright_args.clone();
+        if let Some(program) = self.playwright_command.as_deref().map(str::trim)
+            && !program.is_empty()
+        {
+            config = config.with_playwright_program(program);
         }
+        config.playwright_extra_args = if self.playwright_args.is_empty() {
+            store::playwright_extra_args(self.playwright_no_sandbox.unwrap_or_else(running_as_root))
+        } else {
+            self.playwright_args.clone()
+        };
+        config.workspace_root = absolute(&self.workspace_root)?;
+        config.repo_root = absolute(&self.repo_root)?;
         config.bot_model = self.default_model.clone();
         Ok(config)
     }
@@ -63,6 +124,9 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
     let config = args.seed.config()?;
     let store = Store::connect(&url).await.context("open the database")?;
     let report = store.seed(&config).await.context("seed")?;
+    for warning in missing_roots(&config) {
+        eprintln!("botcraft seed: {warning}");
+    }
     println!(
         "servers created: {}; kept: {}; bot forge {}; bindings created: {}",
         list(&report.servers_created),

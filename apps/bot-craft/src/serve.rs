@@ -15,7 +15,7 @@ use store::Store;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{DataArgs, ModelArgs, generated_key, key_file};
-use crate::seed::{SeedSettings, list};
+use crate::seed::{SeedSettings, list, missing_roots};
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -79,11 +79,15 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     let url = args.data.database_url()?;
     let store = Store::connect(&url).await.context("open the database")?;
     if !args.no_seed && store.servers().await?.is_empty() && store.bots().await?.is_empty() {
-        let report = store.seed(&args.seed.config()?).await.context("seed")?;
+        let config = args.seed.config()?;
+        let report = store.seed(&config).await.context("seed")?;
         eprintln!(
             "botcraft: empty store seeded: servers {}; bot forge",
             list(&report.servers_created)
         );
+        for warning in missing_roots(&config) {
+            eprintln!("botcraft: {warning}");
+        }
     }
     let keys = match args.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
         Some(keys) => keys.split(',').map(|k| k.trim().to_owned()).collect(),

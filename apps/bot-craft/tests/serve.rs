@@ -1,7 +1,8 @@
 //! `botcraft serve` end to end: a fresh data folder is seeded, the always-on forge servers
 //! start (the real binaries, found next to `botcraft`), health is public and healthy, the CLI
 //! lists servers and chats through a fake LLM that calls a forge tool, and SIGTERM stops
-//! every child and exits 0.
+//! every child and exits 0. And a newcomer's first run: a fresh clone, `scripts/run.sh`, the
+//! README's example.
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -57,7 +58,8 @@ impl Served {
 }
 
 fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Served> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_botcraft"));
+    command
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
         .env_clear()
@@ -69,7 +71,13 @@ fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Serve
         .env("BOTCRAFT_DEFAULT_MODEL", "openai:gpt-test")
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("OPENAI_BASE_URL", llm.openai_base_url())
-        .env("RUST_LOG", "warn")
+        .env("RUST_LOG", "warn");
+    spawn_served(command)
+}
+
+/// Run `command` (a `botcraft serve` in the end) and wait for its address on stderr.
+fn spawn_served(mut command: Command) -> anyhow::Result<Served> {
+    let mut child = command
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()?;
@@ -327,5 +335,175 @@ async fn sigterm_during_a_chat_and_a_tool_call_ends_the_stream_and_leaves_no_chi
     for pid in pids {
         assert!(!alive(pid), "pid {pid} outlived botcraft");
     }
+    Ok(())
+}
+
+/// One page on 127.0.0.1, served to any number of requests by a thread.
+fn serve_page(html: &'static str) -> anyhow::Result<String> {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://{}/", listener.local_addr()?);
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            let mut request = [0_u8; 4096];
+            let _ = stream.read(&mut request);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{html}",
+                html.len()
+            );
+        }
+    });
+    Ok(url)
+}
+
+/// A newcomer's first run, as the README tells it: a fresh clone, `scripts/run.sh` (the
+/// binaries this test was built with stand in for its `cargo build`: nothing compiles), then
+/// `botcraft chat --bot forge "list the files in docs"` from the clone against the fake
+/// OpenAI provider (`OPENAI_BASE_URL`). The model's `list_directory` call succeeds on the
+/// workspace `run.sh` created, the seeded model is valid, the generated key is found; then a
+/// browsing request (navigate to a page on 127.0.0.1, snapshot) through the Playwright MCP
+/// that `run.sh` installed and seeded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fresh_clone_runs_with_scripts_run_sh_and_the_readme_example_works() -> anyhow::Result<()>
+{
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let tmp = tempfile::tempdir()?;
+    let clone = tmp.path().join("botcraft");
+    let cloned = Command::new("git")
+        .args(["clone", "--quiet"])
+        .arg(&repo)
+        .arg(&clone)
+        .status()
+        .context("git clone")?;
+    anyhow::ensure!(cloned.success(), "git clone failed");
+    let llm = FakeLlm::start([
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t0",
+            "tool_search",
+            [r#"{"query": "list the files in a folder", "mcp_server": "forge-filesystem"}"#],
+        )]),
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t1",
+            "forge-filesystem__list_directory",
+            [r#"{"path": "docs"}"#],
+        )]),
+        FakeReply::text(["docs holds ", "one file."]),
+    ])
+    .await?;
+    let mut command = Command::new("bash");
+    command
+        .arg(clone.join("scripts/run.sh"))
+        .args(["--addr", "127.0.0.1:0"])
+        .current_dir(&clone)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", std::env::var("HOME").unwrap_or_default())
+        .env("BOTCRAFT_PREBUILT_BIN_DIR", bin_dir()?)
+        // The model the suite installed (or none: BM25F only); the clone downloads nothing.
+        .env(
+            "BOTCRAFT_EMBEDDING_MODEL",
+            std::env::var("BOTCRAFT_EMBEDDING_MODEL").unwrap_or_default(),
+        )
+        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("OPENAI_BASE_URL", llm.openai_base_url())
+        .env("RUST_LOG", "warn");
+    let mut served = tokio::task::block_in_place(|| spawn_served(command))?;
+    let startup = served.lines.join("\n");
+    assert!(
+        startup.contains("run.sh: workspace created: ") && startup.contains("empty store seeded"),
+        "{startup}"
+    );
+    assert!(!startup.contains("is not a folder"), "{startup}");
+
+    // The README's example, from the clone: the key is the one serve generated there.
+    let in_clone = |args: &[&str]| -> anyhow::Result<(bool, String, String)> {
+        let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+            .args(args)
+            .current_dir(&clone)
+            .env_remove("BOTCRAFT_API_KEY")
+            .env_remove("BOTCRAFT_DATA_DIR")
+            .env("BOTCRAFT_URL", &served.url)
+            .output()?;
+        Ok((
+            output.status.success(),
+            String::from_utf8(output.stdout)?,
+            String::from_utf8(output.stderr)?,
+        ))
+    };
+    let (ok, chat, err) = tokio::task::block_in_place(|| {
+        in_clone(&["chat", "--bot", "forge", "list the files in docs"])
+    })?;
+    assert!(ok, "{err}\n{chat}");
+    assert!(
+        chat.contains("→ forge-filesystem__list_directory"),
+        "{chat}"
+    );
+    assert!(
+        chat.contains("welcome.md") && chat.contains("docs holds one file."),
+        "{chat}"
+    );
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 3, "three model steps");
+    assert_eq!(
+        requests[0].body["model"], "gpt-4.1-mini",
+        "the seeded default model"
+    );
+    let third = requests[2].body.to_string();
+    assert!(
+        third.contains("welcome.md"),
+        "the listing reached the model: {third}"
+    );
+    assert!(!third.contains("\"isError\":true"), "{third}");
+
+    // Browsing through the seeded Playwright MCP install.
+    let page = serve_page(
+        "<html><head><title>First run</title></head><body><h1>Hello from 127.0.0.1</h1></body></html>",
+    )?;
+    let navigate = serde_json::json!({ "url": page }).to_string();
+    let (ok, navigated, err) = tokio::task::block_in_place(|| {
+        in_clone(&["tools", "call", "playwright", "browser_navigate", &navigate])
+    })?;
+    assert!(
+        ok && !navigated.contains("\"isError\": true"),
+        "{err}\n{navigated}"
+    );
+    let (ok, snapshot, err) = tokio::task::block_in_place(|| {
+        in_clone(&["tools", "call", "playwright", "browser_snapshot"])
+    })?;
+    assert!(
+        ok && snapshot.contains("Hello from 127.0.0.1"),
+        "{err}\n{snapshot}"
+    );
+    let servers: Value = reqwest::Client::new()
+        .get(format!("{}/api/servers", served.url))
+        .bearer_auth(std::fs::read_to_string(clone.join(".botcraft/api-key"))?.trim())
+        .send()
+        .await?
+        .json()
+        .await?;
+    let playwright = servers
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|server| server["name"] == "playwright")
+        .context("no playwright server")?;
+    assert_eq!(
+        playwright["command"].as_str(),
+        clone
+            .join(".tools/playwright-mcp/node_modules/.bin/playwright-mcp")
+            .to_str(),
+        "run.sh seeded its pinned install"
+    );
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),
+        nix::sys::signal::Signal::SIGTERM,
+    )?;
+    let status = tokio::task::block_in_place(|| -> anyhow::Result<_> {
+        served.wait_for_line("botcraft: stopped")?;
+        Ok(served.child.wait()?)
+    })?;
+    assert_eq!(status.code(), Some(0), "{:#?}", served.lines);
     Ok(())
 }

@@ -268,6 +268,24 @@ fn playwright_mcp_is_pinned_as_in_e2e() {
         .all("RUN")
         .any(|run| run.args.words().iter().any(|w| w == "chromium"));
     assert!(chromium, "Debian's chromium is not installed");
+    let env = runtime(&file).env();
+    assert_eq!(
+        env.get("BOTCRAFT_PLAYWRIGHT_COMMAND").map(String::as_str),
+        Some("playwright-mcp"),
+        "the image seeds its installed Playwright MCP, not npx"
+    );
+    // scripts/run.sh installs the same release, and the seed's npx default names it.
+    let run_sh: serde_json::Value =
+        serde_json::from_str(&read("scripts/playwright-mcp/package.json")).expect("package.json");
+    assert_eq!(
+        run_sh["dependencies"]["@playwright/mcp"].as_str(),
+        Some(pinned)
+    );
+    let seed = read("crates/store/src/seed.rs");
+    assert!(
+        seed.contains(&format!("\"@playwright/mcp@{pinned}\"")),
+        "store's seed pins @playwright/mcp@{pinned}"
+    );
 }
 
 fn k8s() -> Vec<Manifest> {

@@ -2,9 +2,10 @@
 //! any service. `{"bot", "instructions", "tools"}`, the tools exactly as the gateway's
 //! `tools/list` carries them for that bot (qualified names, sorted).
 //!
-//! A manifest is either bundled (`--manifest FILE`, e.g. the committed
-//! `crates/mcp-gateway/manifests/forge.json`) or the cache the bridge writes after fetching
-//! the live list from BotCraft (`CACHE_DIR/BOT.json`). A committed manifest is a second copy
+//! A manifest is either bundled (`--manifest FILE`), the cache the bridge writes after
+//! fetching the live list from BotCraft (`CACHE_DIR/BOT.json`), or, for the seeded bot
+//! `forge` only, the committed `crates/mcp-gateway/manifests/forge.json` built into the
+//! binary ([`built_in`]). A committed manifest is a second copy
 //! of the truth: [`check`] fails when it drifts from what BotCraft would serve.
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,21 @@ use serde::{Deserialize, Serialize};
 
 use crate::backend::ServerInstructions;
 use crate::exposed::{ExposedTools, combined_instructions};
+
+/// The committed manifest of the seeded bot, built into the binary.
+const BUILT_IN_FORGE: &str = include_str!("../manifests/forge.json");
+
+/// The manifest built into this binary for `bot`: the seeded bot's committed manifest, so
+/// `botcraft mcp-stdio --bot forge` lists its tools on a machine that never reached BotCraft.
+/// `None` for any other bot.
+pub fn built_in(bot: &str) -> Option<BotManifest> {
+    if bot != store::DEFAULT_BOT_NAME {
+        return None;
+    }
+    serde_json::from_str::<BotManifest>(BUILT_IN_FORGE)
+        .ok()
+        .filter(|manifest| manifest.bot == bot)
+}
 
 /// One server of a bot: its name, its raw tools, its instructions.
 pub type ServerTools = (String, Vec<Tool>, Option<String>);

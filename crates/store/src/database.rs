@@ -71,6 +71,20 @@ pub fn sqlite_url(path: &Path) -> String {
     format!("sqlite://{}?mode=rwc", path.display())
 }
 
+/// The URL sqlx is given: an SQLite file URL that does not say `mode=` gets `mode=rwc`, so a
+/// database file that does not exist yet is created (as `sqlite:///path/file.db` users
+/// expect); an explicit mode (`ro`, `rw`, `memory`) and in-memory databases are kept.
+pub(crate) fn connect_url(url: &str) -> Cow<'_, str> {
+    let is_sqlite = url.starts_with("sqlite:");
+    let (_, query) = url.split_once('?').unwrap_or((url, ""));
+    let has_mode = query.split('&').any(|pair| pair.starts_with("mode="));
+    if !is_sqlite || has_mode || url.contains(":memory:") {
+        return Cow::Borrowed(url);
+    }
+    let separator = if url.contains('?') { '&' } else { '?' };
+    Cow::Owned(format!("{url}{separator}mode=rwc"))
+}
+
 /// Where "now" comes from: the system clock, or a fixed one in tests.
 pub trait Clock: Send + Sync {
     /// Milliseconds since the Unix epoch.
@@ -139,7 +153,7 @@ impl Store {
         let pool = AnyPoolOptions::new()
             .max_connections(options.max_connections.max(1))
             .acquire_timeout(options.acquire_timeout)
-            .connect(url)
+            .connect(&connect_url(url))
             .await
             .map_err(StoreError::Connect)?;
         let store = Self {
@@ -184,6 +198,32 @@ impl Store {
 
     pub(crate) fn now_ms(&self) -> i64 {
         self.clock.now_ms()
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::connect_url;
+
+    #[test]
+    fn sqlite_files_are_created_unless_a_mode_is_given() {
+        let cases = [
+            ("sqlite:///data/b.db", "sqlite:///data/b.db?mode=rwc"),
+            (
+                "sqlite://rel.db?cache=shared",
+                "sqlite://rel.db?cache=shared&mode=rwc",
+            ),
+            ("sqlite:///data/b.db?mode=ro", "sqlite:///data/b.db?mode=ro"),
+            (
+                "sqlite:///data/b.db?mode=rwc",
+                "sqlite:///data/b.db?mode=rwc",
+            ),
+            ("sqlite::memory:", "sqlite::memory:"),
+            ("postgres://h/db", "postgres://h/db"),
+        ];
+        for (given, sent) in cases {
+            assert_eq!(connect_url(given), sent, "{given}");
+        }
     }
 }
 

@@ -37,5 +37,8 @@ pub use model::{
     DEFAULT_INIT_TIMEOUT_MS, DEFAULT_STEP_LIMIT, DEFAULT_TIMEOUT_MS, McpServer, McpServerSpec,
     ToolCache, ToolLoadingMode,
 };
-pub use seed::{DEFAULT_BOT_NAME, DEFAULT_PLAYWRIGHT_EXTRA_ARGS, SeedConfig, SeedReport};
+pub use seed::{
+    DEFAULT_BOT_MODEL, DEFAULT_BOT_NAME, DEFAULT_PLAYWRIGHT_EXTRA_ARGS, PLAYWRIGHT_MCP_PACKAGE,
+    SeedConfig, SeedReport, playwright_extra_args,
+};
 pub use tool_cache::tools_hash;

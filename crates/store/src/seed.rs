@@ -8,14 +8,30 @@ use crate::database::Store;
 use crate::error::StoreError;
 use crate::model::{BindingSpec, BotSpec, McpServerSpec};
 
-/// The default extra arguments for Playwright MCP on a headless Linux host as root:
-/// a fresh profile per session, no Chromium sandbox, the system Chromium.
-pub const DEFAULT_PLAYWRIGHT_EXTRA_ARGS: &[&str] = &[
-    "--isolated",
-    "--no-sandbox",
-    "--executable-path",
-    "/usr/bin/chromium",
-];
+/// The Playwright MCP release BotCraft is tested with (the pin of `e2e/`, the Dockerfile and
+/// `scripts/run.sh`).
+pub const PLAYWRIGHT_MCP_PACKAGE: &str = "@playwright/mcp@0.0.83";
+
+/// The default extra arguments for Playwright MCP on a headless Linux host: a fresh profile
+/// per session and the system Chromium. Add `--no-sandbox` where Chromium's sandbox cannot
+/// work (as root, in most containers): [`playwright_extra_args`].
+pub const DEFAULT_PLAYWRIGHT_EXTRA_ARGS: &[&str] =
+    &["--isolated", "--executable-path", "/usr/bin/chromium"];
+
+/// The default extra arguments, with `--no-sandbox` when asked for.
+pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
+    let mut args: Vec<String> = DEFAULT_PLAYWRIGHT_EXTRA_ARGS
+        .iter()
+        .map(|arg| (*arg).to_owned())
+        .collect();
+    if no_sandbox {
+        args.insert(1, "--no-sandbox".to_owned());
+    }
+    args
+}
+
+/// The model of the default bot when none is configured (`provider:model`).
+pub const DEFAULT_BOT_MODEL: &str = "openai:gpt-4.1-mini";
 
 /// The name of the default bot.
 pub const DEFAULT_BOT_NAME: &str = "forge";
@@ -25,9 +41,13 @@ pub const DEFAULT_BOT_NAME: &str = "forge";
 pub struct SeedConfig {
     /// Where the forge server binaries are (`forge-bash`, …).
     pub bin_dir: PathBuf,
-    /// The command that runs Playwright MCP (`npx`).
+    /// The command that runs Playwright MCP: `npx` (the default) or an installed
+    /// `playwright-mcp`.
     pub playwright_command: String,
-    /// Arguments after `@playwright/mcp@latest --headless`.
+    /// The command's first arguments: `--yes @playwright/mcp@VERSION` for `npx`, none for an
+    /// installed program.
+    pub playwright_args: Vec<String>,
+    /// Arguments after `--headless`.
     pub playwright_extra_args: Vec<String>,
     /// `WORKSPACE_ROOT` of forge-filesystem.
     pub workspace_root: String,
@@ -43,14 +63,20 @@ impl SeedConfig {
         Self {
             bin_dir: bin_dir.into(),
             playwright_command: "npx".to_owned(),
-            playwright_extra_args: DEFAULT_PLAYWRIGHT_EXTRA_ARGS
-                .iter()
-                .map(|arg| (*arg).to_owned())
-                .collect(),
+            playwright_args: vec!["--yes".to_owned(), PLAYWRIGHT_MCP_PACKAGE.to_owned()],
+            playwright_extra_args: playwright_extra_args(true),
             workspace_root: "/workspace".to_owned(),
             repo_root: "/workspace/erik/uvilo-os".to_owned(),
-            bot_model: "anthropic/claude-sonnet-4-5".to_owned(),
+            bot_model: DEFAULT_BOT_MODEL.to_owned(),
         }
+    }
+
+    /// Playwright MCP run as an installed program (`playwright-mcp`, a path or a name on
+    /// `PATH`) instead of through `npx`.
+    pub fn with_playwright_program(mut self, program: impl Into<String>) -> Self {
+        self.playwright_command = program.into();
+        self.playwright_args.clear();
+        self
     }
 
     fn forge_binary(&self, name: &str) -> String {
@@ -89,9 +115,10 @@ impl SeedConfig {
                 ),
             McpServerSpec::new("playwright", &self.playwright_command)
                 .args(
-                    ["@playwright/mcp@latest", "--headless"]
-                        .into_iter()
-                        .map(str::to_owned)
+                    self.playwright_args
+                        .iter()
+                        .cloned()
+                        .chain(["--headless".to_owned()])
                         .chain(self.playwright_extra_args.iter().cloned()),
                 )
                 .timeout(60_000)

@@ -1,9 +1,10 @@
 //! `botcraft mcp-stdio --bot NAME`: a stdio MCP server that starts with nothing (seed 001).
 //!
 //! - **Start**: reads a bot manifest — `--manifest FILE` (bundled), else the cache
-//!   `CACHE_DIR/BOT.json` written by an earlier run — and serves. No setting, file or service
-//!   is needed to answer `initialize` and `tools/list`: with none, the tool list is empty and
-//!   stderr says why. Nothing at startup connects anywhere.
+//!   `CACHE_DIR/BOT.json` written by an earlier run, else (bot `forge` only) the committed
+//!   manifest built into the binary — and serves. No setting, file or service is needed to
+//!   answer `initialize` and `tools/list`: for another bot with none, the tool list is empty
+//!   and stderr says what to pass. Nothing at startup connects anywhere.
 //! - **`tools/call`**: forwarded to `BOTCRAFT_URL`'s `/mcp` with `BOTCRAFT_API_KEY`
 //!   ([`upstream`]). Every failure is that call's: an `isError` result stating the cause, one
 //!   stderr line with a `stdio.*` reason code ([`failure`]).
@@ -117,27 +118,53 @@ pub enum BridgeError {
     Task(#[from] tokio::task::JoinError),
 }
 
-/// The manifest to serve at start and a sentence on where it came from.
+/// The manifest to serve at start and a sentence on where it came from: `--manifest FILE`;
+/// else the cache; else, for the seeded bot, the manifest built into the binary; else none,
+/// with what to pass.
 fn initial_manifest(options: &BridgeOptions) -> (BotManifest, String) {
     let empty = || BotManifest {
         bot: options.bot.clone(),
         instructions: None,
         tools: Vec::new(),
     };
-    let path = match (&options.manifest, &options.cache_dir) {
-        (Some(path), _) => path.clone(),
-        (None, Some(dir)) => cache_path(dir, &options.bot),
-        (None, None) => {
-            return (
-                empty(),
-                "no manifest (no --manifest and no cache folder)".to_owned(),
-            );
-        }
-    };
-    match BotManifest::load(&path, &options.bot) {
-        Ok(manifest) => (manifest, format!("from {}", path.display())),
-        Err(error) => (empty(), format!("no manifest ({error})")),
+    if let Some(path) = &options.manifest {
+        return match BotManifest::load(path, &options.bot) {
+            Ok(manifest) => (manifest, format!("from {}", path.display())),
+            Err(error) => (empty(), format!("no manifest ({error})")),
+        };
     }
+    let cached = options
+        .cache_dir
+        .as_ref()
+        .map(|dir| cache_path(dir, &options.bot));
+    let cache_error = match &cached {
+        Some(path) => match BotManifest::load(path, &options.bot) {
+            Ok(manifest) => return (manifest, format!("from {}", path.display())),
+            Err(error) => Some(error),
+        },
+        None => None,
+    };
+    if let Some(manifest) = crate::manifest::built_in(&options.bot) {
+        return (
+            manifest,
+            "from the manifest built into this binary".to_owned(),
+        );
+    }
+    let tried = match (&cached, &cache_error) {
+        (Some(path), Some(crate::manifest::ManifestError::Read { .. })) | (Some(path), None) => {
+            format!("no cached manifest at {}", path.display())
+        }
+        (Some(_), Some(error)) => error.to_string(),
+        (None, _) => "no cache folder".to_owned(),
+    };
+    (
+        empty(),
+        format!(
+            "(no manifest for bot {}: {tried}; pass --manifest FILE, or set BOTCRAFT_URL and \
+             BOTCRAFT_API_KEY so the bridge fetches and caches it)",
+            options.bot
+        ),
+    )
 }
 
 /// Serve the bridge on this process's stdin/stdout until the client closes stdin.

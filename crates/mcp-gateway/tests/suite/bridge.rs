@@ -103,6 +103,72 @@ async fn with_an_empty_environment_it_serves_the_manifest_and_exits_0_on_eof() -
     Ok(())
 }
 
+/// The bridge started with `args` and an empty environment: its `tools/list` and stderr.
+async fn list_with(args: &[&str]) -> anyhow::Result<(Vec<rmcp::model::Tool>, String)> {
+    let mut child = tokio::process::Command::new(BRIDGE)
+        .args(args)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    let mut stdout = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    for request in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    ] {
+        stdin.write_all(format!("{request}\n").as_bytes()).await?;
+    }
+    stdin.flush().await?;
+    let listed = tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            let Some(line) = stdout.next_line().await? else {
+                anyhow::bail!("stdout closed early");
+            };
+            let message: Value = serde_json::from_str(&line)?;
+            if message["id"] == 2 {
+                return Ok(message["result"]["tools"].clone());
+            }
+        }
+    })
+    .await
+    .context("no tools/list answer within 20 s")??;
+    drop(stdin);
+    tokio::time::timeout(Duration::from_secs(20), child.wait()).await??;
+    let mut stderr = String::new();
+    if let Some(mut pipe) = child.stderr.take() {
+        tokio::io::AsyncReadExt::read_to_string(&mut pipe, &mut stderr).await?;
+    }
+    Ok((serde_json::from_value(listed)?, stderr))
+}
+
+/// No `--manifest`, no cache (no HOME): the seeded bot's committed manifest is built in; any
+/// other bot lists nothing and is told what to pass.
+#[tokio::test]
+async fn without_a_manifest_the_seeded_bot_is_built_in_and_another_bot_is_told_what_to_pass()
+-> anyhow::Result<()> {
+    let committed = BotManifest::load(&committed_forge_manifest(), "forge")?;
+    let (tools, stderr) = list_with(&["--bot", "forge"]).await?;
+    assert_eq!(tools, committed.tools, "{stderr}");
+    assert!(
+        stderr.contains("21 tools from the manifest built into this binary"),
+        "{stderr}"
+    );
+    let (tools, stderr) = list_with(&["--bot", "support"]).await?;
+    assert_eq!(tools, vec![], "{stderr}");
+    assert!(
+        stderr.contains("no manifest for bot support: no cache folder; pass --manifest FILE"),
+        "{stderr}"
+    );
+    Ok(())
+}
+
 /// An HTTP server that answers every request with `status`, `content_type` and `body`.
 async fn canned(
     status: StatusCode,

@@ -29,6 +29,16 @@ async fn sqlite_file_is_created_on_first_run() -> anyhow::Result<()> {
     Ok(())
 }
 
+#[tokio::test]
+async fn a_sqlite_url_without_a_mode_creates_its_file() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("given.db");
+    let store = Store::connect(&format!("sqlite://{}", path.display())).await?;
+    assert!(path.exists());
+    store.close().await;
+    Ok(())
+}
+
 #[test]
 fn backend_is_read_from_the_url_scheme() {
     assert_eq!(

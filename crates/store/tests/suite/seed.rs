@@ -105,7 +105,8 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 "playwright".into(),
                 "npx".into(),
                 names(&[
-                    "@playwright/mcp@latest",
+                    "--yes",
+                    "@playwright/mcp@0.0.83",
                     "--headless",
                     "--isolated",
                     "--no-sandbox",
@@ -198,25 +199,57 @@ async fn seed_restores_a_deleted_server_and_its_binding(db: &TestDb) -> anyhow::
 }
 
 #[test]
-fn playwright_extra_args_come_from_configuration() {
-    let mut config = SeedConfig::new("/bin");
-    config.playwright_extra_args = names(&["--browser", "firefox"]);
-    let playwright = config
-        .servers()
-        .into_iter()
-        .find(|s| s.name == "playwright")
-        .map(|s| (s.command, s.args));
-    assert_eq!(
-        playwright,
-        Some((
-            "npx".to_owned(),
-            names(&[
-                "@playwright/mcp@latest",
-                "--headless",
-                "--browser",
-                "firefox"
-            ])
-        ))
+fn playwright_command_and_args_come_from_configuration() {
+    let playwright = |config: SeedConfig| {
+        config
+            .servers()
+            .into_iter()
+            .find(|s| s.name == "playwright")
+            .map(|s| (s.command, s.args))
+    };
+    let mut npx = SeedConfig::new("/bin");
+    npx.playwright_extra_args = names(&["--browser", "firefox"]);
+    let mut installed = SeedConfig::new("/bin").with_playwright_program("/opt/pw/playwright-mcp");
+    installed.playwright_extra_args = store::playwright_extra_args(false);
+    let cases = [
+        (
+            npx,
+            (
+                "npx",
+                vec![
+                    "--yes",
+                    "@playwright/mcp@0.0.83",
+                    "--headless",
+                    "--browser",
+                    "firefox",
+                ],
+            ),
+        ),
+        (
+            installed,
+            (
+                "/opt/pw/playwright-mcp",
+                vec![
+                    "--headless",
+                    "--isolated",
+                    "--executable-path",
+                    "/usr/bin/chromium",
+                ],
+            ),
+        ),
+    ];
+    for (config, (command, args)) in cases {
+        assert_eq!(playwright(config), Some((command.to_owned(), names(&args))));
+    }
+}
+
+#[test]
+fn the_default_model_is_a_provider_and_a_model() {
+    let model = SeedConfig::new("/bin").bot_model;
+    let (provider, name) = model.split_once(':').unwrap_or_default();
+    assert!(
+        ["openai", "anthropic"].contains(&provider) && !name.is_empty(),
+        "{model}"
     );
 }
 
