@@ -1,7 +1,7 @@
 //! How a turn reaches MCP tools without knowing the MCP manager: the
-//! [`ToolExecutor`] trait (implemented by `mcp-lifecycle` later, by fakes in
+//! [`ToolExecutor`] trait (implemented by `http-api`'s executor over `toolset`, by fakes in
 //! tests), its result [`ToolResultContent`] and its [`ToolCallError`].
-//! Names are qualified (`server__tool`, see [`crate::naming`]); the executor
+//! Names are qualified (`server__tool`, the rule of `toolset::naming`); the executor
 //! routes them through its reverse map, never by prefix.
 
 use std::time::Duration;

@@ -201,32 +201,6 @@ impl Store {
     }
 }
 
-#[cfg(test)]
-mod url_tests {
-    use super::connect_url;
-
-    #[test]
-    fn sqlite_files_are_created_unless_a_mode_is_given() {
-        let cases = [
-            ("sqlite:///data/b.db", "sqlite:///data/b.db?mode=rwc"),
-            (
-                "sqlite://rel.db?cache=shared",
-                "sqlite://rel.db?cache=shared&mode=rwc",
-            ),
-            ("sqlite:///data/b.db?mode=ro", "sqlite:///data/b.db?mode=ro"),
-            (
-                "sqlite:///data/b.db?mode=rwc",
-                "sqlite:///data/b.db?mode=rwc",
-            ),
-            ("sqlite::memory:", "sqlite::memory:"),
-            ("postgres://h/db", "postgres://h/db"),
-        ];
-        for (given, sent) in cases {
-            assert_eq!(connect_url(given), sent, "{given}");
-        }
-    }
-}
-
 /// A new collision-resistant id in the spirit of Prisma's `cuid()`: `c`, the time in base 36,
 /// then 16 random base-36 characters.
 pub(crate) fn new_id(now_ms: i64) -> String {
@@ -268,4 +242,30 @@ pub(crate) fn from_json_text<T: serde::de::DeserializeOwned>(
 
 pub(crate) fn flag(value: bool) -> i64 {
     i64::from(value)
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::connect_url;
+
+    #[test]
+    fn sqlite_files_are_created_unless_a_mode_is_given() {
+        let cases = [
+            ("sqlite:///data/b.db", "sqlite:///data/b.db?mode=rwc"),
+            (
+                "sqlite://rel.db?cache=shared",
+                "sqlite://rel.db?cache=shared&mode=rwc",
+            ),
+            ("sqlite:///data/b.db?mode=ro", "sqlite:///data/b.db?mode=ro"),
+            (
+                "sqlite:///data/b.db?mode=rwc",
+                "sqlite:///data/b.db?mode=rwc",
+            ),
+            ("sqlite::memory:", "sqlite::memory:"),
+            ("postgres://h/db", "postgres://h/db"),
+        ];
+        for (given, sent) in cases {
+            assert_eq!(connect_url(given), sent, "{given}");
+        }
+    }
 }
