@@ -27,10 +27,38 @@ impl DataArgs {
         if let Some(url) = &self.database_url {
             return Ok(url.clone());
         }
-        std::fs::create_dir_all(&self.data_dir)
-            .with_context(|| format!("create the data folder {}", self.data_dir.display()))?;
+        create_private_dir(&self.data_dir)?;
         Ok(store::sqlite_url(&self.data_dir.join("botcraft.db")))
     }
+
+    /// Narrow the default SQLite database's files to 0600 (after the store created them).
+    pub fn protect_database_files(&self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.database_url.is_some() {
+            return;
+        }
+        for name in ["botcraft.db", "botcraft.db-wal", "botcraft.db-shm"] {
+            let path = self.data_dir.join(name);
+            if path.exists()
+                && let Err(error) =
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+            {
+                eprintln!("botcraft: cannot make {} private: {error}", path.display());
+            }
+        }
+    }
+}
+
+/// The data folder, created 0700 (narrowed to it when it exists with wider rights).
+pub fn create_private_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("create the data folder {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        .with_context(|| format!("make the data folder {} private", dir.display()))
 }
 
 /// A running BotCraft, for the commands that talk to it.
@@ -87,7 +115,7 @@ pub fn generated_key(data_dir: &Path) -> anyhow::Result<String> {
     }
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
-    std::fs::create_dir_all(data_dir)?;
+    create_private_dir(data_dir)?;
     let key: String = (0..32)
         .map(|_| char::from(b"0123456789abcdef"[rand::random_range(0..16usize)]))
         .collect();

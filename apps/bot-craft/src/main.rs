@@ -73,6 +73,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Not dumpable: a process of the same user (a command a tool server runs, say) cannot
+    // read this process's /proc/PID/environ or memory, nor attach to it. Children are
+    // dumpable again after their exec.
+    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
+        eprintln!("botcraft: cannot mark the process non-dumpable: {error}");
+    }
     let cli = Cli::parse();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

@@ -78,10 +78,9 @@ pub fn missing_roots(config: &SeedConfig) -> Vec<String> {
     .collect()
 }
 
-/// Whether this process runs as root (the owner of `/proc/self`).
+/// Whether this process runs as root.
 fn running_as_root() -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
+    nix::unistd::geteuid().is_root()
 }
 
 impl SeedSettings {
@@ -123,6 +122,7 @@ pub async fn run(args: SeedArgs) -> anyhow::Result<()> {
     let url = args.data.database_url()?;
     let config = args.seed.config()?;
     let store = Store::connect(&url).await.context("open the database")?;
+    args.data.protect_database_files();
     let report = store.seed(&config).await.context("seed")?;
     for warning in missing_roots(&config) {
         eprintln!("botcraft seed: {warning}");

@@ -78,6 +78,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
     observability::init_tracing(args.log_format, &filter)?;
     let url = args.data.database_url()?;
     let store = Store::connect(&url).await.context("open the database")?;
+    args.data.protect_database_files();
     if !args.no_seed && store.servers().await?.is_empty() && store.bots().await?.is_empty() {
         let config = args.seed.config()?;
         let report = store.seed(&config).await.context("seed")?;

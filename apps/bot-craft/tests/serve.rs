@@ -157,7 +157,10 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         assert!(startup.contains(expected), "{expected:?} in {startup}");
     }
 
-    let health: Value = reqwest::get(format!("{}/api/health", served.url))
+    let health: Value = reqwest::Client::new()
+        .get(format!("{}/api/health", served.url))
+        .bearer_auth(KEY)
+        .send()
         .await?
         .json()
         .await?;
@@ -261,7 +264,10 @@ async fn sigterm_during_a_chat_and_a_tool_call_ends_the_stream_and_leaves_no_chi
             &["--drain-seconds", "1", "--stop-seconds", "10"],
         )
     })?;
-    let health: Value = reqwest::get(format!("{}/api/health", served.url))
+    let health: Value = reqwest::Client::new()
+        .get(format!("{}/api/health", served.url))
+        .bearer_auth(KEY)
+        .send()
         .await?
         .json()
         .await?;

@@ -12,7 +12,6 @@
 //! other servers sharing the directory) never interleave inside a line.
 
 use std::fmt;
-use std::fs::OpenOptions;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -128,8 +127,8 @@ impl AuditLog {
             .lock
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        std::fs::create_dir_all(&self.dir).map_err(error)?;
-        let mut file = OpenOptions::new()
+        crate::log_dir::secure(&self.dir).map_err(|cause| error(std::io::Error::other(cause)))?;
+        let mut file = crate::log_dir::create_options()
             .create(true)
             .append(true)
             .open(&path)

@@ -14,6 +14,7 @@ pub const CWD_VAR: &str = "FORGE_BASH_CWD";
 pub const TIMEOUT_VAR: &str = "FORGE_BASH_TIMEOUT_SECS";
 pub const MAX_BUFFER_VAR: &str = "FORGE_BASH_MAX_BUFFER_BYTES";
 pub const ENV_FILE_VAR: &str = "FORGE_BASH_ENV_FILE";
+pub const INJECT_DENY_VAR: &str = "FORGE_BASH_INJECT_DENY";
 
 pub const DEFAULT_LOG_DIR: &str = "/tmp/forge-bash";
 pub const DEFAULT_WORKSPACE: &str = "/workspace";
@@ -30,7 +31,8 @@ FORGE_BASH_LOG_DIR           audit log and overflow files (default: /tmp/forge-b
 FORGE_BASH_CWD               working directory of commands (default: /workspace if it exists, else the server's current directory)
 FORGE_BASH_TIMEOUT_SECS      a command's time limit in seconds (default: 300)
 FORGE_BASH_MAX_BUFFER_BYTES  a command's output limit in bytes, stdout and stderr together (default: 52428800)
-FORGE_BASH_ENV_FILE          NUL-separated KEY=VALUE file whose variables are added to commands' environment when the server lacks them (default: /proc/1/environ)";
+FORGE_BASH_ENV_FILE          NUL-separated KEY=VALUE file whose variables are added to commands' environment when the server lacks them (default: /proc/1/environ)
+FORGE_BASH_INJECT_DENY       more names (comma-separated; PREFIX* for a prefix) never injected, besides BotCraft's secrets: BOTCRAFT_*, OPENAI_API_KEY*, ANTHROPIC_API_KEY*, DATABASE_URL*";
 
 /// Everything a `run` call needs to know about its surroundings.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,10 +5,66 @@
 //!
 //! Read once at startup; the merged environment is passed to each spawned
 //! command (the server never calls `set_var`).
+//!
+//! BotCraft's own secrets are never injected, even though they sit in PID 1's environment
+//! in a container: [`DEFAULT_INJECT_DENY`] (BotCraft's settings and keys, the provider keys,
+//! the database URL, each with its `*_FILE` form) plus the operator's
+//! `FORGE_BASH_INJECT_DENY` ([`DenyList`]).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+
+/// Names never injected: exact, or a prefix when the pattern ends in `*`.
+pub const DEFAULT_INJECT_DENY: &[&str] = &[
+    "BOTCRAFT_*",
+    "OPENAI_API_KEY*",
+    "ANTHROPIC_API_KEY*",
+    "DATABASE_URL*",
+];
+
+/// The names dropped from the injected variables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DenyList {
+    patterns: Vec<String>,
+}
+
+impl DenyList {
+    /// The defaults plus `extra` (`FORGE_BASH_INJECT_DENY`: comma-separated names or
+    /// `PREFIX*` patterns; it adds to the defaults, never replaces them).
+    pub fn with_extra(extra: Option<&str>) -> Self {
+        let patterns = DEFAULT_INJECT_DENY
+            .iter()
+            .map(|pattern| (*pattern).to_owned())
+            .chain(
+                extra
+                    .unwrap_or_default()
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|pattern| !pattern.is_empty())
+                    .map(str::to_owned),
+            )
+            .collect();
+        Self { patterns }
+    }
+
+    pub fn denies(&self, name: &OsStr) -> bool {
+        let name = name.as_bytes();
+        self.patterns
+            .iter()
+            .any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix.as_bytes()),
+                None => name == pattern.as_bytes(),
+            })
+    }
+
+    /// `vars` without the denied names.
+    pub fn filter(&self, vars: EnvVars) -> EnvVars {
+        vars.into_iter()
+            .filter(|(name, _)| !self.denies(name))
+            .collect()
+    }
+}
 
 /// A command environment: variables in order, names unique.
 pub type EnvVars = Vec<(OsString, OsString)>;
@@ -71,6 +127,32 @@ mod tests {
             .iter()
             .map(|(k, v)| (OsString::from(k), OsString::from(v)))
             .collect()
+    }
+
+    #[test]
+    fn botcraft_secrets_and_the_extra_names_are_never_injected() {
+        let deny = DenyList::with_extra(Some(" STRIPE_KEY , AWS_* "));
+        let injected = vars(&[
+            ("RAILWAY_ENVIRONMENT", "production"),
+            ("BOTCRAFT_API_KEY", "bc_1"),
+            ("BOTCRAFT_BOT_KEYS", "forge=k"),
+            ("OPENAI_API_KEY", "sk-1"),
+            ("OPENAI_API_KEY_FILE", "/run/secrets/openai"),
+            ("ANTHROPIC_API_KEY", "sk-ant"),
+            ("DATABASE_URL", "postgres://u:p@h/db"),
+            ("STRIPE_KEY", "s"),
+            ("STRIPE_KEYS", "kept: exact names are exact"),
+            ("AWS_SECRET_ACCESS_KEY", "a"),
+            ("TYPESENSE_URL", "http://ts"),
+        ]);
+        assert_eq!(
+            deny.filter(injected),
+            vars(&[
+                ("RAILWAY_ENVIRONMENT", "production"),
+                ("STRIPE_KEYS", "kept: exact names are exact"),
+                ("TYPESENSE_URL", "http://ts"),
+            ])
+        );
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod capture;
 mod config;
 mod environ;
 mod exec;
+mod log_dir;
 mod overflow;
 mod process_group;
 mod reply;
@@ -39,7 +40,8 @@ fn main() -> ExitCode {
     let env_file = config
         .as_ref()
         .map_or_else(|_| config::DEFAULT_ENV_FILE.into(), |c| c.env_file.clone());
-    let injected = environ::read_env_file(&env_file).unwrap_or_default();
+    let deny = environ::DenyList::with_extra(settings.text(config::INJECT_DENY_VAR).as_deref());
+    let injected = deny.filter(environ::read_env_file(&env_file).unwrap_or_default());
     let (env, added) = environ::merge(own, injected);
     if !added.is_empty() {
         tracing::debug!(count = added.len(), file = %env_file.display(), "variables injected into commands' environment");

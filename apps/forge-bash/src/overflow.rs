@@ -6,7 +6,7 @@
 //! and each file is created with `create_new`; a name that exists (another
 //! server sharing the directory) moves on to the next N.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -61,9 +61,9 @@ impl OverflowFiles {
 
     /// Create the next `cmd-N.txt`.
     pub fn create(&self) -> Result<OverflowFile, OverflowError> {
-        std::fs::create_dir_all(&self.dir).map_err(|source| OverflowError::CreateDir {
+        crate::log_dir::secure(&self.dir).map_err(|cause| OverflowError::CreateDir {
             path: self.dir.clone(),
-            source,
+            source: std::io::Error::other(cause),
         })?;
         let mut next = self
             .next
@@ -75,7 +75,11 @@ impl OverflowFiles {
         };
         for _ in 0..MAX_ATTEMPTS {
             let path = self.dir.join(format!("cmd-{number}.txt"));
-            match OpenOptions::new().write(true).create_new(true).open(&path) {
+            match crate::log_dir::create_options()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
                 Ok(file) => {
                     *next = Some(number + 1);
                     return Ok(OverflowFile { path, file });

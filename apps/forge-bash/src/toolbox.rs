@@ -18,6 +18,7 @@ use crate::capture::Capture;
 use crate::config::{CWD_VAR, Config, ConfigError};
 use crate::environ::EnvVars;
 use crate::exec::{self, Ending, ExecError, Execution};
+use crate::log_dir::{self, LogDirError};
 use crate::overflow::OverflowFiles;
 use crate::reply::{self, Limits};
 use crate::rm_guard;
@@ -110,16 +111,25 @@ impl Toolbox for BashToolbox {
 impl Settings {
     async fn run(&self, command: &str, call: &ToolCall) -> Result<ToolOutput, ToolFailure> {
         let mut audit = PendingAudit::new(self, command);
+        match log_dir::secure(&self.config.log_dir) {
+            Ok(()) => {}
+            // A folder that could be someone else's is never written: the call fails.
+            Err(
+                error @ (LogDirError::Symlink { .. }
+                | LogDirError::NotAFolder { .. }
+                | LogDirError::NotOurs { .. }),
+            ) => {
+                // Nothing is written there, not even the audit line of this refusal.
+                audit.abandon();
+                return Err(ToolFailure::not_configured(error.to_string()));
+            }
+            Err(error @ LogDirError::Io { .. }) => {
+                tracing::warn!("{error}; the command runs without audit line or overflow file")
+            }
+        }
         if let Err(blocked) = rm_guard::check(command) {
             audit.finish(Outcome::Blocked);
             return Err(ToolFailure::tool(blocked.to_string()));
-        }
-        if let Err(error) = std::fs::create_dir_all(&self.config.log_dir) {
-            tracing::warn!(
-                dir = %self.config.log_dir.display(),
-                %error,
-                "cannot create the log directory; the command runs without audit line or overflow file"
-            );
         }
         if !self.config.cwd.is_dir() {
             audit.finish(Outcome::Failed);
@@ -182,6 +192,11 @@ impl<'a> PendingAudit<'a> {
             clock: Instant::now(),
             done: false,
         }
+    }
+
+    /// Write no line (the log folder must not be written).
+    fn abandon(&mut self) {
+        self.done = true;
     }
 
     /// Write the line; returns the elapsed time it recorded.

@@ -8,6 +8,8 @@
 
 use server_kit::Settings;
 
+use crate::protect::{PROTECTED_VAR, WriteProtection};
+
 /// The variable naming the folder the file tools may touch.
 pub const WORKSPACE_ROOT_VAR: &str = "WORKSPACE_ROOT";
 /// Its default.
@@ -28,6 +30,8 @@ pub struct Config {
     pub workspace_root: RootSetting,
     /// Holds `.trash/`; confines the trash tools.
     pub repo_root: RootSetting,
+    /// What `write_file` and `edit_file` refuse (`.git`, `.trash`, `FORGE_FS_PROTECTED`).
+    pub protection: WriteProtection,
 }
 
 impl Config {
@@ -37,6 +41,7 @@ impl Config {
         Self {
             workspace_root: settings.path_or(WORKSPACE_ROOT_VAR, DEFAULT_WORKSPACE_ROOT),
             repo_root: settings.path_or(REPO_ROOT_VAR, DEFAULT_REPO_ROOT),
+            protection: WriteProtection::parse(settings.text(PROTECTED_VAR).as_deref()),
         }
     }
 }
@@ -69,6 +74,7 @@ mod tests {
                         path: PathBuf::from("/workspace/erik/uvilo-os"),
                         is_default: true,
                     },
+                    protection: WriteProtection::default(),
                 }
             );
         }

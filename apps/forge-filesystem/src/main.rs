@@ -16,6 +16,7 @@ mod edit;
 mod listing;
 mod oserror;
 mod paths;
+mod protect;
 mod read;
 mod search;
 mod tools;
@@ -32,7 +33,9 @@ trash_directory, untrash_file, untrash_directory, list_trash, empty_trash).";
 
 const ENVIRONMENT: &str =
     "WORKSPACE_ROOT  folder the file tools are confined to (default: /workspace)
-REPO_ROOT       repository whose .trash/ the trash tools use (default: /workspace/erik/uvilo-os)";
+REPO_ROOT       repository whose .trash/ the trash tools use (default: /workspace/erik/uvilo-os)
+FORGE_FS_PROTECTED  more paths (comma-separated, relative to WORKSPACE_ROOT) that write_file and
+                edit_file refuse, besides .git and .trash at any depth";
 
 /// Buffers of 1 MiB and more (a file being edited, read or written) are mapped on their own
 /// and unmapped when freed, instead of staying in glibc's per-thread arenas: without this

@@ -50,7 +50,12 @@ impl ApiKeys {
 
 /// The key of an `Authorization: Bearer <key>` header (scheme case-insensitive).
 fn bearer(request: &Request) -> Option<&str> {
-    let value = request.headers().get(AUTHORIZATION)?.to_str().ok()?;
+    bearer_of(request.headers())
+}
+
+/// The key of the `Authorization: Bearer <key>` header among `headers`.
+pub(crate) fn bearer_of(headers: &axum::http::HeaderMap) -> Option<&str> {
+    let value = headers.get(AUTHORIZATION)?.to_str().ok()?;
     let (scheme, key) = value.split_once(' ')?;
     scheme
         .eq_ignore_ascii_case("bearer")

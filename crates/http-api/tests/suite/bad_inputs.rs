@@ -235,7 +235,7 @@ async fn bad_requests_get_json_errors_with_4xx() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn health_is_public_and_shows_no_env_values() -> anyhow::Result<()> {
+async fn health_is_public_with_states_only_and_shows_no_env_values() -> anyhow::Result<()> {
     let fx = Fixture::new([]).await?;
     fx.add_fake_server("secretive", |s| {
         s.env("TOKEN", "${BOTCRAFT_TEST_UNSET_VARIABLE}")
@@ -244,15 +244,40 @@ async fn health_is_public_and_shows_no_env_values() -> anyhow::Result<()> {
     .await?;
     let failures = fx.manager.start_always_on_servers().await;
     assert_eq!(failures.len(), 1);
-    let reply = fx
+    // Without a key: the overall state and each server's state, nothing else.
+    let public = fx
         .send(Request::get("/api/health").body(Body::empty())?)
+        .await?;
+    assert_eq!(public.status, 200);
+    let health = public.json()?;
+    assert_eq!(health["status"], "degraded");
+    let server = &health["mcpServers"]["secretive"];
+    assert_ne!(server["state"], "running");
+    let mut fields: Vec<&String> = server
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| k)
+        .collect();
+    fields.sort();
+    assert_eq!(fields, ["alwaysOn", "state"], "{}", public.body);
+    assert!(
+        !public.body.contains("BOTCRAFT_TEST_UNSET_VARIABLE"),
+        "{}",
+        public.body
+    );
+    // With the key: the details, still without the environment's values.
+    let reply = fx
+        .send(
+            Request::get("/api/health")
+                .header("authorization", format!("Bearer {ADMIN_KEY}"))
+                .body(Body::empty())?,
+        )
         .await?;
     assert_eq!(reply.status, 200);
     let health = reply.json()?;
-    assert_eq!(health["status"], "degraded");
     let server = &health["mcpServers"]["secretive"];
     assert_eq!(server["alwaysOn"], true);
-    assert_ne!(server["state"], "running");
     let error = server["lastError"].as_str().unwrap_or_default();
     assert!(error.contains("BOTCRAFT_TEST_UNSET_VARIABLE"), "{error}");
     assert!(
