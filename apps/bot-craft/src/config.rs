@@ -24,8 +24,8 @@ pub struct DataArgs {
 impl DataArgs {
     /// The database URL, creating the data folder when the default SQLite file is used.
     pub fn database_url(&self) -> anyhow::Result<String> {
-        if let Some(url) = &self.database_url {
-            return Ok(url.clone());
+        if let Some(url) = secret_or_file(self.database_url.clone(), "DATABASE_URL")? {
+            return Ok(url);
         }
         create_private_dir(&self.data_dir)?;
         Ok(store::sqlite_url(&self.data_dir.join("botcraft.db")))
@@ -47,6 +47,31 @@ impl DataArgs {
             }
         }
     }
+}
+
+/// `value`, else the content of the file `{var}_FILE` names (the Docker / Kubernetes secrets
+/// convention), a trailing newline dropped. An error names the variable and the file, never
+/// the content.
+pub fn secret_or_file(value: Option<String>, var: &str) -> anyhow::Result<Option<String>> {
+    if value
+        .as_deref()
+        .is_some_and(|value| !value.trim().is_empty())
+    {
+        return Ok(value);
+    }
+    let file_var = format!("{var}_FILE");
+    let Some(path) = std::env::var_os(&file_var).filter(|path| !path.is_empty()) else {
+        return Ok(value);
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("{file_var}: cannot read {}", Path::new(&path).display()))?;
+    let secret = text.trim_end_matches(['\n', '\r']).to_owned();
+    anyhow::ensure!(
+        !secret.trim().is_empty(),
+        "{file_var}: {} is empty",
+        Path::new(&path).display()
+    );
+    Ok(Some(secret))
 }
 
 /// The data folder, created 0700 (narrowed to it when it exists with wider rights).
@@ -88,8 +113,9 @@ pub struct RemoteArgs {
 
 impl RemoteArgs {
     pub fn key(&self) -> Option<String> {
-        self.api_key
-            .clone()
+        secret_or_file(self.api_key.clone(), "BOTCRAFT_API_KEY")
+            .ok()
+            .flatten()
             .and_then(|keys| keys.split(',').next().map(str::trim).map(str::to_owned))
             .filter(|key| !key.is_empty())
             .or_else(|| read_key_file(&self.data_dir).ok())

@@ -14,7 +14,7 @@ use mcp_lifecycle::{ManagerSettings, McpServerManager};
 use store::Store;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{DataArgs, ModelArgs, generated_key, key_file};
+use crate::config::{DataArgs, ModelArgs, generated_key, key_file, secret_or_file};
 use crate::seed::{SeedSettings, list, missing_roots};
 
 #[derive(Debug, clap::Args)]
@@ -68,12 +68,31 @@ pub struct ServeArgs {
     /// behind a domain (DNS-rebinding protection).
     #[arg(long, env = "BOTCRAFT_ALLOWED_HOSTS", value_delimiter = ',')]
     allowed_hosts: Vec<String>,
+    /// Browser origins (`https://app.example.com`) that may call BotCraft besides its own
+    /// pages (comma-separated). A request from any other page is refused (403).
+    #[arg(long, env = "BOTCRAFT_ALLOWED_ORIGINS", value_delimiter = ',')]
+    allowed_origins: Vec<String>,
+    /// Variables MCP server configs may read through `${VAR}`, besides TYPESENSE_URL and
+    /// TYPESENSE_SEARCH_KEY (comma-separated). BotCraft's own secrets never resolve.
+    #[arg(
+        long,
+        env = "BOTCRAFT_SERVER_ENV",
+        default_value = "",
+        value_name = "NAMES"
+    )]
+    server_env: String,
     /// Log format on stderr.
     #[arg(long, env = "BOTCRAFT_LOG_FORMAT", default_value = "text")]
     log_format: observability::LogFormat,
 }
 
-pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
+pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
+    // Secrets may come from files (`NAME_FILE`, Docker and Kubernetes secrets), so that they
+    // need not sit in PID 1's environment.
+    args.api_key = secret_or_file(args.api_key.take(), "BOTCRAFT_API_KEY")?;
+    args.openai_api_key = secret_or_file(args.openai_api_key.take(), "OPENAI_API_KEY")?;
+    args.anthropic_api_key = secret_or_file(args.anthropic_api_key.take(), "ANTHROPIC_API_KEY")?;
+    args.bot_keys = secret_or_file(args.bot_keys.take(), mcp_gateway::BOT_KEYS_ENV)?;
     let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
     observability::init_tracing(args.log_format, &filter)?;
     let url = args.data.database_url()?;
@@ -106,6 +125,7 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
         store.clone(),
         ManagerSettings {
             env,
+            env_policy: mcp_lifecycle::EnvPolicy::with_extra(&args.server_env),
             pid_registry: Some(args.data.data_dir.join("pids")),
             ..ManagerSettings::default()
         },
@@ -213,6 +233,11 @@ pub async fn run(args: ServeArgs) -> anyhow::Result<()> {
             router
         }
     };
+    // One Origin rule in front of everything: the API, the dashboard and /mcp.
+    let router = http_api::origin::guard(
+        router,
+        http_api::origin::OriginPolicy::new(&args.allowed_hosts, &args.allowed_origins),
+    );
     // Small SSE and JSON answers go out at once: without TCP_NODELAY, Nagle holds the second
     // write of a response until the client's delayed ACK (~40 ms on a kept-alive connection).
     let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {

@@ -58,6 +58,12 @@ impl Served {
 }
 
 fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Served> {
+    // The keys come from files (the `*_FILE` convention of Docker and Kubernetes secrets), so
+    // none of them is in botcraft's environment.
+    let secrets = data_dir.join("secrets");
+    std::fs::create_dir_all(&secrets)?;
+    std::fs::write(secrets.join("api-key"), format!("{KEY}\n"))?;
+    std::fs::write(secrets.join("openai"), format!("{OPENAI_KEY}\n"))?;
     let mut command = Command::new(env!("CARGO_BIN_EXE_botcraft"));
     command
         .args(["serve", "--addr", "127.0.0.1:0"])
@@ -66,10 +72,10 @@ fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Serve
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", data_dir)
         .env("BOTCRAFT_DATA_DIR", data_dir)
-        .env("BOTCRAFT_API_KEY", KEY)
+        .env("BOTCRAFT_API_KEY_FILE", secrets.join("api-key"))
         .env("BOTCRAFT_BIN_DIR", bin_dir()?)
         .env("BOTCRAFT_DEFAULT_MODEL", "openai:gpt-test")
-        .env("OPENAI_API_KEY", OPENAI_KEY)
+        .env("OPENAI_API_KEY_FILE", secrets.join("openai"))
         .env("OPENAI_BASE_URL", llm.openai_base_url())
         .env("RUST_LOG", "warn");
     spawn_served(command)
@@ -147,7 +153,13 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     ])
     .await?;
     let dir = tempfile::tempdir()?;
-    let mut served = tokio::task::block_in_place(|| serve(dir.path(), &llm, &[]))?;
+    let mut served = tokio::task::block_in_place(|| {
+        serve(
+            dir.path(),
+            &llm,
+            &["--bot-keys", "forge=serve-test-bot-key"],
+        )
+    })?;
     let startup = served.lines.join("\n");
     for expected in [
         "empty store seeded",
@@ -173,6 +185,42 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         .filter_map(|pid| i32::try_from(pid).ok())
         .collect();
     assert_eq!(pids.len(), 2, "{health:#}");
+
+    // A page of another site cannot drive BotCraft: the API and /mcp refuse its Origin, the
+    // dashboard's own origin and clients without an Origin pass.
+    let client = reqwest::Client::new();
+    let own_origin = served.url.clone();
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "0"}}});
+    for (origin, expected) in [
+        (Some("http://evil.example"), 403),
+        (Some(own_origin.as_str()), 200),
+        (None, 200),
+    ] {
+        let mut api = client
+            .get(format!("{}/api/servers", served.url))
+            .bearer_auth(KEY);
+        let mut mcp = client
+            .post(format!("{}/mcp", served.url))
+            .bearer_auth("serve-test-bot-key")
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize);
+        if let Some(origin) = origin {
+            api = api.header("origin", origin);
+            mcp = mcp.header("origin", origin);
+        }
+        assert_eq!(
+            api.send().await?.status().as_u16(),
+            expected,
+            "API, {origin:?}"
+        );
+        assert_eq!(
+            mcp.send().await?.status().as_u16(),
+            expected,
+            "/mcp, {origin:?}"
+        );
+    }
 
     let url = served.url.clone();
     let (ok, listed, err) = tokio::task::spawn_blocking({

@@ -132,7 +132,7 @@ impl From<LifecycleError> for ApiError {
         let message = error.to_string();
         match &error {
             LifecycleError::UnknownServer { .. } => Self::not_found("unknown_server", message),
-            LifecycleError::NotConfigured { .. } => {
+            LifecycleError::NotConfigured { .. } | LifecycleError::EnvNotAllowed { .. } => {
                 Self::new(StatusCode::CONFLICT, "server_not_configured", message)
             }
             LifecycleError::CallTimeout { .. } => {

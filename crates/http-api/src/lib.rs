@@ -23,6 +23,7 @@ pub mod executor;
 pub mod health;
 pub mod native_tools;
 pub mod openapi;
+pub mod origin;
 pub mod redact;
 pub mod routes;
 pub mod state;

@@ -55,6 +55,8 @@ pub struct ManagerSettings {
     /// BotCraft's environment, read once at the edge: the source of `${VAR}` values and of
     /// [`PASSED_THROUGH_ENV`].
     pub env: BTreeMap<String, String>,
+    /// Which `${VAR}` references of a config resolve (BotCraft's secrets never do).
+    pub env_policy: crate::environment::EnvPolicy,
     /// After closing stdin, how long to wait before SIGTERM; after SIGTERM, before SIGKILL.
     pub stop_grace: Duration,
     /// How long a ping (and the confirming `tools/list`) may take in a health check.
@@ -72,6 +74,7 @@ impl Default for ManagerSettings {
     fn default() -> Self {
         Self {
             env: BTreeMap::new(),
+            env_policy: crate::environment::EnvPolicy::default(),
             stop_grace: Duration::from_secs(3),
             ping_timeout: Duration::from_secs(5),
             health_interval: Duration::from_secs(15),

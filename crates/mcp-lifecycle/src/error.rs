@@ -40,6 +40,21 @@ pub enum LifecycleError {
         key: String,
         variable: String,
     },
+    #[error(
+        "MCP server {server:?} is not allowed to start: env {key} asks for ${{{variable}}}, {}",
+        if *.secret {
+            "one of BotCraft's own secrets, which never reach an MCP server".to_owned()
+        } else {
+            format!("which MCP servers may not read (allowed: {allowed}; BOTCRAFT_SERVER_ENV adds names)")
+        }
+    )]
+    EnvNotAllowed {
+        server: String,
+        key: String,
+        variable: String,
+        secret: bool,
+        allowed: String,
+    },
     #[error("MCP server {server:?}: cannot start {command:?}")]
     Spawn {
         server: String,

@@ -34,7 +34,7 @@ mod tool_lists;
 
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{ManagerSettings, PASSED_THROUGH_ENV, ServerConfig};
-pub use environment::server_env;
+pub use environment::{DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env};
 pub use error::{ExitInfo, LifecycleError};
 pub use health::Health;
 pub use in_process::InProcessServer;

@@ -346,7 +346,10 @@ impl McpServerManager {
         let config = slot.config();
         let settings = &self.inner.settings;
         let (changed_tx, changed_rx) = mpsc::unbounded_channel();
-        let started = match (slot.in_process(), server_env(&config, &settings.env)) {
+        let started = match (
+            slot.in_process(),
+            server_env(&config, &settings.env, &settings.env_policy),
+        ) {
             (Some(server), _) => {
                 McpProcess::start_in_process(&config, server.as_ref(), changed_tx).await
             }

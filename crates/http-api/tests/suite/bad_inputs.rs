@@ -238,8 +238,7 @@ async fn bad_requests_get_json_errors_with_4xx() -> anyhow::Result<()> {
 async fn health_is_public_with_states_only_and_shows_no_env_values() -> anyhow::Result<()> {
     let fx = Fixture::new([]).await?;
     fx.add_fake_server("secretive", |s| {
-        s.env("TOKEN", "${BOTCRAFT_TEST_UNSET_VARIABLE}")
-            .always_on(true)
+        s.env("TOKEN", "${TYPESENSE_SEARCH_KEY}").always_on(true)
     })
     .await?;
     let failures = fx.manager.start_always_on_servers().await;
@@ -279,7 +278,7 @@ async fn health_is_public_with_states_only_and_shows_no_env_values() -> anyhow::
     let server = &health["mcpServers"]["secretive"];
     assert_eq!(server["alwaysOn"], true);
     let error = server["lastError"].as_str().unwrap_or_default();
-    assert!(error.contains("BOTCRAFT_TEST_UNSET_VARIABLE"), "{error}");
+    assert!(error.contains("TYPESENSE_SEARCH_KEY"), "{error}");
     assert!(
         !reply.body.contains(&fx.dir.path().display().to_string()),
         "{}",

@@ -51,3 +51,41 @@ async fn unresolved_reference_is_not_configured_and_nothing_starts() -> anyhow::
     fx.finish().await;
     Ok(())
 }
+
+/// A config asking for one of BotCraft's secrets, or for a name not allowed, never starts:
+/// the error names the variable (never a value) and no process runs.
+#[tokio::test]
+async fn a_reference_to_a_secret_or_an_unlisted_name_fails_to_start() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    let cases = [
+        ("wants-openai", "${OPENAI_API_KEY}", "OPENAI_API_KEY", true),
+        ("wants-db", "${DATABASE_URL}", "DATABASE_URL", true),
+        (
+            "wants-admin",
+            "${BOTCRAFT_API_KEY}",
+            "BOTCRAFT_API_KEY",
+            true,
+        ),
+        ("wants-home", "${HOME}", "HOME", false),
+    ];
+    for (name, template, variable, is_secret) in cases {
+        fx.add(name, &[("K", template)], |s| s).await?;
+        match fx.manager.start_server(name).await {
+            Err(LifecycleError::EnvNotAllowed {
+                variable: named,
+                secret,
+                ..
+            }) => assert_eq!((named.as_str(), secret), (variable, is_secret), "{name}"),
+            other => panic!("{name}: expected EnvNotAllowed, got {other:?}"),
+        }
+        let status = fx
+            .manager
+            .get_all_statuses()
+            .into_iter()
+            .find(|status| status.name == name)
+            .expect("a status");
+        assert_eq!(status.pid, None, "{name} never ran");
+    }
+    fx.finish().await;
+    Ok(())
+}

@@ -27,6 +27,7 @@ pub fn settings(dir: &std::path::Path) -> ManagerSettings {
             ),
             ("FAKE_SECRET".to_owned(), "s3cret".to_owned()),
         ]),
+        env_policy: mcp_lifecycle::EnvPolicy::with_extra("FAKE_SECRET, MISSING_KEY"),
         stop_grace: Duration::from_secs(2),
         ping_timeout: Duration::from_millis(500),
         health_interval: Duration::from_secs(3600),

@@ -1,0 +1,154 @@
+//! The `Origin` rule of every route BotCraft serves (the API, the dashboard, `/mcp`): a
+//! request from a browser page of another site is refused before any handler runs, so a web
+//! page the user visits cannot drive a local BotCraft (cross-site requests, DNS rebinding).
+//!
+//! A request passes when it carries no `Origin` (curl, SDKs, MCP clients), or when its
+//! `Origin` is
+//! - the same origin as the request itself (`Origin`'s host and port equal `Host`, the
+//!   dashboard's own page) and that host is allowed (loopback, or `BOTCRAFT_ALLOWED_HOSTS`),
+//!   so a rebound name (`evil.example` resolving to 127.0.0.1) does not pass; or
+//! - listed in `BOTCRAFT_ALLOWED_ORIGINS` (`scheme://host[:port]`, compared exactly).
+//!
+//! Anything else is `403 {"error": {"code": "origin_not_allowed"}}`.
+
+use std::sync::Arc;
+
+use axum::extract::Request;
+use axum::http::header::{HOST, ORIGIN};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use crate::error::ApiError;
+
+/// Which origins may send requests.
+#[derive(Debug, Clone)]
+pub struct OriginPolicy {
+    hosts: Vec<String>,
+    origins: Vec<String>,
+}
+
+impl OriginPolicy {
+    /// Loopback hosts plus `extra_hosts`; `origins` as listed (trailing `/` ignored).
+    pub fn new(extra_hosts: &[String], origins: &[String]) -> Self {
+        let hosts = ["localhost", "127.0.0.1", "[::1]", "::1"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(
+                extra_hosts
+                    .iter()
+                    .map(|host| host.trim().to_ascii_lowercase()),
+            )
+            .filter(|host| !host.is_empty())
+            .collect();
+        let origins = origins
+            .iter()
+            .map(|origin| origin.trim().trim_end_matches('/').to_ascii_lowercase())
+            .filter(|origin| !origin.is_empty())
+            .collect();
+        Self { hosts, origins }
+    }
+
+    /// Whether a request with this `Origin` and `Host` passes.
+    pub fn allows(&self, origin: Option<&str>, host: Option<&str>) -> bool {
+        let Some(origin) = origin else {
+            return true;
+        };
+        let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
+        if self.origins.contains(&origin) {
+            return true;
+        }
+        let Some(authority) = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+        else {
+            return false;
+        };
+        let Some(host) = host.map(str::to_ascii_lowercase) else {
+            return false;
+        };
+        authority == host && self.hosts.contains(&host_name(&host).to_owned())
+    }
+}
+
+/// The name part of `host[:port]` (an IPv6 literal keeps its brackets).
+fn host_name(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        return authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end]);
+    }
+    authority.split(':').next().unwrap_or(authority)
+}
+
+/// The middleware: refuse a request whose `Origin` the policy does not allow.
+pub async fn check_origin(
+    axum::extract::State(policy): axum::extract::State<Arc<OriginPolicy>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let allowed = {
+        let headers = request.headers();
+        let origin = headers.get(ORIGIN).and_then(|value| value.to_str().ok());
+        let host = headers.get(HOST).and_then(|value| value.to_str().ok());
+        policy.allows(origin, host)
+    };
+    if allowed {
+        next.run(request).await
+    } else {
+        ApiError::new(
+            axum::http::StatusCode::FORBIDDEN,
+            "origin_not_allowed",
+            "this Origin may not send requests to BotCraft (BOTCRAFT_ALLOWED_ORIGINS lists the allowed ones)",
+        )
+        .into_response()
+    }
+}
+
+/// `router` with the Origin rule in front of every route.
+pub fn guard(router: axum::Router, policy: OriginPolicy) -> axum::Router {
+    router.layer(axum::middleware::from_fn_with_state(
+        Arc::new(policy),
+        check_origin,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn foreign_and_rebound_origins_are_refused() {
+        let policy = OriginPolicy::new(
+            &["botcraft.example.com".to_owned()],
+            &["https://app.example.com/".to_owned()],
+        );
+        let cases = [
+            (None, Some("127.0.0.1:3000"), true),
+            (Some("http://127.0.0.1:3000"), Some("127.0.0.1:3000"), true),
+            (Some("http://localhost:3000"), Some("localhost:3000"), true),
+            (Some("http://[::1]:3000"), Some("[::1]:3000"), true),
+            (
+                Some("https://botcraft.example.com"),
+                Some("botcraft.example.com"),
+                true,
+            ),
+            (
+                Some("https://app.example.com"),
+                Some("botcraft.example.com"),
+                true,
+            ),
+            (Some("http://evil.example"), Some("127.0.0.1:3000"), false),
+            (
+                Some("http://evil.example:3000"),
+                Some("evil.example:3000"),
+                false,
+            ),
+            (Some("http://localhost:9999"), Some("localhost:3000"), false),
+            (Some("null"), Some("127.0.0.1:3000"), false),
+            (Some("http://127.0.0.1:3000"), None, false),
+        ];
+        for (origin, host, allowed) in cases {
+            assert_eq!(policy.allows(origin, host), allowed, "{origin:?} {host:?}");
+        }
+    }
+}
