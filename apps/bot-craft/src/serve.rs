@@ -148,11 +148,27 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             ..HttpTimeouts::default()
         },
     })?;
+    // Every secret value BotCraft knows, redacted from errors, streams and server logs: its
+    // keys, the provider keys, the `/mcp` bot keys and the database URL's password.
+    let bot_key_values: Vec<String> = args
+        .bot_keys
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|entry| entry.split_once('=').map(|(_, key)| key.trim().to_owned()))
+        .filter(|key| key.len() >= 8)
+        .collect();
+    let database_password = reqwest::Url::parse(&url)
+        .ok()
+        .and_then(|parsed| parsed.password().map(str::to_owned))
+        .filter(|password| !password.is_empty());
     let secrets = keys
         .iter()
         .cloned()
         .chain(args.openai_api_key.clone())
-        .chain(args.anthropic_api_key.clone());
+        .chain(args.anthropic_api_key.clone())
+        .chain(bot_key_values)
+        .chain(database_password);
     let embedder = args.model.load().await?;
     match &embedder {
         Some(model) => eprintln!(

@@ -183,7 +183,14 @@ pub async fn logs(
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let name = managed_name(&state, &key).await?;
-    let lines = state.manager.stderr_tail(&name)?;
+    // A server may print what it was given (a key in an error, say): BotCraft's own secret
+    // values never leave through its logs.
+    let lines: Vec<String> = state
+        .manager
+        .stderr_tail(&name)?
+        .iter()
+        .map(|line| state.config.redactor.redact(line))
+        .collect();
     Ok(Json(json!({"name": name, "lines": lines})))
 }
 

@@ -386,3 +386,51 @@ async fn missing_provider_key_is_a_clear_error_for_that_bot() -> anyhow::Result<
     fx.finish().await;
     Ok(())
 }
+
+/// A server that prints one of BotCraft's secrets on stderr: its logs, as the API serves
+/// them, show the line with the secret redacted.
+#[tokio::test]
+async fn server_logs_never_show_a_secret_value() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let binary = test_support::fake_mcp_server_binary()?;
+    fx.add_fake_server("leaky", |mut spec| {
+        spec.command = "/bin/sh".into();
+        spec.args = vec![
+            "-c".into(),
+            format!(
+                "echo \"config dump: key={ADMIN_KEY} openai={OPENAI_KEY}\" >&2; exec {}",
+                binary.display()
+            ),
+        ];
+        spec
+    })
+    .await?;
+    fx.manager.start_server("leaky").await?;
+    // The line was written before the handshake; wait until the drain has it.
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while !fx
+            .manager
+            .stderr_tail("leaky")
+            .is_ok_and(|lines| lines.iter().any(|line| line.contains("config dump")))
+        {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await?;
+    let reply = fx
+        .send(
+            Request::get("/api/servers/leaky/logs")
+                .header("authorization", format!("Bearer {ADMIN_KEY}"))
+                .body(Body::empty())?,
+        )
+        .await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(reply.body.contains("config dump: key="), "{}", reply.body);
+    assert!(
+        !reply.body.contains(ADMIN_KEY) && !reply.body.contains(OPENAI_KEY),
+        "{}",
+        reply.body
+    );
+    fx.finish().await;
+    Ok(())
+}
