@@ -30,6 +30,10 @@ pub struct ServeArgs {
     /// once into DATA_DIR/api-key.
     #[arg(long, env = "BOTCRAFT_API_KEY", hide_env_values = true)]
     api_key: Option<String>,
+    /// Chat keys (comma-separated) for a chat front end: `POST /api/ai/chat`, reading bots
+    /// and their tools, tool search. Every other route answers 403 to them.
+    #[arg(long, env = "BOTCRAFT_CHAT_KEYS", hide_env_values = true)]
+    chat_keys: Option<String>,
     /// Key of the OpenAI(-compatible) provider, for bots on `openai:MODEL`.
     #[arg(long, env = "OPENAI_API_KEY", hide_env_values = true)]
     openai_api_key: Option<String>,
@@ -90,6 +94,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     // Secrets may come from files (`NAME_FILE`, Docker and Kubernetes secrets), so that they
     // need not sit in PID 1's environment.
     args.api_key = secret_or_file(args.api_key.take(), "BOTCRAFT_API_KEY")?;
+    args.chat_keys = secret_or_file(args.chat_keys.take(), "BOTCRAFT_CHAT_KEYS")?;
     args.openai_api_key = secret_or_file(args.openai_api_key.take(), "OPENAI_API_KEY")?;
     args.anthropic_api_key = secret_or_file(args.anthropic_api_key.take(), "ANTHROPIC_API_KEY")?;
     args.bot_keys = secret_or_file(args.bot_keys.take(), mcp_gateway::BOT_KEYS_ENV)?;
@@ -162,9 +167,18 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         .ok()
         .and_then(|parsed| parsed.password().map(str::to_owned))
         .filter(|password| !password.is_empty());
+    let chat_keys: Vec<String> = args
+        .chat_keys
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(|key| key.trim().to_owned())
+        .filter(|key| !key.is_empty())
+        .collect();
     let secrets = keys
         .iter()
         .cloned()
+        .chain(chat_keys.iter().cloned())
         .chain(args.openai_api_key.clone())
         .chain(args.anthropic_api_key.clone())
         .chain(bot_key_values)
@@ -182,7 +196,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         ),
     }
     let config = ApiConfig {
-        api_keys: ApiKeys::new(&keys),
+        api_keys: ApiKeys::new(&keys).with(&chat_keys, http_api::Role::Chat),
         max_body_bytes: args.max_body_bytes,
         redactor: Redactor::new(secrets),
         catalogs: http_api::ToolCatalogs::new(search_index::SearchIndexes::new(

@@ -33,7 +33,7 @@ pub mod turn_metrics;
 #[cfg(test)]
 mod testing;
 
-pub use auth::ApiKeys;
+pub use auth::{Access, ApiKeys, Role};
 pub use catalogs::ToolCatalogs;
 pub use error::ApiError;
 pub use executor::McpToolExecutor;

@@ -1,6 +1,6 @@
 //! `GET /api/openapi.json`: the OpenAPI 3.1 document of every route, hand-written in
 //! `src/openapi.json`. The tests below compare it with the routes the router actually
-//! registers (method, path, whether a key is needed) and resolve every `$ref`, so the
+//! registers (method, path, which key: none, chat or admin) and resolve every `$ref`, so the
 //! document cannot drift from the code.
 
 use axum::http::header::CONTENT_TYPE;
@@ -25,14 +25,20 @@ mod tests {
 
     const METHODS: [&str; 4] = ["get", "post", "put", "delete"];
 
-    fn documented(doc: &Value) -> BTreeSet<(String, String, bool)> {
+    fn documented(doc: &Value) -> BTreeSet<(String, String, String)> {
         let mut routes = BTreeSet::new();
         for (path, item) in doc["paths"].as_object().into_iter().flatten() {
             for method in METHODS {
                 if let Some(op) = item.get(method) {
-                    // `security: []` marks a public route; otherwise the global bearer applies.
+                    // `security: []` marks a public route; otherwise the global bearer applies,
+                    // with an admin key unless `x-botcraft-access` says a chat key is enough.
                     let public = op.get("security") == Some(&Value::Array(Vec::new()));
-                    routes.insert((method.to_uppercase(), path.clone(), !public));
+                    let access = match (public, op["x-botcraft-access"].as_str()) {
+                        (true, _) => "public",
+                        (false, Some(access)) => access,
+                        (false, None) => "admin",
+                    };
+                    routes.insert((method.to_uppercase(), path.clone(), access.to_owned()));
                 }
             }
         }
@@ -59,14 +65,20 @@ mod tests {
         let doc: Value = serde_json::from_str(OPENAPI_JSON)?;
         let state = crate::testing::state().await?;
         let (_, routes) = crate::routes::app_with_routes(state);
-        let served: BTreeSet<(String, String, bool)> = routes
+        let served: BTreeSet<(String, String, String)> = routes
             .iter()
             .map(
                 |RouteSpec {
                      method,
                      path,
-                     authenticated,
-                 }| { ((*method).to_owned(), (*path).to_owned(), *authenticated) },
+                     access,
+                 }| {
+                    (
+                        (*method).to_owned(),
+                        (*path).to_owned(),
+                        access.as_str().to_owned(),
+                    )
+                },
             )
             .collect();
         assert_eq!(documented(&doc), served);

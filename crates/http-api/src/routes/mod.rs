@@ -14,7 +14,7 @@ use axum::http::StatusCode;
 use axum::middleware;
 use axum::routing::{MethodFilter, on};
 
-use crate::auth::require_bearer;
+use crate::auth::{Access, require_admin, require_chat};
 use crate::error::ApiError;
 use crate::health;
 use crate::openapi;
@@ -25,23 +25,23 @@ use crate::state::AppState;
 pub struct RouteSpec {
     pub method: &'static str,
     pub path: &'static str,
-    /// Whether the route needs a bearer key.
-    pub authenticated: bool,
+    /// Who may call it.
+    pub access: Access,
 }
 
 /// A router that remembers what it routes.
 struct RouteTable {
     router: Router<AppState>,
     routes: Vec<RouteSpec>,
-    authenticated: bool,
+    access: Access,
 }
 
 impl RouteTable {
-    fn new(authenticated: bool) -> Self {
+    fn new(access: Access) -> Self {
         Self {
             router: Router::new(),
             routes: Vec::new(),
-            authenticated,
+            access,
         }
     }
 
@@ -60,7 +60,7 @@ impl RouteTable {
         self.routes.push(RouteSpec {
             method,
             path,
-            authenticated: self.authenticated,
+            access: self.access,
         });
         self
     }
@@ -87,15 +87,21 @@ impl RouteTable {
 const METRICS_ROUTE: RouteSpec = RouteSpec {
     method: "GET",
     path: "/metrics",
-    authenticated: false,
+    access: Access::Public,
 };
 
 /// The whole HTTP surface over `state`, with the routes it serves.
 pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
-    let public = RouteTable::new(false).get("/api/health", health::health);
-    let protected = RouteTable::new(true)
+    let public = RouteTable::new(Access::Public).get("/api/health", health::health);
+    // What a chat front end needs, and nothing that changes BotCraft or runs a tool directly.
+    let chat = RouteTable::new(Access::Chat)
         .get("/api/openapi.json", openapi::document)
         .post("/api/ai/chat", chat::chat)
+        .get("/api/bots", bots::list)
+        .get("/api/bots/{bot}", bots::get)
+        .get("/api/bots/{bot}/tools", bots::tools)
+        .get("/api/tools/search", tools::search);
+    let admin = RouteTable::new(Access::Admin)
         .get("/api/servers", servers::list)
         .post("/api/servers", servers::create)
         .post("/api/servers/import", servers::import)
@@ -111,29 +117,29 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
             "/api/servers/{server}/tools/{tool}/call",
             servers::call_tool,
         )
-        .get("/api/bots", bots::list)
         .post("/api/bots", bots::create)
-        .get("/api/bots/{bot}", bots::get)
         .put("/api/bots/{bot}", bots::update)
         .delete("/api/bots/{bot}", bots::delete)
-        .get("/api/bots/{bot}/tools", bots::tools)
-        .get("/api/tools/search", tools::search)
         .get("/api/bots/{bot}/servers", bots::bindings)
         .put("/api/bots/{bot}/servers/{server}", bots::bind)
         .delete("/api/bots/{bot}/servers/{server}", bots::unbind);
     let mut routes = public.routes;
     routes.push(METRICS_ROUTE);
-    routes.extend(protected.routes);
-    let protected_router = protected.router.route_layer(middleware::from_fn_with_state(
-        state.clone(),
-        require_bearer,
-    ));
+    routes.extend(chat.routes);
+    routes.extend(admin.routes);
+    let chat_router = chat
+        .router
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_chat));
+    let admin_router = admin
+        .router
+        .route_layer(middleware::from_fn_with_state(state.clone(), require_admin));
     let router = public
         .router
         .merge(observability::metrics_router(
             state.metrics.registry().clone(),
         ))
-        .merge(protected_router)
+        .merge(chat_router)
+        .merge(admin_router)
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))

@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 pub const ADMIN_KEY: &str = "test-admin-key-0123456789";
+pub const CHAT_KEY: &str = "test-chat-key-9876543210";
 pub const OPENAI_KEY: &str = "sk-test-openai-secret-42";
 pub const ANTHROPIC_KEY: &str = "sk-ant-test-secret-42";
 pub const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
@@ -140,10 +141,10 @@ impl Fixture {
                 embedder,
                 Some(store.clone()),
             )),
-            api_keys: ApiKeys::new([ADMIN_KEY]),
+            api_keys: ApiKeys::new([ADMIN_KEY]).with([CHAT_KEY], http_api::Role::Chat),
             max_body_bytes: BODY_LIMIT,
             cancel_grace: Duration::from_secs(2),
-            redactor: Redactor::new([OPENAI_KEY, ANTHROPIC_KEY, ADMIN_KEY]),
+            redactor: Redactor::new([OPENAI_KEY, ANTHROPIC_KEY, ADMIN_KEY, CHAT_KEY]),
             ..ApiConfig::default()
         };
         let state = AppState {
