@@ -41,6 +41,18 @@ struct Served {
     lines: Vec<String>,
 }
 
+/// A test that fails half-way still leaves no BotCraft behind: dropping the handle kills it
+/// (its MCP servers die with it, by their parent-death signal). A child already waited for
+/// is not touched.
+impl Drop for Served {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Served {
     /// Stderr lines until one contains `needle` (kept in `lines`).
     fn wait_for_line(&mut self, needle: &str) -> anyhow::Result<String> {

@@ -30,18 +30,12 @@ fn eval_dir() -> PathBuf {
 }
 
 fn catalog(size: usize) -> Vec<ToolDoc> {
-    let mut base: Vec<(String, ServerCapture)> = Vec::new();
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(eval_dir().join("servers"))
-        .expect("servers")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
-    paths.sort();
-    for path in paths {
-        let text = std::fs::read_to_string(&path).expect("read");
-        let capture = ServerCapture::parse(&text).expect("capture");
-        base.push((capture.server.clone(), capture));
-    }
+    let base: Vec<(String, ServerCapture)> =
+        tool_search::eval::load_captures(&eval_dir().join("servers"))
+            .expect("eval/servers")
+            .into_iter()
+            .map(|capture| (capture.server.clone(), capture))
+            .collect();
     let mut docs = Vec::with_capacity(size);
     let mut copy = 0;
     while docs.len() < size {

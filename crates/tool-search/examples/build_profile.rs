@@ -12,18 +12,11 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000);
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/eval/servers");
-    let mut base: Vec<ToolDoc> = Vec::new();
-    let mut paths: Vec<_> = std::fs::read_dir(dir)
-        .expect("servers")
-        .map(|e| e.expect("entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+    let base: Vec<ToolDoc> = tool_search::eval::load_captures(std::path::Path::new(dir))
+        .expect("eval/servers")
+        .iter()
+        .flat_map(ServerCapture::docs)
         .collect();
-    paths.sort();
-    for path in paths {
-        let capture =
-            ServerCapture::parse(&std::fs::read_to_string(path).expect("read")).expect("capture");
-        base.extend(capture.docs());
-    }
     let docs: Vec<ToolDoc> = (0..size)
         .map(|i| {
             let mut doc = base[i % base.len()].clone();

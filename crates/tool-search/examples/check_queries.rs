@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use tool_search::ToolDoc;
-use tool_search::eval::{QueryKind, ServerCapture, parse_queries, shares_no_word};
+use tool_search::eval::{QueryKind, ServerCapture, load_captures, parse_queries, shares_no_word};
 use tool_search::tokenize::Tokenizer;
 
 fn main() {
@@ -15,15 +15,11 @@ fn main() {
         .nth(1)
         .expect("usage: check_queries FILE.jsonl");
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/eval/servers");
-    let mut docs: Vec<ToolDoc> = Vec::new();
-    for entry in std::fs::read_dir(dir).expect("eval/servers") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|x| x == "json") {
-            let text = std::fs::read_to_string(&path).expect("read");
-            let capture = ServerCapture::parse(&text).expect("server file");
-            docs.extend(capture.docs());
-        }
-    }
+    let docs: Vec<ToolDoc> = load_captures(std::path::Path::new(dir))
+        .expect("eval/servers")
+        .iter()
+        .flat_map(ServerCapture::docs)
+        .collect();
     let queries = parse_queries(&std::fs::read_to_string(&file).expect("query file"))
         .unwrap_or_else(|e| panic!("{file}: {e}"));
     let tokenizer = Tokenizer::default();

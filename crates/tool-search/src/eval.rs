@@ -93,6 +93,43 @@ impl ServerCapture {
     }
 }
 
+/// A captured server file that cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not a captured server: {source}")]
+    Parse {
+        path: std::path::PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// Every `*.json` capture in `dir` (the evaluation's `eval/servers`), in file-name order.
+pub fn load_captures(dir: &std::path::Path) -> Result<Vec<ServerCapture>, CaptureError> {
+    let read_error = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| CaptureError::Read { path, source }
+    };
+    let mut paths: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_error(dir))?
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).map_err(read_error(&path))?;
+            ServerCapture::parse(&text).map_err(|source| CaptureError::Parse { path, source })
+        })
+        .collect()
+}
+
 /// Whether `query` shares no content word (stemmed, stop words dropped)
 /// with the name or description of any of `relevant`: the rule a query
 /// labelled [`QueryKind::Paraphrase`] must meet.

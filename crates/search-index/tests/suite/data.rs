@@ -40,19 +40,8 @@ struct SplitFile {
 impl EvalData {
     pub fn load() -> Self {
         let dir = dir();
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir.join("servers"))
-            .expect("eval/servers")
-            .map(|e| e.expect("entry").path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        paths.sort();
-        let servers = paths
-            .iter()
-            .map(|p| {
-                let text = std::fs::read_to_string(p).expect("server file");
-                ServerCapture::parse(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-            })
-            .collect();
+        let servers = tool_search::eval::load_captures(&dir.join("servers"))
+            .unwrap_or_else(|e| panic!("{e}"));
         let split: SplitFile = serde_json::from_str(
             &std::fs::read_to_string(dir.join("split.json")).expect("split.json"),
         )

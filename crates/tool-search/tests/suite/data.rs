@@ -11,15 +11,7 @@ fn dir() -> std::path::PathBuf {
 }
 
 fn servers() -> Vec<ServerCapture> {
-    let mut out = Vec::new();
-    for entry in std::fs::read_dir(dir().join("servers")).expect("eval/servers") {
-        let path = entry.expect("entry").path();
-        if path.extension().is_some_and(|x| x == "json") {
-            let text = std::fs::read_to_string(&path).expect("read");
-            out.push(ServerCapture::parse(&text).unwrap_or_else(|e| panic!("{path:?}: {e}")));
-        }
-    }
-    out
+    tool_search::eval::load_captures(&dir().join("servers")).unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn test_only() -> BTreeSet<String> {
