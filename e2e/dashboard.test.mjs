@@ -23,6 +23,7 @@ const botcraft = process.env.BOTCRAFT_BIN || join(root, "target/debug/botcraft")
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const artifacts = join(root, "target/e2e-artifacts");
 const KEY = "e2e-dashboard-key-" + Math.random().toString(36).slice(2);
+const CHAT_KEY = "e2e-dashboard-chat-" + Math.random().toString(36).slice(2);
 const LIMIT = 60_000;
 
 /// Starts `botcraft serve` on a free port; resolves with its base URL once it prints it.
@@ -32,6 +33,7 @@ function startServe(dataDir) {
       PATH: process.env.PATH,
       HOME: dataDir,
       BOTCRAFT_API_KEY: KEY,
+      BOTCRAFT_CHAT_KEYS: CHAT_KEY,
       RUST_LOG: "info",
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -70,7 +72,7 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
     page.on("request", (request) => requests.push({ url: request.url(), headers: request.headers() }));
 
     await page.goto(base + "/");
-    await page.getByLabel("Admin API key").fill(KEY);
+    await page.getByRole("textbox", { name: /^API key:/ }).fill(KEY);
     await page.getByRole("button", { name: "Use key", exact: true }).click();
 
     // The seeded servers, with the always-on ones running.
@@ -104,6 +106,27 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
     assert.ok(api.length > 0, "the page called the API");
     for (const r of requests) assert.ok(!r.url.includes(KEY), `key in URL ${r.url}`);
     for (const r of api) assert.equal(r.headers.authorization, `Bearer ${KEY}`, r.url);
+    assert.ok(await page.locator("#mode").isHidden(), "no read-only notice with the admin key");
+
+    // A chat key: the page is read-only and says so. States come from the public health
+    // report; no controls, no logs, no bindings; tool search still works.
+    await page.getByRole("button", { name: "Forget key", exact: true }).click();
+    requests.length = 0;
+    await page.getByRole("textbox", { name: /^API key:/ }).fill(CHAT_KEY);
+    await page.getByRole("button", { name: "Use key", exact: true }).click();
+    await page.locator("#mode").waitFor();
+    assert.match(await page.locator("#mode").innerText(), /^Read-only: this is a chat key \(BOTCRAFT_CHAT_KEYS\)/);
+    await page.locator('tr[data-server="forge-bash"] td.state[data-state="running"]').waitFor();
+    assert.equal(await page.getByRole("button", { name: "stop forge-bash" }).count(), 0);
+    await page.getByText("Bindings need an admin key.").first().waitFor();
+    await page.getByLabel("Find a tool").fill("run a shell command");
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.locator('#search-results li[data-tool="forge-bash/run"]').waitFor();
+    await page.screenshot({ path: join(artifacts, "dashboard-read-only.png"), fullPage: true });
+    const paths = requests.map((r) => new URL(r.url).pathname).filter((p) => p.startsWith("/api/"));
+    for (const path of paths) {
+      assert.ok(["/api/whoami", "/api/health", "/api/bots", "/api/tools/search"].includes(path), `chat key called ${path}`);
+    }
   } finally {
     if (browser) await browser.close();
     serve.child.kill("SIGTERM");

@@ -1,11 +1,12 @@
 //! `botcraft`: the BotCraft binary. Thin wiring over the library crates (`http-api`,
 //! `mcp-lifecycle`, `inference`, `store`); each subcommand lives in its own module.
-//! `serve` and `seed` use the database directly; `servers`, `bots`, `tools` and `chat` talk
+//! `serve`, `seed` and `keys` use the database directly; `servers`, `bots`, `tools` and `chat` talk
 //! to a running BotCraft through its admin API (`BOTCRAFT_URL`, `BOTCRAFT_API_KEY`).
 
 mod bots;
 mod chat;
 mod config;
+mod keys;
 mod mcp_stdio;
 mod remote;
 mod seed;
@@ -39,6 +40,9 @@ enum Command {
     /// Write the seed data (forge servers, Playwright, the `forge` bot); optionally import an
     /// `mcpServers` JSON file. Idempotent.
     Seed(seed::SeedArgs),
+    /// API keys with roles (admin, chat, bot), in the database: create (shown once), list,
+    /// revoke.
+    Keys(keys::KeysArgs),
     /// MCP servers of a running BotCraft.
     Servers {
         #[command(flatten)]
@@ -91,6 +95,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Serve(args) => serve::run(*args).await,
             Command::Seed(args) => seed::run(args).await,
+            Command::Keys(args) => keys::run(args).await,
             Command::Servers { remote, command } => {
                 servers::run(&Remote::new(&remote), command).await
             }

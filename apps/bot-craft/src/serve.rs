@@ -236,33 +236,28 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let graceful = stop_accepting.clone();
     let sessions = CancellationToken::new();
     let router = http_api::app(state).merge(dashboard::router());
-    let router = match args.bot_keys.as_deref().filter(|k| !k.trim().is_empty()) {
-        Some(text) => {
-            let keys = mcp_gateway::BotKeys::parse(text).context("BOTCRAFT_BOT_KEYS")?;
-            let mut hosts = vec![
-                "localhost".to_owned(),
-                "127.0.0.1".to_owned(),
-                "::1".to_owned(),
-            ];
-            hosts.extend(args.allowed_hosts.iter().cloned());
-            let config = mcp_gateway::GatewayConfig {
-                allowed_hosts: Some(hosts),
-                shutdown: sessions.clone(),
-                ..mcp_gateway::GatewayConfig::default()
-            };
-            let backend = Arc::new(mcp_gateway::ToolsetBackend::new(toolsets.clone()));
-            eprintln!("botcraft: MCP gateway at /mcp");
-            router.merge(mcp_gateway::mcp_router(
-                backend,
-                mcp_gateway::KeyPolicy::Keys(keys),
-                &config,
-            ))
-        }
-        None => {
-            eprintln!("botcraft: /mcp is off (set BOTCRAFT_BOT_KEYS=bot=KEY to serve it)");
-            router
-        }
+    // /mcp: bot keys from BOTCRAFT_BOT_KEYS and from the store (`botcraft keys create --role bot`).
+    let keys = mcp_gateway::BotKeys::parse(args.bot_keys.as_deref().unwrap_or_default())
+        .context("BOTCRAFT_BOT_KEYS")?;
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    hosts.extend(args.allowed_hosts.iter().cloned());
+    let config = mcp_gateway::GatewayConfig {
+        allowed_hosts: Some(hosts),
+        shutdown: sessions.clone(),
+        key_store: Some(store.clone()),
+        ..mcp_gateway::GatewayConfig::default()
     };
+    let backend = Arc::new(mcp_gateway::ToolsetBackend::new(toolsets.clone()));
+    eprintln!("botcraft: MCP gateway at /mcp (bot keys: BOTCRAFT_BOT_KEYS and `botcraft keys`)");
+    let router = router.merge(mcp_gateway::mcp_router(
+        backend,
+        mcp_gateway::KeyPolicy::Keys(keys),
+        &config,
+    ));
     // One Origin rule in front of everything: the API, the dashboard and /mcp.
     let router = http_api::origin::guard(
         router,

@@ -234,6 +234,64 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         );
     }
 
+    // Keys made by `botcraft keys` on the same database work at once; revoked, they fail on
+    // the next request (another process wrote it: nothing is cached).
+    let keys_cli = |args: &[&str]| -> anyhow::Result<(bool, String, String)> {
+        let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+            .arg("keys")
+            .args(args)
+            .env_clear()
+            .env("BOTCRAFT_DATA_DIR", dir.path())
+            .output()?;
+        Ok((
+            output.status.success(),
+            String::from_utf8(output.stdout)?,
+            String::from_utf8(output.stderr)?,
+        ))
+    };
+    let (ok, out, err) = keys_cli(&["create", "front", "--role", "chat"])?;
+    assert!(ok, "{err}");
+    let chat_key = out.lines().last().context("a key")?.trim().to_owned();
+    let (ok, out, err) = keys_cli(&["create", "desk", "--role", "bot", "--bot", "forge"])?;
+    assert!(ok, "{err}");
+    let bot_key = out.lines().last().context("a key")?.trim().to_owned();
+    let status = |path: &'static str, key: String| {
+        let client = client.clone();
+        let url = served.url.clone();
+        async move {
+            anyhow::Ok(
+                client
+                    .get(format!("{url}{path}"))
+                    .bearer_auth(key)
+                    .send()
+                    .await?
+                    .status()
+                    .as_u16(),
+            )
+        }
+    };
+    assert_eq!(status("/api/bots", chat_key.clone()).await?, 200);
+    assert_eq!(status("/api/servers", chat_key.clone()).await?, 403);
+    assert_eq!(status("/api/bots", bot_key.clone()).await?, 403);
+    let mcp = client
+        .post(format!("{}/mcp", served.url))
+        .bearer_auth(&bot_key)
+        .header("accept", "application/json, text/event-stream")
+        .json(&initialize)
+        .send()
+        .await?;
+    assert_eq!(mcp.status().as_u16(), 200);
+    let (ok, listed, err) = keys_cli(&["list"])?;
+    assert!(ok, "{err}");
+    assert!(
+        listed.contains("front") && listed.contains("desk"),
+        "{listed}"
+    );
+    assert!(!listed.contains(&chat_key[4..]) && !listed.contains(&bot_key[4..]));
+    let (ok, _, err) = keys_cli(&["revoke", "front"])?;
+    assert!(ok, "{err}");
+    assert_eq!(status("/api/bots", chat_key.clone()).await?, 401);
+
     let url = served.url.clone();
     let (ok, listed, err) = tokio::task::spawn_blocking({
         let url = url.clone();

@@ -1,6 +1,8 @@
-// BotCraft dashboard: plain DOM, no framework. The admin key lives in sessionStorage (this
-// tab only) and travels in the Authorization header, never in a URL. All server-provided
-// text is written with textContent.
+// BotCraft dashboard: plain DOM, no framework. The key lives in sessionStorage (this tab
+// only) and travels in the Authorization header, never in a URL. All server-provided text is
+// written with textContent. With a chat key (GET /api/whoami says the role) the page is
+// read-only and says so: server states come from the public /api/health, with no controls,
+// no logs and no bindings.
 "use strict";
 
 const KEY_NAME = "botcraft.apiKey";
@@ -12,6 +14,7 @@ let pollTimer = null;
 let polls = 0;
 const openLogs = new Set();
 const rows = new Map();
+let readOnly = false;
 
 function key() {
   return sessionStorage.getItem(KEY_NAME);
@@ -38,7 +41,7 @@ async function api(method, path) {
     cache: "no-store",
   });
   if (response.status === 401) {
-    signOut("The key was refused. Enter a valid admin API key.");
+    signOut("The key was refused. Enter a valid API key.");
     throw new ApiError(401, "unauthorized", "unauthorized");
   }
   const text = await response.text();
@@ -87,7 +90,7 @@ function serverRow(name) {
     error: el("td", { class: "error" }),
   };
   const actions = el("td", { class: "actions" });
-  const buttons = ["start", "stop", "restart"].map((action) => {
+  const buttons = (readOnly ? [] : ["start", "stop", "restart"]).map((action) => {
     const button = el("button", { type: "button", "aria-label": `${action} ${name}`, "data-action": action },
       action[0].toUpperCase() + action.slice(1));
     button.addEventListener("click", () => act(name, action));
@@ -106,7 +109,9 @@ function serverRow(name) {
       openLogs.delete(name);
     }
   });
+  if (readOnly) actions.textContent = "needs an admin key";
   const logRow = el("tr", { class: "logs", "data-logs": name }, el("td", { colspan: "7" }, details));
+  logRow.hidden = readOnly;
   const entry = { row, logRow, cells, buttons, pre };
   rows.set(name, entry);
   return entry;
@@ -123,7 +128,7 @@ function renderServers(servers) {
     entry.cells.state.dataset.state = status.state;
     entry.cells.state.className = "state state-" + status.state;
     entry.cells.uptime.textContent = duration(status.uptime);
-    entry.cells.restarts.textContent = String(status.restarts ?? 0);
+    entry.cells.restarts.textContent = status.restarts === null ? "—" : String(status.restarts ?? 0);
     entry.cells.tools.textContent = status.toolCount === null || status.toolCount === undefined ? "—" : String(status.toolCount);
     entry.cells.error.textContent = status.lastError || "";
     if (entry.row.parentNode !== body) body.append(entry.row, entry.logRow);
@@ -172,6 +177,13 @@ async function loadBots() {
   const bots = await api("GET", "/api/bots");
   const sections = [];
   for (const bot of bots) {
+    const summary = el("p", { class: "muted" },
+      `model ${bot.model} · tools ${bot.toolLoadingMode} · step limit ${bot.stepLimit}`);
+    if (readOnly) {
+      sections.push(el("article", {}, el("h3", {}, bot.name), summary,
+        el("p", { class: "muted" }, "Bindings need an admin key.")));
+      continue;
+    }
     const bindings = await api("GET", `/api/bots/${encodeURIComponent(bot.id)}/servers`);
     const table = el("table", { "data-bot": bot.name },
       el("caption", { class: "visually-hidden" }, `Servers bound to ${bot.name}`),
@@ -188,10 +200,7 @@ async function loadBots() {
     }
     if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "4" }, "no servers bound")));
     table.append(body);
-    sections.push(el("article", {},
-      el("h3", {}, bot.name),
-      el("p", { class: "muted" }, `model ${bot.model} · tools ${bot.toolLoadingMode} · step limit ${bot.stepLimit}`),
-      table));
+    sections.push(el("article", {}, el("h3", {}, bot.name), summary, table));
   }
   container.replaceChildren(...(sections.length ? sections : [el("p", {}, "No bots yet.")]));
 }
@@ -230,10 +239,32 @@ async function search(event) {
 
 // ---- polling and the key ----
 
+// The public health report's servers (state only), shaped like /api/servers rows.
+async function healthServers() {
+  const health = await api("GET", "/api/health");
+  return Object.entries(health.mcpServers || {}).map(([name, server]) => ({
+    name,
+    status: { state: server.state, uptime: null, restarts: null, toolCount: null, lastError: null },
+  }));
+}
+
+// Ask who the key is; anything but an admin key makes the page read-only.
+async function loadRole() {
+  const caller = await api("GET", "/api/whoami");
+  readOnly = caller.role !== "admin";
+  const mode = $("mode");
+  mode.hidden = !readOnly;
+  mode.textContent = readOnly
+    ? `Read-only: this is a ${caller.role} key (${caller.name}). It can read bots and search tools; ` +
+      "server controls, logs and bindings need an admin key."
+    : "";
+  document.body.classList.toggle("read-only", readOnly);
+}
+
 async function refresh() {
   if (!key()) return;
   try {
-    renderServers(await api("GET", "/api/servers"));
+    renderServers(readOnly ? await healthServers() : await api("GET", "/api/servers"));
     for (const name of openLogs) loadLogs(name);
     if (polls % BOTS_EVERY === 0) await loadBots();
     polls += 1;
@@ -251,7 +282,20 @@ function schedule() {
   }, POLL_MS);
 }
 
-function signIn() {
+async function signIn() {
+  try {
+    await loadRole();
+  } catch (error) {
+    if (error.status === 403) signOut("This key cannot use the dashboard (a bot key is for /mcp).");
+    else if (error.status !== 401) say(`Cannot check the key: ${error.message}`, true);
+    return;
+  }
+  for (const entry of rows.values()) {
+    entry.row.remove();
+    entry.logRow.remove();
+  }
+  rows.clear();
+  openLogs.clear();
   $("key-section").hidden = true;
   $("app").hidden = false;
   polls = 0;

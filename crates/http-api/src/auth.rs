@@ -1,32 +1,32 @@
-//! Bearer-key authentication and authorisation of every route but health. A key has a role:
+//! Bearer-key authentication and authorisation of every route but health. A key has a role
+//! (`store::KeyRole`):
 //!
-//! - **admin** (`BOTCRAFT_API_KEY`): every route;
-//! - **chat** (`BOTCRAFT_CHAT_KEYS`, for a chat front end): `POST /api/ai/chat`, reading bots
-//!   and their tools, `/api/tools/search`, the OpenAPI document. Nothing that changes
-//!   BotCraft or runs a tool directly: a chat key on any other route is `403`.
+//! - **admin**: every route;
+//! - **chat** (for a chat front end): `POST /api/ai/chat`, reading bots and their tools,
+//!   `/api/tools/search`, the OpenAPI document, `/api/whoami`. Nothing that changes BotCraft
+//!   or runs a tool directly: a chat key on any other route is `403`;
+//! - **bot**: `/mcp` for one bot (the gateway's business); `403` on every API route.
 //!
-//! [`ApiKeys`] holds each key's digest with its role and compares a presented key against all
-//! of them in constant time (`store::key_digest`, shared with the gateway's bot keys).
+//! Keys come from two places, checked in this order:
+//! 1. the configuration ([`ApiKeys`]: `BOTCRAFT_API_KEY` as the bootstrap admin key,
+//!    `BOTCRAFT_CHAT_KEYS`, `BOTCRAFT_BOT_KEYS`), held as digests and compared in constant time
+//!    (`store::key_digest`, shared with the gateway);
+//! 2. the store (`botcraft keys create`, `/api/keys`): one indexed query by digest per request,
+//!    so a key revoked anywhere fails on its next request.
+//!
 //! [`require_chat`] and [`require_admin`] are the middlewares; a route's [`Access`] says which.
+//! The caller's [`Caller`] (role and key name) goes into the request's extensions.
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::http::header::AUTHORIZATION;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+pub use store::KeyRole as Role;
 use store::key_digest::KeyRing;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-
-/// What a key may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Role {
-    /// Chat, read bots and their tools, search tools.
-    Chat,
-    /// Everything.
-    Admin,
-}
 
 /// Who may call a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,11 +50,21 @@ impl Access {
     }
 }
 
-/// The keys, as digests (`store::key_digest`) with their roles. An empty set refuses every
-/// request.
+/// The configured keys, as digests (`store::key_digest`) with their roles. Keys of the store
+/// are checked after these ([`caller_of`]).
 #[derive(Clone, Default)]
 pub struct ApiKeys {
     ring: KeyRing<Role>,
+}
+
+/// The name a configured key goes by (in [`Caller`], `/api/whoami`, logs): the variable it
+/// is configured with.
+pub fn configured_key_name(role: Role) -> &'static str {
+    match role {
+        Role::Admin => "BOTCRAFT_API_KEY",
+        Role::Chat => "BOTCRAFT_CHAT_KEYS",
+        Role::Bot => "BOTCRAFT_BOT_KEYS",
+    }
 }
 
 impl std::fmt::Debug for ApiKeys {
@@ -100,6 +110,12 @@ impl ApiKeys {
     pub fn accepts(&self, presented: &str) -> bool {
         self.role_of(presented) == Some(Role::Admin)
     }
+
+    /// The role and name of `presented`, if it is one of the keys.
+    pub fn find(&self, presented: &str) -> Option<(Role, &'static str)> {
+        self.role_of(presented)
+            .map(|role| (role, configured_key_name(role)))
+    }
 }
 
 /// The key of an `Authorization: Bearer <key>` header (scheme case-insensitive).
@@ -121,16 +137,60 @@ fn forbidden() -> Response {
     ApiError::new(
         StatusCode::FORBIDDEN,
         "forbidden",
-        "this key may not use this route (a chat key may chat, read bots and search tools)",
+        "this key may not use this route (a chat key may chat, read bots and search tools; a bot key is for /mcp)",
     )
     .into_response()
 }
 
-async fn require(state: &AppState, needed: Role, request: Request, next: Next) -> Response {
-    match bearer(&request).and_then(|key| state.config.api_keys.role_of(key)) {
-        Some(role) if role >= needed => next.run(request).await,
-        Some(_) => forbidden(),
-        None => ApiError::unauthorized().into_response(),
+/// Who a request's key is: its role, and the key's name (a stored key's name, or the
+/// configuration variable it came from).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub role: Role,
+    pub name: String,
+}
+
+/// The caller `presented` is: configured keys first, then the store's live keys.
+pub async fn caller_of(state: &AppState, presented: &str) -> Result<Option<Caller>, ApiError> {
+    if let Some((role, name)) = state.config.api_keys.find(presented) {
+        return Ok(Some(Caller {
+            role,
+            name: name.to_owned(),
+        }));
+    }
+    match state.store.key_by_secret(presented).await {
+        Ok(found) => Ok(found.map(|key| Caller {
+            role: key.role,
+            name: key.name,
+        })),
+        Err(error) => Err(ApiError::internal(&error)),
+    }
+}
+
+/// The caller of a request's bearer key, if it carries an accepted one.
+pub async fn caller_of_headers(
+    state: &AppState,
+    headers: &axum::http::HeaderMap,
+) -> Result<Option<Caller>, ApiError> {
+    match bearer_of(headers) {
+        Some(key) => caller_of(state, key).await,
+        None => Ok(None),
+    }
+}
+
+async fn require(state: &AppState, needed: Role, mut request: Request, next: Next) -> Response {
+    let caller = match bearer(&request) {
+        Some(key) => caller_of(state, key).await,
+        None => Ok(None),
+    };
+    match caller {
+        Ok(Some(caller)) if caller.role >= needed => {
+            request.extensions_mut().insert(caller);
+            next.run(request).await
+        }
+        Ok(Some(_)) => forbidden(),
+        Ok(None) => ApiError::unauthorized().into_response(),
+        Err(error) => error.into_response(),
     }
 }
 

@@ -102,9 +102,12 @@ impl From<StoreError> for ApiError {
                 "invalid",
                 invalid.to_string(),
             ),
-            StoreError::DuplicateServerName { .. } | StoreError::DuplicateBotName { .. } => {
+            StoreError::DuplicateServerName { .. }
+            | StoreError::DuplicateBotName { .. }
+            | StoreError::DuplicateKeyName { .. } => {
                 Self::new(StatusCode::CONFLICT, "duplicate_name", error.to_string())
             }
+            StoreError::UnknownKey(_) => Self::not_found("unknown_key", error.to_string()),
             StoreError::UnknownServer(_) => Self::not_found("unknown_server", error.to_string()),
             StoreError::UnknownBot(_) => Self::not_found("unknown_bot", error.to_string()),
             StoreError::Corrupt { .. }

@@ -74,8 +74,12 @@ pub async fn health(State(state): State<AppState>, headers: HeaderMap) -> Json<V
         &state.manager.get_all_statuses(),
         &state.config.catalogs.mode(),
     );
-    let authorized =
-        crate::auth::bearer_of(&headers).is_some_and(|key| state.config.api_keys.accepts(key));
+    // Details need an admin key; a failing key check shows the public report.
+    let authorized = crate::auth::caller_of_headers(&state, &headers)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|caller| caller.role == crate::auth::Role::Admin);
     Json(if authorized {
         report
     } else {

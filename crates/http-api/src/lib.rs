@@ -4,9 +4,10 @@
 //! - `POST /api/ai/chat` ([`routes::chat`]): one chat turn of a bot, answered with the AI SDK
 //!   UI message stream (SSE) or, on `Accept: application/json`, one JSON document;
 //! - `GET /api/health` ([`health`]): the seed's §10.4 health document; public;
-//! - the admin API under `/api/servers` and `/api/bots` ([`routes::servers`],
-//!   [`routes::bots`]) and its OpenAPI document ([`openapi`]);
-//! - [`auth`]: bearer keys, compared in constant time; [`error`]: one JSON error type;
+//! - the admin API under `/api/servers`, `/api/bots` and `/api/keys` ([`routes::servers`],
+//!   [`routes::bots`], [`routes::keys`]) and its OpenAPI document ([`openapi`]);
+//! - [`auth`]: bearer keys with roles (admin, chat, bot), configured or stored;
+//!   [`origin`]: the Origin rule; [`error`]: one JSON error type;
 //! - [`executor`]: inference's `ToolExecutor` over the `McpServerManager` (qualified names,
 //!   reverse map, per-server deadlines, lazy start, leases held by the chat route);
 //! - [`native_tools`]: the native tools every bot gets;
@@ -33,7 +34,7 @@ pub mod turn_metrics;
 #[cfg(test)]
 mod testing;
 
-pub use auth::{Access, ApiKeys, Role};
+pub use auth::{Access, ApiKeys, Caller, Role};
 pub use catalogs::ToolCatalogs;
 pub use error::ApiError;
 pub use executor::McpToolExecutor;

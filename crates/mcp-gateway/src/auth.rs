@@ -5,8 +5,12 @@
 //!   as SHA-256 digests and a presented key is compared against every one of them in
 //!   constant time (equal-length digests: neither the key's length nor its first wrong byte
 //!   shows in the timing).
+//! - Keys of the store (`botcraft keys create NAME --role bot --bot BOT`), when the gateway is
+//!   given the store ([`GatewayAuth::with_store`]): checked after the configured ones, one
+//!   indexed query per request, so a revoked key fails on its next request. Admin and chat
+//!   keys are not bot keys: `/mcp` refuses them (401).
 //! - [`GatewayAuth`]: the rule applied to every request to `/mcp` ([`authorize`]):
-//!   no key or an unknown key → **401**; a session id that belongs to another bot → **403**;
+//!   no key or an unknown key → **401**; the store unreachable → **503**; a session id that belongs to another bot → **403**;
 //!   otherwise the request carries [`AuthenticatedBot`] to the MCP handler. The JSON body is
 //!   `{"error": {"code", "message"}}` and never names a bot or a tool.
 //! - Sessions are bound to the bot that initialized them ([`SessionOwners`]): the binding is
@@ -175,6 +179,7 @@ pub enum KeyPolicy {
 #[derive(Clone)]
 pub struct GatewayAuth {
     policy: Arc<KeyPolicy>,
+    store: Option<store::Store>,
     owners: Arc<SessionOwners>,
     sessions: Arc<LocalSessionManager>,
     session_timeout: Duration,
@@ -197,24 +202,45 @@ impl GatewayAuth {
     ) -> Self {
         Self {
             policy: Arc::new(policy),
+            store: None,
             owners: Arc::new(SessionOwners::default()),
             sessions,
             session_timeout,
         }
     }
 
+    /// Also accept the store's live bot keys (after the configured ones).
+    pub fn with_store(mut self, store: store::Store) -> Self {
+        self.store = Some(store);
+        self
+    }
+
     pub fn owners(&self) -> &SessionOwners {
         &self.owners
     }
 
-    fn bot_of(&self, request: &Request) -> Result<String, AuthRefusal> {
-        match &*self.policy {
-            KeyPolicy::Open { bot } => Ok(bot.clone()),
-            KeyPolicy::Keys(keys) => {
-                let key = bearer(request).ok_or(AuthRefusal::MissingKey)?;
-                keys.bot_for(key)
-                    .map(str::to_owned)
-                    .ok_or(AuthRefusal::UnknownKey)
+    /// The bot of a request carrying `key` (its bearer key).
+    async fn bot_of(&self, key: Option<String>) -> Result<String, AuthRefusal> {
+        let keys = match &*self.policy {
+            KeyPolicy::Open { bot } => return Ok(bot.clone()),
+            KeyPolicy::Keys(keys) => keys,
+        };
+        let key = key.ok_or(AuthRefusal::MissingKey)?;
+        let key = key.as_str();
+        if let Some(bot) = keys.bot_for(key) {
+            return Ok(bot.to_owned());
+        }
+        let Some(store) = &self.store else {
+            return Err(AuthRefusal::UnknownKey);
+        };
+        match store.key_by_secret(key).await {
+            Ok(Some(found)) if found.role == store::KeyRole::Bot => {
+                found.bot.ok_or(AuthRefusal::UnknownKey)
+            }
+            Ok(_) => Err(AuthRefusal::UnknownKey),
+            Err(error) => {
+                tracing::error!(error = %error, "checking a bot key against the store failed");
+                Err(AuthRefusal::KeyCheckFailed)
             }
         }
     }
@@ -237,6 +263,8 @@ pub enum AuthRefusal {
     UnknownKey,
     /// The session belongs to another bot.
     ForeignSession,
+    /// The store could not be asked about the key.
+    KeyCheckFailed,
 }
 
 impl IntoResponse for AuthRefusal {
@@ -256,6 +284,11 @@ impl IntoResponse for AuthRefusal {
                 StatusCode::FORBIDDEN,
                 "forbidden",
                 "this session was opened with another key; initialize a new session",
+            ),
+            AuthRefusal::KeyCheckFailed => (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the key could not be checked; try again",
             ),
         };
         let mut response = (
@@ -296,7 +329,8 @@ pub async fn authorize(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let bot = match auth.bot_of(&request) {
+    let key = bearer(&request).map(str::to_owned);
+    let bot = match auth.bot_of(key).await {
         Ok(bot) => bot,
         Err(refusal) => return refusal.into_response(),
     };

@@ -33,6 +33,8 @@ pub struct GatewayConfig {
     pub sse_keep_alive: Option<Duration>,
     /// Cancelled at shutdown: every session ends.
     pub shutdown: CancellationToken,
+    /// Where bot keys beyond the configured ones live (`botcraft keys create --role bot`).
+    pub key_store: Option<store::Store>,
 }
 
 impl Default for GatewayConfig {
@@ -42,6 +44,7 @@ impl Default for GatewayConfig {
             allowed_hosts: None,
             sse_keep_alive: Some(Duration::from_secs(15)),
             shutdown: CancellationToken::new(),
+            key_store: None,
         }
     }
 }
@@ -83,7 +86,10 @@ pub fn mcp_router<B: GatewayBackend>(
     config: &GatewayConfig,
 ) -> Router {
     let (service, sessions) = mcp_service(backend, config);
-    let auth = GatewayAuth::new(policy, sessions, config.session_timeout);
+    let mut auth = GatewayAuth::new(policy, sessions, config.session_timeout);
+    if let Some(store) = &config.key_store {
+        auth = auth.with_store(store.clone());
+    }
     Router::new()
         .nest_service(MCP_PATH, service)
         .layer(axum::middleware::from_fn_with_state(auth, authorize))

@@ -52,6 +52,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "tool vectors",
         include_str!("../migrations/sqlite/0002_tool_vectors.sql"),
     ),
+    (
+        3,
+        "api keys",
+        include_str!("../migrations/sqlite/0003_api_keys.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -63,6 +68,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         "tool vectors",
         include_str!("../migrations/postgres/0002_tool_vectors.sql"),
+    ),
+    (
+        3,
+        "api keys",
+        include_str!("../migrations/postgres/0003_api_keys.sql"),
     ),
 ];
 

@@ -32,6 +32,10 @@ pub enum ValidationError {
     StepLimitOutOfRange { bot: String, value: i64, max: i64 },
     #[error("tool name in a {list} list is empty")]
     EmptyToolName { list: &'static str },
+    #[error("key {key:?}: a bot key needs the bot it is for")]
+    BotKeyWithoutBot { key: String },
+    #[error("key {key:?}: only a bot key names a bot")]
+    BotForNonBotKey { key: String },
 }
 
 /// Everything a store operation can fail with.
@@ -43,6 +47,10 @@ pub enum StoreError {
     DuplicateServerName { name: String },
     #[error("a bot named {name:?} already exists")]
     DuplicateBotName { name: String },
+    #[error("a key named {name:?} already exists (names of revoked keys are kept)")]
+    DuplicateKeyName { name: String },
+    #[error("no key {0:?}")]
+    UnknownKey(String),
     #[error("no MCP server {0:?}")]
     UnknownServer(String),
     #[error("no bot {0:?}")]

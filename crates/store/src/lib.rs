@@ -12,7 +12,9 @@
 //! - [`SeedConfig`] and [`Store::seed`] write the first-party servers and the default bot,
 //!   idempotently; [`parse_mcp_servers`] and [`Store::import_servers`] read the standard
 //!   `mcpServers` JSON of other MCP hosts.
+//! - [`api_keys`]: the API's and `/mcp`'s keys with their roles, kept as digests.
 
+pub mod api_keys;
 mod bindings;
 mod bots;
 mod changes;
@@ -28,6 +30,7 @@ mod tool_cache;
 mod tool_vectors;
 pub mod validate;
 
+pub use api_keys::{ApiKey, ApiKeySpec, KeyRole, NewApiKey};
 pub use changes::StoreChange;
 pub use database::{Backend, Clock, Store, StoreOptions, SystemClock, sqlite_url};
 pub use error::{StoreError, ValidationError};

@@ -13,6 +13,7 @@
 //!
 //! Keys are compared case-sensitively, as the loader and interpreters read them.
 
+use crate::api_keys::ApiKeySpec;
 use crate::env_template::{is_variable_name, parse_env_value};
 use crate::error::ValidationError;
 use crate::model::{BindingSpec, BotSpec, McpServerSpec};
@@ -155,4 +156,10 @@ pub fn binding(spec: &BindingSpec) -> Result<(), ValidationError> {
         });
     }
     Ok(())
+}
+
+/// Check a key spec: a valid name, and a bot named exactly when the role is `bot`.
+pub fn api_key(spec: &ApiKeySpec) -> Result<(), ValidationError> {
+    name("key", &spec.name)?;
+    crate::api_keys::check(spec)
 }

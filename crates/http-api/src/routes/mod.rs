@@ -4,6 +4,7 @@
 
 pub mod bots;
 pub mod chat;
+pub mod keys;
 pub mod servers;
 pub mod tools;
 
@@ -100,7 +101,8 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .get("/api/bots", bots::list)
         .get("/api/bots/{bot}", bots::get)
         .get("/api/bots/{bot}/tools", bots::tools)
-        .get("/api/tools/search", tools::search);
+        .get("/api/tools/search", tools::search)
+        .get("/api/whoami", keys::whoami);
     let admin = RouteTable::new(Access::Admin)
         .get("/api/servers", servers::list)
         .post("/api/servers", servers::create)
@@ -122,7 +124,10 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .delete("/api/bots/{bot}", bots::delete)
         .get("/api/bots/{bot}/servers", bots::bindings)
         .put("/api/bots/{bot}/servers/{server}", bots::bind)
-        .delete("/api/bots/{bot}/servers/{server}", bots::unbind);
+        .delete("/api/bots/{bot}/servers/{server}", bots::unbind)
+        .get("/api/keys", keys::list)
+        .post("/api/keys", keys::create)
+        .delete("/api/keys/{key}", keys::revoke);
     let mut routes = public.routes;
     routes.push(METRICS_ROUTE);
     routes.extend(chat.routes);

@@ -1,5 +1,6 @@
-//! Keys with roles: every route the router serves × {no key, wrong key, chat key, admin key},
-//! with the status each gets. A chat key reaches the chat routes only (the OpenAPI document
+//! Keys with roles: every route the router serves × {no key, wrong key, chat, bot, admin,
+//! revoked} (configured and stored keys), with the status each gets, each refusal listed in
+//! the route's OpenAPI responses. A chat key reaches the chat routes only (the OpenAPI document
 //! marks them `x-botcraft-access: chat`, checked against the router in `openapi::tests`); on
 //! every admin route it gets 403, whatever the route would do.
 
@@ -7,6 +8,7 @@ use axum::body::Body;
 use axum::http::Request;
 use http_api::{Access, RouteSpec};
 use pretty_assertions::assert_eq;
+use store::{ApiKeySpec, KeyRole};
 
 use super::harness::{ADMIN_KEY, CHAT_KEY, Fixture};
 
@@ -24,9 +26,78 @@ fn concrete(path: &str) -> String {
         .join("/")
 }
 
+/// The keys a request may carry in the route table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Presented {
+    None,
+    Wrong,
+    /// `BOTCRAFT_CHAT_KEYS`.
+    ConfiguredChat,
+    /// `BOTCRAFT_API_KEY`.
+    ConfiguredAdmin,
+    StoredChat,
+    StoredBot,
+    StoredAdmin,
+    /// A stored admin key, revoked.
+    Revoked,
+}
+
+/// The statuses the OpenAPI document lists for `method path`.
+fn documented_statuses(method: &str, path: &str) -> Vec<String> {
+    let doc: serde_json::Value =
+        serde_json::from_str(http_api::openapi::OPENAPI_JSON).expect("the document parses");
+    doc["paths"][path][method.to_lowercase()]["responses"]
+        .as_object()
+        .map(|responses| responses.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
 #[tokio::test]
 async fn every_route_answers_each_role_as_its_access_says() -> anyhow::Result<()> {
     let fx = Fixture::new([]).await?;
+    fx.add_bot("helper", "openai:gpt-test", &[]).await?;
+    let key = |name: &str, role: KeyRole, bot: Option<&str>| ApiKeySpec {
+        name: name.into(),
+        role,
+        bot: bot.map(str::to_owned),
+    };
+    let stored_chat = fx
+        .store
+        .create_api_key(&key("front", KeyRole::Chat, None))
+        .await?;
+    let stored_bot = fx
+        .store
+        .create_api_key(&key("desk", KeyRole::Bot, Some("helper")))
+        .await?;
+    let stored_admin = fx
+        .store
+        .create_api_key(&key("ops", KeyRole::Admin, None))
+        .await?;
+    let revoked = fx
+        .store
+        .create_api_key(&key("old", KeyRole::Admin, None))
+        .await?;
+    fx.store.revoke_api_key("old").await?;
+    let secret = |presented: Presented| match presented {
+        Presented::None => None,
+        Presented::Wrong => Some("wrong-key".to_owned()),
+        Presented::ConfiguredChat => Some(CHAT_KEY.to_owned()),
+        Presented::ConfiguredAdmin => Some(ADMIN_KEY.to_owned()),
+        Presented::StoredChat => Some(stored_chat.secret.clone()),
+        Presented::StoredBot => Some(stored_bot.secret.clone()),
+        Presented::StoredAdmin => Some(stored_admin.secret.clone()),
+        Presented::Revoked => Some(revoked.secret.clone()),
+    };
+    let all = [
+        Presented::None,
+        Presented::Wrong,
+        Presented::ConfiguredChat,
+        Presented::ConfiguredAdmin,
+        Presented::StoredChat,
+        Presented::StoredBot,
+        Presented::StoredAdmin,
+        Presented::Revoked,
+    ];
     let (_, routes) = http_api::routes::app_with_routes(fx.state.clone());
     let mut checked = 0;
     let mut admin_routes = 0;
@@ -39,53 +110,146 @@ async fn every_route_answers_each_role_as_its_access_says() -> anyhow::Result<()
         if path == "/metrics" {
             continue;
         }
-        for key in [None, Some("wrong-key"), Some(CHAT_KEY), Some(ADMIN_KEY)] {
+        let documented = documented_statuses(method, path);
+        for presented in all {
             let mut request = Request::builder()
                 .method(method)
                 .uri(concrete(path))
                 .header("content-type", "application/json");
-            if let Some(key) = key {
+            if let Some(key) = secret(presented) {
                 request = request.header("authorization", format!("Bearer {key}"));
             }
             // An empty object: enough to reach authorisation; handlers may refuse it after.
             let reply = fx.send(request.body(Body::from("{}"))?).await?;
             let status = reply.status.as_u16();
-            let role = match key {
-                Some(CHAT_KEY) => "chat",
-                Some(ADMIN_KEY) => "admin",
-                Some(_) => "wrong",
-                None => "none",
+            let role = match presented {
+                Presented::ConfiguredChat | Presented::StoredChat => Some(KeyRole::Chat),
+                Presented::ConfiguredAdmin | Presented::StoredAdmin => Some(KeyRole::Admin),
+                Presented::StoredBot => Some(KeyRole::Bot),
+                Presented::None | Presented::Wrong | Presented::Revoked => None,
             };
-            let allowed = matches!(
-                (access, role),
-                (Access::Public, _) | (_, "admin") | (Access::Chat, "chat")
-            );
-            let expected_refusal = match role {
-                "none" | "wrong" => 401,
-                _ => 403,
+            let expected_refusal = match (access, role) {
+                (Access::Public, _)
+                | (_, Some(KeyRole::Admin))
+                | (Access::Chat, Some(KeyRole::Chat)) => None,
+                (_, None) => Some(401),
+                (_, Some(_)) => Some(403),
             };
-            if allowed {
-                assert!(
+            match expected_refusal {
+                None => assert!(
                     status != 401 && status != 403,
-                    "{method} {path} with {role}: {status} {}",
+                    "{method} {path} with {presented:?}: {status} {}",
                     reply.body
-                );
-            } else {
-                assert_eq!(
-                    status, expected_refusal,
-                    "{method} {path} with {role}: {}",
-                    reply.body
-                );
-                assert!(!reply.body.contains(CHAT_KEY) && !reply.body.contains(ADMIN_KEY));
+                ),
+                Some(expected) => {
+                    assert_eq!(
+                        status, expected,
+                        "{method} {path} with {presented:?}: {}",
+                        reply.body
+                    );
+                    assert!(
+                        documented.contains(&expected.to_string()),
+                        "{method} {path}: {expected} is not in the OpenAPI document ({documented:?})"
+                    );
+                    let secrets = [
+                        CHAT_KEY,
+                        ADMIN_KEY,
+                        &stored_admin.secret,
+                        &stored_chat.secret,
+                    ];
+                    assert!(secrets.iter().all(|s| !reply.body.contains(s)));
+                }
             }
             checked += 1;
         }
         admin_routes += usize::from(access == Access::Admin);
     }
     assert!(
-        admin_routes >= 15 && checked >= 80,
+        admin_routes >= 18 && checked >= 200,
         "{admin_routes} admin routes, {checked} cases"
     );
+    fx.finish().await;
+    Ok(())
+}
+
+/// Keys made through `/api/keys`: shown once, listed without their secret, known to
+/// `/api/whoami`, and failing on the request after their revocation.
+#[tokio::test]
+async fn a_key_made_through_the_api_works_until_revoked() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let with = |key: &str, method: &str, uri: &str, body: &str| {
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .body(Body::from(body.to_owned()))
+    };
+    let reply = fx
+        .send(with(
+            ADMIN_KEY,
+            "POST",
+            "/api/keys",
+            r#"{"name": "front", "role": "chat"}"#,
+        )?)
+        .await?;
+    assert_eq!(reply.status, 201, "{}", reply.body);
+    let created: serde_json::Value = serde_json::from_str(&reply.body)?;
+    let secret = created["secret"].as_str().expect("a secret").to_owned();
+    assert_eq!(
+        (created["name"].as_str(), created["role"].as_str()),
+        (Some("front"), Some("chat"))
+    );
+
+    let listed = fx.send(with(ADMIN_KEY, "GET", "/api/keys", "")?).await?;
+    assert_eq!(listed.status, 200);
+    assert!(listed.body.contains("\"front\"") && !listed.body.contains(&secret));
+    assert!(!listed.body.contains("digest"), "{}", listed.body);
+
+    let whoami = fx.send(with(&secret, "GET", "/api/whoami", "")?).await?;
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&whoami.body)?,
+        serde_json::json!({"role": "chat", "name": "front"})
+    );
+    assert_eq!(
+        fx.send(with(&secret, "GET", "/api/bots", "")?)
+            .await?
+            .status,
+        200
+    );
+    assert_eq!(
+        fx.send(with(&secret, "GET", "/api/keys", "")?)
+            .await?
+            .status,
+        403
+    );
+
+    let revoked = fx
+        .send(with(ADMIN_KEY, "DELETE", "/api/keys/front", "")?)
+        .await?;
+    assert_eq!(revoked.status, 200, "{}", revoked.body);
+    assert_eq!(
+        fx.send(with(&secret, "GET", "/api/bots", "")?)
+            .await?
+            .status,
+        401
+    );
+
+    let cases = [
+        (r#"{"name": "front", "role": "chat"}"#, 409),
+        (r#"{"name": "b", "role": "bot"}"#, 422),
+        (r#"{"name": "b", "role": "bot", "bot": "ghost"}"#, 404),
+        (r#"{"name": "b", "role": "root"}"#, 422),
+        (r#"{"name": "b", "role": "chat", "extra": 1}"#, 422),
+    ];
+    for (body, status) in cases {
+        let reply = fx.send(with(ADMIN_KEY, "POST", "/api/keys", body)?).await?;
+        assert_eq!(reply.status, status, "{body}: {}", reply.body);
+    }
+    let unknown = fx
+        .send(with(ADMIN_KEY, "DELETE", "/api/keys/nobody", "")?)
+        .await?;
+    assert_eq!(unknown.status, 404);
     fx.finish().await;
     Ok(())
 }

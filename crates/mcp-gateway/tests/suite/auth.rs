@@ -188,3 +188,60 @@ async fn each_key_sees_and_calls_only_its_own_bots_tools() -> anyhow::Result<()>
     served.stop().await;
     Ok(())
 }
+
+/// Bot keys of the store (`botcraft keys create --role bot`): each names its bot; admin and
+/// chat keys are not bot keys; a revoked key fails on its next request, a live session
+/// included.
+#[tokio::test]
+async fn stored_bot_keys_name_their_bot_until_revoked() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let store = store::Store::connect(&store::sqlite_url(&dir.path().join("keys.db"))).await?;
+    store.create_bot(&store::BotSpec::new("forge", "m")).await?;
+    let spec = |name: &str, role: store::KeyRole, bot: Option<&str>| store::ApiKeySpec {
+        name: name.into(),
+        role,
+        bot: bot.map(str::to_owned),
+    };
+    let bot_key = store
+        .create_api_key(&spec("desk", store::KeyRole::Bot, Some("forge")))
+        .await?
+        .secret;
+    let admin_key = store
+        .create_api_key(&spec("ops", store::KeyRole::Admin, None))
+        .await?
+        .secret;
+    let chat_key = store
+        .create_api_key(&spec("front", store::KeyRole::Chat, None))
+        .await?
+        .secret;
+
+    let backend = FakeBackend::new([("forge", forge()), ("other", other())]);
+    let config = mcp_gateway::GatewayConfig {
+        key_store: Some(store.clone()),
+        ..mcp_gateway::GatewayConfig::default()
+    };
+    let app = mcp_gateway::mcp_router(backend, keys(), &config);
+    let served = Served::serve(app, 0, config.shutdown.clone()).await?;
+    let http = Http::new(&served.url);
+
+    let session = http.initialize(Some(&bot_key)).await?.session;
+    let listed = http.list(Some(&bot_key), session.as_deref()).await?;
+    assert_eq!(
+        names(&listed),
+        ["forge-bash__fail", "forge-bash__run", "fs__read"]
+    );
+    // The configured keys still work beside the stored ones.
+    assert_eq!(http.initialize(Some(FORGE_KEY)).await?.status, 200);
+    for (case, key) in [("admin key", &admin_key), ("chat key", &chat_key)] {
+        let reply = http.initialize(Some(key)).await?;
+        assert_eq!(reply.status, 401, "{case}: {}", reply.text);
+    }
+
+    store.revoke_api_key("desk").await?;
+    let after = http.list(Some(&bot_key), session.as_deref()).await?;
+    assert_eq!(after.status, 401, "{}", after.text);
+    assert_no_leak("revoked", &after.text);
+    served.stop().await;
+    store.close().await;
+    Ok(())
+}

@@ -6,6 +6,7 @@
 #[macro_use]
 mod harness;
 
+mod api_keys;
 mod bindings;
 mod bots;
 mod connect;

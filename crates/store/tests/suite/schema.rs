@@ -74,6 +74,19 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
         columns(db, "McpToolCache").await?,
         list(&["mcpServerId", "tools", "hash", "capturedAt"])
     );
+    assert_eq!(
+        columns(db, "ApiKey").await?,
+        list(&[
+            "id",
+            "name",
+            "role",
+            "botId",
+            "digest",
+            "createdAt",
+            "lastUsedAt",
+            "revokedAt"
+        ])
+    );
     Ok(())
 }
 
