@@ -47,6 +47,11 @@ pub struct SeedSettings {
         allow_hyphen_values = true
     )]
     pub playwright_args: Vec<String>,
+    /// Where `serve` writes the deployment's variables without BotCraft's secrets, for
+    /// forge-bash's injection (seeded as its FORGE_BASH_ENV_FILE) when tool servers run as a
+    /// user who cannot read PID 1 (BOTCRAFT_TOOL_USER).
+    #[arg(long, env = "BOTCRAFT_TOOL_ENV_FILE", value_name = "FILE")]
+    pub tool_env_file: Option<PathBuf>,
     /// The model of the seeded bot `forge` (`openai:MODEL` or `anthropic:MODEL`).
     #[arg(
         long,
@@ -103,6 +108,10 @@ impl SeedSettings {
         config.workspace_root = absolute(&self.workspace_root)?;
         config.repo_root = absolute(&self.repo_root)?;
         config.bot_model = self.default_model.clone();
+        config.bash_env_file = match &self.tool_env_file {
+            Some(file) => Some(absolute(file)?),
+            None => None,
+        };
         Ok(config)
     }
 }

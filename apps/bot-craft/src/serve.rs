@@ -85,6 +85,11 @@ pub struct ServeArgs {
         value_name = "NAMES"
     )]
     server_env: String,
+    /// Run every MCP server process as this Unix user (a name, or UID[:GID]) instead of
+    /// BotCraft's own, so tools cannot read BotCraft's data folder or memory. Needs root, or
+    /// CAP_SETUID, CAP_SETGID and CAP_KILL (the image gives them to the binary).
+    #[arg(long, env = "BOTCRAFT_TOOL_USER", value_name = "USER")]
+    tool_user: Option<String>,
     /// Log format on stderr.
     #[arg(long, env = "BOTCRAFT_LOG_FORMAT", default_value = "text")]
     log_format: observability::LogFormat,
@@ -125,13 +130,23 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             vec![key]
         }
     };
+    let run_as = tool_user(args.tool_user.as_deref())?;
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    if let Some(file) = &args.seed.tool_env_file {
+        let count = mcp_lifecycle::write_deployment_env(file, &env)
+            .with_context(|| format!("write BOTCRAFT_TOOL_ENV_FILE {}", file.display()))?;
+        eprintln!(
+            "botcraft: {count} deployment variables (no secret) written to {} for tools",
+            file.display()
+        );
+    }
     let manager = McpServerManager::new(
         store.clone(),
         ManagerSettings {
             env,
             env_policy: mcp_lifecycle::EnvPolicy::with_extra(&args.server_env),
             pid_registry: Some(args.data.data_dir.join("pids")),
+            run_as,
             ..ManagerSettings::default()
         },
     );
@@ -398,4 +413,22 @@ async fn shutdown_signal() {
         () = ctrl_c => {}
         () = term => {}
     }
+}
+
+/// The user MCP servers run as, checked now: an unknown user, root, or a BotCraft that cannot
+/// switch to it stops `serve` with the reason (never a server failing later on every start).
+fn tool_user(spec: Option<&str>) -> anyhow::Result<Option<mcp_lifecycle::RunAs>> {
+    let Some(spec) = spec.map(str::trim).filter(|spec| !spec.is_empty()) else {
+        return Ok(None);
+    };
+    let run_as = mcp_lifecycle::RunAs::resolve(spec).context("BOTCRAFT_TOOL_USER")?;
+    if run_as.uid == nix::unistd::geteuid().as_raw() {
+        anyhow::bail!(
+            "BOTCRAFT_TOOL_USER: {} is BotCraft's own user; name another user, or unset it",
+            run_as.label()
+        );
+    }
+    run_as.check_capabilities().context("BOTCRAFT_TOOL_USER")?;
+    eprintln!("botcraft: MCP servers run as {}", run_as.label());
+    Ok(Some(run_as))
 }

@@ -4,70 +4,19 @@
 //! every child and exits 0. And a newcomer's first run: a fresh clone, `scripts/run.sh`, the
 //! README's example.
 
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
-use std::time::Duration;
+use std::path::Path;
+use std::process::Command;
 
 use anyhow::Context;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
 
+mod common;
+use common::{BOUND, Served, alive, bin_dir, spawn_served};
+
 const KEY: &str = "serve-test-admin-key";
 const OPENAI_KEY: &str = "sk-serve-test-openai";
-const BOUND: Duration = Duration::from_secs(60);
-
-fn bin_dir() -> anyhow::Result<PathBuf> {
-    let dir = Path::new(env!("CARGO_BIN_EXE_botcraft"))
-        .parent()
-        .context("botcraft has no directory")?
-        .to_path_buf();
-    for name in ["forge-bash", "forge-filesystem"] {
-        anyhow::ensure!(
-            dir.join(name).is_file(),
-            "{} is missing: build it first (`cargo build -p {name}`)",
-            dir.join(name).display()
-        );
-    }
-    Ok(dir)
-}
-
-struct Served {
-    child: Child,
-    url: String,
-    stderr: mpsc::Receiver<String>,
-    lines: Vec<String>,
-}
-
-/// A test that fails half-way still leaves no BotCraft behind: dropping the handle kills it
-/// (its MCP servers die with it, by their parent-death signal). A child already waited for
-/// is not touched.
-impl Drop for Served {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-impl Served {
-    /// Stderr lines until one contains `needle` (kept in `lines`).
-    fn wait_for_line(&mut self, needle: &str) -> anyhow::Result<String> {
-        loop {
-            let line = self
-                .stderr
-                .recv_timeout(BOUND)
-                .with_context(|| format!("no {needle:?} on stderr; got {:#?}", self.lines))?;
-            self.lines.push(line.clone());
-            if line.contains(needle) {
-                return Ok(line);
-            }
-        }
-    }
-}
 
 fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Served> {
     // The keys come from files (the `*_FILE` convention of Docker and Kubernetes secrets), so
@@ -93,37 +42,6 @@ fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Serve
     spawn_served(command)
 }
 
-/// Run `command` (a `botcraft serve` in the end) and wait for its address on stderr.
-fn spawn_served(mut command: Command) -> anyhow::Result<Served> {
-    let mut child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    let stderr = child.stderr.take().context("no stderr")?;
-    let (sender, receiver) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut served = Served {
-        child,
-        url: String::new(),
-        stderr: receiver,
-        lines: Vec::new(),
-    };
-    let line = served.wait_for_line("listening on ")?;
-    served.url = line
-        .split("listening on ")
-        .nth(1)
-        .context("no address")?
-        .trim()
-        .to_owned();
-    Ok(served)
-}
-
 fn cli(url: &str, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
     let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
         .args(args)
@@ -135,16 +53,6 @@ fn cli(url: &str, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
         String::from_utf8(output.stdout)?,
         String::from_utf8(output.stderr)?,
     ))
-}
-
-fn alive(pid: i32) -> bool {
-    // Signal 0 checks existence; a zombie awaiting its parent counts as gone.
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat
-        .rsplit(") ")
-        .next()
-        .and_then(|rest| rest.chars().next());
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() && state != Some('Z')
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

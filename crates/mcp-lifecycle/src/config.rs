@@ -68,6 +68,8 @@ pub struct ManagerSettings {
     pub pid_registry: Option<PathBuf>,
     /// Lines of stderr kept per server.
     pub stderr_lines: usize,
+    /// Run every server process as this user (`BOTCRAFT_TOOL_USER`); `None`: as BotCraft.
+    pub run_as: Option<crate::run_as::RunAs>,
 }
 
 impl Default for ManagerSettings {
@@ -81,6 +83,7 @@ impl Default for ManagerSettings {
             restart: RestartPolicy::default(),
             pid_registry: None,
             stderr_lines: 200,
+            run_as: None,
         }
     }
 }

@@ -90,6 +90,61 @@ impl EnvPolicy {
     }
 }
 
+/// Variables of BotCraft's own process, not of the deployment: never written for tools.
+const PROCESS_ONLY_ENV: &[&str] = &["HOME", "USER", "LOGNAME", "PWD", "OLDPWD", "SHLVL", "_"];
+
+/// The deployment's environment for tools to read (`BOTCRAFT_TOOL_ENV_FILE`, read by
+/// forge-bash as its `FORGE_BASH_ENV_FILE`): `source` without BotCraft's secrets and without
+/// what belongs to BotCraft's process (`HOME`, `USER`, `PWD`, …), as
+/// NUL-separated `KEY=VALUE` entries (the `/proc/PID/environ` format), so the seed's PID-1
+/// injection keeps working when tool servers run as a user who cannot read PID 1.
+///
+/// Written to a new file beside `path` and renamed over it: a planted symlink at `path` is
+/// replaced, never followed. The file is 0644: it holds no secret, and the tool user reads it.
+pub fn write_deployment_env(
+    path: &std::path::Path,
+    source: &BTreeMap<String, String>,
+) -> std::io::Result<usize> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut text = Vec::new();
+    let mut written = 0;
+    for (key, value) in source {
+        if EnvPolicy::is_secret(key)
+            || PROCESS_ONLY_ENV.contains(&key.as_str())
+            || key.contains('=')
+            || key.contains('\0')
+            || value.contains('\0')
+        {
+            continue;
+        }
+        text.extend_from_slice(key.as_bytes());
+        text.push(b'=');
+        text.extend_from_slice(value.as_bytes());
+        text.push(0);
+        written += 1;
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| std::io::Error::other("the environment file path has no file name"))?;
+    let mut temporary_name = std::ffi::OsString::from(".");
+    temporary_name.push(name);
+    temporary_name.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(temporary_name);
+    let _ = std::fs::remove_file(&temporary);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(&temporary)?;
+    file.write_all(&text)?;
+    file.sync_all()?;
+    drop(file);
+    std::fs::rename(&temporary, path)?;
+    Ok(written)
+}
+
 /// The full, explicit environment of `config`'s process.
 pub fn server_env(
     config: &ServerConfig,
@@ -239,5 +294,35 @@ mod tests {
             .expect_err("refused")
             .to_string();
         assert!(!error.contains("sk-1"), "{error}");
+    }
+
+    #[test]
+    fn the_deployment_file_has_no_secret_and_replaces_a_planted_symlink() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("victim");
+        std::fs::write(&target, "keep").expect("write");
+        let path = dir.path().join("deployment.env");
+        std::os::unix::fs::symlink(&target, &path).expect("symlink");
+        let source: BTreeMap<String, String> = [
+            ("RAILWAY_ENVIRONMENT", "production"),
+            ("HOME", "/var/lib/botcraft"),
+            ("REDIS_URL", "redis://cache:6379"),
+            ("BOTCRAFT_API_KEY", "admin-secret"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("DATABASE_URL", "postgres://u:p@h/db"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect();
+        assert_eq!(write_deployment_env(&path, &source).expect("written"), 2);
+        assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
+        assert!(!std::fs::symlink_metadata(&path).expect("meta").is_symlink());
+        assert_eq!(
+            std::fs::read_to_string(&path).expect("read"),
+            "RAILWAY_ENVIRONMENT=production\0REDIS_URL=redis://cache:6379\0"
+        );
+        let mode = std::fs::metadata(&path).expect("meta").permissions().mode();
+        assert_eq!(mode & 0o777, 0o644);
     }
 }

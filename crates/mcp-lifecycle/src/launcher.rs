@@ -1,6 +1,7 @@
 //! Spawning a server process: an explicit environment (nothing inherited), piped stdio, its own
-//! process group (`ProcessGroup::leader()`), killed with its group when dropped, and SIGKILL
-//! on the death of BotCraft (`PR_SET_PDEATHSIG`).
+//! process group (`ProcessGroup::leader()`), killed with its group when dropped, optionally as
+//! another user ([`RunAs`], the drop done in the child), and SIGKILL on the death of BotCraft
+//! (`PR_SET_PDEATHSIG`, set last: a change of credentials clears it).
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -11,6 +12,7 @@ use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use crate::config::ServerConfig;
 use crate::error::LifecycleError;
+use crate::run_as::RunAs;
 
 /// A spawned server with its pipes taken out.
 pub struct Spawned {
@@ -36,6 +38,7 @@ fn spawn_error(config: &ServerConfig, source: std::io::Error) -> LifecycleError 
 pub fn spawn(
     config: &ServerConfig,
     env: &BTreeMap<String, String>,
+    run_as: Option<&RunAs>,
 ) -> Result<Spawned, LifecycleError> {
     let mut command = CommandWrap::with_new(&config.command, |command| {
         command
@@ -47,7 +50,13 @@ pub fn spawn(
             .stderr(Stdio::piped());
     });
     command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    set_parent_death_signal(command.command_mut());
+    if let Some(dir) = start_dir(run_as) {
+        command.command_mut().current_dir(dir);
+    }
+    prepare_child(
+        command.command_mut(),
+        run_as.map(|user| (user.uid, user.gid)),
+    );
     let mut child = command
         .spawn()
         .map_err(|error| spawn_error(config, error))?;
@@ -65,12 +74,24 @@ pub fn spawn(
     })
 }
 
+/// Where a server of another user starts: its home when known (BotCraft's working folder is
+/// its data folder in the image, which the tool user cannot enter).
+fn start_dir(run_as: Option<&RunAs>) -> Option<&str> {
+    run_as
+        .and_then(|user| user.home.as_deref())
+        .filter(|home| std::path::Path::new(home).is_dir())
+}
+
 #[allow(unsafe_code)]
-fn set_parent_death_signal(command: &mut tokio::process::Command) {
-    // SAFETY: the closure runs in the child between fork and exec and only calls prctl(2),
-    // which is async-signal-safe; it touches no memory shared with the parent.
+fn prepare_child(command: &mut tokio::process::Command, ids: Option<(u32, u32)>) {
+    // SAFETY: the closure runs in the child between fork and exec and only makes
+    // async-signal-safe system calls (setgroups, setresgid, setresuid, prctl); it allocates
+    // nothing and touches no memory shared with the parent.
     unsafe {
-        command.pre_exec(|| {
+        command.pre_exec(move || {
+            if let Some((uid, gid)) = ids {
+                RunAs::drop_privileges(uid, gid)?;
+            }
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
                 .map_err(std::io::Error::from)
         });

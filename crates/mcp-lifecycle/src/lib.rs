@@ -15,6 +15,8 @@
 //! lines kept. Stopping closes stdin, then TERMs, then KILLs the group *and* every descendant
 //! snapshotted from `/proc` (Chromium leaves the group with `setsid`). A server can also run
 //! inside BotCraft's process over an in-memory pipe ([`InProcessServer`]), under the same rules.
+//! Server processes can run as another Unix user than BotCraft ([`RunAs`]): the privilege
+//! drop happens in the child, before exec, with no capability left.
 
 mod client;
 mod config;
@@ -28,13 +30,16 @@ mod lease;
 mod manager;
 mod process;
 mod restart;
+pub mod run_as;
 mod state;
 mod stderr_tail;
 mod tool_lists;
 
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{ManagerSettings, PASSED_THROUGH_ENV, ServerConfig};
-pub use environment::{DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env};
+pub use environment::{
+    DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
+};
 pub use error::{ExitInfo, LifecycleError};
 pub use health::Health;
 pub use in_process::InProcessServer;
@@ -42,6 +47,7 @@ pub use lease::Lease;
 pub use manager::McpServerManager;
 pub use process::McpProcess;
 pub use restart::{RestartDecision, RestartPolicy};
+pub use run_as::{RunAs, RunAsError};
 pub use state::{ServerState, ServerStatus};
 pub use tool_lists::ToolListEvent;
 

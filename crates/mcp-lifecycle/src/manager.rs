@@ -353,10 +353,14 @@ impl McpServerManager {
             (Some(server), _) => {
                 McpProcess::start_in_process(&config, server.as_ref(), changed_tx).await
             }
-            (None, Ok(env)) => {
+            (None, Ok(mut env)) => {
+                if let Some(run_as) = &settings.run_as {
+                    run_as.apply_env(&mut env);
+                }
                 McpProcess::start(
                     &config,
                     &env,
+                    settings.run_as.as_ref(),
                     settings.stderr_lines,
                     settings.stop_grace,
                     self.inner.registry.clone(),

@@ -162,12 +162,13 @@ impl McpProcess {
     pub async fn start(
         config: &ServerConfig,
         env: &std::collections::BTreeMap<String, String>,
+        run_as: Option<&crate::run_as::RunAs>,
         stderr_lines: usize,
         stop_grace: Duration,
         registry: Option<Arc<PidRegistry>>,
         list_changed: mpsc::UnboundedSender<()>,
     ) -> Result<Self, LifecycleError> {
-        let spawned = launcher::spawn(config, env)?;
+        let spawned = launcher::spawn(config, env, run_as)?;
         let pid = spawned.pid;
         let identity = hygiene::identify(pid);
         if let (Some(registry), Some(identity)) = (&registry, identity) {

@@ -55,6 +55,9 @@ pub struct SeedConfig {
     pub repo_root: String,
     /// The model of the default bot.
     pub bot_model: String,
+    /// forge-bash's `FORGE_BASH_ENV_FILE`: where BotCraft writes the deployment's variables
+    /// (minus its secrets) for tools, when PID 1 is not readable by the tool user.
+    pub bash_env_file: Option<String>,
 }
 
 impl SeedConfig {
@@ -68,6 +71,7 @@ impl SeedConfig {
             workspace_root: "/workspace".to_owned(),
             repo_root: "/workspace/erik/uvilo-os".to_owned(),
             bot_model: DEFAULT_BOT_MODEL.to_owned(),
+            bash_env_file: None,
         }
     }
 
@@ -85,14 +89,18 @@ impl SeedConfig {
 
     /// The seeded servers, in the seed's order.
     pub fn servers(&self) -> Vec<McpServerSpec> {
+        // Commands start in the workspace (not in BotCraft's working folder, its data folder
+        // in the image).
+        let mut bash = McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"))
+            .env("FORGE_BASH_CWD", &self.workspace_root);
+        if let Some(file) = &self.bash_env_file {
+            bash = bash.env("FORGE_BASH_ENV_FILE", file);
+        }
         vec![
-            McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"))
-                .timeout(330_000)
-                .always_on(true)
-                .instructions(
-                    "Bash execution in the workspace. Commands run in a login-less shell with a \
+            bash.timeout(330_000).always_on(true).instructions(
+                "Bash execution in the workspace. Commands run in a login-less shell with a \
                      per-call timeout; prefer short, non-interactive commands.",
-                ),
+            ),
             McpServerSpec::new("forge-discovery", self.forge_binary("forge-discovery"))
                 .env("REPO_PATH", &self.repo_root)
                 .instructions(

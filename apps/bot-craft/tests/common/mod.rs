@@ -1,0 +1,106 @@
+//! What the `botcraft serve` tests share: the binaries beside `botcraft`, a served BotCraft
+//! read from its stderr (killed when dropped), and whether a process is alive.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+/// How long a test waits for a line or an answer.
+pub const BOUND: Duration = Duration::from_secs(60);
+
+pub fn bin_dir() -> anyhow::Result<PathBuf> {
+    let dir = Path::new(env!("CARGO_BIN_EXE_botcraft"))
+        .parent()
+        .context("botcraft has no directory")?
+        .to_path_buf();
+    for name in ["forge-bash", "forge-filesystem"] {
+        anyhow::ensure!(
+            dir.join(name).is_file(),
+            "{} is missing: build it first (`cargo build -p {name}`)",
+            dir.join(name).display()
+        );
+    }
+    Ok(dir)
+}
+
+pub struct Served {
+    pub child: Child,
+    pub url: String,
+    pub stderr: mpsc::Receiver<String>,
+    pub lines: Vec<String>,
+}
+
+/// A test that fails half-way still leaves no BotCraft behind: dropping the handle kills it
+/// (its MCP servers die with it, by their parent-death signal). A child already waited for
+/// is not touched.
+impl Drop for Served {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+impl Served {
+    /// Stderr lines until one contains `needle` (kept in `lines`).
+    pub fn wait_for_line(&mut self, needle: &str) -> anyhow::Result<String> {
+        loop {
+            let line = self
+                .stderr
+                .recv_timeout(BOUND)
+                .with_context(|| format!("no {needle:?} on stderr; got {:#?}", self.lines))?;
+            self.lines.push(line.clone());
+            if line.contains(needle) {
+                return Ok(line);
+            }
+        }
+    }
+}
+
+/// Run `command` (a `botcraft serve` in the end) and wait for its address on stderr.
+pub fn spawn_served(mut command: Command) -> anyhow::Result<Served> {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let stderr = child.stderr.take().context("no stderr")?;
+    let (sender, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut served = Served {
+        child,
+        url: String::new(),
+        stderr: receiver,
+        lines: Vec::new(),
+    };
+    let line = served.wait_for_line("listening on ")?;
+    served.url = line
+        .split("listening on ")
+        .nth(1)
+        .context("no address")?
+        .trim()
+        .to_owned();
+    Ok(served)
+}
+
+pub fn alive(pid: i32) -> bool {
+    // Signal 0 checks existence; a zombie awaiting its parent counts as gone.
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(") ")
+        .next()
+        .and_then(|rest| rest.chars().next());
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() && state != Some('Z')
+}
