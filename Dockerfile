@@ -43,7 +43,7 @@ FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 ARG PLAYWRIGHT_MCP_VERSION
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      ca-certificates curl bash tini nodejs npm chromium fonts-liberation \
+      ca-certificates curl bash tini nodejs npm chromium fonts-liberation libcap2-bin \
  && rm -rf /var/lib/apt/lists/*
 
 # Playwright MCP, pinned, installed globally: `playwright-mcp` on PATH. Its
@@ -55,10 +55,23 @@ RUN PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 \
 COPY --from=model /models/all-MiniLM-L6-v2 /usr/local/share/botcraft/models/all-MiniLM-L6-v2
 COPY --from=build /out/botcraft /out/forge-bash /out/forge-filesystem /out/forge-discovery /out/forge-typesense /usr/local/bin/
 
+# Two users: botcraft (the API, the store, the keys) and botcraft-tools (every
+# MCP server and what it runs). A command run by forge-bash, a file written by
+# forge-filesystem or a page loaded by Playwright runs as botcraft-tools and
+# cannot read /var/lib/botcraft (0700), botcraft's memory or its environment.
+# botcraft switches user when it spawns a server, with these capabilities held
+# as *permitted* file capabilities (no effective bit: the binary still runs
+# where they are dropped, e.g. `botcraft seed` in an init container).
 RUN useradd --system --uid 10001 --user-group --create-home \
       --home-dir /var/lib/botcraft --shell /usr/sbin/nologin botcraft \
- && mkdir -p /workspace \
- && chown botcraft:botcraft /workspace
+ && useradd --system --uid 10002 --user-group --create-home \
+      --home-dir /home/botcraft-tools --shell /usr/sbin/nologin botcraft-tools \
+ && chmod 0700 /var/lib/botcraft \
+ && mkdir -p /workspace /run/botcraft \
+ && chown botcraft-tools:botcraft-tools /workspace \
+ && chown botcraft:botcraft /run/botcraft \
+ && chmod 0755 /run/botcraft \
+ && setcap cap_setuid,cap_setgid,cap_kill+p /usr/local/bin/botcraft
 
 # MCP servers get PATH, HOME, LANG, TZ … and their own config's env from the
 # store (seeded: WORKSPACE_ROOT=/workspace, REPO_PATH, ${TYPESENSE_URL} …),
@@ -70,6 +83,8 @@ ENV BOTCRAFT_ADDR=0.0.0.0:3000 \
     BOTCRAFT_EMBEDDING_MODEL=/usr/local/share/botcraft/models/all-MiniLM-L6-v2 \
     BOTCRAFT_PLAYWRIGHT_COMMAND=playwright-mcp \
     BOTCRAFT_PLAYWRIGHT_NO_SANDBOX=true \
+    BOTCRAFT_TOOL_USER=botcraft-tools \
+    BOTCRAFT_TOOL_ENV_FILE=/run/botcraft/deployment.env \
     RUST_LOG=info \
     HOME=/var/lib/botcraft \
     NPM_CONFIG_UPDATE_NOTIFIER=false

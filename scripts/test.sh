@@ -17,6 +17,8 @@ step() { printf '\n==> %s\n' "$*"; }
 step "system packages"
 need=()
 for pkg in jq curl; do command -v "$pkg" >/dev/null || need+=("$pkg"); done
+# setcap: the attack suite gives a copy of botcraft the image's file capabilities.
+[ -x /usr/sbin/setcap ] || [ -x /sbin/setcap ] || need+=(libcap2-bin)
 # Debian's Chromium: Playwright MCP (through the manager) and the dashboard browser test.
 [ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ]; then

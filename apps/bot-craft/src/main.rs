@@ -84,6 +84,15 @@ fn main() -> ExitCode {
         eprintln!("botcraft: cannot mark the process non-dumpable: {error}");
     }
     let cli = Cli::parse();
+    // Running MCP servers as another user needs CAP_SETUID, CAP_SETGID and CAP_KILL, which the
+    // image gives the binary as permitted (not effective) file capabilities. Make them
+    // effective now, before any thread exists: every runtime thread inherits them.
+    if let Command::Serve(args) = &cli.command
+        && args.runs_tools_as_another_user()
+        && let Err(error) = mcp_lifecycle::run_as::raise_effective_capabilities()
+    {
+        eprintln!("botcraft: cannot raise the permitted capabilities: {error}");
+    }
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -95,6 +95,15 @@ pub struct ServeArgs {
     log_format: observability::LogFormat,
 }
 
+impl ServeArgs {
+    /// Whether MCP servers run as another user (`--tool-user`, `BOTCRAFT_TOOL_USER`).
+    pub fn runs_tools_as_another_user(&self) -> bool {
+        self.tool_user
+            .as_deref()
+            .is_some_and(|user| !user.trim().is_empty())
+    }
+}
+
 pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     // Secrets may come from files (`NAME_FILE`, Docker and Kubernetes secrets), so that they
     // need not sit in PID 1's environment.
@@ -106,6 +115,9 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
     observability::init_tracing(args.log_format, &filter)?;
     let url = args.data.database_url()?;
+    // The data folder (pid registry, a generated key, the SQLite file) is private even when
+    // it already exists wider (a Kubernetes emptyDir is 0777).
+    crate::config::create_private_dir(&args.data.data_dir)?;
     let store = Store::connect(&url).await.context("open the database")?;
     args.data.protect_database_files();
     if !args.no_seed && store.servers().await?.is_empty() && store.bots().await?.is_empty() {

@@ -9,8 +9,8 @@
 //!   same Unix user. Protected: the environment, `/proc` of BotCraft, configs, git, Origin.
 //!   Not protected, and asserted so (docs/deployment.md says it): the data folder, which the
 //!   same user can read.
-//! - **two users** (the image's split): BotCraft as one user with `CAP_SETUID`, `CAP_SETGID`
-//!   and `CAP_KILL`, PID 1 of its own PID namespace a shell holding the secrets in its
+//! - **two users** (the image's split): BotCraft as one user, its binary holding `CAP_SETUID`,
+//!   `CAP_SETGID` and `CAP_KILL` as permitted file capabilities (the image's `setcap … +p`), PID 1 of its own PID namespace a shell holding the secrets in its
 //!   environment (as tini does with `docker run -e`), and the tools as another user
 //!   (`BOTCRAFT_TOOL_USER`). Everything is protected, and forge-bash still sees the
 //!   deployment's own variables (`BOTCRAFT_TOOL_ENV_FILE`). It needs root to build; without
@@ -20,6 +20,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
+use anyhow::Context;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
@@ -166,7 +167,20 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         chown(&workspace, tools)?;
         chown(&bash_logs, tools)?;
     }
-    let botcraft = env!("CARGO_BIN_EXE_botcraft");
+    let mut botcraft = std::path::PathBuf::from(env!("CARGO_BIN_EXE_botcraft"));
+    if layout == Layout::TwoUsers {
+        // A copy of the binary with the image's file capabilities.
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin)?;
+        std::fs::copy(&botcraft, bin.join("botcraft"))?;
+        botcraft = bin.join("botcraft");
+        let setcap = Command::new("setcap")
+            .args(["cap_setuid,cap_setgid,cap_kill+p"])
+            .arg(&botcraft)
+            .status()
+            .context("setcap (Debian's libcap2-bin)")?;
+        anyhow::ensure!(setcap.success(), "setcap on {}", botcraft.display());
+    }
     let serve = ["serve", "--addr", "127.0.0.1:0"];
     let setpriv = [
         format!("--reuid={BOTCRAFT_UID}"),
@@ -179,24 +193,17 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
             command
                 .args(["--pid", "--fork", "--mount-proc", "--kill-child", "setpriv"])
                 .args(&setpriv)
-                .args([
-                    "--inh-caps=+setuid,+setgid,+kill",
-                    "--ambient-caps=+setuid,+setgid,+kill",
-                    "--",
-                    "sh",
-                    "-c",
-                    r#""$0" serve --addr 127.0.0.1:0 & wait"#,
-                    botcraft,
-                ]);
+                .args(["--", "sh", "-c", r#""$0" serve --addr 127.0.0.1:0 & wait"#])
+                .arg(&botcraft);
             command
         }
         (Layout::OneUser, true) => {
             let mut command = Command::new("setpriv");
-            command.args(&setpriv).arg("--").arg(botcraft).args(serve);
+            command.args(&setpriv).arg("--").arg(&botcraft).args(serve);
             command
         }
         (Layout::OneUser, false) => {
-            let mut command = Command::new(botcraft);
+            let mut command = Command::new(&botcraft);
             command.args(serve);
             command
         }

@@ -9,8 +9,12 @@
 //!   clears it).
 //! - BotCraft needs `CAP_SETUID` and `CAP_SETGID` to switch, and `CAP_KILL` to stop and reap
 //!   processes of another user: root has them; the image gives them to the `botcraft`
-//!   binary as file capabilities (`setcap cap_setuid,cap_setgid,cap_kill+ep`).
-//!   [`RunAs::check_capabilities`] says at startup which one is missing.
+//!   binary as *permitted* file capabilities (`setcap cap_setuid,cap_setgid,cap_kill+p`,
+//!   no effective bit, so the binary still runs where they are dropped, as in a
+//!   `--cap-drop ALL` container or the seed's init container). BotCraft makes them effective
+//!   with [`raise_effective_capabilities`] before it starts any thread (capabilities are per
+//!   thread, and a child gets those of the thread that forks it);
+//!   [`RunAs::check_capabilities`] then says which one is missing.
 //! - The server's `HOME`, `USER` and `LOGNAME` become the tool user's ([`RunAs::apply_env`]):
 //!   BotCraft's `HOME` is its data folder in the image.
 
@@ -105,7 +109,8 @@ impl RunAs {
         }
     }
 
-    /// Fail unless this process may switch to the user and signal its processes.
+    /// Fail unless this process may switch to the user and signal its processes (after
+    /// [`raise_effective_capabilities`]).
     pub fn check_capabilities(&self) -> Result<(), RunAsError> {
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
         let effective = status
@@ -156,6 +161,63 @@ impl RunAs {
             return Err(std::io::Error::other("the privilege drop did not hold"));
         }
         Ok(())
+    }
+}
+
+/// `capget`/`capset`'s header (`_LINUX_CAPABILITY_VERSION_3`, this process).
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+/// One 32-bit half of the capability sets.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+/// Effective := permitted, for the calling thread and the threads it starts afterwards: call
+/// it on the main thread before the async runtime exists. Without permitted capabilities it
+/// changes nothing.
+#[allow(unsafe_code)]
+pub fn raise_effective_capabilities() -> std::io::Result<()> {
+    let mut header = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget(2) with a valid header and room for the two halves version 3 writes.
+    let got = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &mut header as *mut CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    if got != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    for half in &mut data {
+        half.effective = half.permitted;
+    }
+    // SAFETY: capset(2) with the header and data capget filled in.
+    let set = unsafe {
+        libc::syscall(
+            libc::SYS_capset,
+            &mut header as *mut CapHeader,
+            data.as_ptr(),
+        )
+    };
+    if set == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
 }
 
