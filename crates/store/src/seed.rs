@@ -89,10 +89,7 @@ impl SeedConfig {
 
     /// The seeded servers, in the seed's order.
     pub fn servers(&self) -> Vec<McpServerSpec> {
-        // Commands start in the workspace (not in BotCraft's working folder, its data folder
-        // in the image).
-        let mut bash = McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"))
-            .env("FORGE_BASH_CWD", &self.workspace_root);
+        let mut bash = McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"));
         if let Some(file) = &self.bash_env_file {
             bash = bash.env("FORGE_BASH_ENV_FILE", file);
         }
