@@ -61,11 +61,36 @@ pub struct ServeArgs {
     /// Request bodies larger than this are refused (413).
     #[arg(long, default_value_t = http_api::DEFAULT_MAX_BODY_BYTES, value_name = "BYTES")]
     max_body_bytes: usize,
+    /// A client must send a request's header within this (and a kept-alive connection idle
+    /// this long is closed).
+    #[arg(
+        long,
+        env = "BOTCRAFT_HEADER_READ_TIMEOUT_SECONDS",
+        default_value = "10",
+        value_name = "SECONDS"
+    )]
+    header_read_timeout_seconds: u64,
+    /// Connections open at once; more wait to be accepted.
+    #[arg(
+        long,
+        env = "BOTCRAFT_MAX_CONNECTIONS",
+        default_value_t = http_api::listener::DEFAULT_MAX_CONNECTIONS,
+        value_name = "N"
+    )]
+    max_connections: usize,
+    /// A chat request with more messages is refused (413 `too_many_messages`).
+    #[arg(
+        long,
+        env = "BOTCRAFT_MAX_CHAT_MESSAGES",
+        default_value_t = http_api::DEFAULT_MAX_CHAT_MESSAGES,
+        value_name = "N"
+    )]
+    max_chat_messages: usize,
     /// A provider silent for this long (before or during a stream) has stalled.
     #[arg(long, default_value = "120", value_name = "SECONDS")]
     provider_idle_seconds: u64,
     /// Keys of the `/mcp` gateway, one bot each: `forge=KEY1,other=KEY2` (a key names its
-    /// bot). Without it `/mcp` is not served.
+    /// bot). Bot keys made with `botcraft keys create --role bot` work too.
     #[arg(long, env = mcp_gateway::BOT_KEYS_ENV, hide_env_values = true)]
     bot_keys: Option<String>,
     /// `Host` values `/mcp` accepts besides loopback (comma-separated), for a deployment
@@ -143,6 +168,15 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let run_as = tool_user(args.tool_user.as_deref())?;
+    // Orphans of the servers (a killed forge-bash's commands, setsid grandchildren)
+    // re-parent to botcraft, which ends and reaps them (mcp_lifecycle::reaper).
+    let reap_orphans = match mcp_lifecycle::reaper::become_subreaper() {
+        Ok(()) => true,
+        Err(error) => {
+            eprintln!("botcraft: cannot become the subreaper of the MCP servers: {error}");
+            false
+        }
+    };
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     if let Some(file) = &args.seed.tool_env_file {
         let count = mcp_lifecycle::write_deployment_env(file, &env)
@@ -159,6 +193,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             env_policy: mcp_lifecycle::EnvPolicy::with_extra(&args.server_env),
             pid_registry: Some(args.data.data_dir.join("pids")),
             run_as,
+            reap_orphans,
             ..ManagerSettings::default()
         },
     );
@@ -225,6 +260,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let config = ApiConfig {
         api_keys: ApiKeys::new(&keys).with(&chat_keys, http_api::Role::Chat),
         max_body_bytes: args.max_body_bytes,
+        max_chat_messages: args.max_chat_messages,
         redactor: Redactor::new(secrets),
         catalogs: http_api::ToolCatalogs::new(search_index::SearchIndexes::new(
             embedder,
@@ -234,7 +270,12 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     };
     let metrics = observability::BotCraftMetrics::new()?;
     record_server_metrics(&manager, &metrics);
-    start_always_on(&manager).await;
+    // Always-on servers start in the background: the API (and /api/health, which says what
+    // is running) answers from the first moment; /api/health/ready says when they run.
+    tokio::spawn({
+        let manager = Arc::clone(&manager);
+        async move { start_always_on(&manager).await }
+    });
     let health_loop = manager.start_health_check_loop();
 
     let turns = CancellationToken::new();
@@ -280,24 +321,26 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     };
     let backend = Arc::new(mcp_gateway::ToolsetBackend::new(toolsets.clone()));
     eprintln!("botcraft: MCP gateway at /mcp (bot keys: BOTCRAFT_BOT_KEYS and `botcraft keys`)");
-    let router = router.merge(mcp_gateway::mcp_router(
-        backend,
-        mcp_gateway::KeyPolicy::Keys(keys),
-        &config,
-    ));
+    let gateway = mcp_gateway::mcp_router(backend, mcp_gateway::KeyPolicy::Keys(keys), &config)
+        .layer(axum::middleware::from_fn_with_state(
+            args.max_body_bytes,
+            http_api::routes::refuse_declared_oversize,
+        ));
+    let router = router.merge(gateway);
     // One Origin rule in front of everything: the API, the dashboard and /mcp.
     let router = http_api::origin::guard(
         router,
         http_api::origin::OriginPolicy::new(&args.allowed_hosts, &args.allowed_origins),
     );
-    // Small SSE and JSON answers go out at once: without TCP_NODELAY, Nagle holds the second
-    // write of a response until the client's delayed ACK (~40 ms on a kept-alive connection).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp: &mut tokio::net::TcpStream| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = axum::serve(listener, router)
-        .with_graceful_shutdown(async move { graceful.cancelled().await });
-    let mut server = tokio::spawn(async move { server.await });
+    // A header-read timeout (slowloris clients and idle connections end within seconds), a
+    // connection cap, TCP_NODELAY (small SSE and JSON answers go out at once), graceful drain.
+    let limits = http_api::listener::ConnectionLimits {
+        header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds.max(1)),
+        max_connections: args.max_connections,
+    };
+    let mut server = tokio::spawn(http_api::listener::serve(
+        listener, router, limits, graceful,
+    ));
     tokio::select! {
         () = shutdown_signal() => {}
         result = &mut server => {
@@ -310,6 +353,9 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     eprintln!("botcraft: shutting down; draining chat streams (up to {drain:?})");
     stop_accepting.cancel();
     sessions.cancel();
+    // A server still in `initialize` (up to its initTimeout) would hold its caller's
+    // request, and so the drain: abandon the starts now.
+    manager.begin_shutdown();
     if tokio::time::timeout(drain, &mut server).await.is_err() {
         eprintln!("botcraft: drain deadline passed; cancelling running turns");
         turns.cancel();

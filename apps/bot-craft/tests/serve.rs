@@ -80,6 +80,10 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
             &["--bot-keys", "forge=serve-test-bot-key"],
         )
     })?;
+    // Always-on servers start in the background once BotCraft listens.
+    tokio::task::block_in_place(|| {
+        served.wait_for_lines(&["forge-bash running", "forge-filesystem running"])
+    })?;
     let startup = served.lines.join("\n");
     for expected in [
         "empty store seeded",
@@ -88,6 +92,13 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     ] {
         assert!(startup.contains(expected), "{expected:?} in {startup}");
     }
+    let ready = reqwest::get(format!("{}/api/health/ready", served.url)).await?;
+    assert_eq!(ready.status().as_u16(), 200);
+    let live = reqwest::get(format!("{}/api/health/live", served.url)).await?;
+    assert_eq!(
+        live.json::<Value>().await?,
+        serde_json::json!({"status": "alive"})
+    );
 
     let health: Value = reqwest::Client::new()
         .get(format!("{}/api/health", served.url))

@@ -311,9 +311,15 @@ fn kubernetes_probes_and_ports_match_the_image() {
         .and_then(|ports| ports.iter().find(|p| p["name"] == "http"))
         .expect("a port named http");
     assert_eq!(http["containerPort"].as_u64(), Some(port));
-    for probe in ["startupProbe", "livenessProbe", "readinessProbe"] {
+    // Liveness (and startup) on /api/health/live, readiness on /api/health/ready: both
+    // routes of the API (`http_api::routes`).
+    for (probe, path) in [
+        ("startupProbe", "/api/health/live"),
+        ("livenessProbe", "/api/health/live"),
+        ("readinessProbe", "/api/health/ready"),
+    ] {
         let get = &app[probe]["httpGet"];
-        assert_eq!(get["path"], HEALTH_PATH, "{probe}");
+        assert_eq!(get["path"], path, "{probe}");
         assert_eq!(get["port"], "http", "{probe}");
     }
     let config = manifests

@@ -138,6 +138,11 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::NotConfigured { .. } | LifecycleError::EnvNotAllowed { .. } => {
                 Self::new(StatusCode::CONFLICT, "server_not_configured", message)
             }
+            LifecycleError::BackingOff { .. } => Self::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "server_backing_off",
+                message,
+            ),
             LifecycleError::CallTimeout { .. } => {
                 Self::new(StatusCode::GATEWAY_TIMEOUT, "tool_timeout", message)
             }

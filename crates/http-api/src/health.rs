@@ -87,6 +87,27 @@ pub async fn health(State(state): State<AppState>, headers: HeaderMap) -> Json<V
     })
 }
 
+/// `GET /api/health/live`: BotCraft's process answers (Kubernetes' liveness). Always 200.
+pub async fn live() -> Json<Value> {
+    Json(json!({"status": "alive"}))
+}
+
+/// `GET /api/health/ready`: every always-on server is running (Kubernetes' readiness): 200
+/// with the public report, else 503 with it.
+pub async fn ready(State(state): State<AppState>) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let report = public_report(&health_report(
+        &state.manager.get_all_statuses(),
+        &state.config.catalogs.mode(),
+    ));
+    let status = if report["status"] == "healthy" {
+        axum::http::StatusCode::OK
+    } else {
+        axum::http::StatusCode::SERVICE_UNAVAILABLE
+    };
+    (status, Json(report)).into_response()
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

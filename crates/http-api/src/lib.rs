@@ -14,6 +14,7 @@
 //! - [`tool_loading`]: eager / deferred / auto loading of a turn's tools, metered per step;
 //!   [`catalogs`]: the `tool_search` indexes, rebuilt only when a catalog changes;
 //! - `GET /api/tools/search` ([`routes::tools`]) over the cached catalogs;
+//! - [`listener`]: serving over TCP with a header-read timeout and a connection cap;
 //! - [`turn_metrics`]: provider requests and tool searches of a turn, into the metrics
 //!   served at `GET /metrics` (public).
 
@@ -22,6 +23,7 @@ pub mod catalogs;
 pub mod error;
 pub mod executor;
 pub mod health;
+pub mod listener;
 pub mod native_tools;
 pub mod openapi;
 pub mod origin;
@@ -41,7 +43,9 @@ pub use executor::McpToolExecutor;
 pub use native_tools::default_native_tools;
 pub use redact::Redactor;
 pub use routes::RouteSpec;
-pub use state::{ApiConfig, AppState, DEFAULT_MAX_BODY_BYTES, new_toolsets};
+pub use state::{
+    ApiConfig, AppState, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHAT_MESSAGES, new_toolsets,
+};
 
 use axum::Router;
 

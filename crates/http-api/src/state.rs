@@ -17,14 +17,19 @@ use crate::redact::Redactor;
 
 /// Default limit of a request body: 4 MiB (a long chat history fits).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
+/// Default limit of messages in one chat request.
+pub const DEFAULT_MAX_CHAT_MESSAGES: usize = 1_000;
 
 /// The HTTP layer's settings, parsed once at the edge.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
     /// Keys accepted in `Authorization: Bearer <key>`.
     pub api_keys: ApiKeys,
-    /// Requests with a larger body are refused with 413.
+    /// Requests with a larger body are refused with 413 (at once when `Content-Length`
+    /// says so).
     pub max_body_bytes: usize,
+    /// A chat request with more messages is refused with 413 `too_many_messages`.
+    pub max_chat_messages: usize,
     /// Deadline of a native tool call (MCP calls use their server's timeouts).
     pub native_tool_timeout: Duration,
     /// After a client hangs up, how long the turn's tool calls get to wind down.
@@ -46,6 +51,7 @@ impl Default for ApiConfig {
         Self {
             api_keys: ApiKeys::default(),
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_chat_messages: DEFAULT_MAX_CHAT_MESSAGES,
             native_tool_timeout: Duration::from_secs(60),
             cancel_grace: Duration::from_secs(5),
             max_output_tokens: None,

@@ -70,6 +70,10 @@ pub struct ManagerSettings {
     pub stderr_lines: usize,
     /// Run every server process as this user (`BOTCRAFT_TOOL_USER`); `None`: as BotCraft.
     pub run_as: Option<crate::run_as::RunAs>,
+    /// End and reap what servers leave behind (`reaper`): only in a process that is a child
+    /// subreaper and starts no children but its servers (`botcraft serve`), never in a test
+    /// process that runs other children.
+    pub reap_orphans: bool,
 }
 
 impl Default for ManagerSettings {
@@ -84,6 +88,7 @@ impl Default for ManagerSettings {
             pid_registry: None,
             stderr_lines: 200,
             run_as: None,
+            reap_orphans: false,
         }
     }
 }

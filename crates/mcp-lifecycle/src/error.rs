@@ -106,6 +106,17 @@ pub enum LifecycleError {
         #[source]
         source: Arc<rmcp::ServiceError>,
     },
+    #[error(
+        "MCP server {server:?} failed to start ({failures} time(s) in a row: {cause}); it is left alone for {retry_in_ms} ms more, unless started explicitly"
+    )]
+    BackingOff {
+        server: String,
+        retry_in_ms: u64,
+        failures: u32,
+        cause: String,
+    },
+    #[error("MCP server {server:?} was stopped while it started")]
+    StartCancelled { server: String },
     #[error("MCP server {server:?} has no cached tool list (its tools were never listed)")]
     NoCachedTools { server: String },
     #[error("MCP server {server:?}: the cached tool list does not parse")]

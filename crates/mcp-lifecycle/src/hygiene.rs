@@ -83,9 +83,30 @@ fn to_pid(pid: u32) -> Option<Pid> {
     i32::try_from(pid).ok().map(Pid::from_raw)
 }
 
-/// Send `signal` to the group led by `leader` and to every process of `snapshot` still alive.
-pub fn signal_tree(leader: u32, snapshot: &BTreeSet<ProcessId>, signal: Signal) {
-    if let Some(pgid) = to_pid(leader) {
+/// Whether the group id `leader` still names the group of that leader: the leader is not
+/// reaped yet (the same start time, zombie or not), or no process holds the pid (the kernel
+/// never hands out a pid that is a live group's id, so the group, if any, is still ours). A
+/// pid held by another process means ours was reaped and the pid reused, with a group of
+/// its own (every server leads one): never signal that one.
+fn group_is_ours(leader: u32, start_time: Option<u64>) -> bool {
+    match (stat(leader), start_time) {
+        (None, _) => true,
+        (Some(now), Some(start)) => now.start_time == start,
+        (Some(_), None) => false,
+    }
+}
+
+/// Send `signal` to the group led by `leader` (its start time `leader_start`, when known;
+/// see [`group_is_ours`]) and to every process of `snapshot` still alive.
+pub fn signal_tree(
+    leader: u32,
+    leader_start: Option<u64>,
+    snapshot: &BTreeSet<ProcessId>,
+    signal: Signal,
+) {
+    if let Some(pgid) = to_pid(leader)
+        && group_is_ours(leader, leader_start)
+    {
         // ESRCH (the group is empty) is the good case.
         let _ = killpg(pgid, signal);
     }
@@ -115,11 +136,48 @@ pub async fn wait_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool
     }
 }
 
+/// `pid start_time` lines.
+fn parse_entries(text: &str) -> BTreeSet<ProcessId> {
+    text.lines()
+        .filter_map(|line| {
+            let (pid, start) = line.split_once(' ')?;
+            Some(ProcessId {
+                pid: pid.parse().ok()?,
+                start_time: start.parse().ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Every process in `/proc` with its parent and state.
+pub(crate) fn process_table() -> Vec<(ProcessId, u32, char)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| {
+            stat(pid).map(|s| {
+                (
+                    ProcessId {
+                        pid,
+                        start_time: s.start_time,
+                    },
+                    s.ppid,
+                    s.state,
+                )
+            })
+        })
+        .collect()
+}
+
 /// The file of running server leaders: one `pid start_time` line each.
 #[derive(Debug)]
 pub struct PidRegistry {
     path: PathBuf,
     lock: Mutex<()>,
+    /// Held while a server is spawned and recorded, and while the orphan sweep runs.
+    gate: Mutex<()>,
 }
 
 impl PidRegistry {
@@ -127,6 +185,45 @@ impl PidRegistry {
         Self {
             path: path.into(),
             lock: Mutex::new(()),
+            gate: Mutex::new(()),
+        }
+    }
+
+    /// Held while a server is spawned and recorded, and while the orphan sweep runs, so the
+    /// sweep never takes a server just spawned for an orphan.
+    pub fn spawn_gate(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.gate.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The recorded server processes.
+    pub fn recorded(&self) -> BTreeSet<ProcessId> {
+        let _guard = self.lock.lock();
+        self.read()
+    }
+
+    /// Where the whole tree below BotCraft is recorded (`pids.tree` beside the registry).
+    fn tree_path(&self) -> PathBuf {
+        let mut name = self
+            .path
+            .file_name()
+            .map(|n| n.to_os_string())
+            .unwrap_or_default();
+        name.push(".tree");
+        self.path.with_file_name(name)
+    }
+
+    /// Record every process below BotCraft, so a start after a SIGKILL of BotCraft ends
+    /// them all (a `setsid` grandchild too), not only the servers.
+    pub fn record_tree(&self, tree: &BTreeSet<ProcessId>) {
+        let text: String = tree
+            .iter()
+            .map(|p| format!("{} {}\n", p.pid, p.start_time))
+            .collect();
+        if std::fs::read_to_string(self.tree_path()).ok().as_deref() == Some(text.as_str()) {
+            return;
+        }
+        if let Err(error) = std::fs::write(self.tree_path(), text) {
+            tracing::warn!(path = %self.tree_path().display(), %error, "cannot write the process tree");
         }
     }
 
@@ -135,17 +232,7 @@ impl PidRegistry {
     }
 
     fn read(&self) -> BTreeSet<ProcessId> {
-        std::fs::read_to_string(&self.path)
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|line| {
-                let (pid, start) = line.split_once(' ')?;
-                Some(ProcessId {
-                    pid: pid.parse().ok()?,
-                    start_time: start.parse().ok()?,
-                })
-            })
-            .collect()
+        parse_entries(&std::fs::read_to_string(&self.path).unwrap_or_default())
     }
 
     fn write(&self, entries: &BTreeSet<ProcessId>) {
@@ -187,7 +274,12 @@ impl PidRegistry {
             };
             if is_alive(process) {
                 let tree = descendants(process.pid);
-                signal_tree(process.pid, &tree, Signal::SIGKILL);
+                signal_tree(
+                    process.pid,
+                    Some(process.start_time),
+                    &tree,
+                    Signal::SIGKILL,
+                );
                 let _ = kill(pid, Signal::SIGKILL);
                 reaped.push(process.pid);
             } else if stat(process.pid).is_none_or(|s| s.start_time == process.start_time)
@@ -197,6 +289,20 @@ impl PidRegistry {
             }
         }
         self.write(&BTreeSet::new());
+        // The tree recorded below the last BotCraft: each process that is still the same
+        // process (start time checked) is killed.
+        let tree = parse_entries(&std::fs::read_to_string(self.tree_path()).unwrap_or_default());
+        for process in tree {
+            if is_alive(process)
+                && let Some(pid) = to_pid(process.pid)
+                && kill(pid, Signal::SIGKILL).is_ok()
+            {
+                reaped.push(process.pid);
+            }
+        }
+        let _ = std::fs::remove_file(self.tree_path());
+        reaped.sort_unstable();
+        reaped.dedup();
         reaped
     }
 }

@@ -44,6 +44,17 @@ pub(crate) struct SlotState {
     pub last_stderr: Vec<String>,
     pub tools: Option<Arc<Vec<Tool>>>,
     pub last_activity: tokio::time::Instant,
+    /// Failed starts in a row, and when an on-demand start (a listing, a call) may try again.
+    pub start_failures: u32,
+    pub retry_at: Option<tokio::time::Instant>,
+}
+
+/// Who asks for a server to run: an operator or the manager itself (start now, whatever
+/// failed before), or a listing or call that wants it (waits out the start backoff).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Demand {
+    Explicit,
+    OnDemand,
 }
 
 impl Phase {
@@ -80,6 +91,8 @@ pub(crate) struct Slot {
     pub state: Mutex<SlotState>,
     pub in_flight: AtomicUsize,
     pub leases: AtomicUsize,
+    /// Cancels the start in progress (a new token for each start).
+    pub start_cancel: Mutex<CancellationToken>,
 }
 
 impl Slot {
@@ -97,9 +110,12 @@ impl Slot {
                 last_stderr: Vec::new(),
                 tools: None,
                 last_activity: tokio::time::Instant::now(),
+                start_failures: 0,
+                retry_at: None,
             }),
             in_flight: AtomicUsize::new(0),
             leases: AtomicUsize::new(0),
+            start_cancel: Mutex::new(CancellationToken::new()),
         }
     }
 
@@ -121,6 +137,24 @@ impl Slot {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The token of the current (or next) start.
+    pub fn start_cancel(&self) -> CancellationToken {
+        self.start_cancel
+            .lock()
+            .map(|token| token.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    /// A fresh token for a start beginning now.
+    fn new_start_cancel(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        match self.start_cancel.lock() {
+            Ok(mut current) => *current = token.clone(),
+            Err(poisoned) => *poisoned.into_inner() = token.clone(),
+        }
+        token
+    }
+
     pub fn touch(&self) {
         self.lock().last_activity = tokio::time::Instant::now();
     }
@@ -140,6 +174,8 @@ pub(crate) struct Inner {
     pub events: broadcast::Sender<ToolListEvent>,
     pub shutdown: CancellationToken,
     pub registry: Option<Arc<PidRegistry>>,
+    /// Wakes the orphan sweep (a server exited or was stopped).
+    pub sweep_now: tokio::sync::Notify,
 }
 
 /// The lifecycle of every MCP server. Cheap to share behind an `Arc`.
@@ -186,7 +222,7 @@ impl McpServerManager {
             Arc::new(registry)
         });
         let (events, _) = broadcast::channel(64);
-        Arc::new(Self {
+        let manager = Arc::new(Self {
             inner: Arc::new(Inner {
                 store,
                 settings,
@@ -194,8 +230,55 @@ impl McpServerManager {
                 events,
                 shutdown: CancellationToken::new(),
                 registry,
+                sweep_now: tokio::sync::Notify::new(),
             }),
-        })
+        });
+        if manager.inner.settings.reap_orphans {
+            manager.spawn_sweeper();
+        }
+        manager
+    }
+
+    /// The orphan sweep (`reaper`), every `SWEEP_INTERVAL` and after each exit or stop,
+    /// until shutdown. Needs the pid registry, which tells servers from orphans.
+    fn spawn_sweeper(&self) {
+        let Some(registry) = self.inner.registry.clone() else {
+            tracing::warn!("orphan reaping needs the pid registry; not sweeping");
+            return;
+        };
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            loop {
+                let Some(strong) = inner.upgrade() else {
+                    return;
+                };
+                let woken = async {
+                    tokio::select! {
+                        () = tokio::time::sleep(crate::reaper::SWEEP_INTERVAL) => false,
+                        () = strong.sweep_now.notified() => false,
+                        () = strong.shutdown.cancelled() => true,
+                    }
+                };
+                let last = woken.await;
+                drop(strong);
+                let registry = registry.clone();
+                let swept = tokio::task::spawn_blocking(move || crate::reaper::sweep(&registry))
+                    .await
+                    .unwrap_or_default();
+                if !swept.killed.is_empty() {
+                    let pids: Vec<u32> = swept.killed.iter().map(|p| p.pid).collect();
+                    tracing::warn!(?pids, "ended processes that MCP servers left behind");
+                }
+                if last {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Run the orphan sweep now (after a server exited or was stopped).
+    pub(crate) fn sweep_soon(&self) {
+        self.inner.sweep_now.notify_one();
     }
 
     pub(crate) fn slots(&self) -> Vec<(String, Arc<Slot>)> {
@@ -288,16 +371,36 @@ impl McpServerManager {
         server: &str,
     ) -> Result<Arc<McpProcess>, LifecycleError> {
         let slot = self.slot(server)?;
-        self.ensure_slot_running(server, &slot).await
+        self.ensure_slot_running(server, &slot, Demand::Explicit)
+            .await
     }
 
     async fn ensure_slot_running(
         &self,
         server: &str,
         slot: &Arc<Slot>,
+        demand: Demand,
     ) -> Result<Arc<McpProcess>, LifecycleError> {
         let start = {
             let mut state = slot.lock();
+            if demand == Demand::OnDemand
+                && matches!(state.phase, Phase::Error)
+                && let Some(retry_at) = state.retry_at
+            {
+                let now = tokio::time::Instant::now();
+                if now < retry_at {
+                    return Err(LifecycleError::BackingOff {
+                        server: server.to_owned(),
+                        retry_in_ms: u64::try_from((retry_at - now).as_millis())
+                            .unwrap_or(u64::MAX),
+                        failures: state.start_failures,
+                        cause: state
+                            .last_error
+                            .as_ref()
+                            .map_or_else(String::new, ToString::to_string),
+                    });
+                }
+            }
             match &state.phase {
                 Phase::Running(process) => return Ok(process.clone()),
                 Phase::Starting(start) => start.clone(),
@@ -310,6 +413,7 @@ impl McpServerManager {
                     });
                 }
                 Phase::Stopped | Phase::Error => {
+                    slot.new_start_cancel();
                     let start = self.start_future(slot.clone());
                     state.set(Phase::Starting(start.clone()));
                     start
@@ -357,16 +461,14 @@ impl McpServerManager {
                 if let Some(run_as) = &settings.run_as {
                     run_as.apply_env(&mut env);
                 }
-                McpProcess::start(
-                    &config,
-                    &env,
-                    settings.run_as.as_ref(),
-                    settings.stderr_lines,
-                    settings.stop_grace,
-                    self.inner.registry.clone(),
-                    changed_tx,
-                )
-                .await
+                let options = crate::process::StartOptions {
+                    run_as: settings.run_as.as_ref(),
+                    stderr_lines: settings.stderr_lines,
+                    stop_grace: settings.stop_grace,
+                    registry: self.inner.registry.clone(),
+                    cancel: slot.start_cancel(),
+                };
+                McpProcess::start(&config, &env, options, changed_tx).await
             }
             (None, Err(error)) => Err(error),
         };
@@ -376,6 +478,7 @@ impl McpServerManager {
                 let mut state = slot.lock();
                 state.set(Phase::Error);
                 state.last_error = Some(error.clone());
+                note_start_failure(&mut state, &settings.restart);
                 if let LifecycleError::InitFailed {
                     exit, stderr_tail, ..
                 } = &error
@@ -395,6 +498,7 @@ impl McpServerManager {
                 let mut state = slot.lock();
                 state.set(Phase::Error);
                 state.last_error = Some(error.clone());
+                note_start_failure(&mut state, &settings.restart);
                 return Err(error);
             }
         };
@@ -403,6 +507,8 @@ impl McpServerManager {
             state.set(Phase::Running(process.clone()));
             state.last_activity = tokio::time::Instant::now();
             state.last_error = None;
+            state.start_failures = 0;
+            state.retry_at = None;
         }
         tracing::info!(server = %config.name, pid = ?process.pid(), tools = tools.len(), "MCP server running");
         tool_lists::publish(self, &slot, &config, tools).await;
@@ -449,6 +555,7 @@ impl McpServerManager {
                 tracing::warn!(server = %config.name, %exit, "MCP server exited");
                 // Reap what it left behind (a setsid grandchild, the rest of its group).
                 process.stop(manager.inner.settings.stop_grace).await;
+                manager.sweep_soon();
                 let stable = process.uptime() >= manager.inner.settings.restart.stable_after;
                 if config.always_on {
                     manager.schedule_restart(slot, stable);
@@ -493,7 +600,10 @@ impl McpServerManager {
                     return; // started or stopped by someone else meanwhile
                 }
                 slot.lock().restarts += 1;
-                match manager.ensure_slot_running(&config.name, &slot).await {
+                match manager
+                    .ensure_slot_running(&config.name, &slot, Demand::Explicit)
+                    .await
+                {
                     Ok(_) => return,
                     Err(_) => {
                         let mut state = slot.lock();
@@ -512,7 +622,11 @@ impl McpServerManager {
         };
         let process = match previous {
             Phase::Running(process) => Some(process),
-            Phase::Starting(start) => start.await.ok(),
+            Phase::Starting(start) => {
+                // Abandon the start: its tree ends now, not when initialize times out.
+                slot.start_cancel().cancel();
+                start.await.ok()
+            }
             Phase::Stopped | Phase::Stopping | Phase::Error => None,
         };
         if let Some(process) = process {
@@ -522,6 +636,7 @@ impl McpServerManager {
             state.last_stderr = process.stderr_tail();
         }
         slot.lock().set(Phase::Stopped);
+        self.sweep_soon();
     }
 
     /// Stop `server` (close stdin, TERM, KILL its whole tree).
@@ -540,7 +655,8 @@ impl McpServerManager {
     /// The tools of `server`, starting it if needed.
     pub async fn get_tools(&self, server: &str) -> Result<Arc<Vec<Tool>>, LifecycleError> {
         let slot = self.slot(server)?;
-        self.ensure_slot_running(server, &slot).await?;
+        self.ensure_slot_running(server, &slot, Demand::OnDemand)
+            .await?;
         Ok(slot.lock().tools.clone().unwrap_or_default())
     }
 
@@ -553,7 +669,9 @@ impl McpServerManager {
     ) -> Result<CallToolResult, LifecycleError> {
         let slot = self.slot(server)?;
         let _in_flight = InFlight::new(slot.clone());
-        let process = self.ensure_slot_running(server, &slot).await?;
+        let process = self
+            .ensure_slot_running(server, &slot, Demand::OnDemand)
+            .await?;
         let timeout = slot.config().call_timeout;
         process.call_tool(tool, arguments, timeout).await
     }
@@ -567,7 +685,7 @@ impl McpServerManager {
             .filter(|(_, slot)| slot.config().always_on)
             .collect();
         let starts = always_on.iter().map(|(name, slot)| async move {
-            let result = self.ensure_slot_running(name, slot).await;
+            let result = self.ensure_slot_running(name, slot, Demand::Explicit).await;
             (slot.clone(), result)
         });
         let mut failures = Vec::new();
@@ -578,6 +696,42 @@ impl McpServerManager {
             }
         }
         failures
+    }
+
+    /// Start, in the background, every always-on server that is stopped (one just created or
+    /// switched on); one that fails is restarted with backoff up to the crash-loop limit.
+    /// Returns at once.
+    pub fn reach_always_on(self: &Arc<Self>) {
+        let stopped: Vec<(String, Arc<Slot>)> = self
+            .slots()
+            .into_iter()
+            .filter(|(_, slot)| {
+                slot.config().always_on && matches!(slot.lock().phase, Phase::Stopped)
+            })
+            .collect();
+        for (name, slot) in stopped {
+            let manager = Arc::clone(self);
+            tokio::spawn(async move {
+                if let Err(error) = manager
+                    .ensure_slot_running(&name, &slot, Demand::Explicit)
+                    .await
+                {
+                    tracing::warn!(server = %name, %error, "always-on MCP server failed to start; retrying with backoff");
+                    manager.schedule_restart(slot, false);
+                }
+            });
+        }
+    }
+
+    /// Shutdown begins: starts in progress are abandoned at once (their trees ended, their
+    /// callers answered), and nothing restarts. Servers keep running until [`Self::stop_all`].
+    pub fn begin_shutdown(&self) {
+        self.inner.shutdown.cancel();
+        for (_, slot) in self.slots() {
+            if matches!(slot.lock().phase, Phase::Starting(_)) {
+                slot.start_cancel().cancel();
+            }
+        }
     }
 
     /// Stop every server; no restart happens afterwards.
@@ -637,4 +791,11 @@ impl McpServerManager {
             _ => state.last_stderr.clone(),
         })
     }
+}
+
+/// A start failed: on-demand starts wait the restart policy's backoff for this many failures
+/// in a row (no jitter, so the remaining time can be told), explicit starts do not.
+fn note_start_failure(state: &mut SlotState, policy: &crate::restart::RestartPolicy) {
+    state.start_failures = state.start_failures.saturating_add(1);
+    state.retry_at = Some(tokio::time::Instant::now() + policy.start_backoff(state.start_failures));
 }

@@ -44,6 +44,7 @@ enum Backing {
     Child {
         pid: u32,
         identity: Option<ProcessId>,
+        tree: KnownTree,
     },
     /// A task of this process, spoken to over an in-memory pipe.
     InProcess { task: AbortHandle },
@@ -54,6 +55,22 @@ enum HandshakeFailure {
     TimedOut,
     Refused(Box<rmcp::service::ClientInitializeError>),
     Exited,
+    /// The server was stopped (or BotCraft shut down) while it started.
+    Cancelled,
+}
+
+/// How [`McpProcess::start`] runs a server process.
+pub struct StartOptions<'a> {
+    /// The user it runs as (`None`: BotCraft's).
+    pub run_as: Option<&'a crate::run_as::RunAs>,
+    /// Lines of stderr kept.
+    pub stderr_lines: usize,
+    /// How long a failed start waits for the tree to go.
+    pub stop_grace: Duration,
+    /// Where the process is recorded while it runs.
+    pub registry: Option<Arc<PidRegistry>>,
+    /// Fired to abandon the start: the tree is ended, the start fails at once.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 const NO_EXIT: ExitInfo = ExitInfo {
@@ -68,6 +85,7 @@ async fn handshake<R, W>(
     write: W,
     exit: &watch::Receiver<Option<ExitInfo>>,
     list_changed: mpsc::UnboundedSender<()>,
+    cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<RunningService<RoleClient, ClientSide>, HandshakeFailure>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
@@ -82,6 +100,7 @@ where
             Err(_elapsed) => Err(HandshakeFailure::TimedOut),
         },
         _ = exit_wait.wait_for(Option::is_some) => Err(HandshakeFailure::Exited),
+        () = cancel.cancelled() => Err(HandshakeFailure::Cancelled),
     }
 }
 
@@ -109,6 +128,9 @@ fn handshake_error(
             stderr_tail,
             source: None,
         },
+        HandshakeFailure::Cancelled => LifecycleError::StartCancelled {
+            server: config.name.clone(),
+        },
     }
 }
 
@@ -130,6 +152,26 @@ struct ChildGuard {
     pid: u32,
     identity: Option<ProcessId>,
     exited: bool,
+    /// The tree as last seen (after `initialize`): what a drop kills besides what it finds.
+    tree: KnownTree,
+}
+
+/// The descendants of a server as last seen, shared by its guard and its handle: a server
+/// that exits before a drop can look for them orphans them to PID 1, out of `/proc`'s
+/// parent links, but not out of this set.
+type KnownTree = Arc<Mutex<BTreeSet<ProcessId>>>;
+
+/// SIGKILL the group of `pid` (when still its own) and every process of the known tree and
+/// of the current one that is still the same process.
+fn kill_known_tree(pid: u32, identity: Option<ProcessId>, tree: &KnownTree) {
+    let mut snapshot = tree.lock().map(|t| t.clone()).unwrap_or_default();
+    snapshot.extend(hygiene::descendants(pid));
+    hygiene::signal_tree(
+        pid,
+        identity.map(|p| p.start_time),
+        &snapshot,
+        Signal::SIGKILL,
+    );
 }
 
 impl ChildGuard {
@@ -142,8 +184,25 @@ impl ChildGuard {
 
 impl Drop for ChildGuard {
     fn drop(&mut self) {
-        if !self.exited && self.identity.is_some_and(hygiene::is_alive) {
-            hygiene::signal_tree(self.pid, &hygiene::descendants(self.pid), Signal::SIGKILL);
+        if !self.exited {
+            kill_known_tree(self.pid, self.identity, &self.tree);
+        }
+    }
+}
+
+/// The last handle of a server that still runs is gone (the runtime dropped its tasks, say):
+/// end the tree *before* the fields go. Dropping the client first would close the server's
+/// stdin, and a server that exits on EOF orphans a `setsid` grandchild to PID 1 before the
+/// child guard could find it.
+impl Drop for McpProcess {
+    fn drop(&mut self) {
+        if let Backing::Child {
+            pid,
+            identity,
+            tree,
+        } = &self.backing
+        {
+            kill_known_tree(*pid, *identity, tree);
         }
     }
 }
@@ -162,26 +221,38 @@ impl McpProcess {
     pub async fn start(
         config: &ServerConfig,
         env: &std::collections::BTreeMap<String, String>,
-        run_as: Option<&crate::run_as::RunAs>,
-        stderr_lines: usize,
-        stop_grace: Duration,
-        registry: Option<Arc<PidRegistry>>,
+        options: StartOptions<'_>,
         list_changed: mpsc::UnboundedSender<()>,
     ) -> Result<Self, LifecycleError> {
-        let spawned = launcher::spawn(config, env, run_as)?;
+        let StartOptions {
+            run_as,
+            stderr_lines,
+            stop_grace,
+            registry,
+            cancel,
+        } = options;
+        // Spawned and recorded under the registry's gate: the orphan sweep never sees this
+        // child before it is known as a server.
+        let (spawned, identity) = {
+            let _gate = registry.as_ref().map(|registry| registry.spawn_gate());
+            let spawned = launcher::spawn(config, env, run_as)?;
+            let identity = hygiene::identify(spawned.pid);
+            if let (Some(registry), Some(identity)) = (&registry, identity) {
+                registry.record(identity);
+            }
+            (spawned, identity)
+        };
         let pid = spawned.pid;
-        let identity = hygiene::identify(pid);
-        if let (Some(registry), Some(identity)) = (&registry, identity) {
-            registry.record(identity);
-        }
         let stderr = StderrTail::new(stderr_lines);
         let stderr_task = stderr.drain(&config.name, spawned.stderr);
         let (exit_tx, exit) = watch::channel(None);
+        let tree = KnownTree::default();
         let mut guard = ChildGuard {
             child: spawned.child,
             pid,
             identity,
             exited: false,
+            tree: Arc::clone(&tree),
         };
         tokio::spawn(async move {
             // Owns the child: dropping it (runtime shutdown) kills the tree.
@@ -194,10 +265,28 @@ impl McpProcess {
             };
             let _ = exit_tx.send(Some(info));
         });
-        match handshake(config, spawned.stdout, spawned.stdin, &exit, list_changed).await {
+        match handshake(
+            config,
+            spawned.stdout,
+            spawned.stdin,
+            &exit,
+            list_changed,
+            &cancel,
+        )
+        .await
+        {
             Ok(service) => Ok(Self {
                 server: config.name.clone(),
-                backing: Backing::Child { pid, identity },
+                backing: Backing::Child {
+                    pid,
+                    identity,
+                    tree: {
+                        if let Ok(mut known) = tree.lock() {
+                            *known = hygiene::descendants(pid);
+                        }
+                        tree
+                    },
+                },
                 peer: service.peer().clone(),
                 service: tokio::sync::Mutex::new(Some(service)),
                 exit: exit.clone(),
@@ -209,7 +298,12 @@ impl McpProcess {
             Err(failure) => {
                 // Take the tree down before reading what it left on stderr.
                 let snapshot = hygiene::descendants(pid);
-                hygiene::signal_tree(pid, &snapshot, Signal::SIGKILL);
+                hygiene::signal_tree(
+                    pid,
+                    identity.map(|p| p.start_time),
+                    &snapshot,
+                    Signal::SIGKILL,
+                );
                 let mut exit_wait = exit.clone();
                 let _ = tokio::time::timeout(stop_grace, exit_wait.wait_for(Option::is_some)).await;
                 hygiene::wait_gone(&snapshot, stop_grace).await;
@@ -247,7 +341,8 @@ impl McpProcess {
             let _ = exit_tx.send(Some(info));
         });
         let (read, write) = tokio::io::split(client_end);
-        match handshake(config, read, write, &exit, list_changed).await {
+        let never = tokio_util::sync::CancellationToken::new();
+        match handshake(config, read, write, &exit, list_changed, &never).await {
             Ok(service) => Ok(Self {
                 server: config.name.clone(),
                 backing: Backing::InProcess { task: abort },
@@ -391,7 +486,11 @@ impl McpProcess {
     /// and aborted if it has not ended after `grace`.
     pub async fn stop(&self, grace: Duration) -> Option<ExitInfo> {
         match &self.backing {
-            Backing::Child { pid, identity } => self.stop_child(*pid, *identity, grace).await,
+            Backing::Child {
+                pid,
+                identity,
+                tree,
+            } => self.stop_child(*pid, *identity, tree, grace).await,
             Backing::InProcess { task } => {
                 self.close_transport(grace).await;
                 if !self.wait_exit(grace).await {
@@ -418,18 +517,26 @@ impl McpProcess {
             .is_ok()
     }
 
-    async fn stop_child(&self, pid: u32, identity: Option<ProcessId>, grace: Duration) {
+    async fn stop_child(
+        &self,
+        pid: u32,
+        identity: Option<ProcessId>,
+        tree: &KnownTree,
+        grace: Duration,
+    ) {
+        let start = identity.map(|p| p.start_time);
         let mut snapshot: BTreeSet<ProcessId> = hygiene::descendants(pid);
+        snapshot.extend(tree.lock().map(|t| t.clone()).unwrap_or_default());
         self.close_transport(grace).await;
         let exited = self.wait_exit(grace).await;
         snapshot.extend(hygiene::descendants(pid));
         let leftovers = snapshot.iter().any(|p| hygiene::is_alive(*p));
         if !exited || leftovers {
-            hygiene::signal_tree(pid, &snapshot, Signal::SIGTERM);
+            hygiene::signal_tree(pid, start, &snapshot, Signal::SIGTERM);
             self.wait_exit(grace).await;
             hygiene::wait_gone(&snapshot, grace).await;
         }
-        hygiene::signal_tree(pid, &snapshot, Signal::SIGKILL);
+        hygiene::signal_tree(pid, start, &snapshot, Signal::SIGKILL);
         self.wait_exit(grace).await;
         hygiene::wait_gone(&snapshot, grace).await;
         if let (Some(registry), Some(identity)) = (&self.registry, identity) {

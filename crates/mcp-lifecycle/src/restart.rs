@@ -50,6 +50,14 @@ impl RestartPolicy {
         RestartDecision::RestartAfter(raw.mul_f64(factor.max(0.0)).min(self.max))
     }
 
+    /// How long listings and calls leave a server alone after its `failures`-th failed start
+    /// in a row: the restart delay without jitter, never giving up (an explicit start, or the
+    /// next demand after the wait, tries again).
+    pub fn start_backoff(&self, failures: u32) -> Duration {
+        let exponent = failures.saturating_sub(1).min(30);
+        self.base.saturating_mul(1u32 << exponent).min(self.max)
+    }
+
     /// [`Self::decide_with`] with a random draw.
     pub fn decide(&self, failures: u32) -> RestartDecision {
         self.decide_with(failures, rand::random::<f64>())

@@ -11,6 +11,10 @@ pub enum ValidationError {
     BadName { entity: &'static str, name: String },
     #[error("MCP server {server:?}: command is empty")]
     EmptyCommand { server: String },
+    #[error(
+        "MCP server {server:?}: {field} holds a NUL byte or a control character (only tab and newline are allowed, in arguments and env values)"
+    )]
+    ControlCharacter { server: String, field: String },
     #[error("MCP server {server:?}: {field} must be between 1 and {max} ms, got {value}")]
     TimeoutOutOfRange {
         server: String,

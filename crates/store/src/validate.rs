@@ -92,6 +92,15 @@ fn timeout(server: &str, field: &'static str, value: i64) -> Result<(), Validati
     }
 }
 
+/// Whether `text` holds a character no process argument or environment may carry: NUL (the
+/// kernel cannot pass it) or another C0 control or DEL, tab and newline excepted where
+/// `multiline` (an argument or a value may be a script).
+fn has_control(text: &str, multiline: bool) -> bool {
+    text.chars().any(|c| {
+        (c.is_ascii_control() || c == '\u{7f}') && !(multiline && matches!(c, '\t' | '\n'))
+    })
+}
+
 /// Check an MCP server spec.
 pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
     name("MCP server", &spec.name)?;
@@ -100,6 +109,28 @@ pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
         return Err(ValidationError::EmptyCommand {
             server: server.to_owned(),
         });
+    }
+    let control = |field: String| ValidationError::ControlCharacter {
+        server: server.to_owned(),
+        field,
+    };
+    if has_control(&spec.command, false) {
+        return Err(control("command".into()));
+    }
+    if let Some(index) = spec.args.iter().position(|arg| has_control(arg, true)) {
+        return Err(control(format!("args[{index}]")));
+    }
+    for (key, value) in &spec.env {
+        if has_control(value, true) {
+            return Err(control(format!("env {key}")));
+        }
+    }
+    if spec
+        .instructions
+        .as_deref()
+        .is_some_and(|text| text.contains('\0'))
+    {
+        return Err(control("instructions".into()));
     }
     timeout(server, "timeout", spec.timeout)?;
     timeout(server, "initTimeout", spec.init_timeout)?;

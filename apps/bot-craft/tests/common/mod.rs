@@ -50,6 +50,16 @@ impl Drop for Served {
 
 impl Served {
     /// Stderr lines until one contains `needle` (kept in `lines`).
+    /// Stderr lines until each of `needles` is in some line (lines already read count).
+    pub fn wait_for_lines(&mut self, needles: &[&str]) -> anyhow::Result<()> {
+        for needle in needles {
+            if !self.lines.iter().any(|line| line.contains(needle)) {
+                self.wait_for_line(needle)?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn wait_for_line(&mut self, needle: &str) -> anyhow::Result<String> {
         loop {
             let line = self

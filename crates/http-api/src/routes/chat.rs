@@ -86,6 +86,17 @@ pub async fn chat(
     body: Result<Json<ChatRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
     let Json(request) = body?;
+    let limit = state.config.max_chat_messages;
+    if request.messages.len() > limit {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_many_messages",
+            format!(
+                "{} messages in one chat request; the limit is {limit} (BOTCRAFT_MAX_CHAT_MESSAGES)",
+                request.messages.len()
+            ),
+        ));
+    }
     let bot = find_bot(&state, &request.bot_id).await?;
     let messages = to_provider_messages(&request.messages)
         .map_err(|error| ApiError::bad_request("bad_messages", error.to_string()))?;

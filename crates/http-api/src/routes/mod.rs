@@ -93,7 +93,10 @@ const METRICS_ROUTE: RouteSpec = RouteSpec {
 
 /// The whole HTTP surface over `state`, with the routes it serves.
 pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
-    let public = RouteTable::new(Access::Public).get("/api/health", health::health);
+    let public = RouteTable::new(Access::Public)
+        .get("/api/health", health::health)
+        .get("/api/health/live", health::live)
+        .get("/api/health/ready", health::ready);
     // What a chat front end needs, and nothing that changes BotCraft or runs a tool directly.
     let chat = RouteTable::new(Access::Chat)
         .get("/api/openapi.json", openapi::document)
@@ -148,8 +151,36 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
+        .layer(middleware::from_fn_with_state(
+            state.config.max_body_bytes,
+            refuse_declared_oversize,
+        ))
         .with_state(state);
     (router, routes)
+}
+
+/// A body whose `Content-Length` is over the limit is refused before a byte of it is read:
+/// 413 at once, not after the client has sent (or failed to send) it all.
+pub async fn refuse_declared_oversize(
+    axum::extract::State(limit): axum::extract::State<usize>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let declared = request
+        .headers()
+        .get(axum::http::header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse::<u64>().ok());
+    match declared {
+        Some(length) if length > limit as u64 => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the body is {length} bytes; the limit is {limit}"),
+        )
+        .into_response(),
+        _ => next.run(request).await,
+    }
 }
 
 async fn no_route() -> ApiError {

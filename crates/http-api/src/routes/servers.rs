@@ -44,8 +44,11 @@ fn with_status(state: &AppState, server: &McpServer) -> Value {
     value
 }
 
+/// Apply the store's configs to the manager; an always-on server just created or switched
+/// on starts (in the background).
 async fn reload(state: &AppState) -> Result<(), ApiError> {
     state.manager.load_configs().await?;
+    state.manager.reach_always_on();
     Ok(())
 }
 
@@ -220,6 +223,14 @@ pub async fn call_tool(
 ) -> Result<Json<Value>, ApiError> {
     let Json(body) = body?;
     let name = managed_name(&state, &key).await?;
+    // A tool the server does not list is the caller's mistake (404), not a server failure.
+    let tools = state.manager.get_tools(&name).await?;
+    if !tools.iter().any(|listed| listed.name == tool) {
+        return Err(ApiError::not_found(
+            "unknown_tool",
+            format!("MCP server {name:?} has no tool {tool:?}; see GET /api/servers/{name}/tools"),
+        ));
+    }
     let result = state
         .manager
         .call_tool(&name, &tool, body.arguments)

@@ -164,6 +164,20 @@ async fn server_controls_logs_tools_and_a_test_call() -> anyhow::Result<()> {
         .await?
         .json()?;
     assert_eq!(called["content"][0]["text"], "hi there");
+    // A tool the server does not list is the caller's mistake: 404, not a server failure.
+    let unknown = fx
+        .send(request(
+            "POST",
+            "/api/servers/fake/tools/no_such_tool/call",
+            Some(&json!({"arguments": {}})),
+        ))
+        .await?;
+    assert_eq!(
+        (unknown.status.as_u16(), unknown.error_code()),
+        (404, "unknown_tool".to_owned()),
+        "{}",
+        unknown.body
+    );
 
     let logs = fx
         .send(request("GET", "/api/servers/fake/logs", None))

@@ -39,7 +39,36 @@ async fn bad_requests_get_json_errors_with_4xx() -> anyhow::Result<()> {
     huge.extend(std::iter::repeat_n(b'x', BODY_LIMIT + 1));
     huge.extend(br#""}"#);
     let json = "application/json";
+    // More messages than the limit (harness: MAX_CHAT_MESSAGES), each one valid.
+    let message =
+        serde_json::json!({"id": "m", "role": "user", "parts": [{"type": "text", "text": "hi"}]});
+    let too_many = serde_json::json!({"botId": "tester",
+        "messages": vec![message; super::harness::MAX_CHAT_MESSAGES + 1]})
+    .to_string()
+    .into_bytes();
+    // A Content-Length far over the limit and no body at all: refused before reading.
+    let declared = Request::builder()
+        .method("POST")
+        .uri("/api/ai/chat")
+        .header("authorization", &bearer)
+        .header("content-type", json)
+        .header("content-length", "99999999999")
+        .body(Body::from_stream(futures::stream::pending::<
+            Result<Vec<u8>, std::io::Error>,
+        >()))?;
     let cases: Vec<(&str, Request<Body>, StatusCode, &str)> = vec![
+        (
+            "a declared body over the limit, never sent",
+            declared,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+        ),
+        (
+            "too many messages",
+            raw("POST", "/api/ai/chat", Some(&bearer), json, too_many),
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_many_messages",
+        ),
         (
             "no key",
             raw("POST", "/api/ai/chat", None, json, good_chat.clone()),
@@ -180,6 +209,42 @@ async fn bad_requests_get_json_errors_with_4xx() -> anyhow::Result<()> {
                 Some(&bearer),
                 json,
                 br#"{"name": "x", "command": ""}"#.to_vec(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "a NUL byte in a command",
+            raw(
+                "POST",
+                "/api/servers",
+                Some(&bearer),
+                json,
+                br#"{"name": "x", "command": "/bin/sh\u0000-c"}"#.to_vec(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "a control character in an argument",
+            raw(
+                "POST",
+                "/api/servers",
+                Some(&bearer),
+                json,
+                br#"{"name": "x", "command": "y", "args": ["a\u001bb"]}"#.to_vec(),
+            ),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid",
+        ),
+        (
+            "a NUL byte in an env value",
+            raw(
+                "POST",
+                "/api/servers",
+                Some(&bearer),
+                json,
+                br#"{"name": "x", "command": "y", "env": {"K": "a\u0000b"}}"#.to_vec(),
             ),
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid",

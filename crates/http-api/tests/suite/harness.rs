@@ -27,6 +27,8 @@ pub const ANTHROPIC_KEY: &str = "sk-ant-test-secret-42";
 pub const WIRES: [Wire; 2] = [Wire::OpenAi, Wire::Anthropic];
 /// Body limit of the test app: small, so "huge" is cheap to send.
 pub const BODY_LIMIT: usize = 64 * 1024;
+/// The fixture's limit of messages per chat request.
+pub const MAX_CHAT_MESSAGES: usize = 50;
 
 /// A safety bound on waits that must succeed; never reached when the code works.
 pub const BOUND: Duration = Duration::from_secs(30);
@@ -143,6 +145,7 @@ impl Fixture {
             )),
             api_keys: ApiKeys::new([ADMIN_KEY]).with([CHAT_KEY], http_api::Role::Chat),
             max_body_bytes: BODY_LIMIT,
+            max_chat_messages: MAX_CHAT_MESSAGES,
             cancel_grace: Duration::from_secs(2),
             redactor: Redactor::new([OPENAI_KEY, ANTHROPIC_KEY, ADMIN_KEY, CHAT_KEY]),
             ..ApiConfig::default()

@@ -3,6 +3,7 @@ mod ai_sdk;
 mod bad_inputs;
 mod chat;
 mod harness;
+mod limits;
 mod roles;
 mod socket;
 mod tool_loading;

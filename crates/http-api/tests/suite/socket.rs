@@ -18,7 +18,14 @@ pub async fn serve(app: axum::Router) -> anyhow::Result<SocketAddr> {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move {
-        let _ = axum::serve(listener, app).await;
+        let limits = http_api::listener::ConnectionLimits::default();
+        let _ = http_api::listener::serve(
+            listener,
+            app,
+            limits,
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await;
     });
     Ok(addr)
 }

@@ -156,3 +156,61 @@ async fn unknown_server_is_a_typed_error() -> anyhow::Result<()> {
     fx.finish().await;
     Ok(())
 }
+
+/// A server that failed to start is left alone by listings and calls until its backoff has
+/// passed: they fail at once, saying how long is left; an explicit start tries again.
+#[tokio::test]
+async fn a_failed_start_backs_off_for_listings_and_calls_not_for_explicit_starts()
+-> anyhow::Result<()> {
+    let fx = Fixture::with(|settings| {
+        settings.restart.base = Duration::from_secs(600);
+        settings.restart.max = Duration::from_secs(600);
+    })
+    .await?;
+    fx.add("dies", &[("FAKE_MCP_EXIT_AT_START", "7")], |s| s)
+        .await?;
+    let first = fx.manager.get_tools("dies").await;
+    assert!(
+        matches!(first, Err(LifecycleError::InitFailed { .. })),
+        "{first:?}"
+    );
+    for attempt in 0..5 {
+        let listed = fx.manager.get_tools("dies").await;
+        let called = fx.manager.call_tool("dies", "echo", None).await;
+        for result in [listed.map(|_| ()), called.map(|_| ())] {
+            match result {
+                Err(LifecycleError::BackingOff {
+                    server,
+                    retry_in_ms,
+                    failures,
+                    cause,
+                }) => {
+                    assert_eq!((server.as_str(), failures), ("dies", 1), "{attempt}");
+                    assert!(
+                        retry_in_ms > 500_000 && retry_in_ms <= 600_000,
+                        "{retry_in_ms}"
+                    );
+                    assert!(cause.contains("dies"), "{cause}");
+                }
+                other => panic!("attempt {attempt}: expected BackingOff, got {other:?}"),
+            }
+        }
+    }
+    assert_eq!(
+        fx.started_pids("dies").len(),
+        1,
+        "listings and calls never restarted it"
+    );
+    let explicit = fx.manager.start_server("dies").await;
+    assert!(
+        matches!(explicit, Err(LifecycleError::InitFailed { .. })),
+        "{explicit:?}"
+    );
+    assert_eq!(
+        fx.started_pids("dies").len(),
+        2,
+        "an explicit start tries again"
+    );
+    fx.finish().await;
+    Ok(())
+}

@@ -41,6 +41,7 @@ pub fn settings(dir: &std::path::Path) -> ManagerSettings {
         pid_registry: Some(dir.join("pids")),
         stderr_lines: 200,
         run_as: None,
+        reap_orphans: false,
     }
 }
 

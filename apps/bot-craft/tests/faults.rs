@@ -1,0 +1,401 @@
+//! The fault suite: faults injected into a real `botcraft serve` and its real servers, each
+//! case counting the processes it made from `/proc` afterwards. Every case ends with none
+//! left, and prints how long the cleanup took.
+//!
+//! | case | fault |
+//! |---|---|
+//! | a killed forge-bash | SIGKILL forge-bash during `run "sleep 60"` |
+//! | a killed server with a `setsid` grandchild | SIGKILL the server |
+//! | botcraft killed, then restarted | SIGKILL botcraft with such a tree running; start it again on the same data folder |
+//! | failed `initialize` ×20 | a server that forks a `setsid` grandchild and exits, started 20 times |
+//! | SIGTERM during `initialize` | a server that never answers `initialize` (60 s timeout) |
+//! | a failing server and listings | 20 `/mcp` `tools/list` while a bound server fails: not tried (the cache); 20 starting listings: tried once, then told the backoff |
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+
+mod common;
+use common::{Served, alive, bin_dir, spawn_served};
+
+const KEY: &str = "faults-admin-key";
+const BOT_KEY: &str = "faults-bot-key";
+/// How long a cleanup may take before the case fails.
+const CLEANUP: Duration = Duration::from_secs(20);
+
+fn serve(data: &Path) -> anyhow::Result<Served> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_botcraft"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", data)
+        .env("BOTCRAFT_DATA_DIR", data)
+        .env("BOTCRAFT_API_KEY", KEY)
+        .env("BOTCRAFT_BOT_KEYS", format!("forge={BOT_KEY}"))
+        .env("BOTCRAFT_BIN_DIR", bin_dir()?)
+        .env("BOTCRAFT_WORKSPACE_ROOT", data.join("workspace"))
+        .env("BOTCRAFT_REPO_ROOT", data.join("workspace"))
+        .env("BOTCRAFT_EMBEDDING_MODEL", "")
+        .env("RUST_LOG", "info");
+    tokio::task::block_in_place(|| spawn_served(command))
+}
+
+struct Api {
+    url: String,
+    client: reqwest::Client,
+}
+
+impl Api {
+    fn new(served: &Served) -> Self {
+        Self {
+            url: served.url.clone(),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> anyhow::Result<(u16, Value)> {
+        let mut request = self
+            .client
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(KEY);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await?;
+        let status = response.status().as_u16();
+        let text = response.text().await?;
+        Ok((
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        ))
+    }
+
+    /// The pid of `server`, once it runs (health with the admin key).
+    async fn pid(&self, server: &str) -> anyhow::Result<i32> {
+        let (_, health) = self.send(reqwest::Method::GET, "/api/health", None).await?;
+        let pid = health["mcpServers"][server]["pid"]
+            .as_i64()
+            .with_context(|| format!("{server} has no pid: {health}"))?;
+        Ok(i32::try_from(pid)?)
+    }
+
+    /// A server `name` running `script` under `sh -c`, lazy.
+    async fn add_shell_server(&self, name: &str, script: &str, init_ms: u64) -> anyhow::Result<()> {
+        let spec = json!({"name": name, "command": "/bin/sh", "args": ["-c", script],
+                          "initTimeout": init_ms});
+        let (status, body) = self
+            .send(reqwest::Method::POST, "/api/servers", Some(spec))
+            .await?;
+        anyhow::ensure!(status == 201, "create {name}: {status} {body}");
+        Ok(())
+    }
+}
+
+/// Pids written to `file`, one per line (as they appear).
+fn pids_in(file: &Path) -> Vec<i32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// Wait (bounded) for `count` pids in `file`.
+async fn wait_for_pids(file: &Path, count: usize) -> anyhow::Result<Vec<i32>> {
+    let deadline = Instant::now() + CLEANUP;
+    loop {
+        let pids = pids_in(file);
+        if pids.len() >= count {
+            return Ok(pids);
+        }
+        anyhow::ensure!(
+            Instant::now() < deadline,
+            "{} has {pids:?}, wanted {count}",
+            file.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Wait until none of `pids` is alive; the time it took, or an error naming the survivors.
+async fn all_gone(case: &str, pids: &[i32]) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    loop {
+        let left: Vec<i32> = pids.iter().copied().filter(|pid| alive(*pid)).collect();
+        if left.is_empty() {
+            let took = started.elapsed();
+            eprintln!(
+                "fault suite: {case}: 0 of {} processes left, cleaned up in {took:?}",
+                pids.len()
+            );
+            return Ok(took);
+        }
+        anyhow::ensure!(
+            started.elapsed() < CLEANUP,
+            "{case}: {} of {} processes left after {CLEANUP:?}: {left:?}",
+            left.len(),
+            pids.len()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn sigkill(pid: i32) -> anyhow::Result<()> {
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )?;
+    Ok(())
+}
+
+/// The script of a server that leaves a `setsid` grandchild (its pid appended to `file`),
+/// then runs `then`.
+fn with_grandchild(file: &Path, then: &str) -> String {
+    format!(
+        "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> {}; {then}",
+        file.display()
+    )
+}
+
+fn forge_discovery() -> anyhow::Result<PathBuf> {
+    Ok(bin_dir()?.join("forge-discovery"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_forge_bash_takes_its_commands_with_it() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let served = serve(dir.path())?;
+    let api = Api::new(&served);
+    let file = dir.path().join("sleep.pid");
+    let call = {
+        let api = Api::new(&served);
+        let command = format!("sleep 60 & echo $! > {}; wait", file.display());
+        tokio::spawn(async move {
+            api.send(
+                reqwest::Method::POST,
+                "/api/servers/forge-bash/tools/run/call",
+                Some(json!({"arguments": {"command": command}})),
+            )
+            .await
+        })
+    };
+    let sleeper = wait_for_pids(&file, 1).await?;
+    sigkill(api.pid("forge-bash").await?)?;
+    all_gone("a killed forge-bash", &sleeper).await?;
+    let (status, _) = call.await??;
+    assert!(status >= 400, "the call of a killed server fails");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_server_and_a_failed_initialize_leave_no_grandchild() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let served = serve(dir.path())?;
+    let api = Api::new(&served);
+
+    // A server that runs (forge-discovery) after leaving a setsid grandchild; SIGKILL it.
+    let kept = dir.path().join("kept.pid");
+    let script = with_grandchild(&kept, &format!("exec {}", forge_discovery()?.display()));
+    api.add_shell_server("leaver", &script, 30_000).await?;
+    let (status, body) = api
+        .send(reqwest::Method::POST, "/api/servers/leaver/start", None)
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    let grandchild = wait_for_pids(&kept, 1).await?;
+    sigkill(api.pid("leaver").await?)?;
+    all_gone("a killed server with a setsid grandchild", &grandchild).await?;
+
+    // A server that leaves a grandchild and exits before `initialize`, started 20 times
+    // (explicit starts: the backoff does not apply).
+    let failed = dir.path().join("failed.pid");
+    api.add_shell_server("failer", &with_grandchild(&failed, "exit 1"), 30_000)
+        .await?;
+    for _ in 0..20 {
+        let (status, body) = api
+            .send(reqwest::Method::POST, "/api/servers/failer/start", None)
+            .await?;
+        assert_eq!(status, 502, "{body}");
+    }
+    let grandchildren = wait_for_pids(&failed, 20).await?;
+    all_gone(
+        "a failed initialize with a grandchild, 20 times",
+        &grandchildren,
+    )
+    .await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sigkilled_botcraft_is_cleaned_up_by_the_next_start() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut served = serve(dir.path())?;
+    let api = Api::new(&served);
+    let kept = dir.path().join("kept.pid");
+    let script = with_grandchild(&kept, &format!("exec {}", forge_discovery()?.display()));
+    api.add_shell_server("leaver", &script, 30_000).await?;
+    let (status, body) = api
+        .send(reqwest::Method::POST, "/api/servers/leaver/start", None)
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    let grandchild = wait_for_pids(&kept, 1).await?;
+    let server = api.pid("leaver").await?;
+    // The sweep has recorded the tree (its readiness signal: the tree file names the pid).
+    let tree = dir.path().join("pids.tree");
+    let deadline = Instant::now() + CLEANUP;
+    while !std::fs::read_to_string(&tree)
+        .unwrap_or_default()
+        .lines()
+        .any(|line| line.starts_with(&format!("{} ", grandchild[0])))
+    {
+        anyhow::ensure!(Instant::now() < deadline, "the tree was never recorded");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    sigkill(i32::try_from(served.child.id())?)?;
+    served.child.wait()?;
+    // The server dies with botcraft (its parent-death signal); the setsid grandchild does
+    // not, until the next start reaps the recorded tree.
+    all_gone("the server of a SIGKILLed botcraft", &[server]).await?;
+    assert!(
+        alive(grandchild[0]),
+        "the grandchild outlives botcraft until the restart"
+    );
+    drop(served);
+    let again = serve(dir.path())?;
+    all_gone("botcraft killed, then restarted", &grandchild).await?;
+    drop(again);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_a_long_initialize_stops_within_the_deadline() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let mut served = serve(dir.path())?;
+    let api = Api::new(&served);
+    let kept = dir.path().join("kept.pid");
+    api.add_shell_server("silent", &with_grandchild(&kept, "exec sleep 60"), 60_000)
+        .await?;
+    let start = {
+        let api = Api::new(&served);
+        tokio::spawn(async move {
+            api.send(reqwest::Method::POST, "/api/servers/silent/start", None)
+                .await
+        })
+    };
+    let grandchild = wait_for_pids(&kept, 1).await?;
+    let started = Instant::now();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),
+        nix::sys::signal::Signal::SIGTERM,
+    )?;
+    let status = tokio::task::block_in_place(|| served.child.wait())?;
+    let took = started.elapsed();
+    eprintln!("fault suite: SIGTERM during a 60 s initialize: botcraft exited in {took:?}");
+    assert_eq!(status.code(), Some(0));
+    // The start is abandoned at once: no drain deadline (10 s) or initTimeout (60 s) is
+    // waited out, only the stop grace (3 s) at most.
+    assert!(took < Duration::from_secs(5), "{took:?}");
+    all_gone("SIGTERM during a 60 s initialize", &grandchild).await?;
+    let _ = start.await;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_server_is_tried_once_not_on_every_listing() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let served = serve(dir.path())?;
+    let api = Api::new(&served);
+    // Each start attempt appends a line; the server then fails its initialize.
+    let attempts = dir.path().join("attempts");
+    let script = format!("echo attempt >> {}; exit 3", attempts.display());
+    api.add_shell_server("broken", &script, 30_000).await?;
+    let (status, body) = api
+        .send(
+            reqwest::Method::PUT,
+            "/api/bots/forge/servers/broken",
+            Some(json!({})),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    let client = reqwest::Client::new();
+    let mcp = |body: Value, session: Option<String>| {
+        let mut request = client
+            .post(format!("{}/mcp", served.url))
+            .bearer_auth(BOT_KEY)
+            .header("accept", "application/json, text/event-stream")
+            .json(&body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        request.send()
+    };
+    let init = mcp(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "faults", "version": "0"}}}),
+        None,
+    )
+    .await?;
+    let session = init
+        .headers()
+        .get("mcp-session-id")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let _ = init.text().await?;
+    let _ = mcp(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        session.clone(),
+    )
+    .await?;
+    for id in 1..=20 {
+        let reply = mcp(
+            json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
+            session.clone(),
+        )
+        .await?;
+        assert_eq!(reply.status().as_u16(), 200);
+        let text = reply.text().await?;
+        assert!(text.contains("forge-bash__run"), "{text}");
+    }
+    // /mcp lists from the cache: the broken server was not even tried.
+    let tried = || {
+        std::fs::read_to_string(&attempts)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    assert_eq!(tried(), 0, "/mcp listings started the failing server");
+    // Listings that start a server (the admin API's, a chat turn's) try it once, then get
+    // the backoff at once, with the time left, until it passes.
+    for round in 0..20 {
+        let (status, body) = api
+            .send(reqwest::Method::GET, "/api/servers/broken/tools", None)
+            .await?;
+        let expected = if round == 0 {
+            (502, "server_failed")
+        } else {
+            (503, "server_backing_off")
+        };
+        assert_eq!(
+            (status, body["error"]["code"].as_str().unwrap_or_default()),
+            expected,
+            "round {round}: {body}"
+        );
+    }
+    assert_eq!(
+        tried(),
+        1,
+        "the failing server was started {} times for 20 listings",
+        tried()
+    );
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Serving the router over TCP with the limits `axum::serve` leaves unset
+//! ([`ConnectionLimits`]):
+//!
+//! - a client must send a request's whole header within `header_read_timeout`, or its
+//!   connection is closed (hyper's HTTP/1 header timeout). The clock also runs while a kept-
+//!   alive connection waits for its next request, so the same bound ends idle connections. A
+//!   slowloris client (half a header, then silence) holds a connection for seconds, not for
+//!   ever;
+//! - at most `max_connections` connections at once; past that, new ones wait in the kernel's
+//!   accept queue until one closes.
+//!
+//! HTTP/1.1 only (with upgrades), with `TCP_NODELAY` so small SSE and JSON answers go out at
+//! once. On `shutdown` it stops accepting, asks every connection to finish its requests
+//! (hyper's graceful shutdown: streams run to their end) and returns when all are closed.
+
+use std::pin::pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+/// Default header-read (and keep-alive idle) timeout.
+pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default cap on open connections.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
+/// Limits on connections.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionLimits {
+    /// A request's header must arrive within this; an idle kept-alive connection closes after it.
+    pub header_read_timeout: Duration,
+    /// Connections open at once.
+    pub max_connections: usize,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        Self {
+            header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+        }
+    }
+}
+
+/// Serve `router` on `listener` until `shutdown`, then drain (see the module docs).
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: ConnectionLimits,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
+    let (open_tx, open_rx) = tokio::sync::watch::channel(());
+    loop {
+        let permit = tokio::select! {
+            permit = Arc::clone(&slots).acquire_owned() => match permit {
+                Ok(permit) => permit,
+                Err(_) => break,
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                // Out of file descriptors, a connection reset before accept: keep serving.
+                Err(error) => {
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        let shutdown = shutdown.clone();
+        let open = open_rx.clone();
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+                router.clone().oneshot(request.map(Body::new))
+            });
+            let mut builder = hyper::server::conn::http1::Builder::new();
+            builder
+                .timer(TokioTimer::new())
+                .header_read_timeout(limits.header_read_timeout);
+            let mut connection = pin!(
+                builder
+                    .serve_connection(TokioIo::new(stream), service)
+                    .with_upgrades()
+            );
+            tokio::select! {
+                _ = connection.as_mut() => {}
+                () = shutdown.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+            drop(permit);
+            drop(open);
+        });
+    }
+    drop(open_rx);
+    open_tx.closed().await;
+    Ok(())
+}
