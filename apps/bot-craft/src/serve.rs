@@ -319,7 +319,8 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         key_store: Some(store.clone()),
         ..mcp_gateway::GatewayConfig::default()
     };
-    let backend = Arc::new(mcp_gateway::ToolsetBackend::new(toolsets.clone()));
+    let backend =
+        Arc::new(mcp_gateway::ToolsetBackend::new(toolsets.clone()).with_metrics(metrics.clone()));
     eprintln!("botcraft: MCP gateway at /mcp (bot keys: BOTCRAFT_BOT_KEYS and `botcraft keys`)");
     let gateway = mcp_gateway::mcp_router(backend, mcp_gateway::KeyPolicy::Keys(keys), &config)
         .layer(axum::middleware::from_fn_with_state(

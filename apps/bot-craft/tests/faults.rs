@@ -192,8 +192,14 @@ async fn a_killed_forge_bash_takes_its_commands_with_it() -> anyhow::Result<()> 
     let sleeper = wait_for_pids(&file, 1).await?;
     sigkill(api.pid("forge-bash").await?)?;
     all_gone("a killed forge-bash", &sleeper).await?;
-    let (status, _) = call.await??;
-    assert!(status >= 400, "the call of a killed server fails");
+    // The call in flight says what happened: its server exited, killed by a signal.
+    let (status, body) = call.await??;
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(status, 502, "{body}");
+    assert!(
+        message.contains("exited during the call of \"run\"") && message.contains("signal 9"),
+        "{message}"
+    );
     Ok(())
 }
 

@@ -150,6 +150,7 @@ impl<'a> CallRecord<'a> {
         if !self.done {
             self.done = true;
             self.metrics.tool_call(
+                observability::CallPath::Chat,
                 &self.route.server,
                 &self.route.tool,
                 outcome,

@@ -24,11 +24,32 @@ use crate::backend::{BackendError, BotTools, ExposedTool, GatewayBackend, Server
 #[derive(Debug, Clone)]
 pub struct ToolsetBackend {
     toolsets: Arc<Toolsets>,
+    metrics: Option<observability::BotCraftMetrics>,
 }
 
 impl ToolsetBackend {
     pub fn new(toolsets: Arc<Toolsets>) -> Self {
-        Self { toolsets }
+        Self {
+            toolsets,
+            metrics: None,
+        }
+    }
+
+    /// Count every call in `metrics` (`botcraft_tool_calls_total{path="mcp"}`).
+    pub fn with_metrics(mut self, metrics: observability::BotCraftMetrics) -> Self {
+        self.metrics = Some(metrics);
+        self
+    }
+}
+
+fn outcome(result: &Result<CallToolResult, CallError>) -> observability::ToolCallOutcome {
+    use observability::ToolCallOutcome;
+    match result {
+        Ok(result) if result.is_error == Some(true) => ToolCallOutcome::ToolError,
+        Ok(_) => ToolCallOutcome::Ok,
+        Err(CallError::Timeout { .. }) => ToolCallOutcome::Timeout,
+        Err(CallError::Cancelled) => ToolCallOutcome::Cancelled,
+        Err(_) => ToolCallOutcome::Failed,
     }
 }
 
@@ -111,10 +132,21 @@ impl GatewayBackend for ToolsetBackend {
         arguments: Option<JsonObject>,
         cancel: CancellationToken,
     ) -> Result<CallToolResult, BackendError> {
-        self.toolsets
+        let started = std::time::Instant::now();
+        let result = self
+            .toolsets
             .call(bot, &ToolRoute::new(server, tool), arguments, cancel)
-            .await
-            .map_err(call_error)
+            .await;
+        if let Some(metrics) = &self.metrics {
+            metrics.tool_call(
+                observability::CallPath::Mcp,
+                server,
+                tool,
+                outcome(&result),
+                started.elapsed(),
+            );
+        }
+        result.map_err(call_error)
     }
 
     fn tool_list_changes(&self, _bot: &str) -> BoxStream<'static, ()> {

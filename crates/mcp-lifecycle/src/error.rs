@@ -89,6 +89,15 @@ pub enum LifecycleError {
         exit: ExitInfo,
         stderr_tail: Vec<String>,
     },
+    #[error(
+        "MCP server {server:?} exited during the call of {tool:?} ({exit}); it is restarted if always-on, else on its next use"
+    )]
+    ExitedDuringCall {
+        server: String,
+        tool: String,
+        exit: ExitInfo,
+        stderr_tail: Vec<String>,
+    },
     #[error("MCP server {server:?} stopped answering (ping and tools/list)")]
     Unresponsive { server: String },
     #[error("MCP server {server:?} crashed {attempts} times in a row; not restarting")]

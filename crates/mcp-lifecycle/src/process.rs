@@ -476,8 +476,25 @@ impl McpProcess {
                 tool: tool.to_owned(),
                 timeout,
             }),
-            Err(error) => Err(self.request_error("tools/call", error)),
+            Err(error) => Err(self.died_or(tool, error).await),
         }
+    }
+
+    /// The error of a call that failed: if the server exited meanwhile (its pipe closes just
+    /// before its exit status is known: waited for briefly), that it exited, with its exit
+    /// status and stderr tail; otherwise the request error.
+    async fn died_or(&self, tool: &str, error: ServiceError) -> LifecycleError {
+        if self.wait_exit(Duration::from_millis(500)).await
+            && let Some(exit) = self.exit_status()
+        {
+            return LifecycleError::ExitedDuringCall {
+                server: self.server.clone(),
+                tool: tool.to_owned(),
+                exit,
+                stderr_tail: self.stderr_tail(),
+            };
+        }
+        self.request_error("tools/call", error)
     }
 
     /// Stop: close stdin and wait `grace`; TERM the group and the snapshot of descendants,

@@ -23,7 +23,8 @@ pub use encode::CONTENT_TYPE;
 pub use error::{LoggingError, MetricsError};
 pub use logging::{LogFormat, init_tracing};
 pub use metric_set::{
-    BotCraftMetrics, ProviderOutcome, SERVER_STATES, SearchFollowUps, TokenUsage, ToolCallOutcome,
+    BotCraftMetrics, CallPath, ProviderOutcome, SERVER_STATES, SearchFollowUps, TokenUsage,
+    ToolCallOutcome,
 };
 pub use registry::{Counter, Gauge, Histogram, Registry};
 pub use route::metrics_router;

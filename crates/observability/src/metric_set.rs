@@ -47,6 +47,27 @@ impl ToolCallOutcome {
     }
 }
 
+/// Which face a tool call came through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallPath {
+    /// A chat turn (`POST /api/ai/chat`).
+    Chat,
+    /// The admin API's test call (`POST /api/servers/{server}/tools/{tool}/call`).
+    Admin,
+    /// The `/mcp` gateway.
+    Mcp,
+}
+
+impl CallPath {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Chat => "chat",
+            Self::Admin => "admin",
+            Self::Mcp => "mcp",
+        }
+    }
+}
+
 /// How a provider request (one streamed model step) ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ProviderOutcome {
@@ -73,7 +94,7 @@ pub struct BotCraftMetrics {
     server_crashes: Counter<1>,
     server_restarts: Counter<1>,
     server_state: Gauge<2>,
-    tool_calls: Counter<3>,
+    tool_calls: Counter<4>,
     tool_call_seconds: Histogram<2>,
     tool_searches: Counter<1>,
     tool_search_follow_ups: Counter<1>,
@@ -114,8 +135,8 @@ impl BotCraftMetrics {
             )?,
             tool_calls: r.counter(
                 "botcraft_tool_calls_total",
-                "MCP tool calls by server, tool and outcome (ok, tool_error, timeout, failed, cancelled).",
-                ["server", "tool", "outcome"],
+                "MCP tool calls by server, tool, outcome (ok, tool_error, timeout, failed, cancelled) and path (chat, admin, mcp).",
+                ["server", "tool", "outcome", "path"],
             )?,
             tool_call_seconds: r.histogram(
                 "botcraft_tool_call_duration_seconds",
@@ -190,8 +211,16 @@ impl BotCraftMetrics {
         self.server_restarts.raise_to([server], f64::from(restarts));
     }
 
-    pub fn tool_call(&self, server: &str, tool: &str, outcome: ToolCallOutcome, took: Duration) {
-        self.tool_calls.inc([server, tool, outcome.as_str()]);
+    pub fn tool_call(
+        &self,
+        path: CallPath,
+        server: &str,
+        tool: &str,
+        outcome: ToolCallOutcome,
+        took: Duration,
+    ) {
+        self.tool_calls
+            .inc([server, tool, outcome.as_str(), path.as_str()]);
         self.tool_call_seconds
             .observe([server, tool], took.as_secs_f64());
     }
@@ -326,15 +355,23 @@ mod tests {
     #[test]
     fn tool_calls_count_by_outcome_and_time_the_call() {
         let m = metrics();
-        m.tool_call("fs", "read", ToolCallOutcome::Ok, Duration::from_millis(20));
         m.tool_call(
+            CallPath::Chat,
+            "fs",
+            "read",
+            ToolCallOutcome::Ok,
+            Duration::from_millis(20),
+        );
+        m.tool_call(
+            CallPath::Mcp,
             "fs",
             "read",
             ToolCallOutcome::Timeout,
             Duration::from_secs(200),
         );
-        assert_eq!(m.tool_calls.get(["fs", "read", "ok"]), 1.0);
-        assert_eq!(m.tool_calls.get(["fs", "read", "timeout"]), 1.0);
+        assert_eq!(m.tool_calls.get(["fs", "read", "ok", "chat"]), 1.0);
+        assert_eq!(m.tool_calls.get(["fs", "read", "timeout", "mcp"]), 1.0);
+        assert_eq!(m.tool_calls.get(["fs", "read", "timeout", "chat"]), 0.0);
         let latency = m.tool_call_seconds.get(["fs", "read"]);
         assert_eq!(latency.count, 2);
         assert_eq!(

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use observability::{
-    BotCraftMetrics, CONTENT_TYPE, ProviderOutcome, SearchFollowUps, TokenUsage, ToolCallOutcome,
-    metrics_router,
+    BotCraftMetrics, CONTENT_TYPE, CallPath, ProviderOutcome, SearchFollowUps, TokenUsage,
+    ToolCallOutcome, metrics_router,
 };
 use pretty_assertions::assert_eq;
 use prometheus_parse::{HistogramCount, Scrape, Value};
@@ -16,12 +16,14 @@ fn recorded() -> BotCraftMetrics {
     metrics.server_state_changed("forge-bash", "running");
     metrics.observe_server_restarts("forge-bash", 2);
     metrics.tool_call(
+        CallPath::Chat,
         "forge-bash",
         "run",
         ToolCallOutcome::Ok,
         Duration::from_millis(30),
     );
     metrics.tool_call(
+        CallPath::Mcp,
         "forge-bash",
         "run",
         ToolCallOutcome::ToolError,
@@ -97,7 +99,7 @@ fn a_parser_reads_back_every_kind_with_its_values() {
         sample(
             &scrape,
             "botcraft_tool_calls_total",
-            &[("tool", "run"), ("outcome", "tool_error")]
+            &[("tool", "run"), ("outcome", "tool_error"), ("path", "mcp")]
         ),
         &Value::Counter(1.0)
     );

@@ -17,6 +17,7 @@ use store::{McpServer, McpServerSpec, Store};
 use crate::error::ApiError;
 use crate::health::status_json;
 use crate::state::AppState;
+use mcp_lifecycle::LifecycleError;
 
 /// The server with this id, else with this name.
 pub async fn find_server(store: &Store, key: &str) -> Result<McpServer, ApiError> {
@@ -231,9 +232,20 @@ pub async fn call_tool(
             format!("MCP server {name:?} has no tool {tool:?}; see GET /api/servers/{name}/tools"),
         ));
     }
-    let result = state
-        .manager
-        .call_tool(&name, &tool, body.arguments)
-        .await?;
-    Ok(Json(serde_json::to_value(result).unwrap_or(Value::Null)))
+    let started = std::time::Instant::now();
+    let result = state.manager.call_tool(&name, &tool, body.arguments).await;
+    let outcome = match &result {
+        Ok(result) if result.is_error == Some(true) => observability::ToolCallOutcome::ToolError,
+        Ok(_) => observability::ToolCallOutcome::Ok,
+        Err(LifecycleError::CallTimeout { .. }) => observability::ToolCallOutcome::Timeout,
+        Err(_) => observability::ToolCallOutcome::Failed,
+    };
+    state.metrics.tool_call(
+        observability::CallPath::Admin,
+        &name,
+        &tool,
+        outcome,
+        started.elapsed(),
+    );
+    Ok(Json(serde_json::to_value(result?).unwrap_or(Value::Null)))
 }

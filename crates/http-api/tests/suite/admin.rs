@@ -164,6 +164,13 @@ async fn server_controls_logs_tools_and_a_test_call() -> anyhow::Result<()> {
         .await?
         .json()?;
     assert_eq!(called["content"][0]["text"], "hi there");
+    let exposition = fx.state.metrics.encode();
+    assert!(
+        exposition.contains(
+            r#"botcraft_tool_calls_total{server="fake",tool="echo",outcome="ok",path="admin"} 1"#
+        ),
+        "{exposition}"
+    );
     // A tool the server does not list is the caller's mistake: 404, not a server failure.
     let unknown = fx
         .send(request(

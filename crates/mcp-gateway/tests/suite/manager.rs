@@ -20,6 +20,7 @@ const KEY: &str = "demo-key";
 struct Setup {
     manager: Arc<McpServerManager>,
     backend: Arc<ToolsetBackend>,
+    metrics: observability::BotCraftMetrics,
     served: Served,
     _dir: tempfile::TempDir,
 }
@@ -52,7 +53,8 @@ async fn setup(filter: &[&str]) -> anyhow::Result<Setup> {
     manager.get_tools("fake").await?;
     manager.stop_server("fake").await?;
     let toolsets = toolset::Toolsets::new(store, manager.clone(), ["tool_search"]);
-    let backend = Arc::new(ToolsetBackend::new(toolsets));
+    let metrics = observability::BotCraftMetrics::new()?;
+    let backend = Arc::new(ToolsetBackend::new(toolsets).with_metrics(metrics.clone()));
     let served = Served::start(
         backend.clone(),
         KeyPolicy::Keys(BotKeys::default().with("demo", KEY)),
@@ -62,6 +64,7 @@ async fn setup(filter: &[&str]) -> anyhow::Result<Setup> {
     Ok(Setup {
         manager,
         backend,
+        metrics,
         served,
         _dir: dir,
     })
@@ -95,6 +98,14 @@ async fn the_gateway_serves_the_bound_server_through_the_manager() -> anyhow::Re
         .call(Some(KEY), session, "fake__echo", json!({"text": "hello"}))
         .await?;
     assert_eq!(call_text(&echoed), "hello");
+    // Counted as a call through /mcp.
+    let exposition = setup.metrics.encode();
+    assert!(
+        exposition.contains(
+            r#"botcraft_tool_calls_total{server="fake",tool="echo",outcome="ok",path="mcp"} 1"#
+        ),
+        "{exposition}"
+    );
     let outside = http
         .call(Some(KEY), session, "fake__sleep", json!({}))
         .await?;
