@@ -78,6 +78,22 @@ pub struct ServeArgs {
         value_name = "N"
     )]
     max_connections: usize,
+    /// `/mcp` sessions one bot may hold; opening one more closes its least recently used.
+    #[arg(
+        long,
+        env = "BOTCRAFT_MCP_MAX_SESSIONS_PER_BOT",
+        default_value_t = mcp_gateway::DEFAULT_MAX_SESSIONS_PER_BOT,
+        value_name = "N"
+    )]
+    mcp_max_sessions_per_bot: usize,
+    /// An `/mcp` session unused this long is closed.
+    #[arg(
+        long,
+        env = "BOTCRAFT_MCP_SESSION_IDLE_SECONDS",
+        default_value = "1800",
+        value_name = "SECONDS"
+    )]
+    mcp_session_idle_seconds: u64,
     /// A chat request with more messages is refused (413 `too_many_messages`).
     #[arg(
         long,
@@ -317,6 +333,8 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         allowed_hosts: Some(hosts),
         shutdown: sessions.clone(),
         key_store: Some(store.clone()),
+        max_sessions_per_bot: args.mcp_max_sessions_per_bot,
+        session_timeout: Duration::from_secs(args.mcp_session_idle_seconds.max(1)),
         ..mcp_gateway::GatewayConfig::default()
     };
     let backend =

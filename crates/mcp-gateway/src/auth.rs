@@ -146,6 +146,22 @@ impl SessionOwners {
         self.lock().remove(session);
     }
 
+    /// The sessions of `bot` past the `keep` most recently used, oldest first.
+    fn beyond(&self, bot: &str, keep: usize) -> Vec<String> {
+        let owners = self.lock();
+        let mut of_bot: Vec<(&String, Instant)> = owners
+            .iter()
+            .filter(|(_, (owner, _))| owner == bot)
+            .map(|(session, (_, used))| (session, *used))
+            .collect();
+        of_bot.sort_by_key(|(_, used)| std::cmp::Reverse(*used));
+        of_bot
+            .into_iter()
+            .skip(keep)
+            .map(|(session, _)| session.clone())
+            .collect()
+    }
+
     /// Sessions not used for `idle`: candidates for [`Self::forget`] once the session manager
     /// confirms they are gone.
     fn idle_sessions(&self, idle: Duration) -> Vec<String> {
@@ -180,6 +196,8 @@ pub enum KeyPolicy {
 pub struct GatewayAuth {
     policy: Arc<KeyPolicy>,
     store: Option<store::Store>,
+    /// Sessions one bot may hold; opening one more closes its least recently used.
+    max_sessions_per_bot: usize,
     owners: Arc<SessionOwners>,
     sessions: Arc<LocalSessionManager>,
     session_timeout: Duration,
@@ -203,9 +221,29 @@ impl GatewayAuth {
         Self {
             policy: Arc::new(policy),
             store: None,
+            max_sessions_per_bot: usize::MAX,
             owners: Arc::new(SessionOwners::default()),
             sessions,
             session_timeout,
+        }
+    }
+
+    /// At most `max` sessions per bot: a new one closes the least recently used.
+    pub fn with_max_sessions_per_bot(mut self, max: usize) -> Self {
+        self.max_sessions_per_bot = max.max(1);
+        self
+    }
+
+    /// Close the sessions of `bot` beyond its limit (least recently used first).
+    async fn enforce_limit(&self, bot: &str) {
+        for session in self.owners.beyond(bot, self.max_sessions_per_bot) {
+            let id: SessionId = session.as_str().into();
+            let _ = self.sessions.close_session(&id).await;
+            self.owners.forget(&session);
+            tracing::info!(
+                bot,
+                "closed the least recently used /mcp session (session limit)"
+            );
         }
     }
 
@@ -354,6 +392,7 @@ pub async fn authorize(
             if let Some(created) = session_of(response.headers()) {
                 auth.prune().await;
                 auth.owners.bind(&created, &bot);
+                auth.enforce_limit(&bot).await;
             }
         }
         _ => {}

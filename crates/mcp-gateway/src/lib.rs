@@ -27,4 +27,6 @@ pub use backend::{BackendError, BotTools, ExposedTool, GatewayBackend, ServerIns
 pub use exposed::ExposedTools;
 pub use gateway::GatewayServer;
 pub use manifest::BotManifest;
-pub use service::{GatewayConfig, MCP_PATH, McpService, mcp_router, mcp_service};
+pub use service::{
+    DEFAULT_MAX_SESSIONS_PER_BOT, GatewayConfig, MCP_PATH, McpService, mcp_router, mcp_service,
+};

@@ -35,7 +35,13 @@ pub struct GatewayConfig {
     pub shutdown: CancellationToken,
     /// Where bot keys beyond the configured ones live (`botcraft keys create --role bot`).
     pub key_store: Option<store::Store>,
+    /// Sessions one bot (one key's bot) may hold at once; opening one more closes its least
+    /// recently used. With `session_timeout`, this bounds the gateway's session memory.
+    pub max_sessions_per_bot: usize,
 }
+
+/// Default of [`GatewayConfig::max_sessions_per_bot`].
+pub const DEFAULT_MAX_SESSIONS_PER_BOT: usize = 256;
 
 impl Default for GatewayConfig {
     fn default() -> Self {
@@ -45,6 +51,7 @@ impl Default for GatewayConfig {
             sse_keep_alive: Some(Duration::from_secs(15)),
             shutdown: CancellationToken::new(),
             key_store: None,
+            max_sessions_per_bot: DEFAULT_MAX_SESSIONS_PER_BOT,
         }
     }
 }
@@ -86,7 +93,8 @@ pub fn mcp_router<B: GatewayBackend>(
     config: &GatewayConfig,
 ) -> Router {
     let (service, sessions) = mcp_service(backend, config);
-    let mut auth = GatewayAuth::new(policy, sessions, config.session_timeout);
+    let mut auth = GatewayAuth::new(policy, sessions, config.session_timeout)
+        .with_max_sessions_per_bot(config.max_sessions_per_bot);
     if let Some(store) = &config.key_store {
         auth = auth.with_store(store.clone());
     }

@@ -245,3 +245,51 @@ async fn stored_bot_keys_name_their_bot_until_revoked() -> anyhow::Result<()> {
     store.close().await;
     Ok(())
 }
+
+/// Sessions are bounded per bot: opening one past the limit closes the least recently used
+/// (its next request is 404, as for any closed session); the others keep working.
+#[tokio::test]
+async fn a_bot_holds_at_most_its_session_limit() -> anyhow::Result<()> {
+    let backend = FakeBackend::new([("forge", forge()), ("other", other())]);
+    let config = mcp_gateway::GatewayConfig {
+        max_sessions_per_bot: 3,
+        ..mcp_gateway::GatewayConfig::default()
+    };
+    let app = mcp_gateway::mcp_router(backend, keys(), &config);
+    let served = Served::serve(app, 0, config.shutdown.clone()).await?;
+    let http = Http::new(&served.url);
+    let mut sessions = Vec::new();
+    for _ in 0..3 {
+        sessions.push(
+            http.initialize(Some(FORGE_KEY))
+                .await?
+                .session
+                .unwrap_or_default(),
+        );
+    }
+    // The first is used again, so the second is now the least recently used.
+    assert_eq!(
+        http.list(Some(FORGE_KEY), Some(&sessions[0])).await?.status,
+        200
+    );
+    let other = http
+        .initialize(Some(OTHER_KEY))
+        .await?
+        .session
+        .unwrap_or_default();
+    let fourth = http
+        .initialize(Some(FORGE_KEY))
+        .await?
+        .session
+        .unwrap_or_default();
+    let statuses = [
+        http.list(Some(FORGE_KEY), Some(&sessions[0])).await?.status,
+        http.list(Some(FORGE_KEY), Some(&sessions[1])).await?.status,
+        http.list(Some(FORGE_KEY), Some(&sessions[2])).await?.status,
+        http.list(Some(FORGE_KEY), Some(&fourth)).await?.status,
+        http.list(Some(OTHER_KEY), Some(&other)).await?.status,
+    ];
+    assert_eq!(statuses, [200, 404, 200, 200, 200]);
+    served.stop().await;
+    Ok(())
+}
