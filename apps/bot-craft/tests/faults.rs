@@ -171,6 +171,19 @@ fn forge_discovery() -> anyhow::Result<PathBuf> {
     Ok(bin_dir()?.join("forge-discovery"))
 }
 
+/// Start server `leaver`: it leaves a `setsid` grandchild, then runs forge-discovery. The
+/// grandchild's pid.
+async fn start_leaver(api: &Api, dir: &Path) -> anyhow::Result<Vec<i32>> {
+    let kept = dir.join("kept.pid");
+    let script = with_grandchild(&kept, &format!("exec {}", forge_discovery()?.display()));
+    api.add_shell_server("leaver", &script, 30_000).await?;
+    let (status, body) = api
+        .send(reqwest::Method::POST, "/api/servers/leaver/start", None)
+        .await?;
+    anyhow::ensure!(status == 200, "start leaver: {status} {body}");
+    wait_for_pids(&kept, 1).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_forge_bash_takes_its_commands_with_it() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
@@ -210,14 +223,7 @@ async fn a_killed_server_and_a_failed_initialize_leave_no_grandchild() -> anyhow
     let api = Api::new(&served);
 
     // A server that runs (forge-discovery) after leaving a setsid grandchild; SIGKILL it.
-    let kept = dir.path().join("kept.pid");
-    let script = with_grandchild(&kept, &format!("exec {}", forge_discovery()?.display()));
-    api.add_shell_server("leaver", &script, 30_000).await?;
-    let (status, body) = api
-        .send(reqwest::Method::POST, "/api/servers/leaver/start", None)
-        .await?;
-    assert_eq!(status, 200, "{body}");
-    let grandchild = wait_for_pids(&kept, 1).await?;
+    let grandchild = start_leaver(&api, dir.path()).await?;
     sigkill(api.pid("leaver").await?)?;
     all_gone("a killed server with a setsid grandchild", &grandchild).await?;
 
@@ -246,14 +252,7 @@ async fn a_sigkilled_botcraft_is_cleaned_up_by_the_next_start() -> anyhow::Resul
     let dir = tempfile::tempdir()?;
     let mut served = serve(dir.path())?;
     let api = Api::new(&served);
-    let kept = dir.path().join("kept.pid");
-    let script = with_grandchild(&kept, &format!("exec {}", forge_discovery()?.display()));
-    api.add_shell_server("leaver", &script, 30_000).await?;
-    let (status, body) = api
-        .send(reqwest::Method::POST, "/api/servers/leaver/start", None)
-        .await?;
-    assert_eq!(status, 200, "{body}");
-    let grandchild = wait_for_pids(&kept, 1).await?;
+    let grandchild = start_leaver(&api, dir.path()).await?;
     let server = api.pid("leaver").await?;
     // The sweep has recorded the tree (its readiness signal: the tree file names the pid).
     let tree = dir.path().join("pids.tree");

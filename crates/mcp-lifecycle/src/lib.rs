@@ -28,6 +28,7 @@ mod in_process;
 mod launcher;
 mod lease;
 mod manager;
+mod prctl;
 mod process;
 pub mod reaper;
 mod restart;

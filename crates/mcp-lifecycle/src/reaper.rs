@@ -26,23 +26,8 @@ use crate::hygiene::{PidRegistry, ProcessId, process_table};
 pub const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Make this process the subreaper of its descendants.
-#[allow(unsafe_code)]
 pub fn become_subreaper() -> std::io::Result<()> {
-    // SAFETY: prctl(2) with integer arguments only.
-    let result = unsafe {
-        libc::prctl(
-            libc::PR_SET_CHILD_SUBREAPER,
-            1 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-        )
-    };
-    if result == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    crate::prctl::set(libc::PR_SET_CHILD_SUBREAPER, 1)
 }
 
 /// What one sweep did.

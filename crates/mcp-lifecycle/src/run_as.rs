@@ -221,23 +221,11 @@ pub fn raise_effective_capabilities() -> std::io::Result<()> {
     }
 }
 
-#[allow(unsafe_code)]
 fn clear_ambient_capabilities() -> std::io::Result<()> {
-    // SAFETY: prctl(2) with integer arguments only; async-signal-safe.
-    let result = unsafe {
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-            0 as libc::c_ulong,
-        )
-    };
-    if result == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    crate::prctl::set(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+    )
 }
 
 #[cfg(test)]

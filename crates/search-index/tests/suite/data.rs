@@ -92,9 +92,15 @@ pub async fn hybrid() -> SearchIndexes {
         .unwrap_or_else(|e| panic!("{e}"));
     let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../target"))
         .join("tool-vectors-eval.db");
-    let store = store::Store::connect(&store::sqlite_url(&path))
-        .await
-        .expect("vector cache store");
+    // The tests of this binary share the file: on a fresh checkout two of them would migrate
+    // it at once ("table already exists"). One connects (and migrates) at a time.
+    static CONNECT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let store = {
+        let _one_at_a_time = CONNECT.lock().await;
+        store::Store::connect(&store::sqlite_url(&path))
+            .await
+            .expect("vector cache store")
+    };
     SearchIndexes::new(Some(Arc::new(embedder)), Some(store))
 }
 
