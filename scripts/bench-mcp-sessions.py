@@ -41,6 +41,8 @@ def run(cap, sessions, binary, bindir):
         assert r.status == 200, r.status
     for _ in range(50):
         one()
+    # A measurement pause, not a wait for an event: let the allocator and the session tasks
+    # settle before RSS is read (the figure is documented as "1 s after the last one").
     time.sleep(1)
     before = rss(p.pid)
     for _ in range(sessions):

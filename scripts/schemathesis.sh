@@ -30,19 +30,24 @@ fi
 work=$(mktemp -d)
 admin="st-admin-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 chat="st-chat-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+# botcraft's stderr comes through a FIFO: its "listening on" line is the readiness signal.
+mkfifo "$work/stderr"
 env -i PATH="$PATH" HOME="$work" BOTCRAFT_API_KEY="$admin" BOTCRAFT_CHAT_KEYS="$chat" \
   BOTCRAFT_EMBEDDING_MODEL="" RUST_LOG=warn \
-  "$bin" serve --addr 127.0.0.1:0 --no-seed --data-dir "$work/data" 2>"$work/serve.log" &
+  "$bin" serve --addr 127.0.0.1:0 --no-seed --data-dir "$work/data" 2>"$work/stderr" &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+exec 3<"$work/stderr"
 url=
-for _ in $(seq 1 300); do
-  url=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$work/serve.log" | head -1 || true)
-  [ -n "$url" ] && break
-  kill -0 "$pid" 2>/dev/null || { cat "$work/serve.log" >&2; say "botcraft serve exited"; exit 1; }
-  sleep 0.1
+while IFS= read -r -t 60 line <&3; do
+  printf '%s\n' "$line" >>"$work/serve.log"
+  case "$line" in
+    *"listening on http://127.0.0.1:"*) url="http://${line##*http://}"; break ;;
+  esac
 done
 [ -n "$url" ] || { cat "$work/serve.log" >&2; say "botcraft serve did not listen"; exit 1; }
+# Keep draining its stderr (a full pipe would block it).
+cat <&3 >>"$work/serve.log" &
 
 for role in admin chat; do
   key=$admin; [ "$role" = chat ] && key=$chat

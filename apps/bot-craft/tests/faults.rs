@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 mod common;
 use common::{Served, alive, bin_dir, spawn_served};
+use mcp_lifecycle::hygiene;
 
 const KEY: &str = "faults-admin-key";
 const BOT_KEY: &str = "faults-bot-key";
@@ -41,7 +42,8 @@ fn serve(data: &Path) -> anyhow::Result<Served> {
         .env("BOTCRAFT_WORKSPACE_ROOT", data.join("workspace"))
         .env("BOTCRAFT_REPO_ROOT", data.join("workspace"))
         .env("BOTCRAFT_EMBEDDING_MODEL", "")
-        .env("RUST_LOG", "info");
+        // The reaper's debug line "process tree recorded" is a readiness signal of the tests.
+        .env("RUST_LOG", "info,mcp_lifecycle::hygiene=debug");
     tokio::task::block_in_place(|| spawn_served(command))
 }
 
@@ -101,53 +103,91 @@ impl Api {
     }
 }
 
-/// Pids written to `file`, one per line (as they appear).
-fn pids_in(file: &Path) -> Vec<i32> {
-    std::fs::read_to_string(file)
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|line| line.trim().parse().ok())
-        .collect()
+/// A FIFO the scripts under test write pids to (`echo $! >> FIFO`), read by a thread: each
+/// pid arrives as it is written, a readiness signal rather than a file polled.
+struct PidPipe {
+    path: PathBuf,
+    pids: tokio::sync::mpsc::UnboundedReceiver<i32>,
 }
 
-/// Wait (bounded) for `count` pids in `file`.
-async fn wait_for_pids(file: &Path, count: usize) -> anyhow::Result<Vec<i32>> {
-    let deadline = Instant::now() + CLEANUP;
-    loop {
-        let pids = pids_in(file);
-        if pids.len() >= count {
-            return Ok(pids);
+impl PidPipe {
+    fn new(dir: &Path, name: &str) -> anyhow::Result<Self> {
+        let path = dir.join(name);
+        nix::unistd::mkfifo(&path, nix::sys::stat::Mode::from_bits_truncate(0o666))?;
+        let (sender, pids) = tokio::sync::mpsc::unbounded_channel();
+        let reader = path.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead;
+            // Each writer opens, writes a line and closes: reopen after each end of file.
+            // Opening blocks until a writer comes; "end" (from the drop) stops the thread.
+            while let Ok(file) = std::fs::File::open(&reader) {
+                for line in std::io::BufReader::new(file).lines().map_while(Result::ok) {
+                    match line.trim() {
+                        "end" => return,
+                        pid => {
+                            if let Ok(pid) = pid.parse() {
+                                let _ = sender.send(pid);
+                            }
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Self { path, pids })
+    }
+
+    /// The next `count` pids written (bounded).
+    async fn take(&mut self, count: usize) -> anyhow::Result<Vec<i32>> {
+        let mut pids = Vec::with_capacity(count);
+        while pids.len() < count {
+            let pid = tokio::time::timeout(CLEANUP, self.pids.recv())
+                .await
+                .with_context(|| format!("{} pids of {count} after {CLEANUP:?}", pids.len()))?
+                .context("the pid reader ended")?;
+            pids.push(pid);
         }
-        anyhow::ensure!(
-            Instant::now() < deadline,
-            "{} has {pids:?}, wanted {count}",
-            file.display()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        Ok(pids)
     }
 }
 
-/// Wait until none of `pids` is alive; the time it took, or an error naming the survivors.
+impl Drop for PidPipe {
+    fn drop(&mut self) {
+        // Release the reader thread, blocked in open() or in a read.
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        if let Ok(mut fifo) = std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(nix::libc::O_NONBLOCK)
+            .open(&self.path)
+        {
+            let _ = fifo.write_all(b"end\n");
+        }
+    }
+}
+
+/// Wait until none of `pids` is alive (each exit awaited on a pidfd, through
+/// `mcp_lifecycle::hygiene::wait_gone`); the time it took, or an error naming the survivors.
 async fn all_gone(case: &str, pids: &[i32]) -> anyhow::Result<Duration> {
     let started = Instant::now();
-    loop {
-        let left: Vec<i32> = pids.iter().copied().filter(|pid| alive(*pid)).collect();
-        if left.is_empty() {
-            let took = started.elapsed();
-            eprintln!(
-                "fault suite: {case}: 0 of {} processes left, cleaned up in {took:?}",
-                pids.len()
-            );
-            return Ok(took);
-        }
-        anyhow::ensure!(
-            started.elapsed() < CLEANUP,
-            "{case}: {} of {} processes left after {CLEANUP:?}: {left:?}",
-            left.len(),
-            pids.len()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let processes: std::collections::BTreeSet<_> = pids
+        .iter()
+        .filter_map(|pid| u32::try_from(*pid).ok())
+        .filter_map(hygiene::identify)
+        .collect();
+    let gone = hygiene::wait_gone(&processes, CLEANUP).await;
+    let left: Vec<i32> = pids.iter().copied().filter(|pid| alive(*pid)).collect();
+    anyhow::ensure!(
+        gone && left.is_empty(),
+        "{case}: {} of {} processes left after {CLEANUP:?}: {left:?}",
+        left.len(),
+        pids.len()
+    );
+    let took = started.elapsed();
+    eprintln!(
+        "fault suite: {case}: 0 of {} processes left, cleaned up in {took:?}",
+        pids.len()
+    );
+    Ok(took)
 }
 
 fn sigkill(pid: i32) -> anyhow::Result<()> {
@@ -174,14 +214,17 @@ fn forge_discovery() -> anyhow::Result<PathBuf> {
 /// Start server `leaver`: it leaves a `setsid` grandchild, then runs forge-discovery. The
 /// grandchild's pid.
 async fn start_leaver(api: &Api, dir: &Path) -> anyhow::Result<Vec<i32>> {
-    let kept = dir.join("kept.pid");
-    let script = with_grandchild(&kept, &format!("exec {}", forge_discovery()?.display()));
+    let mut kept = PidPipe::new(dir, "kept.pid")?;
+    let script = with_grandchild(
+        &kept.path,
+        &format!("exec {}", forge_discovery()?.display()),
+    );
     api.add_shell_server("leaver", &script, 30_000).await?;
     let (status, body) = api
         .send(reqwest::Method::POST, "/api/servers/leaver/start", None)
         .await?;
     anyhow::ensure!(status == 200, "start leaver: {status} {body}");
-    wait_for_pids(&kept, 1).await
+    kept.take(1).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -189,7 +232,8 @@ async fn a_killed_forge_bash_takes_its_commands_with_it() -> anyhow::Result<()> 
     let dir = tempfile::tempdir()?;
     let served = serve(dir.path())?;
     let api = Api::new(&served);
-    let file = dir.path().join("sleep.pid");
+    let mut pipe = PidPipe::new(dir.path(), "sleep.pid")?;
+    let file = pipe.path.clone();
     let call = {
         let api = Api::new(&served);
         let command = format!("sleep 60 & echo $! > {}; wait", file.display());
@@ -202,7 +246,7 @@ async fn a_killed_forge_bash_takes_its_commands_with_it() -> anyhow::Result<()> 
             .await
         })
     };
-    let sleeper = wait_for_pids(&file, 1).await?;
+    let sleeper = pipe.take(1).await?;
     sigkill(api.pid("forge-bash").await?)?;
     all_gone("a killed forge-bash", &sleeper).await?;
     // The call in flight says what happened: its server exited, killed by a signal.
@@ -229,8 +273,8 @@ async fn a_killed_server_and_a_failed_initialize_leave_no_grandchild() -> anyhow
 
     // A server that leaves a grandchild and exits before `initialize`, started 20 times
     // (explicit starts: the backoff does not apply).
-    let failed = dir.path().join("failed.pid");
-    api.add_shell_server("failer", &with_grandchild(&failed, "exit 1"), 30_000)
+    let mut failed = PidPipe::new(dir.path(), "failed.pid")?;
+    api.add_shell_server("failer", &with_grandchild(&failed.path, "exit 1"), 30_000)
         .await?;
     for _ in 0..20 {
         let (status, body) = api
@@ -238,7 +282,7 @@ async fn a_killed_server_and_a_failed_initialize_leave_no_grandchild() -> anyhow
             .await?;
         assert_eq!(status, 502, "{body}");
     }
-    let grandchildren = wait_for_pids(&failed, 20).await?;
+    let grandchildren = failed.take(20).await?;
     all_gone(
         "a failed initialize with a grandchild, 20 times",
         &grandchildren,
@@ -254,17 +298,21 @@ async fn a_sigkilled_botcraft_is_cleaned_up_by_the_next_start() -> anyhow::Resul
     let api = Api::new(&served);
     let grandchild = start_leaver(&api, dir.path()).await?;
     let server = api.pid("leaver").await?;
-    // The sweep has recorded the tree (its readiness signal: the tree file names the pid).
-    let tree = dir.path().join("pids.tree");
-    let deadline = Instant::now() + CLEANUP;
-    while !std::fs::read_to_string(&tree)
-        .unwrap_or_default()
-        .lines()
-        .any(|line| line.starts_with(&format!("{} ", grandchild[0])))
-    {
-        anyhow::ensure!(Instant::now() < deadline, "the tree was never recorded");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // The sweep has recorded the tree with the grandchild in it: its debug line says so.
+    let pid = grandchild[0];
+    tokio::task::block_in_place(|| {
+        served.wait_for(|line| {
+            line.contains("process tree recorded")
+                && [
+                    format!("[{pid},"),
+                    format!(" {pid},"),
+                    format!(" {pid}]"),
+                    format!("[{pid}]"),
+                ]
+                .iter()
+                .any(|form| line.contains(form.as_str()))
+        })
+    })?;
     sigkill(i32::try_from(served.child.id())?)?;
     served.child.wait()?;
     // The server dies with botcraft (its parent-death signal); the setsid grandchild does
@@ -286,9 +334,13 @@ async fn sigterm_during_a_long_initialize_stops_within_the_deadline() -> anyhow:
     let dir = tempfile::tempdir()?;
     let mut served = serve(dir.path())?;
     let api = Api::new(&served);
-    let kept = dir.path().join("kept.pid");
-    api.add_shell_server("silent", &with_grandchild(&kept, "exec sleep 60"), 60_000)
-        .await?;
+    let mut kept = PidPipe::new(dir.path(), "kept.pid")?;
+    api.add_shell_server(
+        "silent",
+        &with_grandchild(&kept.path, "exec sleep 60"),
+        60_000,
+    )
+    .await?;
     let start = {
         let api = Api::new(&served);
         tokio::spawn(async move {
@@ -296,7 +348,7 @@ async fn sigterm_during_a_long_initialize_stops_within_the_deadline() -> anyhow:
                 .await
         })
     };
-    let grandchild = wait_for_pids(&kept, 1).await?;
+    let grandchild = kept.take(1).await?;
     let started = Instant::now();
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),

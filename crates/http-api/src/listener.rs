@@ -70,6 +70,8 @@ pub async fn serve(
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => stream,
                 // Out of file descriptors, a connection reset before accept: keep serving.
+                // The pause is deliberate: out of descriptors, accept fails at once again,
+                // and without it this loop would spin a core until a connection closes.
                 Err(error) => {
                     tracing::warn!(%error, "accepting a connection failed");
                     tokio::time::sleep(Duration::from_millis(20)).await;

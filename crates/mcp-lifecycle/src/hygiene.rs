@@ -54,25 +54,17 @@ pub fn is_alive(process: ProcessId) -> bool {
 
 /// Every live descendant of `root`, found by walking parent links in `/proc`.
 pub fn descendants(root: u32) -> BTreeSet<ProcessId> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return BTreeSet::new();
-    };
-    let table: Vec<(u32, Stat)> = entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| stat(pid).map(|s| (pid, s)))
-        .collect();
+    below(&process_table(), root)
+}
+
+/// Every live process below `root` in `table` (from [`process_table`]).
+pub(crate) fn below(table: &[(ProcessId, u32, char)], root: u32) -> BTreeSet<ProcessId> {
     let mut found = BTreeSet::new();
     let mut frontier = vec![root];
     while let Some(parent) = frontier.pop() {
-        for (pid, s) in &table {
-            if s.ppid == parent && s.state != 'Z' {
-                let process = ProcessId {
-                    pid: *pid,
-                    start_time: s.start_time,
-                };
-                if found.insert(process) {
-                    frontier.push(*pid);
-                }
+        for (process, ppid, state) in table {
+            if *ppid == parent && *state != 'Z' && found.insert(*process) {
+                frontier.push(process.pid);
             }
         }
     }
@@ -119,9 +111,61 @@ pub fn signal_tree(
     }
 }
 
-/// Wait until none of `processes` is alive, polling `/proc` every 10 ms, at most `limit`.
-/// Returns whether all are gone.
+/// A pidfd of `process`: readable once it has exited, whoever its parent is. `Ok(None)` when
+/// it is gone already (or its pid now names another process); `Err` when the kernel has no
+/// `pidfd_open` (before Linux 5.3).
+#[allow(unsafe_code)]
+fn pidfd(process: ProcessId) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, process.pid as libc::pid_t, 0) };
+    if fd < 0 {
+        let error = std::io::Error::last_os_error();
+        return match error.raw_os_error() {
+            Some(libc::ESRCH) => Ok(None),
+            _ => Err(error),
+        };
+    }
+    let raw = i32::try_from(fd).map_err(|_| std::io::Error::other("descriptor out of range"))?;
+    // SAFETY: `raw` is a descriptor pidfd_open just opened for us and nobody else owns.
+    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
+    // Opened after a reuse of the pid: it names another process, ours is gone.
+    Ok(is_alive(process).then_some(owned))
+}
+
+/// Wait until `process` has exited (its pidfd turns readable), or the kernel cannot say so.
+#[allow(unsafe_code)]
+async fn exited(process: ProcessId) -> std::io::Result<()> {
+    let Some(fd) = pidfd(process)? else {
+        return Ok(());
+    };
+    // SAFETY: `fd` is an open pidfd owned by the `AsyncFd` for its whole life, and an
+    // `OwnedFd` always answers `as_raw_fd` with that same descriptor.
+    let fd = unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+    }
+    .map_err(std::io::Error::from)?;
+    let _ready = fd.readable().await?;
+    Ok(())
+}
+
+/// Wait until none of `processes` is alive, at most `limit`; whether all are gone. Each exit
+/// is awaited on a pidfd (the processes need not be our children); on a kernel without
+/// pidfds, `/proc` is polled every 10 ms instead.
 pub async fn wait_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool {
+    let waits = processes.iter().map(|process| exited(*process));
+    match tokio::time::timeout(limit, futures::future::join_all(waits)).await {
+        Ok(results) if results.iter().all(Result::is_ok) => {
+            return !processes.iter().any(|p| is_alive(*p));
+        }
+        Ok(_) => {}
+        Err(_) => return !processes.iter().any(|p| is_alive(*p)),
+    }
+    poll_gone(processes, limit).await
+}
+
+/// [`wait_gone`] without pidfds.
+async fn poll_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool {
     let deadline = tokio::time::Instant::now() + limit;
     loop {
         if !processes.iter().any(|p| is_alive(*p)) {
@@ -134,6 +178,14 @@ pub async fn wait_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool
         // their exit is only visible in /proc, polled here until the deadline.
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+/// `pid start_time` lines, as the registry files hold them.
+fn format_entries(entries: &BTreeSet<ProcessId>) -> String {
+    entries
+        .iter()
+        .map(|p| format!("{} {}\n", p.pid, p.start_time))
+        .collect()
 }
 
 /// `pid start_time` lines.
@@ -215,15 +267,19 @@ impl PidRegistry {
     /// Record every process below BotCraft, so a start after a SIGKILL of BotCraft ends
     /// them all (a `setsid` grandchild too), not only the servers.
     pub fn record_tree(&self, tree: &BTreeSet<ProcessId>) {
-        let text: String = tree
-            .iter()
-            .map(|p| format!("{} {}\n", p.pid, p.start_time))
-            .collect();
+        let text = format_entries(tree);
         if std::fs::read_to_string(self.tree_path()).ok().as_deref() == Some(text.as_str()) {
             return;
         }
-        if let Err(error) = std::fs::write(self.tree_path(), text) {
-            tracing::warn!(path = %self.tree_path().display(), %error, "cannot write the process tree");
+        match std::fs::write(self.tree_path(), text) {
+            // Said once the file holds it (tests wait on this line before a SIGKILL).
+            Ok(()) => tracing::debug!(
+                pids = ?tree.iter().map(|p| p.pid).collect::<Vec<_>>(),
+                "process tree recorded"
+            ),
+            Err(error) => {
+                tracing::warn!(path = %self.tree_path().display(), %error, "cannot write the process tree")
+            }
         }
     }
 
@@ -236,11 +292,7 @@ impl PidRegistry {
     }
 
     fn write(&self, entries: &BTreeSet<ProcessId>) {
-        let text: String = entries
-            .iter()
-            .map(|p| format!("{} {}\n", p.pid, p.start_time))
-            .collect();
-        if let Err(error) = std::fs::write(&self.path, text) {
+        if let Err(error) = std::fs::write(&self.path, format_entries(entries)) {
             tracing::warn!(path = %self.path.display(), %error, "cannot write the pid registry");
         }
     }

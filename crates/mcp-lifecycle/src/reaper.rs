@@ -20,7 +20,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-use crate::hygiene::{PidRegistry, ProcessId, process_table};
+use crate::hygiene::{PidRegistry, ProcessId, below, process_table};
 
 /// How often the orphan sweep runs besides after each exit and stop.
 pub const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
@@ -73,18 +73,4 @@ pub fn sweep(registry: &PidRegistry) -> Swept {
     let tree = below(&process_table(), me);
     registry.record_tree(&tree);
     swept
-}
-
-/// Every live process below `root` in `table`.
-fn below(table: &[(ProcessId, u32, char)], root: u32) -> BTreeSet<ProcessId> {
-    let mut found = BTreeSet::new();
-    let mut frontier = vec![root];
-    while let Some(parent) = frontier.pop() {
-        for (process, ppid, state) in table {
-            if *ppid == parent && *state != 'Z' && found.insert(*process) {
-                frontier.push(process.pid);
-            }
-        }
-    }
-    found
 }

@@ -50,6 +50,24 @@ impl Drop for Served {
 
 impl Served {
     /// Stderr lines until one contains `needle` (kept in `lines`).
+    /// Stderr lines until one (already read or new) satisfies `matches`.
+    pub fn wait_for(&mut self, matches: impl Fn(&str) -> bool) -> anyhow::Result<()> {
+        if self.lines.iter().any(|line| matches(line)) {
+            return Ok(());
+        }
+        loop {
+            let line = self
+                .stderr
+                .recv_timeout(BOUND)
+                .with_context(|| format!("no matching line on stderr; got {:#?}", self.lines))?;
+            let found = matches(&line);
+            self.lines.push(line);
+            if found {
+                return Ok(());
+            }
+        }
+    }
+
     /// Stderr lines until each of `needles` is in some line (lines already read count).
     pub fn wait_for_lines(&mut self, needles: &[&str]) -> anyhow::Result<()> {
         for needle in needles {
