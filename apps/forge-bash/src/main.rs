@@ -26,6 +26,8 @@ use std::process::ExitCode;
 use server_kit::RunOptions;
 
 fn main() -> ExitCode {
+    // `forge-bash --keep-command …`: this process is a command's keeper, not the server.
+    proc_tree::keeper::run_if_asked();
     let groups = shutdown::RunningGroups::new();
     shutdown::stop_on_signal(std::sync::Arc::clone(&groups));
     server_kit::init_logging();

@@ -1,18 +1,18 @@
-//! The command's process: `SHELL -c COMMAND` started as the leader of its own
-//! process group, so that everything it starts (pipelines, background jobs)
-//! can be stopped together.
+//! The command's process: `SHELL -c COMMAND` under a keeper (`proc_tree::keeper`): forge-bash
+//! re-runs itself as `forge-bash --keep-command SHELL -c COMMAND`, the leader of a new process
+//! group, and the keeper starts the shell in that group, as a child subreaper.
 //!
-//! - `kill`: SIGTERM to the whole group, up to [`KILL_GRACE`] for the group to
-//!   empty, then SIGKILL to the group.
-//! - Dropping a [`ShellProcess`] that was not released (the server shut down
-//!   or the call future was dropped mid-run) sends SIGKILL to the group.
-//! - The shell gets `PR_SET_PDEATHSIG(SIGKILL)`: if forge-bash itself is
-//!   killed, the kernel kills the shell. (Only the shell: the kernel clears
-//!   the setting in its children. They lose their output pipe with the
-//!   server, and die of SIGPIPE on their next write.)
-//! - stdin is `/dev/null`: a command never reads the MCP stream.
+//! - `kill`: SIGTERM to the whole group (the keeper passes it on to what left the group), up
+//!   to [`KILL_GRACE`] for the keeper to exit, which it does once the shell has exited and
+//!   the rest of the tree is killed. Past the grace, the lifeline is closed (the keeper kills
+//!   the tree at once); past a second grace, SIGKILL to the group.
+//! - Dropping a [`ShellProcess`] that was not released (the server shut down or the call
+//!   future was dropped mid-run) closes its lifeline: the keeper kills the tree.
+//! - forge-bash killed, even by SIGKILL: the kernel closes every lifeline with it, and each
+//!   keeper kills its command's tree, `setsid` and double-forked descendants included.
+//! - stdin is `/dev/null` for the shell: a command never reads the MCP stream.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -21,15 +21,13 @@ use std::time::Duration;
 
 use nix::sys::signal::{SigSet, Signal, killpg};
 use nix::unistd::Pid;
+use proc_tree::keeper;
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 
 use crate::shutdown::RunningGroups;
 
 /// How long a group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(1);
-
-/// How often the group is checked for members during the grace.
-const GROUP_POLL: Duration = Duration::from_millis(20);
 
 /// A shell running one command, leader of its own process group.
 #[derive(Debug)]
@@ -57,19 +55,21 @@ pub fn spawn(
     cwd: &Path,
     env: &[(OsString, OsString)],
 ) -> io::Result<(ShellProcess, Pipes)> {
-    let mut builder = Command::new(shell);
+    let (lifeline, keeper_stdin) = keeper::lifeline()?;
+    let mut builder = Command::new(OWN_EXECUTABLE);
     builder
-        .arg("-c")
-        .arg(command)
+        .args(keeper::arguments(
+            shell.as_os_str(),
+            &[OsStr::new("-c"), OsStr::new(command)],
+        ))
         .current_dir(cwd)
         .env_clear()
         .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(keeper_stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    die_with_parent(&mut builder);
+        .process_group(0);
+    clear_signal_mask(&mut builder);
     let mut child = builder.spawn()?;
     let pid = child
         .id()
@@ -78,7 +78,7 @@ pub fn spawn(
         return Err(io::Error::other("the shell's pipes were not created"));
     };
     let pgid = Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?);
-    groups.insert(pgid);
+    groups.insert(pgid, lifeline);
     Ok((
         ShellProcess {
             child,
@@ -90,31 +90,21 @@ pub fn spawn(
     ))
 }
 
-/// In the forked child: clear the signal mask inherited from the server, and
-/// ask the kernel to SIGKILL the shell when forge-bash dies.
+/// forge-bash's own executable, to run as the keeper (`/proc/self/exe` is resolved in the
+/// forked child, which still is forge-bash).
+const OWN_EXECUTABLE: &str = "/proc/self/exe";
+
+/// In the forked child: clear the signal mask inherited from the server (it blocks
+/// termination signals in its threads, see shutdown.rs, and the mask survives exec).
 ///
-/// `pre_exec` is unsafe because the closure runs in the forked child before
-/// `exec`, where only async-signal-safe calls are allowed. It makes three
-/// plain syscalls (`pthread_sigmask`, `prctl`, `getppid`), allocates nothing
-/// (errors are raw OS errors) and takes no lock. The `getppid` check closes
-/// the race where the server died between `fork` and `prctl`. Tokio spawns
-/// from the calling worker thread, which lives as long as the runtime (the
-/// death signal follows the forking thread).
+/// `pre_exec` is unsafe because the closure runs in the forked child before `exec`, where
+/// only async-signal-safe calls are allowed. It makes one plain syscall
+/// (`pthread_sigmask`) and allocates nothing (errors are raw OS errors).
 #[allow(unsafe_code)]
-fn die_with_parent(builder: &mut Command) {
-    let parent = nix::unistd::getpid();
-    // SAFETY: the closure only makes async-signal-safe syscalls (see above).
+fn clear_signal_mask(builder: &mut Command) {
+    // SAFETY: the closure only makes an async-signal-safe syscall (see above).
     unsafe {
-        builder.pre_exec(move || {
-            // The server blocks termination signals in its threads (see
-            // shutdown.rs) and the mask survives exec: clear it.
-            SigSet::empty().thread_set_mask().map_err(io::Error::from)?;
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
-            if nix::unistd::getppid() != parent {
-                return Err(io::Error::from(nix::errno::Errno::ESRCH));
-            }
-            Ok(())
-        });
+        builder.pre_exec(|| SigSet::empty().thread_set_mask().map_err(io::Error::from));
     }
 }
 
@@ -124,19 +114,28 @@ impl ShellProcess {
         self.child.wait().await
     }
 
-    /// Stop the whole group: SIGTERM, up to [`KILL_GRACE`] for it to empty,
-    /// then SIGKILL. Leaves the shell reaped.
+    /// Stop the command's whole tree: SIGTERM, up to [`KILL_GRACE`] for the keeper to end
+    /// it; then the lifeline is closed (the keeper SIGKILLs the tree), and after another
+    /// grace the group is SIGKILLed. Leaves the keeper reaped, and with it the tree.
     pub async fn kill(&mut self) {
         self.signal(Signal::SIGTERM);
-        let deadline = tokio::time::Instant::now() + KILL_GRACE;
-        let _ = tokio::time::timeout_at(deadline, self.child.wait()).await;
-        while tokio::time::Instant::now() < deadline && self.group_exists() {
-            // Linux gives no notification when the last member of a process group exits (only
-            // the direct child can be waited on), so the group is polled until the deadline.
-            tokio::time::sleep(GROUP_POLL).await;
+        if tokio::time::timeout(KILL_GRACE, self.child.wait())
+            .await
+            .is_err()
+        {
+            self.groups.remove(self.pgid);
+            if tokio::time::timeout(KILL_GRACE, self.child.wait())
+                .await
+                .is_err()
+            {
+                tracing::warn!(
+                    pgid = self.pgid.as_raw(),
+                    "the command's keeper did not exit; killing its group"
+                );
+                self.signal(Signal::SIGKILL);
+                let _ = self.child.wait().await;
+            }
         }
-        self.signal(Signal::SIGKILL);
-        let _ = self.child.wait().await;
         self.armed = false;
         self.groups.remove(self.pgid);
     }
@@ -155,17 +154,13 @@ impl ShellProcess {
             tracing::warn!(pgid = self.pgid.as_raw(), %error, ?signal, "cannot signal the process group");
         }
     }
-
-    /// Does any process (zombies included) remain in the group?
-    fn group_exists(&self) -> bool {
-        killpg(self.pgid, None).is_ok()
-    }
 }
 
 impl Drop for ShellProcess {
     fn drop(&mut self) {
         if self.armed {
-            self.signal(Signal::SIGKILL);
+            // Closing the lifeline makes the keeper kill the tree; a SIGKILL to the group
+            // would kill the keeper first, before it could reach what left the group.
             self.groups.remove(self.pgid);
         }
     }

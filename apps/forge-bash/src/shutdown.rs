@@ -1,26 +1,28 @@
 //! Stopping commands when the server stops.
 //!
-//! Commands run in process groups of their own, so a host that signals
-//! forge-bash's group does not reach them. [`RunningGroups`] tracks the
-//! groups of the commands in progress, and [`stop_on_signal`] makes
-//! SIGTERM, SIGINT and SIGHUP kill those groups (SIGKILL) before the server
-//! exits with 128 + the signal number.
+//! Commands run under keepers, in process groups of their own, so a host that
+//! signals forge-bash's group does not reach them. [`RunningGroups`] holds the
+//! lifeline of each command in progress (see process_group.rs), and
+//! [`stop_on_signal`] makes SIGTERM, SIGINT and SIGHUP close them all (each
+//! keeper kills its command's tree) before the server exits with 128 + the
+//! signal number.
 //!
 //! The other ways the server stops are covered elsewhere: stdin closed (rmcp
-//! cancels the calls still running after its drain; each kills its group),
-//! a dropped call (the process guard kills its group), SIGKILL (the kernel
-//! kills each shell through `PR_SET_PDEATHSIG`).
+//! cancels the calls still running after its drain; each kills its tree), a
+//! dropped call (the process guard closes its lifeline), SIGKILL (the kernel
+//! closes every lifeline with the process).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use nix::sys::signal::{SigSet, Signal, killpg};
+use nix::sys::signal::{SigSet, Signal};
 use nix::unistd::Pid;
+use proc_tree::keeper::Lifeline;
 
-/// The process groups of the commands in progress.
+/// The commands in progress: each keeper's lifeline, by process group.
 #[derive(Debug, Default)]
 pub struct RunningGroups {
-    groups: Mutex<HashSet<i32>>,
+    groups: Mutex<HashMap<i32, Lifeline>>,
 }
 
 impl RunningGroups {
@@ -28,27 +30,27 @@ impl RunningGroups {
         Arc::new(Self::default())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashSet<i32>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i32, Lifeline>> {
         self.groups
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    pub fn insert(&self, pgid: Pid) {
-        self.lock().insert(pgid.as_raw());
+    pub fn insert(&self, pgid: Pid, lifeline: Lifeline) {
+        self.lock().insert(pgid.as_raw(), lifeline);
     }
 
+    /// Close the group's lifeline: its keeper kills the command's tree.
     pub fn remove(&self, pgid: Pid) {
         self.lock().remove(&pgid.as_raw());
     }
 
-    /// SIGKILL every group in progress; returns how many there were.
+    /// Close every lifeline (each keeper kills its tree); returns how many there were.
     pub fn kill_all(&self) -> usize {
-        let groups = self.lock();
-        for &pgid in groups.iter() {
-            let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
-        }
-        groups.len()
+        let mut groups = self.lock();
+        let count = groups.len();
+        groups.clear();
+        count
     }
 }
 
@@ -76,7 +78,7 @@ pub fn stop_on_signal(groups: Arc<RunningGroups>) {
                 Ok(signal) => {
                     let killed = groups.kill_all();
                     eprintln!(
-                        "forge-bash: {signal} received; killed {killed} running command group(s); exiting"
+                        "forge-bash: {signal} received; told the keepers of {killed} running command(s) to end them; exiting"
                     );
                     std::process::exit(128 + signal as i32);
                 }
@@ -97,12 +99,14 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn groups_are_tracked_until_removed() {
+    fn lifelines_are_held_until_removed() {
         let groups = RunningGroups::new();
-        // Pids far above pid_max: kill_all's signals fail harmlessly.
-        groups.insert(Pid::from_raw(i32::MAX - 1));
-        groups.insert(Pid::from_raw(i32::MAX - 2));
+        let (first, _first_read) = proc_tree::keeper::lifeline().expect("pipe");
+        let (second, _second_read) = proc_tree::keeper::lifeline().expect("pipe");
+        groups.insert(Pid::from_raw(i32::MAX - 1), first);
+        groups.insert(Pid::from_raw(i32::MAX - 2), second);
         groups.remove(Pid::from_raw(i32::MAX - 1));
         assert_eq!(groups.kill_all(), 1);
+        assert_eq!(groups.kill_all(), 0);
     }
 }

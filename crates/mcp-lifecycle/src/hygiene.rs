@@ -9,67 +9,10 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
-
-/// A process, named by pid and start time (clock ticks since boot) against pid reuse.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ProcessId {
-    pub pid: u32,
-    pub start_time: u64,
-}
-
-struct Stat {
-    ppid: u32,
-    state: char,
-    start_time: u64,
-}
-
-fn stat(pid: u32) -> Option<Stat> {
-    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name is in parentheses and may hold spaces: parse after the last ')'.
-    let rest = &text[text.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    Some(Stat {
-        state: fields.first()?.chars().next()?,
-        ppid: fields.get(1)?.parse().ok()?,
-        start_time: fields.get(19)?.parse().ok()?,
-    })
-}
-
-/// The process `pid` as it is now, if it exists.
-pub fn identify(pid: u32) -> Option<ProcessId> {
-    stat(pid).map(|s| ProcessId {
-        pid,
-        start_time: s.start_time,
-    })
-}
-
-/// Whether `process` still exists and has not exited (zombies count as gone).
-pub fn is_alive(process: ProcessId) -> bool {
-    matches!(stat(process.pid), Some(s) if s.start_time == process.start_time && s.state != 'Z' && s.state != 'X')
-}
-
-/// Every live descendant of `root`, found by walking parent links in `/proc`.
-pub fn descendants(root: u32) -> BTreeSet<ProcessId> {
-    below(&process_table(), root)
-}
-
-/// Every live process below `root` in `table` (from [`process_table`]).
-pub(crate) fn below(table: &[(ProcessId, u32, char)], root: u32) -> BTreeSet<ProcessId> {
-    let mut found = BTreeSet::new();
-    let mut frontier = vec![root];
-    while let Some(parent) = frontier.pop() {
-        for (process, ppid, state) in table {
-            if *ppid == parent && *state != 'Z' && found.insert(*process) {
-                frontier.push(process.pid);
-            }
-        }
-    }
-    found
-}
+pub use proc_tree::{ProcessId, descendants, identify, is_alive, wait_gone};
 
 fn to_pid(pid: u32) -> Option<Pid> {
     i32::try_from(pid).ok().map(Pid::from_raw)
@@ -81,7 +24,7 @@ fn to_pid(pid: u32) -> Option<Pid> {
 /// pid held by another process means ours was reaped and the pid reused, with a group of
 /// its own (every server leads one): never signal that one.
 fn group_is_ours(leader: u32, start_time: Option<u64>) -> bool {
-    match (stat(leader), start_time) {
+    match (identify(leader), start_time) {
         (None, _) => true,
         (Some(now), Some(start)) => now.start_time == start,
         (Some(_), None) => false,
@@ -111,75 +54,6 @@ pub fn signal_tree(
     }
 }
 
-/// A pidfd of `process`: readable once it has exited, whoever its parent is. `Ok(None)` when
-/// it is gone already (or its pid now names another process); `Err` when the kernel has no
-/// `pidfd_open` (before Linux 5.3).
-#[allow(unsafe_code)]
-fn pidfd(process: ProcessId) -> std::io::Result<Option<std::os::fd::OwnedFd>> {
-    use std::os::fd::FromRawFd;
-    // SAFETY: pidfd_open(2) takes a pid and flags and returns a new descriptor or -1.
-    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, process.pid as libc::pid_t, 0) };
-    if fd < 0 {
-        let error = std::io::Error::last_os_error();
-        return match error.raw_os_error() {
-            Some(libc::ESRCH) => Ok(None),
-            _ => Err(error),
-        };
-    }
-    let raw = i32::try_from(fd).map_err(|_| std::io::Error::other("descriptor out of range"))?;
-    // SAFETY: `raw` is a descriptor pidfd_open just opened for us and nobody else owns.
-    let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(raw) };
-    // Opened after a reuse of the pid: it names another process, ours is gone.
-    Ok(is_alive(process).then_some(owned))
-}
-
-/// Wait until `process` has exited (its pidfd turns readable), or the kernel cannot say so.
-#[allow(unsafe_code)]
-async fn exited(process: ProcessId) -> std::io::Result<()> {
-    let Some(fd) = pidfd(process)? else {
-        return Ok(());
-    };
-    // SAFETY: `fd` is an open pidfd owned by the `AsyncFd` for its whole life, and an
-    // `OwnedFd` always answers `as_raw_fd` with that same descriptor.
-    let fd = unsafe {
-        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
-    }
-    .map_err(std::io::Error::from)?;
-    let _ready = fd.readable().await?;
-    Ok(())
-}
-
-/// Wait until none of `processes` is alive, at most `limit`; whether all are gone. Each exit
-/// is awaited on a pidfd (the processes need not be our children); on a kernel without
-/// pidfds, `/proc` is polled every 10 ms instead.
-pub async fn wait_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool {
-    let waits = processes.iter().map(|process| exited(*process));
-    match tokio::time::timeout(limit, futures::future::join_all(waits)).await {
-        Ok(results) if results.iter().all(Result::is_ok) => {
-            return !processes.iter().any(|p| is_alive(*p));
-        }
-        Ok(_) => {}
-        Err(_) => return !processes.iter().any(|p| is_alive(*p)),
-    }
-    poll_gone(processes, limit).await
-}
-
-/// [`wait_gone`] without pidfds.
-async fn poll_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
-    loop {
-        if !processes.iter().any(|p| is_alive(*p)) {
-            return true;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            return false;
-        }
-        // Descendants re-parented away from us (setsid, double fork) cannot be waited on:
-        // their exit is only visible in /proc, polled here until the deadline.
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
 /// `pid start_time` lines, as the registry files hold them.
 fn format_entries(entries: &BTreeSet<ProcessId>) -> String {
     entries
@@ -196,28 +70,6 @@ fn parse_entries(text: &str) -> BTreeSet<ProcessId> {
             Some(ProcessId {
                 pid: pid.parse().ok()?,
                 start_time: start.parse().ok()?,
-            })
-        })
-        .collect()
-}
-
-/// Every process in `/proc` with its parent and state.
-pub(crate) fn process_table() -> Vec<(ProcessId, u32, char)> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter_map(|pid| {
-            stat(pid).map(|s| {
-                (
-                    ProcessId {
-                        pid,
-                        start_time: s.start_time,
-                    },
-                    s.ppid,
-                    s.state,
-                )
             })
         })
         .collect()
@@ -334,7 +186,7 @@ impl PidRegistry {
                 );
                 let _ = kill(pid, Signal::SIGKILL);
                 reaped.push(process.pid);
-            } else if stat(process.pid).is_none_or(|s| s.start_time == process.start_time)
+            } else if identify(process.pid).is_none_or(|now| now.start_time == process.start_time)
                 && killpg(pid, Signal::SIGKILL).is_ok()
             {
                 reaped.push(process.pid);

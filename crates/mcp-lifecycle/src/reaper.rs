@@ -20,7 +20,9 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-use crate::hygiene::{PidRegistry, ProcessId, below, process_table};
+use proc_tree::{ProcessId, below, process_table};
+
+use crate::hygiene::PidRegistry;
 
 /// How often the orphan sweep runs besides after each exit and stop.
 pub const SWEEP_INTERVAL: Duration = Duration::from_secs(1);
@@ -46,14 +48,15 @@ pub fn sweep(registry: &PidRegistry) -> Swept {
     let servers: BTreeSet<u32> = registry.recorded().iter().map(|p| p.pid).collect();
     let table = process_table();
     let mut swept = Swept::default();
-    for (process, ppid, state) in &table {
-        if *ppid != me || servers.contains(&process.pid) {
+    for row in &table {
+        let process = &row.process;
+        if row.ppid != me || servers.contains(&process.pid) {
             continue;
         }
         let Ok(raw) = i32::try_from(process.pid) else {
             continue;
         };
-        if *state != 'Z' {
+        if row.state != 'Z' {
             // Its descendants first, from the same table, so none escapes while it dies.
             for below in below(&table, process.pid) {
                 if let Ok(pid) = i32::try_from(below.pid) {

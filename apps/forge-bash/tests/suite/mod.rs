@@ -164,24 +164,26 @@ pub fn wait_for_pid(path: &Path) -> i32 {
     .unwrap_or_else(|| panic!("no pid in {}", path.display()))
 }
 
-/// Has `pid` exited? (A zombie counts: it runs no more. Orphans here may
-/// be reparented to an init that does not reap.)
-pub fn is_dead(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => true,
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .and_then(|(_, rest)| rest.trim_start().chars().next())
-            .is_some_and(|state| state == 'Z' || state == 'X'),
-    }
-}
-
-/// Assert `pid` dies within [`PATIENCE`].
+/// Assert `pid` dies within [`PATIENCE`]: its exit is awaited on a pidfd (it need not be
+/// our child), a zombie counting as dead.
 pub fn assert_dies(pid: i32, what: &str) {
-    assert!(
-        wait_until(|| is_dead(pid).then_some(())).is_some(),
-        "{what} (pid {pid}) is still alive"
-    );
+    let Some(process) = u32::try_from(pid).ok().and_then(proc_tree::identify) else {
+        return; // gone already
+    };
+    // On a thread of its own: async tests call this too, and a runtime cannot block inside one.
+    let gone = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .expect("runtime")
+                    .block_on(proc_tree::wait_gone(&[process].into(), PATIENCE))
+            })
+            .join()
+            .expect("the waiting thread")
+    });
+    assert!(gone, "{what} (pid {pid}) is still alive");
 }
 
 /// A forge-bash spoken to in raw JSON-RPC lines (protocol-level tests:

@@ -1,0 +1,19 @@
+//! Processes by identity, for everyone in BotCraft who starts or ends one.
+//!
+//! - [`ProcessId`]: a pid and its start time, so a pid the kernel reused is never taken for
+//!   the process it named before ([`identify`], [`is_alive`]).
+//! - [`process_table`] and [`descendants`]: the live processes below a pid, from `/proc`.
+//! - [`wait_gone`]: wait for processes that need not be our children, on pidfds.
+//! - [`keeper`]: a command run under a small subreaper that ends the command's whole tree
+//!   (`setsid` and double-forked descendants included) when the command is stopped or when
+//!   its owner dies, even by SIGKILL.
+//!
+//! The host side (process groups of servers, the pid registry, the orphan sweep) is
+//! `mcp-lifecycle`'s; it builds on this crate.
+
+mod exit;
+pub mod keeper;
+mod table;
+
+pub use exit::wait_gone;
+pub use table::{Entry, ProcessId, below, descendants, identify, is_alive, process_table};
