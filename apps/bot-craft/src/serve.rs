@@ -10,7 +10,7 @@ use anyhow::Context;
 use http_api::{ApiConfig, ApiKeys, AppState, Redactor, default_native_tools};
 use inference::providers::{AnthropicSettings, HttpTimeouts, OpenAiSettings};
 use inference::{ProviderSettings, Providers};
-use mcp_lifecycle::{ManagerSettings, McpServerManager};
+use mcp_lifecycle::{ManagerSettings, McpServerManager, ServerState};
 use store::Store;
 use tokio_util::sync::CancellationToken;
 
@@ -86,6 +86,16 @@ pub struct ServeArgs {
         value_name = "N"
     )]
     mcp_max_sessions_per_bot: usize,
+    /// Put each MCP server in a cgroup v2 of its own where the machine allows it (`off`:
+    /// never; trees are then tracked by the subreaper and /proc alone).
+    #[arg(
+        long,
+        env = "BOTCRAFT_CGROUPS",
+        default_value = "auto",
+        value_parser = ["auto", "off"],
+        value_name = "auto|off"
+    )]
+    cgroups: String,
     /// An `/mcp` session unused this long is closed.
     #[arg(
         long,
@@ -210,6 +220,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             pid_registry: Some(args.data.data_dir.join("pids")),
             run_as,
             reap_orphans,
+            cgroups: args.cgroups == "auto",
             ..ManagerSettings::default()
         },
     );
@@ -288,10 +299,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     record_server_metrics(&manager, &metrics);
     // Always-on servers start in the background: the API (and /api/health, which says what
     // is running) answers from the first moment; /api/health/ready says when they run.
-    tokio::spawn({
-        let manager = Arc::clone(&manager);
-        async move { start_always_on(&manager).await }
-    });
+    manager.reach_always_on();
     let health_loop = manager.start_health_check_loop();
 
     let turns = CancellationToken::new();
@@ -400,7 +408,8 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
 }
 
 /// Server metrics: the state gauge and restart counts are read from the manager at each
-/// scrape; state changes (starts, crashes) are counted as they happen.
+/// scrape; state changes (starts, crashes) are counted as they happen, and each start's end
+/// is said on stderr (`botcraft: NAME running (pid P, T tools) in N ms`, or why it failed).
 fn record_server_metrics(
     manager: &Arc<McpServerManager>,
     metrics: &observability::BotCraftMetrics,
@@ -418,59 +427,57 @@ fn record_server_metrics(
         let Ok(mut states) = manager.watch_state(&status.name) else {
             continue;
         };
-        let metrics = metrics.clone();
+        let (metrics, manager) = (metrics.clone(), Arc::downgrade(manager));
         tokio::spawn(async move {
+            let mut started = None;
             while states.changed().await.is_ok() {
                 let state = *states.borrow_and_update();
                 metrics.server_state_changed(&status.name, &state.to_string());
+                let Some(manager) = manager.upgrade() else {
+                    return;
+                };
+                say_start(&manager, &status.name, state, &mut started);
             }
         });
     }
 }
 
-/// Start every always-on server concurrently, one line on stderr as each starts and ends.
-/// Servers that failed are handed to the manager's always-on start, which restarts them
-/// with backoff, in the background.
-async fn start_always_on(manager: &Arc<McpServerManager>) {
-    let always_on: Vec<String> = manager
-        .get_all_statuses()
-        .into_iter()
-        .filter(|status| status.always_on)
-        .map(|status| status.name)
-        .collect();
-    let started = Instant::now();
-    let starts = always_on.iter().map(|name| {
-        eprintln!("botcraft: starting {name} …");
-        async move {
-            let result = manager.start_server(name).await;
-            let elapsed = started.elapsed().as_millis();
+/// One stderr line as a start of `name` begins and as it ends (`started` holds when).
+fn say_start(
+    manager: &McpServerManager,
+    name: &str,
+    state: ServerState,
+    started: &mut Option<Instant>,
+) {
+    match (state, started.take()) {
+        (ServerState::Starting, _) => {
+            eprintln!("botcraft: starting {name} …");
+            *started = Some(Instant::now());
+        }
+        (ServerState::Running, Some(at)) => {
+            let elapsed = at.elapsed().as_millis();
             let status = manager
                 .get_all_statuses()
                 .into_iter()
-                .find(|status| &status.name == name);
-            match (&result, status) {
-                (Ok(()), Some(status)) => eprintln!(
-                    "botcraft: {name} running (pid {}, {} tools) in {elapsed} ms",
-                    status.pid.map_or("?".to_owned(), |pid| pid.to_string()),
-                    status.tool_count.unwrap_or(0),
-                ),
-                (Ok(()), None) => eprintln!("botcraft: {name} running in {elapsed} ms"),
-                (Err(error), _) => {
-                    eprintln!("botcraft: {name} failed to start: {error} (retrying with backoff)")
-                }
-            }
-            result.is_err()
+                .find(|status| status.name == name);
+            eprintln!(
+                "botcraft: {name} running (pid {}, {} tools) in {elapsed} ms",
+                status
+                    .as_ref()
+                    .and_then(|s| s.pid)
+                    .map_or("?".to_owned(), |pid| pid.to_string()),
+                status.and_then(|s| s.tool_count).unwrap_or(0),
+            );
         }
-    });
-    let any_failed = futures::future::join_all(starts)
-        .await
-        .into_iter()
-        .any(|failed| failed);
-    if any_failed {
-        let manager = Arc::clone(manager);
-        tokio::spawn(async move {
-            manager.start_always_on_servers().await;
-        });
+        (ServerState::Error | ServerState::Stopped, Some(_)) => {
+            let error = manager
+                .last_error(name)
+                .ok()
+                .flatten()
+                .map_or_else(|| "stopped".to_owned(), |e| e.to_string());
+            eprintln!("botcraft: {name} failed to start: {error}");
+        }
+        _ => {}
     }
 }
 

@@ -26,7 +26,7 @@ use serde_json::{Value, json};
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
 
 mod common;
-use common::{Served, bin_dir, spawn_served};
+use common::{Api, Served, bin_dir, spawn_served};
 
 const CHAT_KEY: &str = "attack-chat-key-7f3a";
 const OPENAI_KEY: &str = "sk-attack-openai-91c2";
@@ -56,7 +56,7 @@ struct Attacked {
     served: Served,
     dir: tempfile::TempDir,
     admin: String,
-    client: reqwest::Client,
+    api: Api,
 }
 
 impl Attacked {
@@ -75,15 +75,7 @@ impl Attacked {
         key: &str,
         body: Option<Value>,
     ) -> anyhow::Result<(u16, String)> {
-        let mut request = self
-            .client
-            .request(method, format!("{}{path}", self.served.url))
-            .bearer_auth(key);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await?;
-        Ok((response.status().as_u16(), response.text().await?))
+        self.api.send_as(key, method, path, body).await
     }
 }
 
@@ -236,10 +228,10 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         .trim()
         .to_owned();
     let attacked = Attacked {
+        api: Api::new(&served.url, &admin),
         served,
         dir,
         admin,
-        client: reqwest::Client::new(),
     };
     let admin = attacked.admin.clone();
     let bot = json!({"name": "attack", "model": "openai:gpt-test", "toolLoadingMode": "eager"});
@@ -457,8 +449,7 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
         assert!(body.contains(variable), "{server}: {body}");
         seen.push((format!("starting {server}"), body));
     }
-    let mcp = at
-        .client
+    let mcp = reqwest::Client::new()
         .post(format!("{}/mcp", at.served.url))
         .header("origin", "http://evil.example")
         .json(&json!({}))

@@ -5,10 +5,12 @@
 //! 2. 1,000 concurrent calls spread over 10 servers through one manager;
 //! 3. cold start to tools ready of the four forge servers, through the manager and direct;
 //! 4. the RSS of this process with 20 servers configured (each started once, then stopped
-//!    by the idle sweep) and with 5 of them running.
+//!    by the idle sweep) and with 5 of them running;
+//! 5. the cost of one orphan sweep (`reaper::sweep`, run every second by `botcraft serve`)
+//!    with the machine's process table as it is and with 500 and 2,000 more processes.
 //!
 //! usage: `cargo bench -p mcp-lifecycle --bench manager -- [--bin-dir target/release]
-//! [--only memory|latency|concurrent|cold-start]`
+//! [--only memory|latency|concurrent|cold-start|sweep]`
 //! (build first: `cargo build --release -p forge-bash -p forge-filesystem -p forge-discovery
 //! -p forge-typesense -p test-support`).
 
@@ -308,6 +310,85 @@ async fn memory(dir: &Path, fake: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `extra` sleeping processes that are not ours (re-parented away once their shell exits),
+/// in one process group, killed with it when dropped.
+struct Crowd(nix::unistd::Pid);
+
+impl Crowd {
+    fn spawn(extra: usize) -> anyhow::Result<Self> {
+        use std::os::unix::process::CommandExt;
+        let mut shell = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg(format!(
+                "i=0; while [ $i -lt {extra} ]; do sleep 600 & i=$((i+1)); done"
+            ))
+            .process_group(0)
+            .spawn()?;
+        let pgid = nix::unistd::Pid::from_raw(i32::try_from(shell.id())?);
+        shell.wait()?;
+        Ok(Self(pgid))
+    }
+}
+
+impl Drop for Crowd {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::killpg(self.0, nix::sys::signal::Signal::SIGKILL);
+    }
+}
+
+/// The time of one orphan sweep, with `servers` recorded server processes below this one
+/// (each a shell with one child) and a process table of the machine's size plus `extra`.
+fn sweep_cost(dir: &Path) -> anyhow::Result<()> {
+    let registry = mcp_lifecycle::hygiene::PidRegistry::new(dir.join("sweep.pids"));
+    for (servers, extra) in [(0, 0), (0, 2_000), (20, 0), (20, 2_000)] {
+        let _crowd = (extra > 0).then(|| Crowd::spawn(extra)).transpose()?;
+        let mut children = Vec::new();
+        for _ in 0..servers {
+            let child = std::process::Command::new("/bin/sh")
+                .args(["-c", "sleep 600 & wait"])
+                .spawn()?;
+            if let Some(process) = proc_tree::identify(child.id()) {
+                registry.record(process);
+            }
+            children.push(child);
+        }
+        let table = proc_tree::process_table().len();
+        let mut times: Vec<Duration> = (0..100)
+            .map(|_| {
+                let started = Instant::now();
+                let swept = mcp_lifecycle::reaper::sweep(&registry);
+                assert!(swept.killed.is_empty(), "the bench has no orphans");
+                started.elapsed()
+            })
+            .collect();
+        let tree = proc_tree::descendants(std::process::id()).len();
+        for mut child in children {
+            for below in proc_tree::descendants(child.id()) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(i32::try_from(below.pid)?),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+            child.kill()?;
+            child.wait()?;
+            if let Some(process) = proc_tree::identify(child.id()) {
+                registry.forget(process);
+            }
+        }
+        registry.reap();
+        times.sort_unstable();
+        let p50 = times[times.len() / 2];
+        let p99 = times[times.len() * 99 / 100];
+        println!(
+            "| {tree} | {table} | {:.3} | {:.3} | {:.3} % |",
+            p50.as_secs_f64() * 1e3,
+            p99.as_secs_f64() * 1e3,
+            p50.as_secs_f64() / mcp_lifecycle::reaper::SWEEP_INTERVAL.as_secs_f64() * 100.0,
+        );
+    }
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let mut bin_dir = PathBuf::from("target/release");
@@ -330,9 +411,10 @@ async fn main() -> anyhow::Result<()> {
             .join(bin_dir);
     }
     let fake = bin_dir.join("fake-mcp-server");
+    let needs_servers = only.as_deref() != Some("sweep");
     for binary in FORGE.iter().map(|n| bin_dir.join(n)).chain([fake.clone()]) {
         ensure!(
-            binary.exists(),
+            !needs_servers || binary.exists(),
             "{} is missing: build it with --release",
             binary.display()
         );
@@ -370,6 +452,14 @@ async fn main() -> anyhow::Result<()> {
         println!("| run | calls | servers | wall ms | calls/s | errors |");
         println!("|---|---|---|---|---|---|");
         concurrent(dir.path(), &fake).await?;
+    }
+    if run("sweep") {
+        println!("\n### orphan sweep (reaper::sweep; 100 sweeps per table size)\n");
+        println!(
+            "| processes below BotCraft | processes in /proc | p50 ms | p99 ms | p50 per sweep interval (1 s) |"
+        );
+        println!("|---|---|---|---|---|");
+        sweep_cost(dir.path())?;
     }
     if run("cold-start") {
         println!("\n### cold start to tools ready (spawn → initialize → tools/list; 10 runs)\n");

@@ -74,6 +74,9 @@ pub struct ManagerSettings {
     /// subreaper and starts no children but its servers (`botcraft serve`), never in a test
     /// process that runs other children.
     pub reap_orphans: bool,
+    /// Put each server in a cgroup v2 of its own where the machine allows it
+    /// (`crate::cgroup`); without one, trees are tracked by the subreaper and `/proc`.
+    pub cgroups: bool,
 }
 
 impl Default for ManagerSettings {
@@ -89,6 +92,7 @@ impl Default for ManagerSettings {
             stderr_lines: 200,
             run_as: None,
             reap_orphans: false,
+            cgroups: false,
         }
     }
 }

@@ -1,5 +1,6 @@
 //! Spawning a server process: an explicit environment (nothing inherited), piped stdio, its own
-//! process group (`ProcessGroup::leader()`), killed with its group when dropped, optionally as
+//! process group (`ProcessGroup::leader()`), killed with its group when dropped, in its own
+//! cgroup when there is one (the child moves itself in before anything else), optionally as
 //! another user ([`RunAs`], the drop done in the child), and SIGKILL on the death of BotCraft
 //! (`PR_SET_PDEATHSIG`, set last: a change of credentials clears it).
 
@@ -39,6 +40,7 @@ pub fn spawn(
     config: &ServerConfig,
     env: &BTreeMap<String, String>,
     run_as: Option<&RunAs>,
+    cgroup: Option<&crate::cgroup::ServerCgroup>,
 ) -> Result<Spawned, LifecycleError> {
     let mut command = CommandWrap::with_new(&config.command, |command| {
         command
@@ -56,6 +58,7 @@ pub fn spawn(
     prepare_child(
         command.command_mut(),
         run_as.map(|user| (user.uid, user.gid)),
+        cgroup.map(crate::cgroup::ServerCgroup::procs_fd),
     );
     let mut child = command
         .spawn()
@@ -83,12 +86,23 @@ fn start_dir(run_as: Option<&RunAs>) -> Option<&str> {
 }
 
 #[allow(unsafe_code)]
-fn prepare_child(command: &mut tokio::process::Command, ids: Option<(u32, u32)>) {
+fn prepare_child(
+    command: &mut tokio::process::Command,
+    ids: Option<(u32, u32)>,
+    cgroup_procs: Option<std::os::fd::RawFd>,
+) {
     // SAFETY: the closure runs in the child between fork and exec and only makes
-    // async-signal-safe system calls (setgroups, setresgid, setresuid, prctl); it allocates
-    // nothing and touches no memory shared with the parent.
+    // async-signal-safe system calls (write, setgroups, setresgid, setresuid, prctl); it
+    // allocates nothing and touches no memory shared with the parent. `cgroup_procs` is a
+    // descriptor the parent keeps open until the spawn has returned.
     unsafe {
         command.pre_exec(move || {
+            if let Some(fd) = cgroup_procs {
+                // "0" moves the writer: in before the credentials change (the write is
+                // checked against them) and before exec. A refusal leaves the server to the
+                // subreaper and /proc tracking; the parent checks where it landed.
+                let _ = libc::write(fd, b"0".as_ptr().cast(), 1);
+            }
             if let Some((uid, gid)) = ids {
                 RunAs::drop_privileges(uid, gid)?;
             }

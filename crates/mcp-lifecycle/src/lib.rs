@@ -13,11 +13,13 @@
 //! with its group on drop and on BotCraft's death; spoken to through `rmcp`'s client
 //! (protocol 2025-11-25, client name "botcraft"); stderr drained continuously, the last
 //! lines kept. Stopping closes stdin, then TERMs, then KILLs the group *and* every descendant
-//! snapshotted from `/proc` (Chromium leaves the group with `setsid`). A server can also run
+//! snapshotted from `/proc` (Chromium leaves the group with `setsid`), and, where the machine
+//! allows one, the server's own cgroup v2 ([`cgroup`]). A server can also run
 //! inside BotCraft's process over an in-memory pipe ([`InProcessServer`]), under the same rules.
 //! Server processes can run as another Unix user than BotCraft ([`RunAs`]): the privilege
 //! drop happens in the child, before exec, with no capability left.
 
+pub mod cgroup;
 mod client;
 mod config;
 mod environment;

@@ -174,6 +174,8 @@ pub(crate) struct Inner {
     pub events: broadcast::Sender<ToolListEvent>,
     pub shutdown: CancellationToken,
     pub registry: Option<Arc<PidRegistry>>,
+    /// BotCraft's cgroup, one child per server start (when the machine allows one).
+    pub cgroups: Option<Arc<crate::cgroup::Cgroups>>,
     /// Wakes the orphan sweep (a server exited or was stopped).
     pub sweep_now: tokio::sync::Notify,
 }
@@ -207,6 +209,11 @@ impl Drop for InFlight {
     }
 }
 
+/// The manager's cgroups, while it lives.
+fn strong_cgroups(inner: &std::sync::Weak<Inner>) -> Option<Arc<crate::cgroup::Cgroups>> {
+    inner.upgrade().and_then(|inner| inner.cgroups.clone())
+}
+
 impl McpServerManager {
     /// A manager over `store`. Reaps the processes a previous run left in the pid registry.
     pub fn new(store: store::Store, settings: ManagerSettings) -> Arc<Self> {
@@ -221,6 +228,16 @@ impl McpServerManager {
             }
             Arc::new(registry)
         });
+        let cgroups = settings
+            .cgroups
+            .then(crate::cgroup::Cgroups::create)
+            .flatten();
+        if let Some(cgroups) = &cgroups {
+            let reaped = cgroups.reap_dead();
+            if !reaped.is_empty() {
+                tracing::warn!(?reaped, "killed the cgroups a previous run left");
+            }
+        }
         let (events, _) = broadcast::channel(64);
         let manager = Arc::new(Self {
             inner: Arc::new(Inner {
@@ -230,6 +247,7 @@ impl McpServerManager {
                 events,
                 shutdown: CancellationToken::new(),
                 registry,
+                cgroups,
                 sweep_now: tokio::sync::Notify::new(),
             }),
         });
@@ -261,10 +279,15 @@ impl McpServerManager {
                 };
                 let last = woken.await;
                 drop(strong);
-                let registry = registry.clone();
-                let swept = tokio::task::spawn_blocking(move || crate::reaper::sweep(&registry))
-                    .await
-                    .unwrap_or_default();
+                let (registry, cgroups) = (registry.clone(), strong_cgroups(&inner));
+                let swept = tokio::task::spawn_blocking(move || {
+                    if let Some(cgroups) = cgroups {
+                        cgroups.tidy();
+                    }
+                    crate::reaper::sweep(&registry)
+                })
+                .await
+                .unwrap_or_default();
                 if !swept.killed.is_empty() {
                     let pids: Vec<u32> = swept.killed.iter().map(|p| p.pid).collect();
                     tracing::warn!(?pids, "ended processes that MCP servers left behind");
@@ -467,6 +490,12 @@ impl McpServerManager {
                     stop_grace: settings.stop_grace,
                     registry: self.inner.registry.clone(),
                     cancel: slot.start_cancel(),
+                    cgroup: self.inner.cgroups.as_ref().and_then(|cgroups| {
+                        cgroups
+                            .server(&config.name)
+                            .inspect_err(|error| tracing::debug!(server = %config.name, %error, "no cgroup for this start"))
+                            .ok()
+                    }),
                 };
                 McpProcess::start(&config, &env, options, changed_tx).await
             }
@@ -676,32 +705,11 @@ impl McpServerManager {
         process.call_tool(tool, arguments, timeout).await
     }
 
-    /// Start every always-on server, concurrently. Failures are returned and restarted per
-    /// the restart policy.
+    /// Always-on is a state to reach: start every always-on server that is stopped (at boot,
+    /// or one just created or switched on), concurrently. Each that fails is restarted with
+    /// backoff up to the crash-loop limit; the failures are returned. Servers starting,
+    /// running or waiting for a restart are left to what is already under way.
     pub async fn start_always_on_servers(&self) -> Vec<LifecycleError> {
-        let always_on: Vec<(String, Arc<Slot>)> = self
-            .slots()
-            .into_iter()
-            .filter(|(_, slot)| slot.config().always_on)
-            .collect();
-        let starts = always_on.iter().map(|(name, slot)| async move {
-            let result = self.ensure_slot_running(name, slot, Demand::Explicit).await;
-            (slot.clone(), result)
-        });
-        let mut failures = Vec::new();
-        for (slot, result) in futures::future::join_all(starts).await {
-            if let Err(error) = result {
-                self.schedule_restart(slot, false);
-                failures.push(error);
-            }
-        }
-        failures
-    }
-
-    /// Start, in the background, every always-on server that is stopped (one just created or
-    /// switched on); one that fails is restarted with backoff up to the crash-loop limit.
-    /// Returns at once.
-    pub fn reach_always_on(self: &Arc<Self>) {
         let stopped: Vec<(String, Arc<Slot>)> = self
             .slots()
             .into_iter()
@@ -709,18 +717,25 @@ impl McpServerManager {
                 slot.config().always_on && matches!(slot.lock().phase, Phase::Stopped)
             })
             .collect();
-        for (name, slot) in stopped {
-            let manager = Arc::clone(self);
-            tokio::spawn(async move {
-                if let Err(error) = manager
-                    .ensure_slot_running(&name, &slot, Demand::Explicit)
-                    .await
-                {
-                    tracing::warn!(server = %name, %error, "always-on MCP server failed to start; retrying with backoff");
-                    manager.schedule_restart(slot, false);
-                }
-            });
+        let starts = stopped.iter().map(|(name, slot)| async move {
+            let result = self.ensure_slot_running(name, slot, Demand::Explicit).await;
+            (name, slot.clone(), result)
+        });
+        let mut failures = Vec::new();
+        for (name, slot, result) in futures::future::join_all(starts).await {
+            if let Err(error) = result {
+                tracing::warn!(server = %name, %error, "always-on MCP server failed to start; retrying with backoff");
+                self.schedule_restart(slot, false);
+                failures.push(error);
+            }
         }
+        failures
+    }
+
+    /// [`Self::start_always_on_servers`] in the background; returns at once.
+    pub fn reach_always_on(self: &Arc<Self>) {
+        let manager = Arc::clone(self);
+        tokio::spawn(async move { manager.start_always_on_servers().await });
     }
 
     /// Shutdown begins: starts in progress are abandoned at once (their trees ended, their
@@ -739,6 +754,11 @@ impl McpServerManager {
         self.inner.shutdown.cancel();
         let slots = self.slots();
         futures::future::join_all(slots.iter().map(|(_, slot)| self.stop_slot(slot))).await;
+        if let Some(cgroups) = &self.inner.cgroups {
+            // Every server cgroup went with its server: BotCraft's own can go too.
+            cgroups.tidy();
+            cgroups.remove_if_empty();
+        }
     }
 
     /// The state of every server, by name.

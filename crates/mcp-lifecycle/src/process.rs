@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use nix::sys::signal::Signal;
+
+use crate::cgroup::ServerCgroup;
 use rmcp::ServiceExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ListToolsRequest,
@@ -45,6 +47,7 @@ enum Backing {
         pid: u32,
         identity: Option<ProcessId>,
         tree: KnownTree,
+        cgroup: Option<Arc<ServerCgroup>>,
     },
     /// A task of this process, spoken to over an in-memory pipe.
     InProcess { task: AbortHandle },
@@ -71,6 +74,8 @@ pub struct StartOptions<'a> {
     pub registry: Option<Arc<PidRegistry>>,
     /// Fired to abandon the start: the tree is ended, the start fails at once.
     pub cancel: tokio_util::sync::CancellationToken,
+    /// The server's own cgroup, when the machine gives BotCraft one.
+    pub cgroup: Option<ServerCgroup>,
 }
 
 const NO_EXIT: ExitInfo = ExitInfo {
@@ -154,6 +159,7 @@ struct ChildGuard {
     exited: bool,
     /// The tree as last seen (after `initialize`): what a drop kills besides what it finds.
     tree: KnownTree,
+    cgroup: Option<Arc<ServerCgroup>>,
 }
 
 /// The descendants of a server as last seen, shared by its guard and its handle: a server
@@ -161,11 +167,29 @@ struct ChildGuard {
 /// parent links, but not out of this set.
 type KnownTree = Arc<Mutex<BTreeSet<ProcessId>>>;
 
-/// SIGKILL the group of `pid` (when still its own) and every process of the known tree and
-/// of the current one that is still the same process.
-fn kill_known_tree(pid: u32, identity: Option<ProcessId>, tree: &KnownTree) {
+/// Every process of a server's tree as seen now: its descendants, the known tree and the
+/// members of its cgroup.
+fn tree_now(pid: u32, tree: &KnownTree, cgroup: Option<&ServerCgroup>) -> BTreeSet<ProcessId> {
     let mut snapshot = tree.lock().map(|t| t.clone()).unwrap_or_default();
     snapshot.extend(hygiene::descendants(pid));
+    if let Some(cgroup) = cgroup {
+        snapshot.extend(cgroup.members());
+    }
+    snapshot
+}
+
+/// SIGKILL the group of `pid` (when still its own), its cgroup, and every process of the
+/// known tree and of the current one that is still the same process.
+fn kill_known_tree(
+    pid: u32,
+    identity: Option<ProcessId>,
+    tree: &KnownTree,
+    cgroup: Option<&ServerCgroup>,
+) {
+    let snapshot = tree_now(pid, tree, cgroup);
+    if let Some(cgroup) = cgroup {
+        cgroup.kill();
+    }
     hygiene::signal_tree(
         pid,
         identity.map(|p| p.start_time),
@@ -185,7 +209,7 @@ impl ChildGuard {
 impl Drop for ChildGuard {
     fn drop(&mut self) {
         if !self.exited {
-            kill_known_tree(self.pid, self.identity, &self.tree);
+            kill_known_tree(self.pid, self.identity, &self.tree, self.cgroup.as_deref());
         }
     }
 }
@@ -200,9 +224,10 @@ impl Drop for McpProcess {
             pid,
             identity,
             tree,
+            cgroup,
         } = &self.backing
         {
-            kill_known_tree(*pid, *identity, tree);
+            kill_known_tree(*pid, *identity, tree, cgroup.as_deref());
         }
     }
 }
@@ -230,12 +255,13 @@ impl McpProcess {
             stop_grace,
             registry,
             cancel,
+            cgroup,
         } = options;
         // Spawned and recorded under the registry's gate: the orphan sweep never sees this
         // child before it is known as a server.
         let (spawned, identity) = {
             let _gate = registry.as_ref().map(|registry| registry.spawn_gate());
-            let spawned = launcher::spawn(config, env, run_as)?;
+            let spawned = launcher::spawn(config, env, run_as, cgroup.as_ref())?;
             let identity = hygiene::identify(spawned.pid);
             if let (Some(registry), Some(identity)) = (&registry, identity) {
                 registry.record(identity);
@@ -243,6 +269,14 @@ impl McpProcess {
             (spawned, identity)
         };
         let pid = spawned.pid;
+        let cgroup = cgroup.filter(|cgroup| {
+            let inside = cgroup.holds(pid);
+            if !inside {
+                tracing::debug!(server = %config.name, "the server did not land in its cgroup; tracked by /proc only");
+            }
+            inside
+        });
+        let cgroup = cgroup.map(Arc::new);
         let stderr = StderrTail::new(stderr_lines);
         let stderr_task = stderr.drain(&config.name, spawned.stderr);
         let (exit_tx, exit) = watch::channel(None);
@@ -253,6 +287,7 @@ impl McpProcess {
             identity,
             exited: false,
             tree: Arc::clone(&tree),
+            cgroup: cgroup.clone(),
         };
         tokio::spawn(async move {
             // Owns the child: dropping it (runtime shutdown) kills the tree.
@@ -286,6 +321,7 @@ impl McpProcess {
                         }
                         tree
                     },
+                    cgroup,
                 },
                 peer: service.peer().clone(),
                 service: tokio::sync::Mutex::new(Some(service)),
@@ -297,7 +333,10 @@ impl McpProcess {
             }),
             Err(failure) => {
                 // Take the tree down before reading what it left on stderr.
-                let snapshot = hygiene::descendants(pid);
+                let snapshot = tree_now(pid, &KnownTree::default(), cgroup.as_deref());
+                if let Some(cgroup) = &cgroup {
+                    cgroup.kill();
+                }
                 hygiene::signal_tree(
                     pid,
                     identity.map(|p| p.start_time),
@@ -507,7 +546,11 @@ impl McpProcess {
                 pid,
                 identity,
                 tree,
-            } => self.stop_child(*pid, *identity, tree, grace).await,
+                cgroup,
+            } => {
+                self.stop_child(*pid, *identity, tree, cgroup.as_deref(), grace)
+                    .await;
+            }
             Backing::InProcess { task } => {
                 self.close_transport(grace).await;
                 if !self.wait_exit(grace).await {
@@ -539,19 +582,23 @@ impl McpProcess {
         pid: u32,
         identity: Option<ProcessId>,
         tree: &KnownTree,
+        cgroup: Option<&ServerCgroup>,
         grace: Duration,
     ) {
         let start = identity.map(|p| p.start_time);
-        let mut snapshot: BTreeSet<ProcessId> = hygiene::descendants(pid);
-        snapshot.extend(tree.lock().map(|t| t.clone()).unwrap_or_default());
+        let mut snapshot = tree_now(pid, tree, cgroup);
         self.close_transport(grace).await;
         let exited = self.wait_exit(grace).await;
-        snapshot.extend(hygiene::descendants(pid));
+        snapshot.extend(tree_now(pid, tree, cgroup));
         let leftovers = snapshot.iter().any(|p| hygiene::is_alive(*p));
         if !exited || leftovers {
             hygiene::signal_tree(pid, start, &snapshot, Signal::SIGTERM);
             self.wait_exit(grace).await;
             hygiene::wait_gone(&snapshot, grace).await;
+        }
+        if let Some(cgroup) = cgroup {
+            snapshot.extend(cgroup.members());
+            cgroup.kill();
         }
         hygiene::signal_tree(pid, start, &snapshot, Signal::SIGKILL);
         self.wait_exit(grace).await;

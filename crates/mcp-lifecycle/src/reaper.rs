@@ -20,7 +20,7 @@ use nix::sys::signal::{Signal, kill};
 use nix::sys::wait::{WaitPidFlag, waitpid};
 use nix::unistd::Pid;
 
-use proc_tree::{ProcessId, below, process_table};
+use proc_tree::{ProcessId, below, subtree};
 
 use crate::hygiene::PidRegistry;
 
@@ -46,7 +46,8 @@ pub fn sweep(registry: &PidRegistry) -> Swept {
     let _gate = registry.spawn_gate();
     let me = std::process::id();
     let servers: BTreeSet<u32> = registry.recorded().iter().map(|p| p.pid).collect();
-    let table = process_table();
+    // The tree below BotCraft only (from /proc's children files): its size sets the cost.
+    let table = subtree(me);
     let mut swept = Swept::default();
     for row in &table {
         let process = &row.process;
@@ -73,7 +74,12 @@ pub fn sweep(registry: &PidRegistry) -> Swept {
             swept.reaped.push(process.pid);
         }
     }
-    let tree = below(&process_table(), me);
+    // Unchanged unless an orphan was killed: then read again, without what died.
+    let tree = if swept.killed.is_empty() {
+        below(&table, me)
+    } else {
+        proc_tree::descendants(me)
+    };
     registry.record_tree(&tree);
     swept
 }

@@ -2,7 +2,8 @@
 //!
 //! - [`ProcessId`]: a pid and its start time, so a pid the kernel reused is never taken for
 //!   the process it named before ([`identify`], [`is_alive`]).
-//! - [`process_table`] and [`descendants`]: the live processes below a pid, from `/proc`.
+//! - [`subtree`] and [`descendants`]: the processes below a pid, from the `children` files of
+//!   `/proc` (the cost follows the tree, not the machine), or from the whole [`process_table`].
 //! - [`wait_gone`]: wait for processes that need not be our children, on pidfds.
 //! - [`keeper`]: a command run under a small subreaper that ends the command's whole tree
 //!   (`setsid` and double-forked descendants included) when the command is stopped or when
@@ -16,4 +17,4 @@ pub mod keeper;
 mod table;
 
 pub use exit::wait_gone;
-pub use table::{Entry, ProcessId, below, descendants, identify, is_alive, process_table};
+pub use table::{Entry, ProcessId, below, descendants, identify, is_alive, process_table, subtree};

@@ -50,9 +50,78 @@ pub fn is_alive(process: ProcessId) -> bool {
     matches!(entry(process.pid), Some(e) if e.process == process && !e.is_zombie())
 }
 
-/// Every live descendant of `root`, found by walking parent links in `/proc`.
+/// Every live descendant of `root`.
 pub fn descendants(root: u32) -> BTreeSet<ProcessId> {
-    below(&process_table(), root)
+    below(&subtree(root), root)
+}
+
+/// Every process below `root`, zombies included, each with its parent. Read from the
+/// `children` files of `/proc/PID/task/*/`, so the cost follows the size of the tree, not of
+/// the machine's process table; on a kernel without them (no `CONFIG_PROC_CHILDREN`), from
+/// the whole table.
+pub fn subtree(root: u32) -> Vec<Entry> {
+    if !children_files() {
+        let table = process_table();
+        let found = below_all(&table, root);
+        return table
+            .into_iter()
+            .filter(|row| found.contains(&row.process.pid))
+            .collect();
+    }
+    let mut rows = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for child in children(parent) {
+            // A child that exited and was reaped between the two reads is simply not there.
+            if let Some(row) = entry(child)
+                && row.ppid == parent
+            {
+                frontier.push(child);
+                rows.push(row);
+            }
+        }
+    }
+    rows
+}
+
+/// Whether this kernel lists each task's children (`/proc/self/task/TID/children`).
+fn children_files() -> bool {
+    static KNOWN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *KNOWN.get_or_init(|| {
+        let me = std::process::id();
+        std::path::Path::new(&format!("/proc/{me}/task/{me}/children")).exists()
+    })
+}
+
+/// The children of `pid`, from every one of its tasks (a child is listed under the thread
+/// that forked it, or that it was re-parented to).
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(Result::ok)
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|text| {
+            text.split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// The pids below `root` in `table`, zombies included.
+fn below_all(table: &[Entry], root: u32) -> std::collections::HashSet<u32> {
+    let mut found = std::collections::HashSet::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for row in table {
+            if row.ppid == parent && found.insert(row.process.pid) {
+                frontier.push(row.process.pid);
+            }
+        }
+    }
+    found
 }
 
 /// Every live process below `root` in `table` (from [`process_table`]).
@@ -108,6 +177,36 @@ mod tests {
         ];
         let pids: Vec<u32> = below(&table, 10).iter().map(|p| p.pid).collect();
         assert_eq!(pids, vec![11, 12]);
+    }
+
+    #[test]
+    fn the_subtree_holds_children_and_grandchildren_as_the_table_does() {
+        use std::io::BufRead;
+        // The shell prints its child's pid once it has forked it: a readiness signal.
+        let mut shell = std::process::Command::new("/bin/sh")
+            .arg("-c")
+            .arg("sleep 30 & echo $!; wait")
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let mut line = String::new();
+        std::io::BufReader::new(shell.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("the grandchild's pid");
+        let grandchild: u32 = line.trim().parse().expect("a pid");
+        let me = std::process::id();
+        let from_files = descendants(me);
+        let from_table = below(&process_table(), me);
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(grandchild).expect("pid")),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        let _ = shell.wait();
+        for found in [&from_files, &from_table] {
+            let pids: Vec<u32> = found.iter().map(|p| p.pid).collect();
+            assert!(pids.contains(&shell.id()), "{pids:?}");
+            assert!(pids.contains(&grandchild), "{pids:?}");
+        }
     }
 
     #[test]

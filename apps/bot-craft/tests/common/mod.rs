@@ -1,5 +1,6 @@
 //! What the `botcraft serve` tests share: the binaries beside `botcraft`, a served BotCraft
-//! read from its stderr (killed when dropped), and whether a process is alive.
+//! read from its stderr (killed when dropped), a keyed HTTP client of it, and whether a
+//! process is alive.
 
 #![allow(dead_code)]
 
@@ -131,4 +132,54 @@ pub fn alive(pid: i32) -> bool {
         .next()
         .and_then(|rest| rest.chars().next());
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok() && state != Some('Z')
+}
+
+/// A keyed HTTP client of one served BotCraft.
+pub struct Api {
+    pub url: String,
+    key: String,
+    client: reqwest::Client,
+}
+
+impl Api {
+    pub fn new(url: &str, key: &str) -> Self {
+        Self {
+            url: url.to_owned(),
+            key: key.to_owned(),
+            client: reqwest::Client::new(),
+        }
+    }
+
+    /// `method path` with `key` as the bearer, `body` as JSON: the status and the body text.
+    pub async fn send_as(
+        &self,
+        key: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> anyhow::Result<(u16, String)> {
+        let mut request = self
+            .client
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(key);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await?;
+        Ok((response.status().as_u16(), response.text().await?))
+    }
+
+    /// [`Self::send_as`] with this client's key; the body as JSON (a string when it is not).
+    pub async fn send(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> anyhow::Result<(u16, serde_json::Value)> {
+        let (status, text) = self.send_as(&self.key, method, path, body).await?;
+        Ok((
+            status,
+            serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+        ))
+    }
 }

@@ -42,6 +42,7 @@ pub fn settings(dir: &std::path::Path) -> ManagerSettings {
         stderr_lines: 200,
         run_as: None,
         reap_orphans: false,
+        cgroups: false,
     }
 }
 

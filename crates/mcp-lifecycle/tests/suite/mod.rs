@@ -1,5 +1,6 @@
 mod harness;
 
+mod cgroups;
 mod environment;
 mod failures;
 mod health;
