@@ -454,14 +454,17 @@ fn say_start(
             eprintln!("botcraft: starting {name} …");
             *started = Some(Instant::now());
         }
-        (ServerState::Running, Some(at)) => {
-            let elapsed = at.elapsed().as_millis();
+        // A start seen only as it ended (the watch keeps the latest state) is said too.
+        (ServerState::Running, at) => {
+            let elapsed = at.map_or_else(String::new, |at| {
+                format!(" in {} ms", at.elapsed().as_millis())
+            });
             let status = manager
                 .get_all_statuses()
                 .into_iter()
                 .find(|status| status.name == name);
             eprintln!(
-                "botcraft: {name} running (pid {}, {} tools) in {elapsed} ms",
+                "botcraft: {name} running (pid {}, {} tools){elapsed}",
                 status
                     .as_ref()
                     .and_then(|s| s.pid)

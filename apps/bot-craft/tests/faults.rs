@@ -12,7 +12,6 @@
 //! | a failing server and listings | 20 `/mcp` `tools/list` while a bound server fails: not tried (the cache); 20 starting listings: tried once, then told the backoff |
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -20,7 +19,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 mod common;
-use common::{Api, Served, alive, bin_dir, spawn_served};
+use common::{Api, Served, alive, bin_dir, serve_command, spawn_served};
 use mcp_lifecycle::hygiene;
 
 const KEY: &str = "faults-admin-key";
@@ -29,19 +28,15 @@ const BOT_KEY: &str = "faults-bot-key";
 const CLEANUP: Duration = Duration::from_secs(20);
 
 fn serve(data: &Path) -> anyhow::Result<Served> {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_botcraft"));
+    serve_with(data, "auto")
+}
+
+/// `botcraft serve` with `BOTCRAFT_CGROUPS` set to `cgroups` (`auto` or `off`).
+fn serve_with(data: &Path, cgroups: &str) -> anyhow::Result<Served> {
+    let mut command = serve_command(data, KEY)?;
     command
-        .args(["serve", "--addr", "127.0.0.1:0"])
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .env("HOME", data)
-        .env("BOTCRAFT_DATA_DIR", data)
-        .env("BOTCRAFT_API_KEY", KEY)
         .env("BOTCRAFT_BOT_KEYS", format!("forge={BOT_KEY}"))
-        .env("BOTCRAFT_BIN_DIR", bin_dir()?)
-        .env("BOTCRAFT_WORKSPACE_ROOT", data.join("workspace"))
-        .env("BOTCRAFT_REPO_ROOT", data.join("workspace"))
-        .env("BOTCRAFT_EMBEDDING_MODEL", "")
+        .env("BOTCRAFT_CGROUPS", cgroups)
         // The reaper's debug line "process tree recorded" is a readiness signal of the tests.
         .env("RUST_LOG", "info,mcp_lifecycle::hygiene=debug");
     tokio::task::block_in_place(|| spawn_served(command))
@@ -282,7 +277,8 @@ async fn a_killed_server_and_a_failed_initialize_leave_no_grandchild() -> anyhow
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sigkilled_botcraft_is_cleaned_up_by_the_next_start() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
-    let mut served = serve(dir.path())?;
+    // Without cgroups: this case proves the recorded tree (pids.tree) alone.
+    let mut served = serve_with(dir.path(), "off")?;
     let api = Api::new(&served.url, KEY);
     let (grandchild, _kept) = start_leaver(&api, dir.path()).await?;
     let server = api.pid("leaver").await?;
@@ -311,7 +307,7 @@ async fn a_sigkilled_botcraft_is_cleaned_up_by_the_next_start() -> anyhow::Resul
         "the grandchild outlives botcraft until the restart"
     );
     drop(served);
-    let again = serve(dir.path())?;
+    let again = serve_with(dir.path(), "off")?;
     all_gone("botcraft killed, then restarted", &grandchild).await?;
     drop(again);
     Ok(())
@@ -335,6 +331,8 @@ async fn a_grandchild_born_just_before_a_sigkill_is_reaped_by_its_cgroup() -> an
         alive(grandchild[0]),
         "the grandchild outlives botcraft until the restart"
     );
+    // Whatever a sweep may have recorded goes: only the dead BotCraft's cgroup can tell.
+    let _ = std::fs::remove_file(dir.path().join("pids.tree"));
     let again = serve(dir.path())?;
     all_gone(
         "botcraft killed at once, then restarted (cgroup)",

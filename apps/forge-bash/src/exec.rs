@@ -15,7 +15,7 @@ use tokio::io::AsyncReadExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::capture::{Capture, Stream};
-use crate::process_group;
+use crate::process_group::{self, ShellEnd};
 use crate::shutdown::RunningGroups;
 
 /// Bytes read from a pipe at a time.
@@ -131,22 +131,22 @@ pub async fn execute(
             match status {
                 None => Ending::Cancelled,
                 Some(None) => Ending::TimedOut,
-                Some(Some(status)) => {
-                    let status = status.map_err(ExecError::Wait)?;
-                    process.release();
-                    return Ok(Ending::Exited(exit_code(status)));
-                }
+                Some(Some(end)) => match end.map_err(ExecError::Wait)? {
+                    ShellEnd::Exited(code) => {
+                        process.release().await;
+                        return Ok(Ending::Exited(code));
+                    }
+                    ShellEnd::NotStarted(reason) => {
+                        process.kill().await;
+                        return Err(ExecError::Spawn {
+                            shell: execution.shell.display().to_string(),
+                            source: std::io::Error::other(reason),
+                        });
+                    }
+                },
             }
         }
     };
     process.kill().await;
     Ok(ending)
-}
-
-fn exit_code(status: std::process::ExitStatus) -> i32 {
-    use std::os::unix::process::ExitStatusExt;
-    status
-        .code()
-        .or_else(|| status.signal().map(|signal| 128 + signal))
-        .unwrap_or(-1)
 }

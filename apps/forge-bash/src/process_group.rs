@@ -2,12 +2,15 @@
 //! re-runs itself as `forge-bash --keep-command SHELL -c COMMAND`, the leader of a new process
 //! group, and the keeper starts the shell in that group, as a child subreaper.
 //!
-//! - `kill`: SIGTERM to the whole group (the keeper passes it on to what left the group), up
-//!   to [`KILL_GRACE`] for the keeper to exit, which it does once the shell has exited and
-//!   the rest of the tree is killed. Past the grace, the lifeline is closed (the keeper kills
-//!   the tree at once); past a second grace, SIGKILL to the group.
+//! - `wait`: the shell's exit code, as the keeper tells it on the lifeline.
+//! - `kill`: SIGTERM to the whole group (the keeper passes it on to every descendant, those
+//!   that left the group too), up to [`KILL_GRACE`] for the keeper to exit, which it does
+//!   once the shell and everything it started are gone. Past the grace the lifeline is cut
+//!   (the keeper SIGKILLs the tree at once); past a second grace, SIGKILL to the group.
+//! - `release`: the command ended on its own; background jobs it left (`server > log &`)
+//!   are left alone, and the keeper exits.
 //! - Dropping a [`ShellProcess`] that was not released (the server shut down or the call
-//!   future was dropped mid-run) closes its lifeline: the keeper kills the tree.
+//!   future was dropped mid-run) cuts its lifeline: the keeper kills the tree.
 //! - forge-bash killed, even by SIGKILL: the kernel closes every lifeline with it, and each
 //!   keeper kills its command's tree, `setsid` and double-forked descendants included.
 //! - stdin is `/dev/null` for the shell: a command never reads the MCP stream.
@@ -15,13 +18,13 @@
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::Path;
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
 use nix::sys::signal::{SigSet, Signal, killpg};
 use nix::unistd::Pid;
-use proc_tree::keeper;
+use proc_tree::keeper::{self, Lifeline};
 use tokio::process::{Child, ChildStderr, ChildStdout, Command};
 
 use crate::shutdown::RunningGroups;
@@ -29,14 +32,22 @@ use crate::shutdown::RunningGroups;
 /// How long a group gets between SIGTERM and SIGKILL.
 pub const KILL_GRACE: Duration = Duration::from_secs(1);
 
-/// A shell running one command, leader of its own process group.
+/// A shell running one command under its keeper, leader of its own process group.
 #[derive(Debug)]
 pub struct ShellProcess {
     child: Child,
     pgid: Pid,
     groups: Arc<RunningGroups>,
-    /// Kill the group on drop (until [`ShellProcess::release`]).
-    armed: bool,
+    /// Cut on drop (until [`ShellProcess::release`] takes it).
+    lifeline: Option<Lifeline>,
+}
+
+/// How the shell ended, as its keeper told it.
+#[derive(Debug)]
+pub enum ShellEnd {
+    Exited(i32),
+    /// The keeper could not start the shell (or keep it): why.
+    NotStarted(String),
 }
 
 /// The pipes of a started command.
@@ -78,13 +89,13 @@ pub fn spawn(
         return Err(io::Error::other("the shell's pipes were not created"));
     };
     let pgid = Pid::from_raw(i32::try_from(pid).map_err(io::Error::other)?);
-    groups.insert(pgid, lifeline);
+    groups.insert(pgid, lifeline.handle()?);
     Ok((
         ShellProcess {
             child,
             pgid,
             groups: Arc::clone(groups),
-            armed: true,
+            lifeline: Some(lifeline),
         },
         Pipes { stdout, stderr },
     ))
@@ -109,21 +120,29 @@ fn clear_signal_mask(builder: &mut Command) {
 }
 
 impl ShellProcess {
-    /// Wait for the shell to exit.
-    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
-        self.child.wait().await
+    /// Wait for the shell to exit: its code, as its keeper says it.
+    pub async fn wait(&mut self) -> io::Result<ShellEnd> {
+        let Some(lifeline) = &mut self.lifeline else {
+            return Err(io::Error::other("the command was already let go"));
+        };
+        Ok(match lifeline.outcome().await? {
+            keeper::Outcome::Exited(code) => ShellEnd::Exited(code),
+            keeper::Outcome::NotStarted(why) => ShellEnd::NotStarted(why),
+        })
     }
 
     /// Stop the command's whole tree: SIGTERM, up to [`KILL_GRACE`] for the keeper to end
-    /// it; then the lifeline is closed (the keeper SIGKILLs the tree), and after another
-    /// grace the group is SIGKILLed. Leaves the keeper reaped, and with it the tree.
+    /// it; then the lifeline is cut (the keeper SIGKILLs the tree), and after another grace
+    /// the group is SIGKILLed. Leaves the keeper reaped, and with it the tree.
     pub async fn kill(&mut self) {
         self.signal(Signal::SIGTERM);
         if tokio::time::timeout(KILL_GRACE, self.child.wait())
             .await
             .is_err()
         {
-            self.groups.remove(self.pgid);
+            if let Some(lifeline) = &self.lifeline {
+                lifeline.cut();
+            }
             if tokio::time::timeout(KILL_GRACE, self.child.wait())
                 .await
                 .is_err()
@@ -136,15 +155,17 @@ impl ShellProcess {
                 let _ = self.child.wait().await;
             }
         }
-        self.armed = false;
+        self.lifeline = None;
         self.groups.remove(self.pgid);
     }
 
-    /// The command finished on its own: background jobs that detached their
-    /// output stay alive (like `server > log 2>&1 &`).
-    pub fn release(mut self) {
-        self.armed = false;
+    /// The command finished on its own: background jobs that detached their output stay
+    /// alive (like `server > log 2>&1 &`); the keeper lets them go and exits.
+    pub async fn release(mut self) {
         self.groups.remove(self.pgid);
+        if let Some(lifeline) = self.lifeline.take() {
+            lifeline.release().await;
+        }
     }
 
     fn signal(&self, signal: Signal) {
@@ -158,9 +179,10 @@ impl ShellProcess {
 
 impl Drop for ShellProcess {
     fn drop(&mut self) {
-        if self.armed {
-            // Closing the lifeline makes the keeper kill the tree; a SIGKILL to the group
-            // would kill the keeper first, before it could reach what left the group.
+        // Cutting the lifeline (the drop of `lifeline` does) makes the keeper kill the tree;
+        // a SIGKILL to the group would kill the keeper first, before it could reach what left
+        // the group.
+        if self.lifeline.is_some() {
             self.groups.remove(self.pgid);
         }
     }

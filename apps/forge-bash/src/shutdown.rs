@@ -17,12 +17,12 @@ use std::sync::{Arc, Mutex};
 
 use nix::sys::signal::{SigSet, Signal};
 use nix::unistd::Pid;
-use proc_tree::keeper::Lifeline;
+use proc_tree::keeper::LifelineHandle;
 
 /// The commands in progress: each keeper's lifeline, by process group.
 #[derive(Debug, Default)]
 pub struct RunningGroups {
-    groups: Mutex<HashMap<i32, Lifeline>>,
+    groups: Mutex<HashMap<i32, LifelineHandle>>,
 }
 
 impl RunningGroups {
@@ -30,24 +30,27 @@ impl RunningGroups {
         Arc::new(Self::default())
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i32, Lifeline>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i32, LifelineHandle>> {
         self.groups
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    pub fn insert(&self, pgid: Pid, lifeline: Lifeline) {
+    pub fn insert(&self, pgid: Pid, lifeline: LifelineHandle) {
         self.lock().insert(pgid.as_raw(), lifeline);
     }
 
-    /// Close the group's lifeline: its keeper kills the command's tree.
+    /// The command is over (or its own handle cut it): forget its lifeline.
     pub fn remove(&self, pgid: Pid) {
         self.lock().remove(&pgid.as_raw());
     }
 
-    /// Close every lifeline (each keeper kills its tree); returns how many there were.
+    /// Cut every lifeline (each keeper kills its tree); returns how many there were.
     pub fn kill_all(&self) -> usize {
         let mut groups = self.lock();
+        for lifeline in groups.values() {
+            lifeline.cut();
+        }
         let count = groups.len();
         groups.clear();
         count
@@ -98,13 +101,13 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
 
-    #[test]
-    fn lifelines_are_held_until_removed() {
+    #[tokio::test]
+    async fn lifelines_are_held_until_removed() {
         let groups = RunningGroups::new();
-        let (first, _first_read) = proc_tree::keeper::lifeline().expect("pipe");
-        let (second, _second_read) = proc_tree::keeper::lifeline().expect("pipe");
-        groups.insert(Pid::from_raw(i32::MAX - 1), first);
-        groups.insert(Pid::from_raw(i32::MAX - 2), second);
+        let (first, _first_end) = proc_tree::keeper::lifeline().expect("socket");
+        let (second, _second_end) = proc_tree::keeper::lifeline().expect("socket");
+        groups.insert(Pid::from_raw(i32::MAX - 1), first.handle().expect("dup"));
+        groups.insert(Pid::from_raw(i32::MAX - 2), second.handle().expect("dup"));
         groups.remove(Pid::from_raw(i32::MAX - 1));
         assert_eq!(groups.kill_all(), 1);
         assert_eq!(groups.kill_all(), 0);

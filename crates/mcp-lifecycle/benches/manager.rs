@@ -7,7 +7,8 @@
 //! 4. the RSS of this process with 20 servers configured (each started once, then stopped
 //!    by the idle sweep) and with 5 of them running;
 //! 5. the cost of one orphan sweep (`reaper::sweep`, run every second by `botcraft serve`)
-//!    with the machine's process table as it is and with 500 and 2,000 more processes.
+//!    with no server and with 20 recorded servers below this process, and the machine's
+//!    process table as it is and with 2,000 more processes.
 //!
 //! usage: `cargo bench -p mcp-lifecycle --bench manager -- [--bin-dir target/release]
 //! [--only memory|latency|concurrent|cold-start|sweep]`

@@ -5,19 +5,22 @@
 //! SIGKILL of BotCraft can escape both. A cgroup holds every descendant from its first
 //! moment, whatever it calls, and `cgroup.kill` ends them all at once.
 //!
-//! - [`Cgroups::create`] finds the cgroup2 hierarchy (`/proc/self/mountinfo`) and BotCraft's
-//!   own cgroup (`/proc/self/cgroup`), and makes `botcraft.PID.START` below it (BotCraft's
-//!   pid and start time). No controller is enabled, so the no-internal-process rule does
+//! - [`Cgroups::create`] finds the cgroup2 mount that shows BotCraft's own cgroup
+//!   (`/proc/self/mountinfo`, `/proc/self/cgroup`), and makes `botcraft.NS.PID.START` below
+//!   it (BotCraft's pid namespace, pid and start time); one per process. No controller is enabled, so the no-internal-process rule does
 //!   not apply. `None` (said once) where the hierarchy is absent or read-only: the
 //!   subreaper and `/proc` tracking then stand alone.
 //! - [`Cgroups::server`] makes one cgroup per server start and opens its `cgroup.procs`;
 //!   the launcher's forked child writes `0` into it before `exec` (moving itself), so the
 //!   server is inside before it runs a single instruction of its own.
-//! - [`ServerCgroup::kill`] writes `1` to `cgroup.kill` (Linux 5.14+; SIGKILL to each
-//!   member before that); the last handle dropped kills and removes the cgroup.
-//! - [`Cgroups::reap_dead`], at start: the `botcraft.PID.START` cgroups of BotCrafts that
-//!   are no longer alive (a SIGKILL left them) are killed and removed, and only those: a
-//!   live BotCraft beside us keeps its own.
+//! - [`ServerCgroup::kill`] writes `1` to `cgroup.kill` (Linux 5.14+; before that, SIGKILL
+//!   to each member of the server's cgroup, which has no child cgroups of its own); the last
+//!   handle dropped kills and removes the cgroup.
+//! - [`Cgroups::reap_dead`], at start: the `botcraft.NS.PID.START` cgroups of BotCrafts of
+//!   our pid namespace that are no longer alive (a SIGKILL left them) are killed and removed,
+//!   and only those: a live BotCraft beside us, or one of another namespace, keeps its own.
+//!   So the next start cleans up after a SIGKILL when it runs in the same parent cgroup
+//!   (the same service or container); a start elsewhere does not see them.
 
 use std::collections::BTreeSet;
 use std::io::Write;
@@ -51,15 +54,29 @@ pub struct ServerCgroup {
 
 const PREFIX: &str = "botcraft.";
 
-/// Where the cgroup2 hierarchy is mounted: the mount point and the root it shows.
-fn cgroup2_mount(mountinfo: &str) -> Option<(PathBuf, String)> {
-    mountinfo.lines().find_map(|line| {
-        let (mount, fs) = line.split_once(" - ")?;
-        if fs.split_whitespace().next()? != "cgroup2" {
-            return None;
-        }
-        let fields: Vec<&str> = mount.split_whitespace().collect();
-        Some((PathBuf::from(fields.get(4)?), (*fields.get(3)?).to_owned()))
+/// The cgroup2 mounts: each mount point with the root of the hierarchy it shows.
+fn cgroup2_mounts(mountinfo: &str) -> Vec<(PathBuf, String)> {
+    mountinfo
+        .lines()
+        .filter_map(|line| {
+            let (mount, fs) = line.split_once(" - ")?;
+            if fs.split_whitespace().next()? != "cgroup2" {
+                return None;
+            }
+            let fields: Vec<&str> = mount.split_whitespace().collect();
+            // Spaces and the like are octal escapes in mountinfo (`\040`).
+            let point = fields.get(4)?.replace("\\040", " ");
+            Some((PathBuf::from(point), (*fields.get(3)?).to_owned()))
+        })
+        .collect()
+}
+
+/// The folder of our cgroup `own`: under the first cgroup2 mount whose root is `own` or an
+/// ancestor of it (compared by path components); `None` when no mount shows it.
+fn own_dir(mounts: &[(PathBuf, String)], own: &str) -> Option<PathBuf> {
+    mounts.iter().find_map(|(point, root)| {
+        let relative = Path::new(own).strip_prefix(Path::new(root)).ok()?;
+        Some(point.join(relative))
     })
 }
 
@@ -71,23 +88,23 @@ fn own_cgroup(proc_cgroup: &str) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// The folder of cgroup `path` under a mount that shows `root`.
-fn cgroup_dir(mount: &Path, root: &str, path: &str) -> PathBuf {
-    let relative = if root == "/" {
-        path
-    } else {
-        path.strip_prefix(root).unwrap_or(path)
-    };
-    mount.join(relative.trim_start_matches('/'))
+/// This process's pid namespace (the inode of `/proc/self/ns/pid`): pids and start times
+/// mean something only inside it.
+fn pid_namespace() -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self/ns/pid").ok().map(|m| m.ino())
 }
 
-/// `botcraft.PID.START` → the BotCraft it belongs to.
-fn owner_of(name: &str) -> Option<ProcessId> {
-    let (pid, start) = name.strip_prefix(PREFIX)?.split_once('.')?;
-    Some(ProcessId {
-        pid: pid.parse().ok()?,
-        start_time: start.parse().ok()?,
-    })
+/// `botcraft.NS.PID.START` → the pid namespace and the BotCraft it belongs to.
+fn owner_of(name: &str) -> Option<(u64, ProcessId)> {
+    let mut parts = name.strip_prefix(PREFIX)?.split('.');
+    let namespace = parts.next()?.parse().ok()?;
+    let pid = parts.next()?.parse().ok()?;
+    let start_time = parts.next()?.parse().ok()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((namespace, ProcessId { pid, start_time }))
 }
 
 /// A server name as a cgroup folder name: letters, digits, `-` and `_`, at most 48.
@@ -148,26 +165,54 @@ fn children_of(dir: &Path) -> Vec<PathBuf> {
 }
 
 impl Cgroups {
-    /// BotCraft's cgroup below its own, or `None` where the machine does not allow one.
+    /// BotCraft's cgroup below its own, or `None` (said in the log) where the machine does
+    /// not allow one. One per process: a second call while the first lives gets the same.
     pub fn create() -> Option<Arc<Self>> {
-        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-        let Some((mount, root)) = cgroup2_mount(&mountinfo) else {
-            tracing::info!(
-                "no cgroup2 hierarchy: server trees are tracked by the subreaper and /proc"
-            );
-            return None;
+        static ONE: Mutex<std::sync::Weak<Cgroups>> = Mutex::new(std::sync::Weak::new());
+        let mut one = ONE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(live) = one.upgrade() {
+            return Some(live);
+        }
+        let created = Self::make();
+        if let Some(created) = &created {
+            *one = Arc::downgrade(created);
+        }
+        created
+    }
+
+    fn make() -> Option<Arc<Self>> {
+        let unavailable = |why: &str| {
+            tracing::info!("{why}: server trees are tracked by the subreaper and /proc");
+            None
         };
-        let own = own_cgroup(&std::fs::read_to_string("/proc/self/cgroup").ok()?)?;
-        let me = proc_tree::identify(std::process::id())?;
-        let name = format!("{PREFIX}{}.{}", me.pid, me.start_time);
-        let base = cgroup_dir(&mount, &root, &own).join(&name);
+        let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+        let mounts = cgroup2_mounts(&mountinfo);
+        if mounts.is_empty() {
+            return unavailable("no cgroup2 hierarchy");
+        }
+        let proc_cgroup = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+        let Some(own) = own_cgroup(&proc_cgroup) else {
+            return unavailable("no unified cgroup in /proc/self/cgroup");
+        };
+        let (Some(me), Some(namespace)) =
+            (proc_tree::identify(std::process::id()), pid_namespace())
+        else {
+            return unavailable("cannot name this process");
+        };
+        let Some(dir) = own_dir(&mounts, &own) else {
+            return unavailable("our cgroup is not under any cgroup2 mount");
+        };
+        let name = format!("{PREFIX}{namespace}.{}.{}", me.pid, me.start_time);
+        let base = dir.join(&name);
         let path = format!("{}/{name}", own.trim_end_matches('/'));
         match std::fs::create_dir(&base) {
             Ok(()) => {}
             Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(error) => {
-                tracing::info!(path = %base.display(), %error, "cannot make a cgroup: server trees are tracked by the subreaper and /proc");
-                return None;
+                return unavailable(&format!(
+                    "cannot make the cgroup {}: {error}",
+                    base.display()
+                ));
             }
         }
         tracing::debug!(path = %base.display(), "a cgroup v2 per server");
@@ -186,12 +231,19 @@ impl Cgroups {
 
     /// A new cgroup for a start of `server`.
     pub fn server(self: &Arc<Self>, server: &str) -> std::io::Result<ServerCgroup> {
-        let serial = self.next.fetch_add(1, Ordering::Relaxed);
-        let name = folder_name(server, serial);
-        let dir = self.base.join(&name);
-        let path = format!("{}/{name}", self.path);
-        // `create_dir_all`: the base too, should it have been removed while it was empty.
-        std::fs::create_dir_all(&dir)?;
+        // The base again, should it have been removed while it was empty (at a shutdown).
+        std::fs::create_dir_all(&self.base)?;
+        let (dir, path) = loop {
+            let serial = self.next.fetch_add(1, Ordering::Relaxed);
+            let name = folder_name(server, serial);
+            let dir = self.base.join(&name);
+            match std::fs::create_dir(&dir) {
+                Ok(()) => break (dir, format!("{}/{name}", self.path)),
+                // Never share a cgroup with another start.
+                Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+                Err(error) => return Err(error),
+            }
+        };
         let procs = std::fs::OpenOptions::new()
             .write(true)
             .open(dir.join("cgroup.procs"))
@@ -215,10 +267,12 @@ impl Cgroups {
         let mut reaped = Vec::new();
         for dir in children_of(parent) {
             let name = dir.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            let Some(owner) = owner_of(name) else {
+            let Some((namespace, owner)) = owner_of(name) else {
                 continue;
             };
-            if dir == self.base || proc_tree::is_alive(owner) {
+            // Another pid namespace's BotCraft cannot be checked from here: left alone.
+            if dir == self.base || Some(namespace) != pid_namespace() || proc_tree::is_alive(owner)
+            {
                 continue;
             }
             for server in children_of(&dir) {
@@ -320,40 +374,57 @@ mod tests {
 40 35 0:35 / /sys/fs/cgroup/memory rw,relatime shared:15 - cgroup cgroup rw,memory
 45 35 0:40 / /sys/fs/cgroup/unified rw,relatime shared:20 - cgroup2 cgroup2 rw
 ";
+        let mounts = cgroup2_mounts(mountinfo);
         assert_eq!(
-            cgroup2_mount(mountinfo),
-            Some((PathBuf::from("/sys/fs/cgroup/unified"), "/".to_owned()))
+            mounts,
+            vec![(PathBuf::from("/sys/fs/cgroup/unified"), "/".to_owned())]
         );
         let cgroup = "4:memory:/x\n1:cpu:/\n0::/system.slice/botcraft.service\n";
         assert_eq!(
             own_cgroup(cgroup).as_deref(),
             Some("/system.slice/botcraft.service")
         );
-        assert_eq!(
-            cgroup_dir(Path::new("/sys/fs/cgroup"), "/", "/system.slice/a"),
-            PathBuf::from("/sys/fs/cgroup/system.slice/a")
-        );
-        assert_eq!(
-            cgroup_dir(
-                Path::new("/sys/fs/cgroup"),
-                "/kubepods/pod1",
-                "/kubepods/pod1/c"
+        let at = |point: &str, root: &str| vec![(PathBuf::from(point), root.to_owned())];
+        let cases = [
+            (
+                at("/sys/fs/cgroup", "/"),
+                "/system.slice/a",
+                Some("/sys/fs/cgroup/system.slice/a"),
             ),
-            PathBuf::from("/sys/fs/cgroup/c")
-        );
+            (
+                at("/sys/fs/cgroup", "/kubepods/pod1"),
+                "/kubepods/pod1/c",
+                Some("/sys/fs/cgroup/c"),
+            ),
+            // Component-wise: /pod1 is no ancestor of /pod10.
+            (
+                at("/sys/fs/cgroup", "/kubepods/pod1"),
+                "/kubepods/pod10/c",
+                None,
+            ),
+            // A mount whose root is not ours: nothing to use.
+            (at("/sys/fs/cgroup", "/other"), "/", None),
+        ];
+        for (mounts, own, expected) in cases {
+            assert_eq!(own_dir(&mounts, own), expected.map(PathBuf::from), "{own}");
+        }
     }
 
     #[test]
     fn names_are_safe_and_owners_parse() {
         assert_eq!(folder_name("my server/../x", 3), "my_server____x.3");
         assert_eq!(
-            owner_of("botcraft.123.456"),
-            Some(ProcessId {
-                pid: 123,
-                start_time: 456
-            })
+            owner_of("botcraft.9.123.456"),
+            Some((
+                9,
+                ProcessId {
+                    pid: 123,
+                    start_time: 456
+                }
+            ))
         );
-        assert_eq!(owner_of("botcraft.123"), None);
+        assert_eq!(owner_of("botcraft.123.456"), None);
+        assert_eq!(owner_of("botcraft.9.123.456.7"), None);
         assert_eq!(owner_of("other.1.2"), None);
     }
 }

@@ -47,20 +47,21 @@ async fn exited(process: ProcessId) -> std::io::Result<()> {
 /// is awaited on a pidfd (the processes need not be our children); on a kernel without
 /// pidfds, `/proc` is polled every 10 ms instead.
 pub async fn wait_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool {
+    let deadline = tokio::time::Instant::now() + limit;
     let waits = processes.iter().map(|process| exited(*process));
-    match tokio::time::timeout(limit, futures::future::join_all(waits)).await {
+    match tokio::time::timeout_at(deadline, futures::future::join_all(waits)).await {
         Ok(results) if results.iter().all(Result::is_ok) => {
             return !processes.iter().any(|p| is_alive(*p));
         }
         Ok(_) => {}
         Err(_) => return !processes.iter().any(|p| is_alive(*p)),
     }
-    poll_gone(processes, limit).await
+    // Some pidfd could not be had: poll for what is left of the same limit.
+    poll_gone(processes, deadline).await
 }
 
 /// [`wait_gone`] without pidfds.
-async fn poll_gone(processes: &BTreeSet<ProcessId>, limit: Duration) -> bool {
-    let deadline = tokio::time::Instant::now() + limit;
+async fn poll_gone(processes: &BTreeSet<ProcessId>, deadline: tokio::time::Instant) -> bool {
     loop {
         if !processes.iter().any(|p| is_alive(*p)) {
             return true;

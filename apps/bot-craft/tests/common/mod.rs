@@ -30,6 +30,25 @@ pub fn bin_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
+/// `botcraft serve` on a free loopback port over the data folder `data`: nothing inherited
+/// but `PATH`, the admin key `key`, the binaries beside `botcraft`, a workspace under `data`,
+/// no embedding model.
+pub fn serve_command(data: &Path, key: &str) -> anyhow::Result<Command> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_botcraft"));
+    command
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", data)
+        .env("BOTCRAFT_DATA_DIR", data)
+        .env("BOTCRAFT_API_KEY", key)
+        .env("BOTCRAFT_BIN_DIR", bin_dir()?)
+        .env("BOTCRAFT_WORKSPACE_ROOT", data.join("workspace"))
+        .env("BOTCRAFT_REPO_ROOT", data.join("workspace"))
+        .env("BOTCRAFT_EMBEDDING_MODEL", "");
+    Ok(command)
+}
+
 pub struct Served {
     pub child: Child,
     pub url: String,

@@ -28,6 +28,43 @@ async fn timeout_kills_the_group_with_its_background_child() {
     assert_eq!(outcomes, ["timeout"]);
 }
 
+/// The shell is long gone when the time limit comes (its jobs hold the output open): the
+/// keeper, still their subreaper, ends them all, the `setsid` one too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_timeout_after_the_shell_exited_still_ends_what_it_left() {
+    let harness = Harness::start_with(&[("FORGE_BASH_TIMEOUT_SECS", "1")]).await;
+    let outcome = harness
+        .run("setsid sh -c 'echo $$ > detached.pid; exec sleep 600' & sh -c 'echo $$ > job.pid; exec sleep 600' & echo started")
+        .await;
+    assert!(outcome.is_error, "{}", outcome.text);
+    assert!(outcome.text.contains("[exit:timeout"), "{}", outcome.text);
+    for name in ["detached", "job"] {
+        assert_dies(
+            wait_for_pid(&harness.work.join(format!("{name}.pid"))),
+            name,
+        );
+    }
+}
+
+/// A job that let go of the output outlives the call that started it, as before the keeper.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_detached_job_outlives_its_call() {
+    let harness = Harness::start().await;
+    let outcome = harness
+        .run("sh -c 'echo $$ > server.pid; exec sleep 600' > /dev/null 2>&1 & echo started")
+        .await;
+    assert!(!outcome.is_error, "{}", outcome.text);
+    let server = wait_for_pid(&harness.work.join("server.pid"));
+    assert!(
+        std::path::Path::new(&format!("/proc/{server}")).exists(),
+        "the detached job died with its call"
+    );
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn max_buffer_kills_the_group() {
     let harness = Harness::start_with(&[("FORGE_BASH_MAX_BUFFER_BYTES", "10000")]).await;

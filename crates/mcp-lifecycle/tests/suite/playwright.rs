@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, ensure};
 use serde_json::json;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use mcp_lifecycle::ServerState;
 use store::McpServerSpec;
@@ -22,30 +22,13 @@ use super::programs::{
 
 const PAGE_TEXT: &str = "Hello from the BotCraft lifecycle test";
 
-/// Serve one small HTML page on 127.0.0.1 (every request gets it); its URL.
+/// The page this test serves on 127.0.0.1; its URL.
 async fn serve_page() -> anyhow::Result<String> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let url = format!("http://{}/", listener.local_addr()?);
-    tokio::spawn(async move {
-        while let Ok((mut socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut request = vec![0u8; 8192];
-                let _ = socket.read(&mut request).await;
-                let body = format!(
-                    "<!doctype html><html><head><title>lifecycle probe</title></head>\
-                     <body><h1>{PAGE_TEXT}</h1></body></html>"
-                );
-                let response = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
-                     connection: close\r\n\r\n{body}",
-                    body.len()
-                );
-                let _ = socket.write_all(response.as_bytes()).await;
-                let _ = socket.shutdown().await;
-            });
-        }
-    });
-    Ok(url)
+    test_support::serve_page(format!(
+        "<!doctype html><html><head><title>lifecycle probe</title></head>\
+         <body><h1>{PAGE_TEXT}</h1></body></html>"
+    ))
+    .await
 }
 
 /// How the server is launched: node running the package's cli.js, or the package's npm bin
