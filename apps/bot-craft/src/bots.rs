@@ -20,6 +20,12 @@ pub enum BotsCommand {
         /// Model steps per turn at most.
         #[arg(long, default_value = "10")]
         step_limit: i64,
+        /// The model takes images: tool results' images reach it as images.
+        #[arg(long)]
+        vision: bool,
+        /// The longest text of one tool result the model reads (the rest is cut, and said).
+        #[arg(long, default_value = "100000", value_name = "CHARS")]
+        max_tool_result_chars: i64,
     },
     /// A bot and its bindings.
     Show { name: String },
@@ -58,9 +64,12 @@ pub async fn run(remote: &Remote, command: BotsCommand) -> anyhow::Result<()> {
             model,
             system_prompt,
             step_limit,
+            vision,
+            max_tool_result_chars,
         } => {
             let body = json!({
                 "name": name, "model": model, "systemPrompt": system_prompt, "stepLimit": step_limit,
+                "vision": vision, "maxToolResultChars": max_tool_result_chars,
             });
             print_json(&remote.send(Method::POST, "/api/bots", Some(&body)).await?);
         }

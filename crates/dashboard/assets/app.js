@@ -178,7 +178,7 @@ async function loadBots() {
   const sections = [];
   for (const bot of bots) {
     const summary = el("p", { class: "muted" },
-      `model ${bot.model} · tools ${bot.toolLoadingMode} · step limit ${bot.stepLimit}`);
+      `model ${bot.model} · tools ${bot.toolLoadingMode} · step limit ${bot.stepLimit}${bot.vision ? ' · vision' : ''} · tool results up to ${bot.maxToolResultChars} characters`);
     if (readOnly) {
       sections.push(el("article", {}, el("h3", {}, bot.name), summary,
         el("p", { class: "muted" }, "Bindings need an admin key.")));

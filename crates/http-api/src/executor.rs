@@ -106,7 +106,7 @@ impl ToolExecutor for McpToolExecutor {
                 .toolsets
                 .call(&self.toolset.bot_id, route, arguments, cancel)
                 .await
-                .map(flatten_result)
+                .map(|result| flatten_result(result, tool.tool.output_schema.is_some()))
                 .map_err(|error| call_error(qualified_name, error));
             record.finish(match &result {
                 Ok(content) if content.is_error => ToolCallOutcome::ToolError,
@@ -193,21 +193,75 @@ pub fn call_error(qualified_name: &str, error: CallError) -> ToolCallError {
     }
 }
 
-/// A `tools/call` result as the text the model reads: text blocks joined by newlines, other
-/// blocks described; `structuredContent` when there is no content at all.
-pub fn flatten_result(result: CallToolResult) -> ToolResultContent {
+/// A `tools/call` result as the model reads it: text blocks joined by newlines, other blocks
+/// described. `structuredContent`, as JSON, comes first when the content is empty, or when the
+/// tool declared an `outputSchema` (`declared_output`) and the text does not carry it already:
+/// a text block that is the same JSON is left out, and no JSON is added when every string in
+/// it is already in the text (`{"content": TEXT}` beside TEXT, as the reference filesystem
+/// server answers). Its images are kept beside the text, for a model that takes them (the
+/// text describes them for one that does not).
+pub fn flatten_result(result: CallToolResult, declared_output: bool) -> ToolResultContent {
     let is_error = result.is_error.unwrap_or(false);
-    let blocks: Vec<String> = result.content.iter().map(describe_block).collect();
-    let text = if blocks.is_empty() {
-        result
-            .structured_content
-            .as_ref()
-            .map(Value::to_string)
-            .unwrap_or_default()
-    } else {
-        blocks.join("\n")
+    let images = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Image(image) => Some(inference::ToolImage {
+                mime_type: image.mime_type.clone(),
+                data: image.data.clone(),
+            }),
+            _ => None,
+        })
+        .collect();
+    let text_blocks: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| match block {
+            ContentBlock::Text(text) => Some(text.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let structured = result.structured_content.as_ref().filter(|structured| {
+        result.content.is_empty()
+            || (declared_output
+                && !strings_of(structured)
+                    .iter()
+                    .all(|s| text_blocks.iter().any(|text| text.contains(s.as_str()))))
+    });
+    let repeats_structured = |block: &ContentBlock| match (block, structured) {
+        (ContentBlock::Text(text), Some(structured)) => {
+            serde_json::from_str::<Value>(&text.text).is_ok_and(|v| &v == structured)
+        }
+        _ => false,
     };
-    ToolResultContent { text, is_error }
+    let blocks: Vec<String> = structured
+        .map(Value::to_string)
+        .into_iter()
+        .chain(
+            result
+                .content
+                .iter()
+                .filter(|block| !repeats_structured(block))
+                .map(describe_block),
+        )
+        .collect();
+    let text = blocks.join("\n");
+    ToolResultContent {
+        text,
+        is_error,
+        images,
+    }
+}
+
+/// Every string in `value`, at any depth (numbers and the like count as their JSON text).
+fn strings_of(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(text) => vec![text.clone()],
+        Value::Array(items) => items.iter().flat_map(strings_of).collect(),
+        Value::Object(fields) => fields.values().flat_map(strings_of).collect(),
+        Value::Null => Vec::new(),
+        other => vec![other.to_string()],
+    }
 }
 
 fn describe_block(block: &ContentBlock) -> String {
@@ -252,7 +306,13 @@ mod tests {
             ),
             (
                 json!({"content": [{"type": "image", "data": "AAAA", "mimeType": "image/png"}]}),
-                ToolResultContent::text("[image image/png, 4 base64 characters]"),
+                ToolResultContent {
+                    images: vec![inference::ToolImage {
+                        mime_type: "image/png".into(),
+                        data: "AAAA".into(),
+                    }],
+                    ..ToolResultContent::text("[image image/png, 4 base64 characters]")
+                },
             ),
             (
                 json!({"content": [], "structuredContent": {"n": 1}}),
@@ -272,7 +332,46 @@ mod tests {
         ];
         for (raw, expected) in cases {
             let result: CallToolResult = serde_json::from_value(raw.clone()).expect("a result");
-            assert_eq!(flatten_result(result), expected, "{raw}");
+            assert_eq!(flatten_result(result, false), expected, "{raw}");
+        }
+    }
+
+    #[test]
+    fn structured_content_comes_first_when_an_output_schema_was_declared() {
+        let cases = [
+            // Declared, with the spec's repeated text block: that text, once.
+            (
+                json!({"content": [{"type": "text", "text": "{\"n\": 1}"}], "structuredContent": {"n": 1}}),
+                true,
+                "{\"n\": 1}",
+            ),
+            // Declared, with text that does not carry it: the JSON, then the text.
+            (
+                json!({"content": [{"type": "text", "text": "one"}], "structuredContent": {"n": 1}}),
+                true,
+                "{\"n\":1}\none",
+            ),
+            // Declared, with text that carries every string of it: the text alone.
+            (
+                json!({"content": [{"type": "text", "text": "forty-two"}],
+                       "structuredContent": {"content": "forty-two"}}),
+                true,
+                "forty-two",
+            ),
+            // Not declared: the content as it is.
+            (
+                json!({"content": [{"type": "text", "text": "one"}], "structuredContent": {"n": 1}}),
+                false,
+                "one",
+            ),
+        ];
+        for (raw, declared, expected) in cases {
+            let result: CallToolResult = serde_json::from_value(raw.clone()).expect("a result");
+            assert_eq!(
+                flatten_result(result, declared),
+                ToolResultContent::text(expected),
+                "{raw}"
+            );
         }
     }
 

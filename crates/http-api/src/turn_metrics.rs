@@ -69,6 +69,7 @@ impl TurnRecorder {
                     self.metrics.tool_search(None);
                 }
             }
+            TurnEvent::ToolImages { .. } => {}
             TurnEvent::StepFinished { usage, .. } => {
                 let tokens = TokenUsage {
                     input: usage.input_tokens,

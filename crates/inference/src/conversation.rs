@@ -55,6 +55,23 @@ pub struct ToolResult {
     pub content: String,
     /// The call failed: the content explains why, and the model is told so.
     pub is_error: bool,
+    /// Images the result carried, for a model that takes them (empty otherwise: `content`
+    /// describes them).
+    pub images: Vec<ToolImage>,
+}
+
+/// An image from a tool result: its media type and base64 data, as MCP carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolImage {
+    pub mime_type: String,
+    pub data: String,
+}
+
+impl ToolImage {
+    /// The image as a `data:` URL.
+    pub fn data_url(&self) -> String {
+        format!("data:{};base64,{}", self.mime_type, self.data)
+    }
 }
 
 /// Token counts of one step or of a whole turn.

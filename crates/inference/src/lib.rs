@@ -33,7 +33,7 @@ pub mod ui_message;
 pub mod ui_stream;
 
 pub use active_tools::{ActiveTools, EagerTools, StepContext};
-pub use conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
+pub use conversation::{FinishReason, Message, ToolCall, ToolImage, ToolResult, Usage};
 pub use loading::{
     DEFAULT_AUTO_THRESHOLD_TOKENS, DeferredTools, ToolLoading, ToolPlan, eager_tokens, plan_tools,
     plan_tools_counted,

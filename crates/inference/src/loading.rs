@@ -272,6 +272,7 @@ mod tests {
             tool_name: "tool_search".into(),
             content: json!({"tools": [{"name": "fs__read", "server": "fs", "description": "", "parameters": ""}], "note": ""}).to_string(),
             is_error: false,
+            images: Vec::new(),
         }])];
         assert_eq!(step(&found), "tool_search,fs__read,bash__run");
 

@@ -41,6 +41,8 @@ pub struct ToolResultContent {
     pub text: String,
     /// The server marked the result `isError`: the model is told it failed.
     pub is_error: bool,
+    /// The result's images (`text` describes them too, for a model that takes none).
+    pub images: Vec<crate::ToolImage>,
 }
 
 impl ToolResultContent {
@@ -48,6 +50,7 @@ impl ToolResultContent {
         Self {
             text: text.into(),
             is_error: false,
+            images: Vec::new(),
         }
     }
 
@@ -55,6 +58,7 @@ impl ToolResultContent {
         Self {
             text: text.into(),
             is_error: true,
+            images: Vec::new(),
         }
     }
 }

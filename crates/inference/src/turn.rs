@@ -22,6 +22,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::active_tools::{ActiveTools, EagerTools, StepContext};
+use crate::conversation::ToolImage;
 use crate::conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
 use crate::mcp_tools::{ToolCallError, ToolExecutor};
 use crate::native::NativeToolRegistry;
@@ -39,6 +40,12 @@ pub struct TurnConfig {
     /// they are dropped.
     pub cancel_grace: Duration,
     pub max_output_tokens: Option<u32>,
+    /// The model takes images: a tool result's images reach it as images (otherwise only
+    /// their description in the result's text does).
+    pub vision: bool,
+    /// The longest text of one tool result the model reads; the rest is cut, and the cut
+    /// is said at the end of what it reads.
+    pub max_tool_result_chars: usize,
 }
 
 impl Default for TurnConfig {
@@ -48,8 +55,35 @@ impl Default for TurnConfig {
             tool_timeout: Duration::from_secs(60),
             cancel_grace: Duration::from_secs(5),
             max_output_tokens: None,
+            vision: false,
+            max_tool_result_chars: 100_000,
         }
     }
+}
+
+/// What one tool call gave: its text (capped) and its images.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct CallOutput {
+    text: String,
+    images: Vec<ToolImage>,
+}
+
+/// `text` cut to `max` characters, with a notice of the cut at its end.
+fn cap_text(text: String, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text;
+    }
+    let end = text
+        .char_indices()
+        .nth(max)
+        .map_or(text.len(), |(at, _)| at);
+    let mut kept = text;
+    kept.truncate(end);
+    kept.push_str(&format!(
+        "\n[BotCraft cut this tool result: it had {total} characters and this bot reads at most {max} (maxToolResultChars); ask for a smaller part]"
+    ));
+    kept
 }
 
 /// The instructions an MCP server declared at initialisation.
@@ -89,6 +123,11 @@ pub enum TurnEvent {
     ToolOutputError {
         call_id: String,
         error: String,
+    },
+    /// The images of a tool result, after its [`TurnEvent::ToolOutputAvailable`].
+    ToolImages {
+        call_id: String,
+        images: Vec<ToolImage>,
     },
     /// The step's model output and tool results are complete.
     StepFinished {
@@ -433,7 +472,7 @@ impl ChatTurn {
                 async move { (index, self.execute(call, offered, token).await) }
             })
             .collect();
-        let mut outputs: Vec<Option<Result<String, String>>> = vec![None; calls.len()];
+        let mut outputs: Vec<Option<Result<CallOutput, String>>> = vec![None; calls.len()];
         loop {
             let next = tokio::select! {
                 biased;
@@ -444,17 +483,33 @@ impl ChatTurn {
                 break;
             };
             let call_id = calls[index].id.clone();
-            let event = match &output {
-                Ok(text) => TurnEvent::ToolOutputAvailable {
-                    call_id,
-                    output: text.clone(),
-                },
-                Err(error) => TurnEvent::ToolOutputError {
-                    call_id,
-                    error: error.clone(),
-                },
-            };
-            emitter.send(event).await;
+            match &output {
+                Ok(output) => {
+                    emitter
+                        .send(TurnEvent::ToolOutputAvailable {
+                            call_id: call_id.clone(),
+                            output: output.text.clone(),
+                        })
+                        .await;
+                    if !output.images.is_empty() {
+                        // The front end shows them whether or not the model sees them.
+                        emitter
+                            .send(TurnEvent::ToolImages {
+                                call_id,
+                                images: output.images.clone(),
+                            })
+                            .await;
+                    }
+                }
+                Err(error) => {
+                    emitter
+                        .send(TurnEvent::ToolOutputError {
+                            call_id,
+                            error: error.clone(),
+                        })
+                        .await;
+                }
+            }
             outputs[index] = Some(output);
         }
         if emitter.cancel.is_cancelled() {
@@ -469,11 +524,21 @@ impl ChatTurn {
             .map(|(call, output)| {
                 let output = output.unwrap_or_else(|| Err(ToolCallError::Cancelled.to_string()));
                 let is_error = output.is_err();
+                let output = output.unwrap_or_else(|error| CallOutput {
+                    text: error,
+                    images: Vec::new(),
+                });
                 ToolResult {
                     call_id: call.id.clone(),
                     tool_name: call.name.clone(),
-                    content: output.unwrap_or_else(|error| error),
+                    content: output.text,
                     is_error,
+                    // Only a model that takes images gets them; the text describes them.
+                    images: if self.config.vision {
+                        output.images
+                    } else {
+                        Vec::new()
+                    },
                 }
             })
             .collect();
@@ -486,7 +551,23 @@ impl ChatTurn {
         call: &PendingCall,
         offered: &BTreeSet<String>,
         cancel: CancellationToken,
-    ) -> Result<String, String> {
+    ) -> Result<CallOutput, String> {
+        let max = self.config.max_tool_result_chars;
+        self.execute_uncapped(call, offered, cancel)
+            .await
+            .map(|output| CallOutput {
+                text: cap_text(output.text, max),
+                images: output.images,
+            })
+            .map_err(|error| cap_text(error, max))
+    }
+
+    async fn execute_uncapped(
+        &self,
+        call: &PendingCall,
+        offered: &BTreeSet<String>,
+        cancel: CancellationToken,
+    ) -> Result<CallOutput, String> {
         // Stops the call's own work when it ends early (its deadline).
         let _stop = cancel.clone().drop_guard();
         let input = match &call.input {
@@ -505,7 +586,12 @@ impl ChatTurn {
             let deadline = self.config.tool_timeout;
             return match tokio::time::timeout(deadline, tool.call(input, cancel)).await {
                 Err(_) => Err(ToolCallError::Timeout { after: deadline }.to_string()),
-                Ok(result) => result.map_err(|error| error.to_string()),
+                Ok(result) => result
+                    .map(|text| CallOutput {
+                        text,
+                        images: Vec::new(),
+                    })
+                    .map_err(|error| error.to_string()),
             };
         }
         let Some(executor) = &self.executor else {
@@ -521,7 +607,10 @@ impl ChatTurn {
             Err(_) => Err(ToolCallError::Timeout { after: deadline }.to_string()),
             Ok(Err(error)) => Err(error.to_string()),
             Ok(Ok(content)) if content.is_error => Err(content.text),
-            Ok(Ok(content)) => Ok(content.text),
+            Ok(Ok(content)) => Ok(CallOutput {
+                text: content.text,
+                images: content.images,
+            }),
         }
     }
 }
@@ -605,5 +694,34 @@ impl Emitter {
     /// The final event: nobody to cancel any more.
     async fn last(&self, event: TurnEvent) {
         let _ = self.sender.send(event).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn results_are_cut_at_a_character_boundary_with_the_cut_said() {
+        let notice = |total: usize, max: usize| {
+            format!(
+                "\n[BotCraft cut this tool result: it had {total} characters and this bot reads at most {max} (maxToolResultChars); ask for a smaller part]"
+            )
+        };
+        let cases = [
+            ("short", 10, "short".to_owned()),
+            ("exactly10!", 10, "exactly10!".to_owned()),
+            ("eleven char", 10, format!("eleven cha{}", notice(11, 10))),
+            ("ééééé", 2, format!("éé{}", notice(5, 2))),
+            ("", 1, String::new()),
+        ];
+        for (text, max, expected) in cases {
+            assert_eq!(
+                cap_text(text.to_owned(), max),
+                expected,
+                "{text:?} at {max}"
+            );
+        }
     }
 }

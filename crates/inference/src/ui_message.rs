@@ -150,6 +150,7 @@ fn assistant_steps(
                 tool_name: name.to_owned(),
                 content,
                 is_error,
+                images: Vec::new(),
             });
         }
     }
@@ -250,12 +251,14 @@ mod tests {
                         tool_name: "forge-bash__run".into(),
                         content: "a\nb".into(),
                         is_error: false,
+                        images: Vec::new(),
                     },
                     ToolResult {
                         call_id: "c2".into(),
                         tool_name: "clock".into(),
                         content: "timed out".into(),
                         is_error: true,
+                        images: Vec::new(),
                     },
                 ]),
                 Message::assistant("Two files."),
@@ -289,6 +292,7 @@ mod tests {
                     tool_name: "search".into(),
                     content: "{\"hits\":2}".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }]),
                 Message::assistant("Found two."),
             ])

@@ -87,6 +87,11 @@ pub enum UiMessageChunk {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         dynamic: Option<bool>,
     },
+    /// A file of the message (an image from a tool result), as a `data:` URL.
+    File {
+        url: String,
+        media_type: String,
+    },
     FinishStep,
     Finish {
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -203,6 +208,12 @@ impl UiStreamEncoder {
                     error_text: error.clone(),
                     dynamic,
                 });
+            }
+            TurnEvent::ToolImages { images, .. } => {
+                chunks.extend(images.iter().map(|image| UiMessageChunk::File {
+                    url: image.data_url(),
+                    media_type: image.mime_type.clone(),
+                }));
             }
             TurnEvent::StepFinished { .. } => {
                 self.close_text(&mut chunks);

@@ -177,6 +177,13 @@ fn chunks_use_the_sdk_field_names() {
             },
             json!({"type": "tool-output-error", "toolCallId": "c", "errorText": "bad"}),
         ),
+        (
+            UiMessageChunk::File {
+                url: "data:image/png;base64,AAAA".into(),
+                media_type: "image/png".into(),
+            },
+            json!({"type": "file", "url": "data:image/png;base64,AAAA", "mediaType": "image/png"}),
+        ),
         (UiMessageChunk::FinishStep, json!({"type": "finish-step"})),
         (
             UiMessageChunk::Finish {
@@ -198,4 +205,28 @@ fn chunks_use_the_sdk_field_names() {
         let decoded: UiMessageChunk = serde_json::from_value(expected).expect("deserialises");
         assert_eq!(decoded, chunk);
     }
+}
+
+#[tokio::test]
+async fn a_tool_result_s_images_follow_its_output_as_file_parts() {
+    let events = vec![
+        TurnEvent::StepStarted { step: 0 },
+        TurnEvent::ToolOutputAvailable {
+            call_id: "call_1".into(),
+            output: "[image image/png, 4 base64 characters]".into(),
+        },
+        TurnEvent::ToolImages {
+            call_id: "call_1".into(),
+            images: vec![crate::ToolImage {
+                mime_type: "image/png".into(),
+                data: "AAAA".into(),
+            }],
+        },
+    ];
+    let text = body(events, UiStreamEncoder::new("msg-4")).await;
+    let output = text.find("tool-output-available").expect("the output");
+    let file = text
+        .find(r#"{"type":"file","url":"data:image/png;base64,AAAA","mediaType":"image/png"}"#)
+        .expect("a file part");
+    assert!(output < file, "{text}");
 }

@@ -9,7 +9,7 @@ use crate::error::{StoreError, is_unique_violation};
 use crate::model::{Bot, BotSpec, ToolLoadingMode};
 use crate::validate;
 
-const COLUMNS: &str = r#""id", "name", "model", "systemPrompt", "stepLimit", "toolLoadingMode", "createdAt", "updatedAt""#;
+const COLUMNS: &str = r#""id", "name", "model", "systemPrompt", "stepLimit", "toolLoadingMode", "vision", "maxToolResultChars", "createdAt", "updatedAt""#;
 
 fn decode(row: &AnyRow) -> Result<Bot, StoreError> {
     let id: String = row.try_get("id")?;
@@ -26,6 +26,8 @@ fn decode(row: &AnyRow) -> Result<Bot, StoreError> {
         system_prompt: row.try_get("systemPrompt")?,
         step_limit: row.try_get("stepLimit")?,
         tool_loading_mode,
+        vision: row.try_get::<i64, _>("vision")? != 0,
+        max_tool_result_chars: row.try_get("maxToolResultChars")?,
         created_at: row.try_get("createdAt")?,
         updated_at: row.try_get("updatedAt")?,
         id,
@@ -38,8 +40,9 @@ impl Store {
         validate::bot(spec)?;
         let now = self.now_ms();
         let id = new_id(now);
-        let sql =
-            format!("INSERT INTO \"Bot\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)");
+        let sql = format!(
+            "INSERT INTO \"Bot\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+        );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&id)
             .bind(&spec.name)
@@ -47,6 +50,8 @@ impl Store {
             .bind(&spec.system_prompt)
             .bind(spec.step_limit)
             .bind(spec.tool_loading_mode.as_str())
+            .bind(i64::from(spec.vision))
+            .bind(spec.max_tool_result_chars)
             .bind(now)
             .bind(now)
             .execute(self.pool())
@@ -62,13 +67,15 @@ impl Store {
     pub async fn update_bot(&self, id: &str, spec: &BotSpec) -> Result<Bot, StoreError> {
         validate::bot(spec)?;
         let result = sqlx::query(
-            r#"UPDATE "Bot" SET "name" = $1, "model" = $2, "systemPrompt" = $3, "stepLimit" = $4, "toolLoadingMode" = $5, "updatedAt" = $6 WHERE "id" = $7"#,
+            r#"UPDATE "Bot" SET "name" = $1, "model" = $2, "systemPrompt" = $3, "stepLimit" = $4, "toolLoadingMode" = $5, "vision" = $6, "maxToolResultChars" = $7, "updatedAt" = $8 WHERE "id" = $9"#,
         )
         .bind(&spec.name)
         .bind(&spec.model)
         .bind(&spec.system_prompt)
         .bind(spec.step_limit)
         .bind(spec.tool_loading_mode.as_str())
+        .bind(i64::from(spec.vision))
+        .bind(spec.max_tool_result_chars)
         .bind(self.now_ms())
         .bind(id)
         .execute(self.pool())

@@ -57,6 +57,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "api keys",
         include_str!("../migrations/sqlite/0003_api_keys.sql"),
     ),
+    (
+        4,
+        "bot results",
+        include_str!("../migrations/sqlite/0004_bot_results.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -73,6 +78,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         3,
         "api keys",
         include_str!("../migrations/postgres/0003_api_keys.sql"),
+    ),
+    (
+        4,
+        "bot results",
+        include_str!("../migrations/postgres/0004_bot_results.sql"),
     ),
 ];
 

@@ -34,6 +34,8 @@ pub enum ValidationError {
     EmptyModel { bot: String },
     #[error("bot {bot:?}: step limit must be between 1 and {max}, got {value}")]
     StepLimitOutOfRange { bot: String, value: i64, max: i64 },
+    #[error("bot {bot:?}: maxToolResultChars must be between 1 and {max}, got {value}")]
+    ToolResultCapOutOfRange { bot: String, value: i64, max: i64 },
     #[error("tool name in a {list} list is empty")]
     EmptyToolName { list: &'static str },
     #[error("key {key:?}: a bot key needs the bot it is for")]

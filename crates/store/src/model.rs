@@ -12,6 +12,8 @@ pub const DEFAULT_INIT_TIMEOUT_MS: i64 = 30_000;
 pub const DEFAULT_IDLE_TIMEOUT_MS: i64 = 60_000;
 /// Default number of model steps in one chat turn.
 pub const DEFAULT_STEP_LIMIT: i64 = 10;
+/// The longest text one tool result gives a bot's model unless the bot says otherwise.
+pub const DEFAULT_MAX_TOOL_RESULT_CHARS: i64 = 100_000;
 
 /// A stored MCP server configuration (`"McpServer"`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -184,6 +186,10 @@ pub struct Bot {
     pub system_prompt: String,
     pub step_limit: i64,
     pub tool_loading_mode: ToolLoadingMode,
+    /// The model takes images: images in tool results reach it as images.
+    pub vision: bool,
+    /// The longest text one tool result gives the model; the rest is cut, and the cut said.
+    pub max_tool_result_chars: i64,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -200,10 +206,21 @@ pub struct BotSpec {
     pub step_limit: i64,
     #[serde(default)]
     pub tool_loading_mode: ToolLoadingMode,
+    /// The model takes images: images in tool results reach it as images (default false:
+    /// they are described in text).
+    #[serde(default)]
+    pub vision: bool,
+    /// The longest text one tool result gives the model (default 100,000 characters).
+    #[serde(default = "default_max_tool_result_chars")]
+    pub max_tool_result_chars: i64,
 }
 
 fn default_step_limit() -> i64 {
     DEFAULT_STEP_LIMIT
+}
+
+fn default_max_tool_result_chars() -> i64 {
+    DEFAULT_MAX_TOOL_RESULT_CHARS
 }
 
 impl BotSpec {
@@ -214,6 +231,8 @@ impl BotSpec {
             system_prompt: String::new(),
             step_limit: DEFAULT_STEP_LIMIT,
             tool_loading_mode: ToolLoadingMode::Auto,
+            vision: false,
+            max_tool_result_chars: DEFAULT_MAX_TOOL_RESULT_CHARS,
         }
     }
 }

@@ -22,6 +22,8 @@ use crate::model::{BindingSpec, BotSpec, McpServerSpec};
 pub const MAX_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;
 /// The largest accepted step limit of a bot.
 pub const MAX_STEP_LIMIT: i64 = 1000;
+/// The largest `maxToolResultChars` a bot may set (10 million characters).
+pub const MAX_TOOL_RESULT_CHARS: i64 = 10_000_000;
 /// The longest accepted server or bot name.
 pub const MAX_NAME_LEN: usize = 64;
 
@@ -171,6 +173,13 @@ pub fn bot(spec: &BotSpec) -> Result<(), ValidationError> {
             bot: spec.name.clone(),
             value: spec.step_limit,
             max: MAX_STEP_LIMIT,
+        });
+    }
+    if !(1..=MAX_TOOL_RESULT_CHARS).contains(&spec.max_tool_result_chars) {
+        return Err(ValidationError::ToolResultCapOutOfRange {
+            bot: spec.name.clone(),
+            value: spec.max_tool_result_chars,
+            max: MAX_TOOL_RESULT_CHARS,
         });
     }
     Ok(())

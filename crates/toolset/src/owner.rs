@@ -324,6 +324,8 @@ fn everything_bot() -> Bot {
         system_prompt: String::new(),
         step_limit: 1,
         tool_loading_mode: store::ToolLoadingMode::Eager,
+        vision: false,
+        max_tool_result_chars: store::DEFAULT_MAX_TOOL_RESULT_CHARS,
         created_at: 0,
         updated_at: 0,
     }

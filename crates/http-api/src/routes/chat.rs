@@ -140,6 +140,9 @@ pub async fn chat(
     ));
     let config = TurnConfig {
         max_steps: u32::try_from(bot.step_limit.max(1)).unwrap_or(u32::MAX),
+        vision: bot.vision,
+        max_tool_result_chars: usize::try_from(bot.max_tool_result_chars.max(1))
+            .unwrap_or(usize::MAX),
         tool_timeout: state.config.native_tool_timeout,
         cancel_grace: state.config.cancel_grace,
         max_output_tokens: state.config.max_output_tokens,
@@ -278,6 +281,7 @@ where
             }
             TurnEvent::ToolInputStarted { .. }
             | TurnEvent::ToolInputDelta { .. }
+            | TurnEvent::ToolImages { .. }
             | TurnEvent::StepFinished { .. } => {}
             TurnEvent::Finished {
                 reason,

@@ -103,7 +103,7 @@ pub fn request_body(request: &StepRequest) -> Value {
                         json!({
                             "type": "tool_result",
                             "tool_use_id": result.call_id,
-                            "content": result.content,
+                            "content": tool_result_content(result),
                             "is_error": result.is_error,
                         })
                     })
@@ -388,3 +388,19 @@ fn stop_reason(reason: &str) -> FinishReason {
 #[cfg(test)]
 #[path = "anthropic_tests.rs"]
 mod tests;
+
+/// A `tool_result`'s content: its text, or, when it carries images, a text block followed
+/// by one base64 `image` block per image.
+fn tool_result_content(result: &crate::ToolResult) -> Value {
+    if result.images.is_empty() {
+        return Value::String(result.content.clone());
+    }
+    let mut blocks = vec![json!({"type": "text", "text": result.content})];
+    blocks.extend(result.images.iter().map(|image| {
+        json!({
+            "type": "image",
+            "source": {"type": "base64", "media_type": image.mime_type, "data": image.data},
+        })
+    }));
+    Value::Array(blocks)
+}

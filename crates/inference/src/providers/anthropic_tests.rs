@@ -138,6 +138,7 @@ fn request_body_merges_tool_results_into_user_turns_and_skips_empty_text() {
                 tool_name: "weather__current".into(),
                 content: "upstream down".into(),
                 is_error: true,
+                images: Vec::new(),
             }]),
             Message::user("Try again?"),
         ],
@@ -171,5 +172,47 @@ fn request_body_merges_tool_results_into_user_turns_and_skips_empty_text() {
                 "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}},
             }],
         })
+    );
+}
+
+#[test]
+fn a_tool_result_with_images_carries_them_as_image_blocks() {
+    let request = StepRequest {
+        model: "claude-sonnet-4-5".into(),
+        system: String::new(),
+        messages: vec![
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![ToolCall {
+                    id: "toolu_1".into(),
+                    name: "playwright__browser_take_screenshot".into(),
+                    input: json!({}),
+                }],
+            },
+            Message::ToolResults(vec![ToolResult {
+                call_id: "toolu_1".into(),
+                tool_name: "playwright__browser_take_screenshot".into(),
+                content: "[image image/png, 8 base64 characters]".into(),
+                is_error: false,
+                images: vec![crate::ToolImage {
+                    mime_type: "image/png".into(),
+                    data: "iVBORw0K".into(),
+                }],
+            }]),
+        ],
+        tools: Vec::new(),
+        max_output_tokens: Some(10),
+    };
+    assert_eq!(
+        request_body(&request)["messages"][1],
+        json!({"role": "user", "content": [{
+            "type": "tool_result",
+            "tool_use_id": "toolu_1",
+            "content": [
+                {"type": "text", "text": "[image image/png, 8 base64 characters]"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0K"}},
+            ],
+            "is_error": false,
+        }]})
     );
 }

@@ -119,6 +119,24 @@ pub fn request_body(request: &StepRequest) -> Value {
                         "content": content,
                     }));
                 }
+                // Tool messages take no images: they follow, in one user message after the
+                // step's tool messages, each group saying which call it belongs to.
+                let mut parts = Vec::new();
+                for result in results.iter().filter(|r| !r.images.is_empty()) {
+                    parts.push(json!({
+                        "type": "text",
+                        "text": format!(
+                            "Images returned by tool call {} ({}):",
+                            result.call_id, result.tool_name
+                        ),
+                    }));
+                    parts.extend(result.images.iter().map(|image| {
+                        json!({"type": "image_url", "image_url": {"url": image.data_url()}})
+                    }));
+                }
+                if !parts.is_empty() {
+                    messages.push(json!({"role": "user", "content": parts}));
+                }
             }
         }
     }

@@ -208,6 +208,7 @@ fn request_body_carries_system_history_tools_and_stream_options() {
                 tool_name: "weather__current".into(),
                 content: "upstream down".into(),
                 is_error: true,
+                images: Vec::new(),
             }]),
             Message::assistant("The weather service is down."),
         ],
@@ -240,5 +241,65 @@ fn request_body_carries_system_history_tools_and_stream_options() {
                 "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
             }}],
         })
+    );
+}
+
+#[test]
+fn images_of_tool_results_follow_the_tool_messages_in_one_user_message() {
+    let image = |data: &str| crate::ToolImage {
+        mime_type: "image/png".into(),
+        data: data.into(),
+    };
+    let request = StepRequest {
+        model: "gpt-4o".into(),
+        system: String::new(),
+        messages: vec![
+            Message::Assistant {
+                text: String::new(),
+                tool_calls: vec![
+                    ToolCall {
+                        id: "call_1".into(),
+                        name: "shot".into(),
+                        input: json!({}),
+                    },
+                    ToolCall {
+                        id: "call_2".into(),
+                        name: "echo".into(),
+                        input: json!({}),
+                    },
+                ],
+            },
+            Message::ToolResults(vec![
+                ToolResult {
+                    call_id: "call_1".into(),
+                    tool_name: "shot".into(),
+                    content: "[image image/png, 4 base64 characters]".into(),
+                    is_error: false,
+                    images: vec![image("AAAA"), image("BBBB")],
+                },
+                ToolResult {
+                    call_id: "call_2".into(),
+                    tool_name: "echo".into(),
+                    content: "hi".into(),
+                    is_error: false,
+                    images: Vec::new(),
+                },
+            ]),
+        ],
+        tools: Vec::new(),
+        max_output_tokens: None,
+    };
+    let body = request_body(&request);
+    assert_eq!(
+        body["messages"].as_array().map(|m| m[1..].to_vec()),
+        Some(vec![
+            json!({"role": "tool", "tool_call_id": "call_1", "content": "[image image/png, 4 base64 characters]"}),
+            json!({"role": "tool", "tool_call_id": "call_2", "content": "hi"}),
+            json!({"role": "user", "content": [
+                {"type": "text", "text": "Images returned by tool call call_1 (shot):"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,BBBB"}},
+            ]}),
+        ])
     );
 }

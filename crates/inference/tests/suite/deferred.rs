@@ -132,12 +132,14 @@ async fn tools_found_by_search_join_from_the_next_step() -> anyhow::Result<()> {
                     tool_name: "forge-bash__run".into(),
                     content: "tool `forge-bash__run` is not available in this step".into(),
                     is_error: true,
+                    images: Vec::new(),
                 },
                 ToolResult {
                     call_id: "call_2".into(),
                     tool_name: "tool_search".into(),
                     content: "loaded forge-bash__run".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
             ])),
             "{wire:?}"

@@ -215,6 +215,8 @@ impl NativeTool for WaitForCancel {
 pub struct FakeExecutor {
     pub tools: Vec<ToolDefinition>,
     pub error_results: BTreeSet<String>,
+    /// Answered instead of `ran NAME with INPUT` when set.
+    pub reply: Option<ToolResultContent>,
     pub barrier: Option<Arc<Barrier>>,
     pub calls: Mutex<Vec<(String, Value)>>,
 }
@@ -264,6 +266,9 @@ impl ToolExecutor for FakeExecutor {
             }
             if let Some(barrier) = &self.barrier {
                 barrier.wait().await;
+            }
+            if let Some(reply) = &self.reply {
+                return Ok(reply.clone());
             }
             let text = format!("ran {qualified_name} with {input}");
             if self.error_results.contains(qualified_name) {

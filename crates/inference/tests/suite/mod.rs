@@ -3,7 +3,9 @@
 mod cancellation;
 mod deferred;
 mod failures;
+
 mod harness;
+mod results;
 mod steps;
 mod tool_search;
 mod ui_stream;

@@ -118,6 +118,7 @@ async fn tool_results_go_back_to_the_model_until_it_answers() -> anyhow::Result<
                     tool_name: "add".into(),
                     content: "5".into(),
                     is_error: false,
+                    images: Vec::new(),
                 }]),
                 Message::assistant("The sum is 5."),
             ],
@@ -214,18 +215,21 @@ async fn tool_calls_of_one_step_run_concurrently() -> anyhow::Result<()> {
                     tool_name: "meet".into(),
                     content: "met".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
                 ToolResult {
                     call_id: "call_b".into(),
                     tool_name: "forge-bash__run".into(),
                     content: "ran forge-bash__run with {\"command\":\"ls\"}".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
                 ToolResult {
                     call_id: "call_c".into(),
                     tool_name: "meet".into(),
                     content: "met".into(),
                     is_error: false,
+                    images: Vec::new(),
                 },
             ])),
             "{wire:?}"
@@ -280,18 +284,21 @@ async fn failed_tool_calls_are_told_to_the_model_and_the_turn_goes_on() -> anyho
                 tool_name: "explode".into(),
                 content: "the fuse blew".into(),
                 is_error: true,
+                images: Vec::new(),
             },
             ToolResult {
                 call_id: "call_2".into(),
                 tool_name: "docs__search".into(),
                 content: "ran docs__search with {\"command\":\"x\"}".into(),
                 is_error: true,
+                images: Vec::new(),
             },
             ToolResult {
                 call_id: "call_3".into(),
                 tool_name: "nowhere__tool".into(),
                 content: "tool `nowhere__tool` is not available in this step".into(),
                 is_error: true,
+                images: Vec::new(),
             },
             ToolResult {
                 call_id: "call_4".into(),
@@ -300,6 +307,7 @@ async fn failed_tool_calls_are_told_to_the_model_and_the_turn_goes_on() -> anyho
                           EOF while parsing an object at line 1 column 6"
                     .into(),
                 is_error: true,
+                images: Vec::new(),
             },
         ];
         assert_eq!(
@@ -369,6 +377,7 @@ async fn turn_stops_at_the_step_limit_after_running_the_last_calls() -> anyhow::
                 tool_name: "add".into(),
                 content: "4".into(),
                 is_error: false,
+                images: Vec::new(),
             }])),
             "{wire:?}"
         );
@@ -406,6 +415,7 @@ async fn tool_call_past_its_deadline_is_told_to_the_model_as_an_error() -> anyho
                 tool_name: "wait".into(),
                 content: "the tool call timed out after 200ms".into(),
                 is_error: true,
+                images: Vec::new(),
             }])),
             "{wire:?}"
         );

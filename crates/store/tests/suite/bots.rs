@@ -12,6 +12,8 @@ async fn created_bot_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
         system_prompt: "Be brief.".into(),
         step_limit: 7,
         tool_loading_mode: ToolLoadingMode::Deferred,
+        vision: true,
+        max_tool_result_chars: 2_000,
     };
     let created = db.store.create_bot(&spec).await?;
     let expected = Bot {
@@ -21,6 +23,8 @@ async fn created_bot_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
         system_prompt: "Be brief.".into(),
         step_limit: 7,
         tool_loading_mode: ToolLoadingMode::Deferred,
+        vision: true,
+        max_tool_result_chars: 2_000,
         created_at: START_MS,
         updated_at: START_MS,
     };
@@ -76,7 +80,17 @@ async fn duplicate_or_invalid_bots_are_refused(db: &TestDb) -> anyhow::Result<()
     );
     let mut zero_steps = BotSpec::new("c", "m");
     zero_steps.step_limit = 0;
+    let mut no_result_text = BotSpec::new("c", "m");
+    no_result_text.max_tool_result_chars = 0;
     let cases = [
+        (
+            no_result_text,
+            ValidationError::ToolResultCapOutOfRange {
+                bot: "c".into(),
+                value: 0,
+                max: 10_000_000,
+            },
+        ),
         (
             BotSpec::new("c", " "),
             ValidationError::EmptyModel { bot: "c".into() },

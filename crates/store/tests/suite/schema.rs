@@ -67,7 +67,10 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
             "stepLimit",
             "toolLoadingMode",
             "createdAt",
-            "updatedAt"
+            "updatedAt",
+            // Added by migration 0004 (how the model reads tool results).
+            "vision",
+            "maxToolResultChars"
         ])
     );
     assert_eq!(

