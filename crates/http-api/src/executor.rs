@@ -206,10 +206,12 @@ pub fn flatten_result(result: CallToolResult, declared_output: bool) -> ToolResu
         .content
         .iter()
         .filter_map(|block| match block {
-            ContentBlock::Image(image) => Some(inference::ToolImage {
-                mime_type: image.mime_type.clone(),
-                data: image.data.clone(),
-            }),
+            ContentBlock::Image(image) if passable_image(&image.mime_type, &image.data) => {
+                Some(inference::ToolImage {
+                    mime_type: image.mime_type.clone(),
+                    data: image.data.clone(),
+                })
+            }
             _ => None,
         })
         .collect();
@@ -221,12 +223,9 @@ pub fn flatten_result(result: CallToolResult, declared_output: bool) -> ToolResu
             _ => None,
         })
         .collect();
+    let joined_text = text_blocks.concat();
     let structured = result.structured_content.as_ref().filter(|structured| {
-        result.content.is_empty()
-            || (declared_output
-                && !strings_of(structured)
-                    .iter()
-                    .all(|s| text_blocks.iter().any(|text| text.contains(s.as_str()))))
+        result.content.is_empty() || (declared_output && !carries(&joined_text, structured))
     });
     let repeats_structured = |block: &ContentBlock| match (block, structured) {
         (ContentBlock::Text(text), Some(structured)) => {
@@ -253,22 +252,40 @@ pub fn flatten_result(result: CallToolResult, declared_output: bool) -> ToolResu
     }
 }
 
-/// Every string in `value`, at any depth (numbers and the like count as their JSON text).
-fn strings_of(value: &Value) -> Vec<String> {
-    match value {
-        Value::String(text) => vec![text.clone()],
-        Value::Array(items) => items.iter().flat_map(strings_of).collect(),
-        Value::Object(fields) => fields.values().flat_map(strings_of).collect(),
-        Value::Null => Vec::new(),
-        other => vec![other.to_string()],
+/// Whether `text` already carries `structured`: it is the same JSON value, or `structured`
+/// is an object of one string field whose value is `text` (`{"content": TEXT}` beside TEXT,
+/// as the reference filesystem server answers). Anything else gets the JSON too.
+fn carries(text: &str, structured: &Value) -> bool {
+    if serde_json::from_str::<Value>(text).is_ok_and(|v| &v == structured) {
+        return true;
     }
+    match structured {
+        Value::Object(fields) if fields.len() == 1 => {
+            fields.values().next().and_then(Value::as_str) == Some(text)
+        }
+        _ => false,
+    }
+}
+
+/// Image types every provider takes (Anthropic: JPEG, PNG, GIF, WebP), up to 5,000,000
+/// base64 characters (3.75 MB, under Anthropic's 5 MB per image). Others are only described.
+const PASSABLE_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+pub const MAX_IMAGE_BASE64_CHARS: usize = 5_000_000;
+
+fn passable_image(mime_type: &str, data: &str) -> bool {
+    PASSABLE_IMAGES.contains(&mime_type) && data.len() <= MAX_IMAGE_BASE64_CHARS
 }
 
 fn describe_block(block: &ContentBlock) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
-        ContentBlock::Image(image) => format!(
+        ContentBlock::Image(image) if passable_image(&image.mime_type, &image.data) => format!(
             "[image {}, {} base64 characters]",
+            image.mime_type,
+            image.data.len()
+        ),
+        ContentBlock::Image(image) => format!(
+            "[image {}, {} base64 characters; not passed to the model: it takes PNG, JPEG, GIF or WebP up to {MAX_IMAGE_BASE64_CHARS} base64 characters]",
             image.mime_type,
             image.data.len()
         ),
@@ -319,6 +336,12 @@ mod tests {
                 ToolResultContent::text("{\"n\":1}"),
             ),
             (
+                json!({"content": [{"type": "image", "data": "PHN2Zz4=", "mimeType": "image/svg+xml"}]}),
+                ToolResultContent::text(
+                    "[image image/svg+xml, 8 base64 characters; not passed to the model: it takes PNG, JPEG, GIF or WebP up to 5000000 base64 characters]",
+                ),
+            ),
+            (
                 json!({"content": [
                     {"type": "resource", "resource": {"uri": "file:///a", "text": "inside"}},
                     {"type": "resource", "resource": {"uri": "file:///b", "blob": "AAAA"}},
@@ -344,6 +367,12 @@ mod tests {
                 json!({"content": [{"type": "text", "text": "{\"n\": 1}"}], "structuredContent": {"n": 1}}),
                 true,
                 "{\"n\": 1}",
+            ),
+            // Declared, a number that only looks carried ("0" in "10"): the JSON too.
+            (
+                json!({"content": [{"type": "text", "text": "Listed 10 items"}], "structuredContent": {"count": 0}}),
+                true,
+                "{\"count\":0}\nListed 10 items",
             ),
             // Declared, with text that does not carry it: the JSON, then the text.
             (

@@ -370,6 +370,15 @@ impl ChatTurn {
                 emitter.last(TurnEvent::Aborted).await;
                 return outcome(history, usage, steps, TurnEnd::Aborted);
             };
+            // Only the latest step's images go to the model again: earlier ones keep their
+            // description, so screenshots do not pile up in every later request.
+            for message in &mut history {
+                if let Message::ToolResults(earlier) = message {
+                    for result in earlier {
+                        result.images.clear();
+                    }
+                }
+            }
             history.push(Message::ToolResults(results));
             emitter
                 .send(TurnEvent::StepFinished {
@@ -552,9 +561,13 @@ impl ChatTurn {
         offered: &BTreeSet<String>,
         cancel: CancellationToken,
     ) -> Result<CallOutput, String> {
+        let output = self.execute_uncapped(call, offered, cancel).await;
+        if self.native.get(&call.name).is_some() {
+            // Native results (tool_search's JSON) are ours and bounded: never cut.
+            return output;
+        }
         let max = self.config.max_tool_result_chars;
-        self.execute_uncapped(call, offered, cancel)
-            .await
+        output
             .map(|output| CallOutput {
                 text: cap_text(output.text, max),
                 images: output.images,

@@ -395,7 +395,8 @@ fn tool_result_content(result: &crate::ToolResult) -> Value {
     if result.images.is_empty() {
         return Value::String(result.content.clone());
     }
-    let mut blocks = vec![json!({"type": "text", "text": result.content})];
+    // Anthropic refuses an empty text block: none when there is no text.
+    let mut blocks: Vec<Value> = text_block(&result.content).into_iter().collect();
     blocks.extend(result.images.iter().map(|image| {
         json!({
             "type": "image",

@@ -157,3 +157,36 @@ async fn a_long_result_is_cut_to_the_cap_and_the_cut_is_said() -> anyhow::Result
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn only_the_latest_step_s_images_go_to_the_model_again() -> anyhow::Result<()> {
+    for wire in WIRES {
+        let fake = FakeLlm::start([
+            FakeReply::tool_calls([FakeToolCall::new("call_1", SHOT, ["{}"])]),
+            FakeReply::tool_calls([FakeToolCall::new("call_2", SHOT, ["{}"])]),
+            FakeReply::text(["Seen twice."]),
+        ])
+        .await?;
+        let executor = Arc::new(FakeExecutor {
+            reply: Some(screenshot()),
+            ..FakeExecutor::with_tools(&[SHOT])
+        });
+        let turn = ChatTurn::new(provider(&fake, wire, Duration::from_secs(30))?, model(wire))
+            .with_messages(vec![Message::user("Twice.")])
+            .with_tool_executor(executor)
+            .with_config(TurnConfig {
+                vision: true,
+                ..TurnConfig::default()
+            });
+        run(turn).await?;
+        let requests = fake.requests();
+        assert_eq!(requests.len(), 3, "{wire:?}");
+        let copies = |body: &Value| body.to_string().matches("iVBORw0KGgo=").count();
+        assert_eq!(
+            (copies(&requests[1].body), copies(&requests[2].body)),
+            (1, 1),
+            "{wire:?}: the first screenshot was sent again"
+        );
+    }
+    Ok(())
+}
