@@ -57,6 +57,18 @@ struct Attacked {
     dir: tempfile::TempDir,
     admin: String,
     api: Api,
+    /// The two-user layout's PID namespace, ended with the case.
+    _namespace: Option<PidNamespaceGroup>,
+}
+
+/// The process group of `unshare` and the namespace's init: SIGKILLed on drop, which ends
+/// the whole PID namespace (botcraft and its servers with it).
+struct PidNamespaceGroup(nix::unistd::Pid);
+
+impl Drop for PidNamespaceGroup {
+    fn drop(&mut self) {
+        let _ = nix::sys::signal::killpg(self.0, nix::sys::signal::Signal::SIGKILL);
+    }
 }
 
 impl Attacked {
@@ -182,6 +194,10 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
     let mut command = match (layout, root) {
         (Layout::TwoUsers, _) => {
             let mut command = Command::new("unshare");
+            // A group of its own, killed whole when the case ends (`PidNamespaceGroup`):
+            // `--kill-child` alone does not reach the namespace's init, whose parent-death
+            // signal setpriv's change of credentials clears.
+            std::os::unix::process::CommandExt::process_group(&mut command, 0);
             command
                 .args(["--pid", "--fork", "--mount-proc", "--kill-child", "setpriv"])
                 .args(&setpriv)
@@ -227,11 +243,16 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
     let admin = std::fs::read_to_string(data.join("api-key"))?
         .trim()
         .to_owned();
+    let namespace = (layout == Layout::TwoUsers)
+        .then(|| i32::try_from(served.child.id()).ok())
+        .flatten()
+        .map(|pid| PidNamespaceGroup(nix::unistd::Pid::from_raw(pid)));
     let attacked = Attacked {
         api: Api::new(&served.url, &admin),
         served,
         dir,
         admin,
+        _namespace: namespace,
     };
     let admin = attacked.admin.clone();
     let bot = json!({"name": "attack", "model": "openai:gpt-test", "toolLoadingMode": "eager"});
