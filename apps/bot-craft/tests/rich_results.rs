@@ -149,6 +149,17 @@ async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyho
             "{bot}: no file part in the stream"
         );
     }
-    drop(served);
+    // A graceful stop ends Playwright's whole tree (Chromium leaves its group); a drop would
+    // SIGKILL botcraft and leave it to the next start's reaping.
+    let mut served = served;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),
+        nix::sys::signal::Signal::SIGTERM,
+    )?;
+    let status = tokio::task::block_in_place(|| -> anyhow::Result<_> {
+        served.wait_for_line("botcraft: stopped")?;
+        Ok(served.child.wait()?)
+    })?;
+    assert_eq!(status.code(), Some(0), "{:#?}", served.lines);
     Ok(())
 }

@@ -312,7 +312,8 @@ async fn memory(dir: &Path, fake: &Path) -> anyhow::Result<()> {
 }
 
 /// `extra` sleeping processes that are not ours (re-parented away once their shell exits),
-/// in one process group, killed with it when dropped.
+/// in one process group, killed with it when dropped (and gone within a minute should the
+/// bench itself be killed).
 struct Crowd(nix::unistd::Pid);
 
 impl Crowd {
@@ -321,7 +322,7 @@ impl Crowd {
         let mut shell = std::process::Command::new("/bin/sh")
             .arg("-c")
             .arg(format!(
-                "i=0; while [ $i -lt {extra} ]; do sleep 600 & i=$((i+1)); done"
+                "i=0; while [ $i -lt {extra} ]; do sleep 60 & i=$((i+1)); done"
             ))
             .process_group(0)
             .spawn()?;

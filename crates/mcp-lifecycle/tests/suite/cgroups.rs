@@ -45,19 +45,7 @@ async fn a_server_and_its_setsid_grandchild_share_a_cgroup_that_stop_ends() -> a
     };
     drop(probe);
     let fx = Fixture::with(|settings| settings.cgroups = true).await?;
-    let pid_file = fx.dir.path().join("grandchild.pid");
-    fx.add(
-        "parent",
-        &[(
-            "FAKE_MCP_GRANDCHILD_PID_FILE",
-            &pid_file.display().to_string(),
-        )],
-        |s| s,
-    )
-    .await?;
-    fx.manager.start_server("parent").await?;
-    let grandchild: u32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
-    let server = fx.started_pids("parent")[0];
+    let (server, grandchild) = fx.start_with_grandchild("parent").await?;
     let cgroup = cgroup_of(server);
     assert!(
         cgroup.contains("/botcraft.")
@@ -92,7 +80,7 @@ async fn the_cgroups_of_a_dead_botcraft_are_killed_and_a_live_ones_kept() -> any
     let parent = ours.base().parent().expect("a parent").to_path_buf();
     // A live "BotCraft" (a sleep, by pid and start time), a dead one (pid 1, another start),
     // and a dead-looking one of another pid namespace (never ours to judge).
-    let mut owner = std::process::Command::new("sleep").arg("3600").spawn()?;
+    let mut owner = std::process::Command::new("sleep").arg("60").spawn()?;
     let live = hygiene::identify(owner.id()).ok_or_else(|| anyhow::anyhow!("gone"))?;
     let ns = pid_namespace();
     let dirs = [
@@ -104,7 +92,7 @@ async fn the_cgroups_of_a_dead_botcraft_are_killed_and_a_live_ones_kept() -> any
     for dir in &dirs {
         let server = dir.join("srv.1");
         std::fs::create_dir_all(&server)?;
-        let member = std::process::Command::new("sleep").arg("3600").spawn()?;
+        let member = std::process::Command::new("sleep").arg("60").spawn()?;
         std::fs::write(server.join("cgroup.procs"), member.id().to_string())?;
         members.push(member);
     }

@@ -110,6 +110,24 @@ impl Fixture {
             .collect()
     }
 
+    /// Start a fake server `name` that leaves a `setsid` grandchild: (server pid, grandchild
+    /// pid).
+    pub async fn start_with_grandchild(&self, name: &str) -> anyhow::Result<(u32, u32)> {
+        let pid_file = self.dir.path().join(format!("{name}.grandchild.pid"));
+        self.add(
+            name,
+            &[(
+                "FAKE_MCP_GRANDCHILD_PID_FILE",
+                &pid_file.display().to_string(),
+            )],
+            |s| s,
+        )
+        .await?;
+        self.manager.start_server(name).await?;
+        let grandchild: u32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
+        Ok((self.started_pids(name)[0], grandchild))
+    }
+
     /// The pids the fake server logged at each start.
     pub fn started_pids(&self, name: &str) -> Vec<u32> {
         self.log(name)

@@ -13,19 +13,7 @@ use super::harness::{Fixture, alive};
 #[tokio::test]
 async fn stop_all_leaves_no_descendant_alive_not_even_a_setsid_grandchild() -> anyhow::Result<()> {
     let fx = Fixture::new().await?;
-    let pid_file = fx.dir.path().join("grandchild.pid");
-    fx.add(
-        "parent",
-        &[(
-            "FAKE_MCP_GRANDCHILD_PID_FILE",
-            &pid_file.display().to_string(),
-        )],
-        |s| s,
-    )
-    .await?;
-    fx.manager.start_server("parent").await?;
-    let grandchild: u32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
-    let server = fx.started_pids("parent")[0];
+    let (server, grandchild) = fx.start_with_grandchild("parent").await?;
     assert!(alive(grandchild) && alive(server), "the tree did not start");
     fx.manager.stop_all().await;
     assert!(!alive(server), "server {server} survived stop_all");
@@ -100,19 +88,7 @@ fn dropping_the_manager_with_its_runtime_leaves_no_descendant_alive() -> anyhow:
         .build()?;
     let (fx, server, grandchild) = runtime.block_on(async {
         let fx = Fixture::new().await?;
-        let pid_file = fx.dir.path().join("grandchild.pid");
-        fx.add(
-            "parent",
-            &[(
-                "FAKE_MCP_GRANDCHILD_PID_FILE",
-                &pid_file.display().to_string(),
-            )],
-            |s| s,
-        )
-        .await?;
-        fx.manager.start_server("parent").await?;
-        let grandchild: u32 = std::fs::read_to_string(&pid_file)?.trim().parse()?;
-        let server = fx.started_pids("parent")[0];
+        let (server, grandchild) = fx.start_with_grandchild("parent").await?;
         anyhow::Ok((fx, server, grandchild))
     })?;
     let tree: BTreeSet<_> = [server, grandchild]
