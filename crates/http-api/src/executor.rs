@@ -183,6 +183,15 @@ pub fn call_error(qualified_name: &str, error: CallError) -> ToolCallError {
             name: qualified_name.to_owned(),
         },
         CallError::Protocol { server, message } => ToolCallError::Protocol { server, message },
+        CallError::Refused {
+            server,
+            code,
+            message,
+            ..
+        } => ToolCallError::Protocol {
+            server,
+            message: format!("error {code}: {message}"),
+        },
         CallError::Unavailable { server, reason } => {
             ToolCallError::ServerUnavailable { server, reason }
         }

@@ -14,7 +14,10 @@
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
-use rmcp::model::{CallToolResult, JsonObject};
+use mcp_lifecycle::ForwardFor;
+use mcp_lifecycle::relay::ServerEvent;
+use rmcp::model::{CallToolResult, ClientRequest, JsonObject, ServerResult};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use toolset::{CallError, ListPolicy, ToolRoute, ToolsetError, Toolsets};
 
@@ -42,10 +45,11 @@ impl ToolsetBackend {
     }
 }
 
-fn outcome(result: &Result<CallToolResult, CallError>) -> observability::ToolCallOutcome {
+/// The metrics outcome of a call that answered with `isError` = `is_error`, or failed.
+fn outcome(is_error: Result<Option<bool>, &CallError>) -> observability::ToolCallOutcome {
     use observability::ToolCallOutcome;
-    match result {
-        Ok(result) if result.is_error == Some(true) => ToolCallOutcome::ToolError,
+    match is_error {
+        Ok(Some(true)) => ToolCallOutcome::ToolError,
         Ok(_) => ToolCallOutcome::Ok,
         Err(CallError::Timeout { .. }) => ToolCallOutcome::Timeout,
         Err(CallError::Cancelled) => ToolCallOutcome::Cancelled,
@@ -77,6 +81,16 @@ fn call_error(error: CallError) -> BackendError {
         CallError::Protocol { server, message } => BackendError::Unavailable {
             server,
             cause: message,
+        },
+        CallError::Refused {
+            code,
+            message,
+            data,
+            ..
+        } => BackendError::Refused {
+            code,
+            message,
+            data,
         },
         CallError::Internal { cause } => BackendError::Internal { cause },
     }
@@ -142,7 +156,7 @@ impl GatewayBackend for ToolsetBackend {
                 observability::CallPath::Mcp,
                 server,
                 tool,
-                outcome(&result),
+                outcome(result.as_ref().map(|r| r.is_error)),
                 started.elapsed(),
             );
         }
@@ -151,5 +165,46 @@ impl GatewayBackend for ToolsetBackend {
 
     fn tool_list_changes(&self, _bot: &str) -> BoxStream<'static, ()> {
         self.toolsets.changes()
+    }
+
+    async fn bot_servers(&self, bot: &str) -> Result<Vec<String>, BackendError> {
+        self.toolsets.enabled_servers(bot).await.map_err(load_error)
+    }
+
+    async fn forward(
+        &self,
+        bot: &str,
+        server: &str,
+        request: ClientRequest,
+        target: ForwardFor,
+        cancel: CancellationToken,
+    ) -> Result<ServerResult, BackendError> {
+        let tool = match &request {
+            ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
+            _ => None,
+        };
+        let started = std::time::Instant::now();
+        let result = self
+            .toolsets
+            .forward(bot, server, request, target, cancel)
+            .await;
+        if let (Some(metrics), Some(tool)) = (&self.metrics, &tool) {
+            let is_error = result.as_ref().map(|answer| match answer {
+                ServerResult::CallToolResult(r) => r.is_error,
+                _ => None,
+            });
+            metrics.tool_call(
+                observability::CallPath::Mcp,
+                server,
+                tool,
+                outcome(is_error),
+                started.elapsed(),
+            );
+        }
+        result.map_err(call_error)
+    }
+
+    fn server_events(&self, server: &str) -> Option<broadcast::Receiver<ServerEvent>> {
+        self.toolsets.manager().server_events(server).ok()
     }
 }

@@ -379,7 +379,17 @@ pub async fn authorize(
     {
         return AuthRefusal::ForeignSession.into_response();
     }
+    let Some(scope) =
+        crate::relay::GatewayScope::of_path(request.uri().path(), crate::service::MCP_PATH)
+    else {
+        return (
+            http::StatusCode::NOT_FOUND,
+            axum::Json(serde_json::json!({"error": {"code": "not_found", "message": "no MCP endpoint here; use /mcp or /mcp/SERVER"}})),
+        )
+            .into_response();
+    };
     let method = request.method().clone();
+    request.extensions_mut().insert(scope);
     request
         .extensions_mut()
         .insert(AuthenticatedBot(bot.clone()));

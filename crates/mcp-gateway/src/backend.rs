@@ -9,7 +9,10 @@
 use std::future::Future;
 
 use futures::stream::BoxStream;
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use mcp_lifecycle::ForwardFor;
+use mcp_lifecycle::relay::ServerEvent;
+use rmcp::model::{CallToolResult, ClientRequest, JsonObject, ServerResult, Tool};
+use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use toolset::ToolRoute;
 
@@ -62,6 +65,16 @@ pub enum BackendError {
     /// The server could not be started or stopped answering.
     #[error("MCP server {server:?} is unavailable: {cause}")]
     Unavailable { server: String, cause: String },
+    /// The server answered with this JSON-RPC error: the client sees it unchanged.
+    #[error("the server answered error {code}: {message}")]
+    Refused {
+        code: i32,
+        message: String,
+        data: Option<serde_json::Value>,
+    },
+    /// This backend relays tools only.
+    #[error("this backend does not relay {method}")]
+    Unsupported { method: String },
     /// The store or another internal part failed.
     #[error("internal error: {cause}")]
     Internal { cause: String },
@@ -97,4 +110,43 @@ pub trait GatewayBackend: Send + Sync + 'static {
     /// listed with the fresh list before it tells the client. Ends when the backend shuts
     /// down.
     fn tool_list_changes(&self, bot: &str) -> BoxStream<'static, ()>;
+
+    /// The servers `bot` may use (bound, binding enabled), in name order. Starts nothing.
+    fn bot_servers(
+        &self,
+        bot: &str,
+    ) -> impl Future<Output = Result<Vec<String>, BackendError>> + Send {
+        let bot = bot.to_owned();
+        async move {
+            let tools = self.bot_tools(&bot).await?;
+            let mut servers: Vec<String> =
+                tools.tools.into_iter().map(|t| t.route.server).collect();
+            servers.sort();
+            servers.dedup();
+            Ok(servers)
+        }
+    }
+
+    /// Forward any request to `server` for `bot` (resources, prompts, completion, logging,
+    /// a tool call with its `_meta`), with `target` answering the server's requests and
+    /// hearing progress. Refused with [`BackendError::NotAllowed`] when the bot may not use
+    /// the server (or, for `tools/call`, that tool).
+    fn forward(
+        &self,
+        bot: &str,
+        server: &str,
+        request: ClientRequest,
+        target: ForwardFor,
+        cancel: CancellationToken,
+    ) -> impl Future<Output = Result<ServerResult, BackendError>> + Send {
+        let _ = (bot, server, target, cancel);
+        let method = request.method().to_owned();
+        async move { Err(BackendError::Unsupported { method }) }
+    }
+
+    /// The notifications of `server` from now on; `None` when the backend relays none.
+    fn server_events(&self, server: &str) -> Option<broadcast::Receiver<ServerEvent>> {
+        let _ = server;
+        None
+    }
 }

@@ -6,7 +6,10 @@
 //!   toolsets is [`adapter::ToolsetBackend`]: listing starts no server). The bot comes from the
 //!   bearer key ([`BotKeys`]); a key for one bot never lists or calls another's tools.
 //!   Servers' `instructions` are combined into the gateway's; tool-list changes reach
-//!   connected sessions as `notifications/tools/list_changed`.
+//!   connected sessions as `notifications/tools/list_changed`. `/mcp/{server}` is one of the
+//!   bot's servers under its own names. Everything else the protocol carries — resources,
+//!   prompts, completion, logging, progress, cancellation, sampling, elicitation, list
+//!   changes — is relayed on both faces ([`relay`], `gateway/relayed.rs`).
 //! - **The stdio bridge** ([`bridge`]): `botcraft mcp-stdio --bot NAME`, which starts with
 //!   nothing: `initialize` and `tools/list` come from a bot manifest ([`manifest`]) on disk,
 //!   `tools/call` is forwarded to BotCraft's `/mcp`, and every failure of a call is that
@@ -19,6 +22,7 @@ pub mod bridge;
 pub mod exposed;
 pub mod gateway;
 pub mod manifest;
+pub mod relay;
 pub mod service;
 
 pub use adapter::ToolsetBackend;

@@ -1,13 +1,28 @@
-//! The MCP client side BotCraft presents to a server: protocol 2025-11-25, client name
-//! "botcraft", and `notifications/tools/list_changed` forwarded to the tool lists.
+//! The MCP client side BotCraft presents to a server: client name "botcraft", the newest
+//! protocol revision with an `initialize` handshake (a server that supports only older ones
+//! answers with its own and rmcp goes on in that one), `sampling` and `elicitation` declared
+//! so servers may ask — each such request is relayed to the client whose call is in flight
+//! ([`crate::relay`]) or refused with the reason — and `notifications/tools/list_changed`
+//! forwarded to the tool lists. Other notifications go to the server's [`Relay`]; progress
+//! reaches it in wire order through [`crate::tap`].
 
-use rmcp::ClientHandler;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RoleClient};
+#![allow(deprecated)] // sampling and logging are legacy in 2026-07-28; 2025-11-25 servers use them
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequestParams, ElicitResult, Implementation, LoggingMessageNotificationParam,
+    ProtocolVersion, ResourceUpdatedNotificationParam,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleClient};
+use rmcp::{ClientHandler, ErrorData};
 use tokio::sync::mpsc;
 
-/// The protocol version offered in `initialize`.
-pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::V_2025_11_25;
+use crate::relay::{Relay, ServerEvent};
+
+/// The protocol version offered in `initialize`: the newest that still has the handshake.
+pub const PROTOCOL_VERSION: ProtocolVersion = ProtocolVersion::LATEST_WITH_INITIALIZE;
 /// The client name sent in `initialize`.
 pub const CLIENT_NAME: &str = "botcraft";
 
@@ -15,21 +30,77 @@ pub const CLIENT_NAME: &str = "botcraft";
 #[derive(Debug, Clone)]
 pub struct ClientSide {
     list_changed: mpsc::UnboundedSender<()>,
+    relay: Arc<Relay>,
 }
 
 impl ClientSide {
-    pub fn new(list_changed: mpsc::UnboundedSender<()>) -> Self {
-        Self { list_changed }
+    pub fn new(list_changed: mpsc::UnboundedSender<()>, relay: Arc<Relay>) -> Self {
+        Self {
+            list_changed,
+            relay,
+        }
+    }
+}
+
+impl ClientSide {
+    /// The relay of the server this handler speaks to.
+    pub(crate) fn relay(&self) -> Arc<Relay> {
+        Arc::clone(&self.relay)
     }
 }
 
 impl ClientHandler for ClientSide {
     fn get_info(&self) -> ClientConfig {
+        let capabilities = ClientCapabilities::builder()
+            .enable_sampling()
+            .enable_elicitation()
+            .build();
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new(CLIENT_NAME, env!("CARGO_PKG_VERSION")),
         )
         .with_protocol_version(PROTOCOL_VERSION)
+    }
+
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        self.relay.create_message(params).await
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        self.relay.create_elicitation(request).await
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.relay.publish(ServerEvent::Log(params));
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.relay
+            .publish(ServerEvent::ResourceUpdated { uri: params.uri });
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.relay.publish(ServerEvent::ResourceListChanged);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.relay.publish(ServerEvent::PromptListChanged);
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -108,6 +108,22 @@ pub enum LifecycleError {
         tool: String,
         timeout: Duration,
     },
+    #[error("MCP server {server:?}: {method} timed out after {timeout:?}")]
+    RequestTimeout {
+        server: String,
+        method: String,
+        timeout: Duration,
+    },
+    /// The server answered a forwarded request with a JSON-RPC error: passed on unchanged.
+    #[error("MCP server {server:?} refused {method}: {}", error.message)]
+    Refused {
+        server: String,
+        method: String,
+        error: rmcp::ErrorData,
+    },
+    /// The client of a forwarded request cancelled it (`notifications/cancelled` was sent on).
+    #[error("{method} on MCP server {server:?} was cancelled")]
+    Cancelled { server: String, method: String },
     #[error("MCP server {server:?}: {method} failed")]
     Request {
         server: String,

@@ -11,7 +11,8 @@
 //! [`McpProcess`] is one running server: spawned with an explicit environment (`${VAR}`
 //! resolved from the environment the manager was given), in its own process group, killed
 //! with its group on drop and on BotCraft's death; spoken to through `rmcp`'s client
-//! (protocol 2025-11-25, client name "botcraft"); stderr drained continuously, the last
+//! (the newest revision with a handshake, 2025-11-25; client name "botcraft"; sampling and
+//! elicitation declared and relayed to BotCraft's own MCP clients, [`relay`]); stderr drained continuously, the last
 //! lines kept. Stopping closes stdin, then TERMs, then KILLs the group *and* every descendant
 //! snapshotted from `/proc` (Chromium leaves the group with `setsid`), and, where the machine
 //! allows one, the server's own cgroup v2 ([`cgroup`]). A server can also run
@@ -24,6 +25,7 @@ mod client;
 mod config;
 mod environment;
 mod error;
+mod forward;
 mod health;
 pub mod hygiene;
 mod in_process;
@@ -33,10 +35,12 @@ mod manager;
 mod prctl;
 mod process;
 pub mod reaper;
+pub mod relay;
 mod restart;
 pub mod run_as;
 mod state;
 mod stderr_tail;
+mod tap;
 mod tool_lists;
 
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
@@ -45,6 +49,7 @@ pub use environment::{
     DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
 };
 pub use error::{ExitInfo, LifecycleError};
+pub use forward::ForwardFor;
 pub use health::Health;
 pub use in_process::InProcessServer;
 pub use lease::Lease;

@@ -52,7 +52,7 @@ pub(crate) struct SlotState {
 /// Who asks for a server to run: an operator or the manager itself (start now, whatever
 /// failed before), or a listing or call that wants it (waits out the start backoff).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Demand {
+pub(crate) enum Demand {
     Explicit,
     OnDemand,
 }
@@ -93,11 +93,14 @@ pub(crate) struct Slot {
     pub leases: AtomicUsize,
     /// Cancels the start in progress (a new token for each start).
     pub start_cancel: Mutex<CancellationToken>,
+    /// The server's notifications and server-initiated requests (outlives restarts).
+    pub relay: Arc<crate::relay::Relay>,
 }
 
 impl Slot {
     fn new(config: ServerConfig) -> Self {
         Self {
+            relay: crate::relay::Relay::new(config.name.clone()),
             config: Mutex::new(config),
             in_process: Mutex::new(None),
             state: Mutex::new(SlotState {
@@ -192,10 +195,10 @@ impl std::fmt::Debug for McpServerManager {
 }
 
 /// Decrements the in-flight count of a server when a call ends, however it ends.
-struct InFlight(Arc<Slot>);
+pub(crate) struct InFlight(Arc<Slot>);
 
 impl InFlight {
-    fn new(slot: Arc<Slot>) -> Self {
+    pub(crate) fn new(slot: Arc<Slot>) -> Self {
         slot.in_flight.fetch_add(1, Ordering::SeqCst);
         slot.touch();
         Self(slot)
@@ -398,7 +401,7 @@ impl McpServerManager {
             .await
     }
 
-    async fn ensure_slot_running(
+    pub(crate) async fn ensure_slot_running(
         &self,
         server: &str,
         slot: &Arc<Slot>,
@@ -473,12 +476,13 @@ impl McpServerManager {
         let config = slot.config();
         let settings = &self.inner.settings;
         let (changed_tx, changed_rx) = mpsc::unbounded_channel();
+        let client = crate::client::ClientSide::new(changed_tx, slot.relay.clone());
         let started = match (
             slot.in_process(),
             server_env(&config, &settings.env, &settings.env_policy),
         ) {
             (Some(server), _) => {
-                McpProcess::start_in_process(&config, server.as_ref(), changed_tx).await
+                McpProcess::start_in_process(&config, server.as_ref(), client).await
             }
             (None, Ok(mut env)) => {
                 if let Some(run_as) = &settings.run_as {
@@ -497,7 +501,7 @@ impl McpServerManager {
                             .ok()
                     }),
                 };
-                McpProcess::start(&config, &env, options, changed_tx).await
+                McpProcess::start(&config, &env, options, client).await
             }
             (None, Err(error)) => Err(error),
         };

@@ -16,7 +16,7 @@ use rmcp::model::{
 };
 use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{Peer, ServiceError};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio::task::{AbortHandle, JoinHandle};
 
 use crate::client::ClientSide;
@@ -89,14 +89,19 @@ async fn handshake<R, W>(
     read: R,
     write: W,
     exit: &watch::Receiver<Option<ExitInfo>>,
-    list_changed: mpsc::UnboundedSender<()>,
+    client: ClientSide,
     cancel: &tokio_util::sync::CancellationToken,
 ) -> Result<RunningService<RoleClient, ClientSide>, HandshakeFailure>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
-    let handshake = ClientSide::new(list_changed).serve((read, write));
+    let relay = client.relay();
+    let transport = crate::tap::ProgressTap::new(
+        rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
+        relay,
+    );
+    let handshake = client.serve(transport);
     let mut exit_wait = exit.clone();
     tokio::select! {
         result = tokio::time::timeout(config.init_timeout, handshake) => match result {
@@ -242,12 +247,12 @@ fn exit_info(status: std::process::ExitStatus) -> ExitInfo {
 
 impl McpProcess {
     /// Spawn `config` with `env`, complete `initialize` within the config's init timeout.
-    /// `list_changed` receives a message for every `notifications/tools/list_changed`.
+    /// `client` is the handler of the connection (tool-list changes, the server's relay).
     pub async fn start(
         config: &ServerConfig,
         env: &std::collections::BTreeMap<String, String>,
         options: StartOptions<'_>,
-        list_changed: mpsc::UnboundedSender<()>,
+        client: ClientSide,
     ) -> Result<Self, LifecycleError> {
         let StartOptions {
             run_as,
@@ -305,7 +310,7 @@ impl McpProcess {
             spawned.stdout,
             spawned.stdin,
             &exit,
-            list_changed,
+            client,
             &cancel,
         )
         .await
@@ -363,7 +368,7 @@ impl McpProcess {
     pub async fn start_in_process(
         config: &ServerConfig,
         server: &dyn InProcessServer,
-        list_changed: mpsc::UnboundedSender<()>,
+        client: ClientSide,
     ) -> Result<Self, LifecycleError> {
         let (client_end, server_end) = tokio::io::duplex(IN_PROCESS_PIPE_BYTES);
         let task = tokio::spawn(server.serve(server_end));
@@ -381,7 +386,7 @@ impl McpProcess {
         });
         let (read, write) = tokio::io::split(client_end);
         let never = tokio_util::sync::CancellationToken::new();
-        match handshake(config, read, write, &exit, list_changed, &never).await {
+        match handshake(config, read, write, &exit, client, &never).await {
             Ok(service) => Ok(Self {
                 server: config.name.clone(),
                 backing: Backing::InProcess { task: abort },
@@ -480,6 +485,11 @@ impl McpProcess {
                 _ => return Err(self.request_error("tools/list", ServiceError::UnexpectedResponse)),
             }
         }
+    }
+
+    /// The rmcp peer of the connection (forwarded requests).
+    pub(crate) fn peer(&self) -> &Peer<RoleClient> {
+        &self.peer
     }
 
     /// `ping`, answered within `timeout`.

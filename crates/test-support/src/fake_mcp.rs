@@ -1,4 +1,5 @@
-//! Locating the fake MCP server binary (`src/bin/fake-mcp-server.rs`) from any crate's tests.
+//! Locating test-support's server binaries (`src/bin/fake-mcp-server.rs`,
+//! `src/bin/conformance-fixture.rs`) from any crate's tests.
 //!
 //! Cargo builds a package's binaries only for that package's own tests, so other crates get
 //! the path from here: the binary is built once per test process with `cargo build` (the
@@ -11,16 +12,26 @@ use std::sync::OnceLock;
 use anyhow::Context;
 
 static BINARY: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+static FIXTURE: OnceLock<Result<PathBuf, String>> = OnceLock::new();
 
 /// The path of the built `fake-mcp-server`, building it on first use.
 pub fn fake_mcp_server_binary() -> anyhow::Result<PathBuf> {
-    BINARY
-        .get_or_init(|| build().map_err(|error| format!("{error:#}")))
+    built(&BINARY, "fake-mcp-server")
+}
+
+/// The path of the built `conformance-fixture` ([`crate::conformance_fixture`] over stdio, or
+/// over HTTP with `--http ADDR`), building it on first use.
+pub fn conformance_fixture_binary() -> anyhow::Result<PathBuf> {
+    built(&FIXTURE, "conformance-fixture")
+}
+
+fn built(cell: &OnceLock<Result<PathBuf, String>>, name: &str) -> anyhow::Result<PathBuf> {
+    cell.get_or_init(|| build(name).map_err(|error| format!("{error:#}")))
         .clone()
         .map_err(|error| anyhow::anyhow!(error))
 }
 
-fn build() -> anyhow::Result<PathBuf> {
+fn build(name: &str) -> anyhow::Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let output = Command::new(cargo)
         .args([
@@ -29,21 +40,21 @@ fn build() -> anyhow::Result<PathBuf> {
             "-p",
             "test-support",
             "--bin",
-            "fake-mcp-server",
+            name,
             "--message-format=json",
         ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
-        .context("run cargo build for fake-mcp-server")?;
+        .with_context(|| format!("run cargo build for {name}"))?;
     anyhow::ensure!(
         output.status.success(),
-        "cargo build fake-mcp-server failed: {}",
+        "cargo build {name} failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .filter(|message| message["target"]["name"] == "fake-mcp-server")
+        .filter(|message| message["target"]["name"] == name)
         .find_map(|message| message["executable"].as_str().map(PathBuf::from))
-        .context("cargo reported no fake-mcp-server executable")
+        .with_context(|| format!("cargo reported no {name} executable"))
 }

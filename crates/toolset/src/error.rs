@@ -41,6 +41,14 @@ pub enum CallError {
     /// The server answered the request with a JSON-RPC error.
     #[error("MCP server {server:?} refused the call: {message}")]
     Protocol { server: String, message: String },
+    /// The server answered a forwarded request with this JSON-RPC error: passed on as is.
+    #[error("MCP server {server:?} answered error {code}: {message}")]
+    Refused {
+        server: String,
+        code: i32,
+        message: String,
+        data: Option<serde_json::Value>,
+    },
     /// The store failed.
     #[error("internal error: {cause}")]
     Internal { cause: String },
@@ -55,6 +63,20 @@ impl CallError {
                 tool: tool.to_owned(),
                 after: timeout,
             },
+            LifecycleError::RequestTimeout {
+                timeout, method, ..
+            } => Self::Timeout {
+                server: server.to_owned(),
+                tool: method,
+                after: timeout,
+            },
+            LifecycleError::Refused { error, .. } => Self::Refused {
+                server: server.to_owned(),
+                code: error.code.0,
+                message: error.message.to_string(),
+                data: error.data,
+            },
+            LifecycleError::Cancelled { .. } => Self::Cancelled,
             LifecycleError::Request { .. } => Self::Protocol {
                 server: server.to_owned(),
                 message: error.to_string(),

@@ -289,6 +289,58 @@ impl Toolsets {
         }
     }
 
+    /// Forward `request` to `server` for bot `key` (the gateway's relay of everything MCP
+    /// carries). The bot must bind the server with the binding enabled; a `tools/call` must
+    /// also pass the binding's tool filter. The server is leased and started if needed; the
+    /// request runs under the server's timeout and ends soon after `cancel` fires, with
+    /// `notifications/cancelled` sent on.
+    pub async fn forward(
+        &self,
+        key: &str,
+        server: &str,
+        request: rmcp::model::ClientRequest,
+        target: mcp_lifecycle::ForwardFor,
+        cancel: CancellationToken,
+    ) -> Result<rmcp::model::ServerResult, CallError> {
+        let bound = self.bound(key).await?;
+        let tool = match &request {
+            rmcp::model::ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),
+            _ => None,
+        };
+        let allowed = bound.bindings.iter().any(|b| {
+            b.server.name == server
+                && b.binding.enabled
+                && tool.is_none_or(|tool| b.binding.allows(tool))
+        });
+        let label = tool.unwrap_or(request.method()).to_owned();
+        if !allowed {
+            return Err(CallError::NotAllowed {
+                bot: bound.bot.name.clone(),
+                server: server.to_owned(),
+                tool: label,
+            });
+        }
+        let _lease = self.manager.lease([server]);
+        self.manager
+            .forward(server, request, target, cancel)
+            .await
+            .map_err(|error| CallError::from_lifecycle(error, server, &label))
+    }
+
+    /// The servers bot `key` may use (bound, binding enabled), in name order.
+    pub async fn enabled_servers(&self, key: &str) -> Result<Vec<String>, ToolsetError> {
+        let bound = self.bound(key).await?;
+        let mut servers: Vec<String> = bound
+            .bindings
+            .iter()
+            .filter(|b| b.binding.enabled)
+            .map(|b| b.server.name.clone())
+            .collect();
+        servers.sort();
+        servers.dedup();
+        Ok(servers)
+    }
+
     /// One item whenever any bot's tools may have changed: a server's tool list changed, or
     /// a server, bot or binding was written. Spurious items are fine: compare
     /// [`BotToolset::hash`] before telling anyone.

@@ -4,3 +4,4 @@ mod gateway;
 mod harness;
 mod manager;
 mod manifest;
+mod relay;

@@ -1,0 +1,588 @@
+//! The MCP server of the gateway: [`GatewayServer`], an rmcp `ServerHandler` that exposes one
+//! bot's allowed tools under their qualified names and routes `tools/call` through the
+//! [`GatewayBackend`].
+//!
+//! One `GatewayServer` serves one streamable HTTP session. The bot of every request is the
+//! [`AuthenticatedBot`] the auth middleware put in the HTTP request; the session is bound to
+//! the bot that initialized it and refuses requests of any other bot (the middleware answers
+//! 403 first; this is the second lock). `initialize` starts no server (instructions come from
+//! the store); the first `tools/list` may.
+//!
+//! After `notifications/initialized` a task follows the bot's tool-list changes. On each, if
+//! the session has listed tools, the list is fetched again and, when it differs from what the
+//! session last listed, `notifications/tools/list_changed` is sent. A session that never
+//! listed is not told (it has nothing stale). The task ends with the session.
+//!
+//! What the client sees when something fails:
+//! - a name that is not one of the bot's tools (unknown anywhere, another bot's, outside the
+//!   filter): JSON-RPC `invalid_params` "Unknown tool: NAME" — the same answer in every case;
+//! - a server that timed out, could not start, or a cancelled call: a tool result with
+//!   `isError: true` stating the cause (the model can go on);
+//! - an internal failure: JSON-RPC `internal_error` with a generic message (the cause is
+//!   logged).
+
+#![allow(deprecated)] // logging/setLevel is legacy in 2026-07-28; 2025-11-25 sessions use it
+
+mod relayed;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams,
+    CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    ServerResult, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+use crate::auth::AuthenticatedBot;
+use crate::backend::{BackendError, ExposedTool, GatewayBackend};
+use crate::exposed::{ExposedTools, combined_instructions};
+use crate::relay::GatewayScope;
+use relayed::{Listing, expect};
+
+/// The `serverInfo.name` of the gateway.
+pub const GATEWAY_NAME: &str = "botcraft";
+
+/// One session of the gateway.
+pub struct GatewayServer<B> {
+    backend: Arc<B>,
+    session: Arc<Session>,
+}
+
+impl<B> Clone for GatewayServer<B> {
+    fn clone(&self) -> Self {
+        Self {
+            backend: self.backend.clone(),
+            session: self.session.clone(),
+        }
+    }
+}
+
+struct Session {
+    /// The bot that initialized this session.
+    bot: OnceLock<String>,
+    /// The face it was opened on (`/mcp` or `/mcp/{server}`).
+    scope: OnceLock<GatewayScope>,
+    /// Merged prompt names → (server, prompt), from the last `prompts/list`.
+    prompts: Mutex<BTreeMap<String, toolset::ToolRoute>>,
+    /// (server, the server's URI) this session subscribed to.
+    subscribed: Mutex<BTreeSet<(String, String)>>,
+    /// The level the client asked for with `logging/setLevel`; no log messages before.
+    log_level: Mutex<Option<LoggingLevel>>,
+    /// The tools last listed.
+    listed: Arc<Mutex<Option<Arc<ExposedTools>>>>,
+    /// Cancelled when the session's server is dropped: ends the list_changed follower.
+    _closed: DropGuard,
+    closed: CancellationToken,
+}
+
+impl<B: GatewayBackend> GatewayServer<B> {
+    pub fn new(backend: Arc<B>) -> Self {
+        let closed = CancellationToken::new();
+        Self {
+            backend,
+            session: Arc::new(Session {
+                bot: OnceLock::new(),
+                scope: OnceLock::new(),
+                prompts: Mutex::new(BTreeMap::new()),
+                subscribed: Mutex::new(BTreeSet::new()),
+                log_level: Mutex::new(None),
+                listed: Arc::new(Mutex::new(None)),
+                _closed: closed.clone().drop_guard(),
+                closed,
+            }),
+        }
+    }
+
+    /// The bot of this request: the authenticated one, which must be the session's.
+    fn bot(&self, extensions: &rmcp::model::Extensions) -> Result<String, ErrorData> {
+        let bot = extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<AuthenticatedBot>())
+            .or_else(|| extensions.get::<AuthenticatedBot>())
+            .map(|bot| bot.0.clone())
+            .ok_or_else(|| ErrorData::invalid_request("not authenticated", None))?;
+        match self.session.bot.get() {
+            Some(owner) if *owner != bot => Err(ErrorData::invalid_request(
+                "this session was opened with another key",
+                None,
+            )),
+            _ => Ok(bot),
+        }
+    }
+
+    /// The face of this request (set by the auth middleware from the path; `/mcp` when
+    /// absent), which must be the session's.
+    fn scope(&self, extensions: &rmcp::model::Extensions) -> Result<GatewayScope, ErrorData> {
+        let scope = extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<GatewayScope>())
+            .or_else(|| extensions.get::<GatewayScope>())
+            .cloned()
+            .unwrap_or(GatewayScope::Bot);
+        match self.session.scope.get() {
+            Some(opened) if *opened != scope => Err(ErrorData::invalid_request(
+                "this session was opened on another MCP endpoint",
+                None,
+            )),
+            _ => Ok(scope),
+        }
+    }
+
+    /// The bot and face of this request.
+    fn who(
+        &self,
+        extensions: &rmcp::model::Extensions,
+    ) -> Result<(String, GatewayScope), ErrorData> {
+        Ok((self.bot(extensions)?, self.scope(extensions)?))
+    }
+
+    fn last_listing(&self) -> Option<Arc<ExposedTools>> {
+        lock(&self.session.listed).clone()
+    }
+
+    async fn fresh_listing(
+        &self,
+        bot: &str,
+        scope: &GatewayScope,
+    ) -> Result<Arc<ExposedTools>, ErrorData> {
+        let exposed = fetch_listing(self.backend.as_ref(), bot, scope).await?;
+        *lock(&self.session.listed) = Some(exposed.clone());
+        Ok(exposed)
+    }
+
+    fn follow_tool_lists(&self, bot: String, scope: GatewayScope, peer: rmcp::Peer<RoleServer>) {
+        let mut changes = self.backend.tool_list_changes(&bot);
+        let backend = self.backend.clone();
+        let slot = self.session.listed.clone();
+        let closed = self.session.closed.clone();
+        drop(tokio::spawn(async move {
+            use futures::StreamExt;
+            loop {
+                let next = tokio::select! {
+                    () = closed.cancelled() => return,
+                    next = changes.next() => next,
+                };
+                if next.is_none() {
+                    return;
+                }
+                let Some(listed) = lock(&slot).clone() else {
+                    continue;
+                };
+                let Ok(fresh) = fetch_listing(backend.as_ref(), &bot, &scope).await else {
+                    continue;
+                };
+                if fresh.tools() == listed.tools() {
+                    continue;
+                }
+                *lock(&slot) = Some(fresh);
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+            }
+        }));
+    }
+}
+
+impl<B: GatewayBackend> GatewayServer<B> {
+    /// Pass the notifications of the session's servers on (log messages once the client set
+    /// a level, updates of URIs it subscribed to, resource and prompt list changes) until the
+    /// session ends.
+    async fn follow_server_events(
+        &self,
+        bot: String,
+        scope: GatewayScope,
+        peer: rmcp::Peer<RoleServer>,
+    ) {
+        let servers = match &scope {
+            GatewayScope::Server(server) => vec![server.clone()],
+            GatewayScope::Bot => match self.backend.bot_servers(&bot).await {
+                Ok(servers) => servers,
+                Err(_) => return,
+            },
+        };
+        let merged = scope == GatewayScope::Bot;
+        for server in servers {
+            let Some(mut events) = self.backend.server_events(&server) else {
+                continue;
+            };
+            let this = self.clone();
+            let peer = peer.clone();
+            let closed = self.session.closed.clone();
+            drop(tokio::spawn(async move {
+                loop {
+                    let event = tokio::select! {
+                        () = closed.cancelled() => return,
+                        event = events.recv() => event,
+                    };
+                    match event {
+                        Ok(event) => {
+                            if this.deliver(&peer, &server, merged, event).await.is_err() {
+                                return;
+                            }
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Lagged(missed)) => {
+                            tracing::warn!(
+                                server,
+                                missed,
+                                "a session fell behind its server's notifications"
+                            );
+                        }
+                        Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                    }
+                }
+            }));
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The bot's tools on this face: all under qualified names (`/mcp`), or one server's under
+/// their own names (`/mcp/{server}`).
+async fn fetch_listing<B: GatewayBackend>(
+    backend: &B,
+    bot: &str,
+    scope: &GatewayScope,
+) -> Result<Arc<ExposedTools>, ErrorData> {
+    let listing = backend.bot_tools(bot).await.map_err(list_error)?;
+    for cause in &listing.failures {
+        tracing::warn!(bot, cause, "an MCP server is left out of the bot's tools");
+    }
+    Ok(Arc::new(match scope {
+        GatewayScope::Bot => ExposedTools::from_backend(&listing.tools),
+        GatewayScope::Server(server) => {
+            let own: Vec<ExposedTool> = listing
+                .tools
+                .into_iter()
+                .filter(|t| t.route.server == *server)
+                .map(|t| ExposedTool {
+                    qualified: t.route.tool.clone(),
+                    ..t
+                })
+                .collect();
+            ExposedTools::from_backend(&own)
+        }
+    }))
+}
+
+fn list_error(error: BackendError) -> ErrorData {
+    match error {
+        BackendError::UnknownBot { bot } => {
+            tracing::error!(bot, "a bot key names a bot that does not exist");
+            ErrorData::invalid_request("this key's bot does not exist", None)
+        }
+        other => {
+            tracing::error!(error = %other, "listing a bot's tools failed");
+            ErrorData::internal_error("cannot list the bot's tools; see the BotCraft log", None)
+        }
+    }
+}
+
+fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("Unknown tool: {name}"), None)
+}
+
+fn failed_call(text: String) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(text)])
+}
+
+impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .enable_resources()
+                .enable_resources_subscribe()
+                .enable_resources_list_changed()
+                .enable_prompts()
+                .enable_prompts_list_changed()
+                .enable_logging()
+                .enable_completions()
+                .build(),
+        )
+        .with_server_info(
+            Implementation::new(GATEWAY_NAME, env!("CARGO_PKG_VERSION")).with_title("BotCraft"),
+        )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        let mut instructions = self
+            .backend
+            .bot_instructions(&bot)
+            .await
+            .map_err(list_error)?;
+        if let GatewayScope::Server(server) = &scope {
+            let servers = self.backend.bot_servers(&bot).await.map_err(list_error)?;
+            if !servers.contains(server) {
+                return Err(ErrorData::invalid_params(
+                    format!("Unknown MCP server: {server}"),
+                    None,
+                ));
+            }
+            instructions.retain(|i| i.server == *server);
+        }
+        let _ = self.session.bot.set(bot.clone());
+        let _ = self.session.scope.set(scope.clone());
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.instructions = match &scope {
+            GatewayScope::Bot => {
+                result.server_info.title = Some(format!("BotCraft bot {bot}"));
+                Some(combined_instructions(&bot, &instructions))
+            }
+            GatewayScope::Server(server) => {
+                result.server_info.title = Some(format!("BotCraft bot {bot}: MCP server {server}"));
+                instructions.into_iter().next().map(|i| i.text)
+            }
+        };
+        Ok(result)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if let (Some(bot), Some(scope)) = (self.session.bot.get(), self.session.scope.get()) {
+            self.follow_tool_lists(bot.clone(), scope.clone(), context.peer.clone());
+            self.follow_server_events(bot.clone(), scope.clone(), context.peer)
+                .await;
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        let listing = self.fresh_listing(&bot, &scope).await?;
+        Ok(ListToolsResult::with_all_items(listing.tools().to_vec()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        let name = request.name.to_string();
+        let cached = self
+            .last_listing()
+            .filter(|_| self.session.scope.get() == Some(&scope))
+            .and_then(|listing| listing.resolve(&name).cloned());
+        let route = match cached {
+            Some(route) => route,
+            None => self
+                .fresh_listing(&bot, &scope)
+                .await?
+                .resolve(&name)
+                .cloned()
+                .ok_or_else(|| unknown_tool(&name))?,
+        };
+        let mut upstream = request.clone();
+        upstream.name = route.tool.clone().into();
+        let forwarded = self
+            .forward(
+                &bot,
+                &route.server,
+                ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(upstream)),
+                &context,
+            )
+            .await;
+        let outcome = match forwarded {
+            Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            Ok(other) => expect::<CallToolResult>(other).map_err(|e| BackendError::Internal {
+                cause: e.message.to_string(),
+            }),
+            // A backend that relays tools only.
+            Err(BackendError::Unsupported { .. }) => {
+                self.backend
+                    .call_tool(
+                        &bot,
+                        &route.server,
+                        &route.tool,
+                        request.arguments,
+                        context.ct.clone(),
+                    )
+                    .await
+            }
+            Err(error) => Err(error),
+        };
+        let result = match outcome {
+            // A server on an older revision sends no `resultType`; rmcp drops "complete"
+            // again for clients on those revisions, and 2026-07-28 clients require it.
+            Ok(mut result) => {
+                result
+                    .result_type
+                    .get_or_insert(rmcp::model::ResultType::COMPLETE);
+                result
+            }
+            Err(BackendError::NotAllowed { .. }) => return Err(unknown_tool(&name)),
+            Err(BackendError::UnknownBot { bot }) => {
+                return Err(list_error(BackendError::UnknownBot { bot }));
+            }
+            Err(BackendError::Refused {
+                code,
+                message,
+                data,
+            }) => {
+                return Err(ErrorData::new(rmcp::model::ErrorCode(code), message, data));
+            }
+            Err(BackendError::Internal { cause })
+            | Err(BackendError::Unsupported { method: cause }) => {
+                tracing::error!(bot, tool = name, cause, "tool call failed internally");
+                return Err(ErrorData::internal_error(
+                    "the call failed inside BotCraft; see its log",
+                    None,
+                ));
+            }
+            Err(error @ BackendError::Timeout { .. })
+            | Err(error @ BackendError::Cancelled)
+            | Err(error @ BackendError::Unavailable { .. }) => failed_call(error.to_string()),
+        };
+        Ok(result.into())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        self.list(Listing::Resources, request, &context).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.list(Listing::ResourceTemplates, request, &context)
+            .await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        self.relay_read(&bot, &scope, request, &context).await
+    }
+
+    async fn subscribe(
+        &self,
+        mut request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        let uri = request.uri.clone();
+        let (server, raw) = self.route_uri(&scope, &uri)?;
+        request.uri = raw.to_owned();
+        let key = (server.to_owned(), raw.to_owned());
+        self.relay(
+            &bot,
+            server,
+            ClientRequest::SubscribeRequest(rmcp::model::Request::new(request)),
+            &context,
+        )
+        .await?;
+        lock(&self.session.subscribed).insert(key);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        mut request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        let uri = request.uri.clone();
+        let (server, raw) = self.route_uri(&scope, &uri)?;
+        request.uri = raw.to_owned();
+        lock(&self.session.subscribed).remove(&(server.to_owned(), raw.to_owned()));
+        self.relay(
+            &bot,
+            server,
+            ClientRequest::UnsubscribeRequest(rmcp::model::Request::new(request)),
+            &context,
+        )
+        .await?;
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        self.list(Listing::Prompts, request, &context).await
+    }
+
+    async fn get_prompt(
+        &self,
+        mut request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        let route = self
+            .route_prompt(&bot, &scope, &request.name, &context)
+            .await?;
+        request.name = route.tool.clone();
+        let answer = self
+            .relay(
+                &bot,
+                &route.server,
+                ClientRequest::GetPromptRequest(rmcp::model::Request::new(request)),
+                &context,
+            )
+            .await?;
+        expect::<rmcp::model::GetPromptResult>(answer).map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        expect(self.relay_complete(&bot, &scope, request, &context).await?)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        *lock(&self.session.log_level) = Some(request.level);
+        let servers = match &scope {
+            GatewayScope::Server(server) => vec![server.clone()],
+            GatewayScope::Bot => self.backend.bot_servers(&bot).await.map_err(list_error)?,
+        };
+        let mut last_error = None;
+        for server in &servers {
+            let forwarded =
+                ClientRequest::SetLevelRequest(rmcp::model::Request::new(request.clone()));
+            if let Err(error) = self.relay(&bot, server, forwarded, &context).await {
+                last_error = Some(error);
+            }
+        }
+        match (scope, last_error) {
+            // One server: its answer is the answer. Merged: the level is BotCraft's to keep.
+            (GatewayScope::Server(_), Some(error)) => Err(error),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,455 @@
+//! The requests the gateway relays beyond the tool list: resources, prompts, completion,
+//! logging, and the events that come back (log messages, resource updates, list changes).
+//!
+//! On `/mcp/{server}` each request goes to that server as it came (the client's `_meta`
+//! forwarded, see [`crate::relay::forwarded_meta`]) and its answer or JSON-RPC error comes back
+//! unchanged. On `/mcp` lists are gathered from each of the bot's enabled servers (starting
+//! them if needed; a server without the capability is left out), resource URIs are exposed as
+//! `botcraft://SERVER/URI` and prompts as `server__prompt`; requests route back by those names.
+
+#![allow(deprecated)] // logging is legacy in 2026-07-28; 2025-11-25 sessions use it
+
+use std::collections::BTreeMap;
+
+use mcp_lifecycle::ForwardFor;
+use mcp_lifecycle::relay::ServerEvent;
+use rmcp::model::{
+    ClientRequest, ErrorCode, GetMeta, LoggingLevel, PaginatedRequestParams, RequestOptionalParam,
+    ServerResult,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use toolset::{QualifiedToolNames, ToolRoute};
+
+use super::{GatewayServer, lock};
+use crate::backend::{BackendError, GatewayBackend};
+use crate::relay::{GatewayScope, SessionCaller, forwarded_meta, qualify_uri, split_uri};
+
+/// Pages of one list gathered per server at most (a server that pages forever is cut).
+const MAX_PAGES: usize = 50;
+
+/// What a relayed request failed with, as the client sees it.
+pub(crate) fn relay_error(server: &str, error: BackendError) -> ErrorData {
+    match error {
+        BackendError::Refused {
+            code,
+            message,
+            data,
+        } => ErrorData::new(ErrorCode(code), message, data),
+        BackendError::NotAllowed { .. } | BackendError::UnknownBot { .. } => {
+            ErrorData::invalid_params(format!("Unknown MCP server: {server}"), None)
+        }
+        BackendError::Unsupported { method } => ErrorData::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("BotCraft does not relay {method} here"),
+            None,
+        ),
+        BackendError::Timeout { .. } => {
+            ErrorData::internal_error(format!("MCP server {server} did not answer in time"), None)
+        }
+        BackendError::Cancelled => ErrorData::internal_error("the request was cancelled", None),
+        BackendError::Unavailable { cause, .. } => {
+            tracing::warn!(
+                server,
+                cause,
+                "a relayed request found its server unavailable"
+            );
+            ErrorData::internal_error(
+                format!("MCP server {server} is unavailable; see the BotCraft log"),
+                None,
+            )
+        }
+        BackendError::Internal { cause } => {
+            tracing::error!(server, cause, "a relayed request failed inside BotCraft");
+            ErrorData::internal_error("the request failed inside BotCraft; see its log", None)
+        }
+    }
+}
+
+/// `result` as the type the request expects (the union is decoded by shape).
+pub(crate) fn expect<T: DeserializeOwned>(result: ServerResult) -> Result<T, ErrorData> {
+    serde_json::to_value(result)
+        .and_then(serde_json::from_value)
+        .map_err(|error| {
+            ErrorData::internal_error(
+                format!("the server's answer has the wrong shape: {error}"),
+                None,
+            )
+        })
+}
+
+fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(value).map_err(|error| {
+        ErrorData::internal_error(format!("cannot relay the answer: {error}"), None)
+    })
+}
+
+fn to_value<T: serde::Serialize>(value: &T) -> Result<Value, ErrorData> {
+    serde_json::to_value(value).map_err(|error| {
+        ErrorData::internal_error(format!("cannot relay the request: {error}"), None)
+    })
+}
+
+fn paged(
+    params: Option<PaginatedRequestParams>,
+) -> RequestOptionalParam<rmcp::model::ListResourcesRequestMethod, PaginatedRequestParams> {
+    RequestOptionalParam {
+        method: Default::default(),
+        params,
+        extensions: Default::default(),
+    }
+}
+
+/// Rewrite the string field `field` of every object in `items` with `f`.
+fn rewrite(items: &mut [Value], field: &str, mut f: impl FnMut(&str) -> String) {
+    for item in items {
+        if let Some(Value::String(text)) = item.get_mut(field) {
+            *text = f(text);
+        }
+    }
+}
+
+/// The list kinds the merged face gathers.
+#[derive(Clone, Copy)]
+pub(crate) enum Listing {
+    Resources,
+    ResourceTemplates,
+    Prompts,
+}
+
+impl Listing {
+    fn field(self) -> &'static str {
+        match self {
+            Self::Resources => "resources",
+            Self::ResourceTemplates => "resourceTemplates",
+            Self::Prompts => "prompts",
+        }
+    }
+
+    fn request(self, params: Option<PaginatedRequestParams>) -> ClientRequest {
+        match self {
+            Self::Resources => ClientRequest::ListResourcesRequest(paged(params)),
+            Self::ResourceTemplates => {
+                ClientRequest::ListResourceTemplatesRequest(RequestOptionalParam {
+                    method: Default::default(),
+                    params,
+                    extensions: Default::default(),
+                })
+            }
+            Self::Prompts => ClientRequest::ListPromptsRequest(RequestOptionalParam {
+                method: Default::default(),
+                params,
+                extensions: Default::default(),
+            }),
+        }
+    }
+}
+
+impl<B: GatewayBackend> GatewayServer<B> {
+    /// Forward `request` to `server` for this request's client; a failure as the client
+    /// sees it.
+    pub(crate) async fn relay(
+        &self,
+        bot: &str,
+        server: &str,
+        request: ClientRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        self.forward(bot, server, request, context)
+            .await
+            .map_err(|error| relay_error(server, error))
+    }
+
+    /// Forward `request` to `server` for this request's client (its `_meta`, progress token,
+    /// cancellation, and itself to answer the server's requests).
+    pub(crate) async fn forward(
+        &self,
+        bot: &str,
+        server: &str,
+        mut request: ClientRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, BackendError> {
+        if let Some(meta) = forwarded_meta(&context.meta) {
+            request.get_meta_mut().extend(meta);
+        }
+        let target = ForwardFor {
+            caller: Some(SessionCaller::new(
+                context.peer.clone(),
+                context.client_capabilities(),
+            )),
+            progress: context.meta.get_progress_token(),
+        };
+        self.backend
+            .forward(bot, server, request, target, context.ct.clone())
+            .await
+    }
+
+    /// A list on this request's face: the server's page as it answered (`/mcp/{server}`),
+    /// or every server's items, renamed (`/mcp`).
+    pub(crate) async fn list<T: DeserializeOwned>(
+        &self,
+        kind: Listing,
+        params: Option<PaginatedRequestParams>,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<T, ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        match &scope {
+            GatewayScope::Server(server) => expect(
+                self.relay(&bot, server, kind.request(params), context)
+                    .await?,
+            ),
+            GatewayScope::Bot => from_value(self.merged_list(&bot, kind, context).await?),
+        }
+    }
+
+    /// One list of the merged face: every enabled server's items, all pages, renamed.
+    pub(crate) async fn merged_list(
+        &self,
+        bot: &str,
+        kind: Listing,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Value, ErrorData> {
+        let servers = self
+            .backend
+            .bot_servers(bot)
+            .await
+            .map_err(|error| relay_error("", error))?;
+        let mut gathered: Vec<(String, Vec<Value>)> = Vec::new();
+        for server in servers {
+            match self.all_pages(bot, &server, kind, context).await {
+                Ok(items) => gathered.push((server, items)),
+                Err(error) if error.code == ErrorCode::METHOD_NOT_FOUND => {}
+                Err(error) => {
+                    tracing::warn!(bot, server, error = %error.message, "a server is left out of a merged list");
+                }
+            }
+        }
+        let mut out: Vec<Value> = Vec::new();
+        match kind {
+            Listing::Resources => {
+                for (server, mut items) in gathered {
+                    rewrite(&mut items, "uri", |uri| qualify_uri(&server, uri));
+                    out.extend(items);
+                }
+            }
+            Listing::ResourceTemplates => {
+                for (server, mut items) in gathered {
+                    rewrite(&mut items, "uriTemplate", |uri| qualify_uri(&server, uri));
+                    out.extend(items);
+                }
+            }
+            Listing::Prompts => {
+                let routes = gathered.iter().flat_map(|(server, items)| {
+                    items
+                        .iter()
+                        .filter_map(|item| item.get("name")?.as_str())
+                        .map(|name| ToolRoute::new(server.as_str(), name))
+                });
+                let names = QualifiedToolNames::build(routes);
+                let mut map = BTreeMap::new();
+                for (server, mut items) in gathered {
+                    rewrite(&mut items, "name", |name| {
+                        let qualified = names.qualified(&server, name).unwrap_or(name).to_owned();
+                        map.insert(qualified.clone(), ToolRoute::new(server.as_str(), name));
+                        qualified
+                    });
+                    out.extend(items);
+                }
+                *lock(&self.session.prompts) = map;
+            }
+        }
+        Ok(serde_json::json!({ kind.field(): out }))
+    }
+
+    async fn all_pages(
+        &self,
+        bot: &str,
+        server: &str,
+        kind: Listing,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Vec<Value>, ErrorData> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let params = cursor
+                .take()
+                .map(|c| PaginatedRequestParams::default().with_cursor(Some(c)));
+            let page = to_value(
+                &self
+                    .relay(bot, server, kind.request(params), context)
+                    .await?,
+            )?;
+            if let Some(Value::Array(list)) = page.get(kind.field()) {
+                items.extend(list.iter().cloned());
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(next) => cursor = Some(next.to_owned()),
+                None => return Ok(items),
+            }
+        }
+        tracing::warn!(
+            server,
+            "a server's list had more than {MAX_PAGES} pages; the rest is left out"
+        );
+        Ok(items)
+    }
+
+    /// The server and the server's own URI of `uri` in this request's scope.
+    pub(crate) fn route_uri<'a>(
+        &self,
+        scope: &'a GatewayScope,
+        uri: &'a str,
+    ) -> Result<(&'a str, &'a str), ErrorData> {
+        match scope {
+            GatewayScope::Server(server) => Ok((server, uri)),
+            GatewayScope::Bot => split_uri(uri).ok_or_else(|| {
+                ErrorData::resource_not_found(
+                    format!(
+                        "Resource not found: {uri} (resources here are named botcraft://SERVER/URI)"
+                    ),
+                    Some(serde_json::json!({"uri": uri})),
+                )
+            }),
+        }
+    }
+
+    /// The server and raw name of prompt `name` in this request's scope.
+    pub(crate) async fn route_prompt(
+        &self,
+        bot: &str,
+        scope: &GatewayScope,
+        name: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ToolRoute, ErrorData> {
+        if let GatewayScope::Server(server) = scope {
+            return Ok(ToolRoute::new(server.as_str(), name));
+        }
+        if let Some(route) = lock(&self.session.prompts).get(name).cloned() {
+            return Ok(route);
+        }
+        self.merged_list(bot, Listing::Prompts, context).await?;
+        lock(&self.session.prompts)
+            .get(name)
+            .cloned()
+            .ok_or_else(|| ErrorData::invalid_params(format!("Unknown prompt: {name}"), None))
+    }
+
+    /// `completion/complete`: the reference (a prompt or a resource template) routed to its
+    /// server under the server's own name.
+    pub(crate) async fn relay_complete(
+        &self,
+        bot: &str,
+        scope: &GatewayScope,
+        params: rmcp::model::CompleteRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, ErrorData> {
+        let mut value = to_value(&params)?;
+        let (server, raw) = match (value["ref"]["type"].as_str(), scope) {
+            (_, GatewayScope::Server(server)) => (server.clone(), None),
+            (Some("ref/prompt"), GatewayScope::Bot) => {
+                let name = value["ref"]["name"].as_str().unwrap_or_default().to_owned();
+                let route = self.route_prompt(bot, scope, &name, context).await?;
+                (route.server, Some(("name", route.tool)))
+            }
+            (_, GatewayScope::Bot) => {
+                let uri = value["ref"]["uri"].as_str().unwrap_or_default().to_owned();
+                let (server, raw) = self.route_uri(scope, &uri)?;
+                (server.to_owned(), Some(("uri", raw.to_owned())))
+            }
+        };
+        if let Some((field, raw)) = raw {
+            value["ref"][field] = Value::String(raw);
+        }
+        let request = ClientRequest::CompleteRequest(rmcp::model::Request::new(from_value(value)?));
+        self.relay(bot, &server, request, context).await
+    }
+
+    /// `resources/read`; on the merged face the contents' URIs are named back.
+    pub(crate) async fn relay_read(
+        &self,
+        bot: &str,
+        scope: &GatewayScope,
+        mut params: rmcp::model::ReadResourceRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ReadResourceResponse, ErrorData> {
+        let uri = params.uri.clone();
+        let (server, raw) = self.route_uri(scope, &uri)?;
+        params.uri = raw.to_owned();
+        let request = ClientRequest::ReadResourceRequest(rmcp::model::Request::new(params));
+        let answer = self.relay(bot, server, request, context).await?;
+        if *scope == GatewayScope::Bot {
+            let mut value = to_value(&answer)?;
+            if let Some(Value::Array(contents)) = value.get_mut("contents") {
+                rewrite(contents, "uri", |uri| qualify_uri(server, uri));
+            }
+            return from_value::<rmcp::model::ReadResourceResult>(value).map(Into::into);
+        }
+        expect::<rmcp::model::ReadResourceResult>(answer).map(Into::into)
+    }
+
+    /// Pass one server event to this session's client, if it concerns it.
+    pub(crate) async fn deliver(
+        &self,
+        peer: &rmcp::Peer<RoleServer>,
+        server: &str,
+        merged: bool,
+        event: ServerEvent,
+    ) -> Result<(), ()> {
+        match event {
+            ServerEvent::Log(mut message) => {
+                let wanted = *lock(&self.session.log_level);
+                let Some(level) = wanted else { return Ok(()) };
+                if severity(message.level) < severity(level) {
+                    return Ok(());
+                }
+                if merged {
+                    message.logger = Some(match message.logger {
+                        Some(logger) => format!("{server}/{logger}"),
+                        None => server.to_owned(),
+                    });
+                }
+                #[allow(deprecated)] // logging is legacy in 2026-07-28; sessions use it
+                let sent = peer.notify_logging_message(message).await;
+                sent.map_err(|_| ())
+            }
+            ServerEvent::ResourceUpdated { uri } => {
+                let key = (server.to_owned(), uri.clone());
+                if !lock(&self.session.subscribed).contains(&key) {
+                    return Ok(());
+                }
+                let uri = if merged {
+                    qualify_uri(server, &uri)
+                } else {
+                    uri
+                };
+                peer.notify_resource_updated(rmcp::model::ResourceUpdatedNotificationParam::new(
+                    uri,
+                ))
+                .await
+                .map_err(|_| ())
+            }
+            ServerEvent::ResourceListChanged => {
+                peer.notify_resource_list_changed().await.map_err(|_| ())
+            }
+            ServerEvent::PromptListChanged => {
+                peer.notify_prompt_list_changed().await.map_err(|_| ())
+            }
+        }
+    }
+}
+
+/// RFC 5424 order, least severe first.
+pub(crate) fn severity(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}

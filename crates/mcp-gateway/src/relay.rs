@@ -1,0 +1,204 @@
+//! What the gateway relays besides tool lists: the pieces [`crate::gateway`] uses to carry
+//! resources, prompts, completion, logging, progress, cancellation, sampling and elicitation
+//! between its client and the bot's servers.
+//!
+//! - [`GatewayScope`]: which face a request came in on — `/mcp` (the bot's servers merged) or
+//!   `/mcp/{server}` (one server under its own names). The auth middleware sets it from the
+//!   path; a session keeps the scope it was opened on.
+//! - [`SessionCaller`]: the gateway's client as the manager's [`Caller`]: a server's
+//!   `sampling/createMessage` and `elicitation/create` go to it when it declared the
+//!   capability (else the manager refuses with the reason), progress comes back under the
+//!   client's own token.
+//! - Merged names: a resource URI of server `S` is exposed as `botcraft://S/URI` (templates
+//!   likewise, so an expanded template routes back by its prefix alone), a prompt as
+//!   `S__prompt` (the toolset's naming rule, reverse-mapped like tools).
+//! - [`forwarded_meta`]: the client's `_meta` as sent on — minus the per-request lifecycle
+//!   keys of 2026-07-28 (`io.modelcontextprotocol/…`, which describe the client's link to
+//!   BotCraft, not BotCraft's link to the server) and the progress token (BotCraft's client
+//!   puts its own and maps it back).
+
+#![allow(deprecated)] // sampling is legacy in 2026-07-28; 2025-11-25 clients use it
+
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use mcp_lifecycle::relay::{Caller, ClientAbility};
+use rmcp::model::{
+    ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
+    ElicitResult, ProgressNotificationParam, RequestMetaObject,
+};
+use rmcp::{ErrorData, Peer, RoleServer, ServiceError};
+
+/// The face a request came in on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GatewayScope {
+    /// `/mcp`: every server of the bot, under qualified names.
+    Bot,
+    /// `/mcp/{server}`: that server alone, under its own names.
+    Server(String),
+}
+
+impl GatewayScope {
+    /// The scope of a request path below the gateway's mount (`/mcp`, `/mcp/`, `/mcp/NAME`);
+    /// `None` for a deeper path.
+    pub fn of_path(path: &str, mount: &str) -> Option<Self> {
+        let rest = path.strip_prefix(mount)?;
+        if rest.is_empty() {
+            return Some(Self::Bot);
+        }
+        match rest.strip_prefix('/')? {
+            "" => Some(Self::Bot),
+            name if !name.contains('/') => Some(Self::Server(name.to_owned())),
+            _ => None,
+        }
+    }
+}
+
+/// The scheme of merged resource URIs.
+pub const MERGED_URI_PREFIX: &str = "botcraft://";
+
+/// `uri` of `server` as the merged face names it.
+pub fn qualify_uri(server: &str, uri: &str) -> String {
+    format!("{MERGED_URI_PREFIX}{server}/{uri}")
+}
+
+/// The server and its own URI behind a merged resource URI.
+pub fn split_uri(qualified: &str) -> Option<(&str, &str)> {
+    let rest = qualified.strip_prefix(MERGED_URI_PREFIX)?;
+    let (server, uri) = rest.split_once('/')?;
+    (!server.is_empty() && !uri.is_empty()).then_some((server, uri))
+}
+
+/// The client's request `_meta`, as forwarded to a server.
+pub fn forwarded_meta(meta: &RequestMetaObject) -> Option<RequestMetaObject> {
+    let kept: rmcp::model::JsonObject = meta
+        .0
+        .iter()
+        .filter(|(key, _)| !key.starts_with("io.modelcontextprotocol/") && *key != "progressToken")
+        .map(|(key, value)| (key.clone(), value.clone()))
+        .collect();
+    (!kept.is_empty()).then(|| RequestMetaObject::from(kept))
+}
+
+/// The gateway's client, answering for one forwarded request.
+pub struct SessionCaller {
+    peer: Peer<RoleServer>,
+    capabilities: Option<ClientCapabilities>,
+}
+
+impl SessionCaller {
+    pub fn new(peer: Peer<RoleServer>, capabilities: Option<ClientCapabilities>) -> Arc<Self> {
+        Arc::new(Self { peer, capabilities })
+    }
+}
+
+fn relayed_error(error: ServiceError) -> ErrorData {
+    match error {
+        ServiceError::McpError(error) => error,
+        other => ErrorData::internal_error(
+            format!("BotCraft could not reach its own client with the request: {other}"),
+            None,
+        ),
+    }
+}
+
+impl Caller for SessionCaller {
+    fn declares(&self, ability: ClientAbility) -> bool {
+        let Some(capabilities) = &self.capabilities else {
+            return false;
+        };
+        match ability {
+            ClientAbility::Sampling => capabilities.sampling.is_some(),
+            ClientAbility::Elicitation => capabilities.elicitation.is_some(),
+        }
+    }
+
+    fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorData>> {
+        let peer = self.peer.clone();
+        Box::pin(async move { peer.create_message(params).await.map_err(relayed_error) })
+    }
+
+    fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+    ) -> BoxFuture<'static, Result<ElicitResult, ErrorData>> {
+        let peer = self.peer.clone();
+        Box::pin(async move { peer.create_elicitation(params).await.map_err(relayed_error) })
+    }
+
+    fn progress(&self, params: ProgressNotificationParam) -> BoxFuture<'static, ()> {
+        let peer = self.peer.clone();
+        Box::pin(async move {
+            let _ = peer.notify_progress(params).await;
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn scopes_come_from_the_path() {
+        let cases = [
+            ("/mcp", Some(GatewayScope::Bot)),
+            ("/mcp/", Some(GatewayScope::Bot)),
+            ("/mcp/fixture", Some(GatewayScope::Server("fixture".into()))),
+            ("/mcp/fixture/", None),
+            ("/mcp/a/b", None),
+            ("/mcpx", None),
+            ("/other", None),
+        ];
+        for (path, want) in cases {
+            assert_eq!(GatewayScope::of_path(path, "/mcp"), want, "{path}");
+        }
+    }
+
+    #[test]
+    fn merged_uris_round_trip_and_refuse_what_is_not_theirs() {
+        let cases = [
+            ("fixture", "test://static-text"),
+            ("fs", "file:///tmp/a b.txt"),
+            ("fixture", "test://template/{id}/data"),
+        ];
+        for (server, uri) in cases {
+            let qualified = qualify_uri(server, uri);
+            assert_eq!(split_uri(&qualified), Some((server, uri)), "{qualified}");
+        }
+        for foreign in [
+            "test://static-text",
+            "botcraft://",
+            "botcraft://fixture/",
+            "botcraft:///x",
+        ] {
+            assert_eq!(split_uri(foreign), None, "{foreign}");
+        }
+    }
+
+    #[test]
+    fn lifecycle_keys_and_the_progress_token_stay_behind() {
+        let meta: RequestMetaObject = serde_json::from_value::<rmcp::model::JsonObject>(json!({
+            "progressToken": "p1",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "app/trace": "t-1"
+        }))
+        .expect("test value")
+        .into();
+        let kept = forwarded_meta(&meta).expect("one key kept");
+        assert_eq!(
+            serde_json::to_value(&kept).expect("test value"),
+            json!({"app/trace": "t-1"})
+        );
+        let only_lifecycle: RequestMetaObject =
+            serde_json::from_value::<rmcp::model::JsonObject>(json!({"progressToken": 3}))
+                .expect("test value")
+                .into();
+        assert_eq!(forwarded_meta(&only_lifecycle), None);
+    }
+}

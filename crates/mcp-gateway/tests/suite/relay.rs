@@ -1,0 +1,293 @@
+//! Everything MCP carries besides tool lists, through the gateway over the real manager and
+//! test-support's conformance fixture (run over stdio): elicitation reaching the gateway's
+//! client and its answer flowing back, refused when the client did not declare it; progress
+//! in order before the result; resources and prompts under merged names on `/mcp` and under
+//! their own on `/mcp/fixture`.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use mcp_gateway::{BotKeys, KeyPolicy, ToolsetBackend};
+use mcp_lifecycle::{ManagerSettings, McpServerManager};
+use pretty_assertions::assert_eq;
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ClientRequest, ElicitRequestParams,
+    ElicitResult, ElicitationAction, GetPromptRequestParams, Implementation,
+    ProgressNotificationParam, ReadResourceRequestParams, ServerResult,
+};
+use rmcp::service::{NotificationContext, RequestContext, RunningService};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::{ClientHandler, ErrorData, RoleClient, ServiceExt};
+use serde_json::json;
+use store::{BindingSpec, BotSpec, McpServerSpec, Store};
+
+use super::harness::Served;
+
+const KEY: &str = "relay-key";
+
+struct Setup {
+    manager: Arc<McpServerManager>,
+    served: Served,
+    _dir: tempfile::TempDir,
+}
+
+async fn setup() -> anyhow::Result<Setup> {
+    let dir = tempfile::tempdir()?;
+    let store = Store::connect(&store::sqlite_url(&dir.path().join("store.db"))).await?;
+    let binary = test_support::conformance_fixture_binary()?;
+    let server = store
+        .create_server(&McpServerSpec::new("fixture", binary.display().to_string()).timeout(10_000))
+        .await?;
+    let bot = store.create_bot(&BotSpec::new("demo", "none")).await?;
+    store
+        .bind(&bot.id, &server.id, &BindingSpec::default())
+        .await?;
+    let settings = ManagerSettings {
+        env: BTreeMap::from([("PATH".to_owned(), "/usr/bin:/bin".to_owned())]),
+        stop_grace: Duration::from_secs(2),
+        ..ManagerSettings::default()
+    };
+    let manager = McpServerManager::new(store.clone(), settings);
+    manager.load_configs().await?;
+    manager.get_tools("fixture").await?;
+    let toolsets = toolset::Toolsets::new(store, manager.clone(), ["tool_search"]);
+    let backend = Arc::new(ToolsetBackend::new(toolsets));
+    let served = Served::start(
+        backend,
+        KeyPolicy::Keys(BotKeys::default().with("demo", KEY)),
+        0,
+    )
+    .await?;
+    Ok(Setup {
+        manager,
+        served,
+        _dir: dir,
+    })
+}
+
+/// The gateway's client: declares elicitation when told to, answers it, records progress.
+#[derive(Clone, Default)]
+struct Client {
+    elicitation: bool,
+    asked: Arc<Mutex<Vec<String>>>,
+    progress: Arc<Mutex<Vec<f64>>>,
+}
+
+impl ClientHandler for Client {
+    fn get_info(&self) -> ClientConfig {
+        let capabilities = if self.elicitation {
+            ClientCapabilities::builder().enable_elicitation().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(capabilities, Implementation::new("relay-test", "1"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let message = serde_json::to_value(&request)
+            .ok()
+            .and_then(|v| v["message"].as_str().map(str::to_owned))
+            .unwrap_or_default();
+        self.asked
+            .lock()
+            .map_err(|_| ErrorData::internal_error("poisoned", None))?
+            .push(message);
+        Ok(ElicitResult::new(ElicitationAction::Accept)
+            .with_content(json!({"username": "ada", "email": "ada@example.com"})))
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        if let Ok(mut seen) = self.progress.lock() {
+            seen.push(params.progress);
+        }
+    }
+}
+
+async fn connect(url: &str, client: Client) -> anyhow::Result<RunningService<RoleClient, Client>> {
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(KEY),
+    );
+    Ok(client.serve(transport).await?)
+}
+
+fn text_of(result: &rmcp::model::CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[tokio::test]
+async fn elicitation_reaches_the_client_and_its_answer_completes_the_call() -> anyhow::Result<()> {
+    let setup = setup().await?;
+    for url in [
+        format!("{}/fixture", setup.served.url),
+        setup.served.url.clone(),
+    ] {
+        let name = if url.ends_with("/fixture") {
+            "test_elicitation"
+        } else {
+            "fixture__test_elicitation"
+        };
+        let client = Client {
+            elicitation: true,
+            ..Client::default()
+        };
+        let session = connect(&url, client.clone()).await?;
+        let args = json!({"message": "Who are you?"}).as_object().cloned();
+        let result = session
+            .call_tool(CallToolRequestParams::new(name).with_arguments(args.unwrap_or_default()))
+            .await?;
+        assert_eq!(
+            *client
+                .asked
+                .lock()
+                .map_err(|_| anyhow::anyhow!("poisoned"))?,
+            vec!["Who are you?".to_owned()],
+            "{url}"
+        );
+        let text = text_of(&result);
+        assert!(
+            text.starts_with("User response: ")
+                && text.contains("\"accept\"")
+                && text.contains("ada@example.com"),
+            "{url}: {text}"
+        );
+        session.cancel().await?;
+    }
+    setup.manager.stop_all().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn elicitation_is_refused_with_the_reason_when_the_client_did_not_declare_it()
+-> anyhow::Result<()> {
+    let setup = setup().await?;
+    let session = connect(&format!("{}/fixture", setup.served.url), Client::default()).await?;
+    let args = json!({"message": "Who are you?"})
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    let result = session
+        .call_tool(CallToolRequestParams::new("test_elicitation").with_arguments(args))
+        .await?;
+    assert_eq!(result.is_error, Some(true));
+    let text = text_of(&result);
+    assert!(
+        text.contains("did not declare the elicitation capability"),
+        "{text}"
+    );
+    session.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn progress_arrives_in_order_before_the_result() -> anyhow::Result<()> {
+    let setup = setup().await?;
+    let client = Client::default();
+    let session = connect(&format!("{}/fixture", setup.served.url), client.clone()).await?;
+    let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        CallToolRequestParams::new("test_tool_with_progress"),
+    ));
+    let handle = session
+        .send_request_with_option(request, rmcp::service::PeerRequestOptions::no_options())
+        .await?;
+    let answer = handle.await_response().await?;
+    assert!(
+        matches!(answer, ServerResult::CallToolResult(_)),
+        "{answer:?}"
+    );
+    assert_eq!(
+        *client
+            .progress
+            .lock()
+            .map_err(|_| anyhow::anyhow!("poisoned"))?,
+        vec![0.0, 50.0, 100.0]
+    );
+    session.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn resources_and_prompts_under_merged_names_and_under_their_own() -> anyhow::Result<()> {
+    let setup = setup().await?;
+    let merged = connect(&setup.served.url, Client::default()).await?;
+    let uris: Vec<String> = merged
+        .list_all_resources()
+        .await?
+        .into_iter()
+        .map(|r| r.uri.clone())
+        .collect();
+    assert_eq!(
+        uris,
+        vec![
+            "botcraft://fixture/test://static-text",
+            "botcraft://fixture/test://static-binary",
+            "botcraft://fixture/test://watched-resource"
+        ]
+    );
+    let read = merged
+        .read_resource(ReadResourceRequestParams::new(
+            "botcraft://fixture/test://template/7/data",
+        ))
+        .await?;
+    assert_eq!(
+        serde_json::to_value(&read.contents)?,
+        json!([{"uri": "botcraft://fixture/test://template/7/data", "mimeType": "application/json", "text": "{\"data\":\"Data for ID: 7\",\"id\":\"7\",\"templateTest\":true}"}])
+    );
+    let prompts: Vec<String> = merged
+        .list_all_prompts()
+        .await?
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    assert!(
+        prompts.contains(&"fixture__test_simple_prompt".to_owned()),
+        "{prompts:?}"
+    );
+    let prompt = merged
+        .get_prompt(GetPromptRequestParams::new("fixture__test_simple_prompt"))
+        .await?;
+    assert_eq!(
+        serde_json::to_value(&prompt.messages)?,
+        json!([{"role": "user", "content": {"type": "text", "text": "This is a simple prompt for testing."}}])
+    );
+    let unknown = merged
+        .read_resource(ReadResourceRequestParams::new("test://static-text"))
+        .await;
+    assert!(unknown.is_err(), "an unqualified URI is not routed on /mcp");
+    merged.cancel().await?;
+
+    let single = connect(&format!("{}/fixture", setup.served.url), Client::default()).await?;
+    let read = single
+        .read_resource(ReadResourceRequestParams::new("test://static-text"))
+        .await?;
+    assert_eq!(
+        serde_json::to_value(&read.contents)?,
+        json!([{"uri": "test://static-text", "mimeType": "text/plain", "text": "This is the content of the static text resource."}])
+    );
+    let tools: Vec<String> = single
+        .list_all_tools()
+        .await?
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(tools.contains(&"test_simple_text".to_owned()), "{tools:?}");
+    single.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}

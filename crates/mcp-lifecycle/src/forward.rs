@@ -1,0 +1,128 @@
+//! Any request, forwarded to a server for a client of BotCraft: what the gateway's relay of
+//! resources, prompts, completion, logging and tool calls stands on.
+//!
+//! [`McpServerManager::forward`] starts the server if needed (lazy start), counts the request
+//! as in flight (no idle stop meanwhile), registers the client as the [`Caller`] of the
+//! server's requests and progress while it runs ([`crate::relay`]), and applies the server's
+//! call timeout. When the client cancels, `notifications/cancelled` goes to the server and the
+//! answer is [`LifecycleError::Cancelled`]. A JSON-RPC error of the server comes back as
+//! [`LifecycleError::Refused`], unchanged, for the client to see.
+
+use std::sync::Arc;
+
+use rmcp::ServiceError;
+use rmcp::model::{ClientRequest, ProgressToken, ServerCapabilities, ServerResult};
+use rmcp::service::PeerRequestOptions;
+use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::LifecycleError;
+use crate::manager::{Demand, InFlight, McpServerManager};
+use crate::relay::{Caller, ServerEvent};
+
+/// Who a forwarded request is for.
+#[derive(Clone, Default)]
+pub struct ForwardFor {
+    /// Answers the server's sampling and elicitation requests, hears progress.
+    pub caller: Option<Arc<dyn Caller>>,
+    /// The client's own progress token (its request's `_meta.progressToken`).
+    pub progress: Option<ProgressToken>,
+}
+
+impl McpServerManager {
+    /// The notifications of `server` from now on (log messages, resource updates, resource
+    /// and prompt list changes), whether or not it runs yet.
+    pub fn server_events(
+        &self,
+        server: &str,
+    ) -> Result<broadcast::Receiver<ServerEvent>, LifecycleError> {
+        Ok(self.slot(server)?.relay.subscribe())
+    }
+
+    /// What `server` declared in its `initialize`, if it is running.
+    pub fn server_capabilities(&self, server: &str) -> Option<ServerCapabilities> {
+        let process = self.slot(server).ok()?.running()?;
+        process
+            .peer()
+            .peer_info()
+            .map(|info| info.capabilities.clone())
+    }
+
+    /// Send `request` to `server` (started if needed) for `target`, under the server's call
+    /// timeout, ending early with `notifications/cancelled` when `cancel` fires.
+    pub async fn forward(
+        &self,
+        server: &str,
+        request: ClientRequest,
+        target: ForwardFor,
+        cancel: CancellationToken,
+    ) -> Result<ServerResult, LifecycleError> {
+        let slot = self.slot(server)?;
+        let _in_flight = InFlight::new(slot.clone());
+        let process = self
+            .ensure_slot_running(server, &slot, Demand::OnDemand)
+            .await?;
+        let method = request.method().to_owned();
+        let tool = match &request {
+            ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
+            _ => None,
+        };
+        let timeout = slot.config().call_timeout;
+        let registration = target
+            .caller
+            .map(|caller| slot.relay.register(caller, target.progress));
+        let failed = |error: ServiceError| LifecycleError::Request {
+            server: server.to_owned(),
+            method: "forwarded request",
+            source: Arc::new(error),
+        };
+        let handle = process
+            .peer()
+            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+            .await
+            .map_err(failed)?;
+        if let Some(registration) = &registration {
+            registration.route_progress(handle.progress_token.clone());
+        }
+        // The handle is consumed by either branch; cancel needs its id and peer.
+        let peer = handle.peer.clone();
+        let id = handle.id.clone();
+        let outcome = tokio::select! {
+            outcome = handle.await_response() => outcome,
+            () = cancel.cancelled() => {
+                let notice = rmcp::model::CancelledNotificationParam::new(
+                    Some(id),
+                    Some("the client cancelled the request".to_owned()),
+                );
+                let _ = peer.notify_cancelled(notice).await;
+                return Err(LifecycleError::Cancelled { server: server.to_owned(), method });
+            }
+        };
+        // Progress sent before the answer reaches the client before the answer.
+        if let Some(registration) = &registration {
+            registration.flush().await;
+        }
+        drop(registration);
+        match outcome {
+            Ok(result) => Ok(result),
+            Err(ServiceError::McpError(error)) => Err(LifecycleError::Refused {
+                server: server.to_owned(),
+                method,
+                error,
+            }),
+            Err(ServiceError::Timeout { timeout }) => Err(match tool {
+                Some(tool) => LifecycleError::CallTimeout {
+                    server: server.to_owned(),
+                    tool,
+                    timeout,
+                },
+                None => LifecycleError::RequestTimeout {
+                    server: server.to_owned(),
+                    method,
+                    timeout,
+                },
+            }),
+            Err(error) => Err(failed(error)),
+        }
+    }
+}

@@ -1,0 +1,464 @@
+//! [`Relay`]: what a server sends its client besides answers, and who receives it. One per
+//! server, for the life of the manager (it outlives restarts).
+//!
+//! - **Notifications** that concern everyone using the server — log messages, resource
+//!   updates, resource and prompt list changes — go out as [`ServerEvent`]s on a broadcast
+//!   channel ([`Relay::subscribe`]); BotCraft's MCP faces pass them on to their clients.
+//! - **Server-initiated requests** (`sampling/createMessage`, `elicitation/create`) and
+//!   **progress** belong to a request in flight. Each request forwarded for a client
+//!   ([`crate::McpServerManager::forward`]) registers that client as a [`Caller`] for as long
+//!   as it runs. Progress is routed by the progress token BotCraft put on the upstream request
+//!   and re-labelled with the client's own token. A server request goes to the caller that
+//!   registered last among those whose client declared the capability (stdio carries no link
+//!   between a server's request and the call it serves; with one call in flight the choice is
+//!   exact). With none, it is refused with a stated reason.
+
+#![allow(deprecated)] // sampling and logging are legacy in 2026-07-28; 2025-11-25 servers use them
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use futures::future::BoxFuture;
+use rmcp::ErrorData;
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+};
+use tokio::sync::{broadcast, mpsc, oneshot};
+
+/// A notification of a server, for every client of BotCraft that uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerEvent {
+    /// `notifications/message`.
+    Log(LoggingMessageNotificationParam),
+    /// `notifications/resources/updated` for this URI.
+    ResourceUpdated { uri: String },
+    /// `notifications/resources/list_changed`.
+    ResourceListChanged,
+    /// `notifications/prompts/list_changed`.
+    PromptListChanged,
+}
+
+/// What a client may be asked for by a server, as its `initialize` declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientAbility {
+    Sampling,
+    Elicitation,
+}
+
+impl ClientAbility {
+    fn method(self) -> &'static str {
+        match self {
+            Self::Sampling => "sampling/createMessage",
+            Self::Elicitation => "elicitation/create",
+        }
+    }
+
+    fn capability(self) -> &'static str {
+        match self {
+            Self::Sampling => "sampling",
+            Self::Elicitation => "elicitation",
+        }
+    }
+}
+
+/// The client a forwarded request came from: it answers the server's requests and hears the
+/// request's progress.
+pub trait Caller: Send + Sync + 'static {
+    /// Whether the client declared `ability` in its `initialize`.
+    fn declares(&self, ability: ClientAbility) -> bool;
+    fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorData>>;
+    fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+    ) -> BoxFuture<'static, Result<ElicitResult, ErrorData>>;
+    /// Progress of the caller's request, already under the caller's own token.
+    fn progress(&self, params: ProgressNotificationParam) -> BoxFuture<'static, ()>;
+}
+
+struct Registered {
+    id: u64,
+    caller: Arc<dyn Caller>,
+    /// The caller's own progress token, if its request carried one.
+    progress: Option<ProgressToken>,
+    /// Progress for the caller, delivered in order by a task of its own.
+    queue: mpsc::UnboundedSender<Queued>,
+}
+
+enum Queued {
+    Progress(ProgressNotificationParam),
+    /// Answered once everything queued before it was delivered.
+    Flush(oneshot::Sender<()>),
+}
+
+/// Progress under a token not routed yet, kept briefly (the server may answer a request's
+/// first progress before [`Registration::route_progress`] ran).
+const UNROUTED_KEPT: usize = 64;
+
+#[derive(Default)]
+struct Callers {
+    next: u64,
+    /// In registration order.
+    active: Vec<Registered>,
+    /// Upstream progress token → registration id.
+    tokens: HashMap<ProgressToken, u64>,
+    /// Progress that came before its token was routed, oldest first.
+    unrouted: std::collections::VecDeque<ProgressNotificationParam>,
+}
+
+impl Callers {
+    fn queue(&mut self, id: u64, mut params: ProgressNotificationParam) {
+        if let Some(registered) = self.active.iter().find(|r| r.id == id)
+            && let Some(token) = registered.progress.clone()
+        {
+            params.progress_token = token;
+            let _ = registered.queue.send(Queued::Progress(params));
+        }
+    }
+}
+
+/// The relay of one server.
+pub struct Relay {
+    server: String,
+    events: broadcast::Sender<ServerEvent>,
+    callers: Mutex<Callers>,
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Relay")
+            .field("server", &self.server)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Events a slow subscriber may fall behind by before it misses some.
+const EVENT_BACKLOG: usize = 256;
+
+impl Relay {
+    pub fn new(server: impl Into<String>) -> Arc<Self> {
+        Arc::new(Self {
+            server: server.into(),
+            events: broadcast::channel(EVENT_BACKLOG).0,
+            callers: Mutex::new(Callers::default()),
+        })
+    }
+
+    fn callers(&self) -> std::sync::MutexGuard<'_, Callers> {
+        self.callers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every later [`ServerEvent`] of this server.
+    pub fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
+        self.events.subscribe()
+    }
+
+    pub(crate) fn publish(&self, event: ServerEvent) {
+        let _ = self.events.send(event);
+    }
+
+    /// Register `caller` for a request in flight; it stays registered until the guard drops.
+    /// `progress` is the caller's own progress token.
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        caller: Arc<dyn Caller>,
+        progress: Option<ProgressToken>,
+    ) -> Registration {
+        let (queue, mut deliveries) = mpsc::unbounded_channel::<Queued>();
+        let deliverer = Arc::clone(&caller);
+        tokio::spawn(async move {
+            while let Some(item) = deliveries.recv().await {
+                match item {
+                    Queued::Progress(params) => deliverer.progress(params).await,
+                    Queued::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        let mut callers = self.callers();
+        callers.next += 1;
+        let id = callers.next;
+        callers.active.push(Registered {
+            id,
+            caller,
+            progress,
+            queue,
+        });
+        Registration {
+            relay: Arc::clone(self),
+            id,
+        }
+    }
+
+    /// Route progress under upstream token `upstream` to the registration `id` (and what
+    /// already came under it).
+    fn route_progress(&self, id: u64, upstream: ProgressToken) {
+        let mut callers = self.callers();
+        callers.tokens.insert(upstream.clone(), id);
+        let early: std::collections::VecDeque<ProgressNotificationParam> = {
+            let (mine, rest) = callers
+                .unrouted
+                .drain(..)
+                .partition(|p| p.progress_token == upstream);
+            callers.unrouted = rest;
+            mine
+        };
+        for params in early {
+            callers.queue(id, params);
+        }
+    }
+
+    /// A progress notification, in wire order ([`crate::tap`]): queued for its caller.
+    pub(crate) fn enqueue_progress(&self, params: ProgressNotificationParam) {
+        let mut callers = self.callers();
+        match callers.tokens.get(&params.progress_token).copied() {
+            Some(id) => callers.queue(id, params),
+            None => {
+                if callers.unrouted.len() == UNROUTED_KEPT {
+                    callers.unrouted.pop_front();
+                }
+                callers.unrouted.push_back(params);
+            }
+        }
+    }
+
+    /// Resolves once every progress queued for `id` so far was delivered.
+    fn flushed(&self, id: u64) -> Option<oneshot::Receiver<()>> {
+        let callers = self.callers();
+        let registered = callers.active.iter().find(|r| r.id == id)?;
+        let (done, flushed) = oneshot::channel();
+        registered.queue.send(Queued::Flush(done)).ok()?;
+        Some(flushed)
+    }
+
+    fn caller_for(&self, ability: ClientAbility) -> Result<Arc<dyn Caller>, ErrorData> {
+        let callers = self.callers();
+        if callers.active.is_empty() {
+            return Err(ErrorData::invalid_request(
+                format!(
+                    "BotCraft refused {}: no client of BotCraft is waiting on a request to server {:?}, so nobody can answer it",
+                    ability.method(),
+                    self.server
+                ),
+                None,
+            ));
+        }
+        callers
+            .active
+            .iter()
+            .rev()
+            .find(|r| r.caller.declares(ability))
+            .map(|r| Arc::clone(&r.caller))
+            .ok_or_else(|| {
+                ErrorData::invalid_request(
+                    format!(
+                        "BotCraft refused {}: the client that called server {:?} through BotCraft did not declare the {} capability",
+                        ability.method(),
+                        self.server,
+                        ability.capability()
+                    ),
+                    None,
+                )
+            })
+    }
+
+    pub(crate) async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let caller = self.caller_for(ClientAbility::Sampling)?;
+        caller.create_message(params).await
+    }
+
+    pub(crate) async fn create_elicitation(
+        &self,
+        params: ElicitRequestParams,
+    ) -> Result<ElicitResult, ErrorData> {
+        let caller = self.caller_for(ClientAbility::Elicitation)?;
+        caller.create_elicitation(params).await
+    }
+}
+
+/// A caller registered with a [`Relay`] while its request runs.
+pub(crate) struct Registration {
+    relay: Arc<Relay>,
+    id: u64,
+}
+
+impl Registration {
+    /// Progress the server reports under `upstream` goes to this caller.
+    pub(crate) fn route_progress(&self, upstream: ProgressToken) {
+        self.relay.route_progress(self.id, upstream);
+    }
+
+    /// Wait until the progress that arrived so far reached the caller.
+    pub(crate) async fn flush(&self) {
+        if let Some(flushed) = self.relay.flushed(self.id) {
+            let _ = flushed.await;
+        }
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        let mut callers = self.relay.callers();
+        callers.active.retain(|r| r.id != self.id);
+        let id = self.id;
+        callers.tokens.retain(|_, registered| *registered != id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::model::NumberOrString;
+
+    type Seen = Arc<Mutex<Vec<(String, f64)>>>;
+
+    struct Recorder {
+        abilities: Vec<ClientAbility>,
+        label: &'static str,
+        progress: Arc<Mutex<Vec<(String, f64)>>>,
+    }
+
+    impl Caller for Recorder {
+        fn declares(&self, ability: ClientAbility) -> bool {
+            self.abilities.contains(&ability)
+        }
+        fn create_message(
+            &self,
+            _params: CreateMessageRequestParams,
+        ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorData>> {
+            let label = self.label;
+            Box::pin(async move { Err(ErrorData::internal_error(label, None)) })
+        }
+        fn create_elicitation(
+            &self,
+            _params: ElicitRequestParams,
+        ) -> BoxFuture<'static, Result<ElicitResult, ErrorData>> {
+            let label = self.label;
+            Box::pin(async move { Err(ErrorData::internal_error(label, None)) })
+        }
+        fn progress(&self, params: ProgressNotificationParam) -> BoxFuture<'static, ()> {
+            let seen = self.progress.clone();
+            let label = self.label;
+            Box::pin(async move {
+                let token = match params.progress_token.0 {
+                    NumberOrString::String(s) => s.to_string(),
+                    NumberOrString::Number(n) => n.to_string(),
+                };
+                seen.lock()
+                    .expect("test value")
+                    .push((format!("{label}:{token}"), params.progress));
+            })
+        }
+    }
+
+    fn recorder(label: &'static str, abilities: Vec<ClientAbility>) -> (Arc<Recorder>, Seen) {
+        let progress = Arc::new(Mutex::new(Vec::new()));
+        (
+            Arc::new(Recorder {
+                abilities,
+                label,
+                progress: progress.clone(),
+            }),
+            progress,
+        )
+    }
+
+    fn token(text: &str) -> ProgressToken {
+        ProgressToken(NumberOrString::String(text.into()))
+    }
+
+    async fn who_answers(relay: &Relay, ability: ClientAbility) -> String {
+        let error = match ability {
+            ClientAbility::Sampling => relay
+                .create_message(serde_json::from_value(serde_json::json!({"messages": [], "maxTokens": 1})).expect("test value"))
+                .await
+                .err(),
+            ClientAbility::Elicitation => relay
+                .create_elicitation(serde_json::from_value(serde_json::json!({"mode": "form", "message": "m", "requestedSchema": {"type": "object", "properties": {}}})).expect("test value"))
+                .await
+                .err(),
+        };
+        error.map(|e| e.message.to_string()).unwrap_or_default()
+    }
+
+    #[tokio::test]
+    async fn server_requests_go_to_the_latest_caller_that_declared_the_ability() {
+        let relay = Relay::new("fixture");
+        assert!(
+            who_answers(&relay, ClientAbility::Sampling)
+                .await
+                .contains("no client of BotCraft is waiting")
+        );
+        let (a, _) = recorder(
+            "a",
+            vec![ClientAbility::Sampling, ClientAbility::Elicitation],
+        );
+        let (b, _) = recorder("b", vec![ClientAbility::Sampling]);
+        let first = relay.register(a, None);
+        let second = relay.register(b, None);
+        assert_eq!(who_answers(&relay, ClientAbility::Sampling).await, "b");
+        assert_eq!(who_answers(&relay, ClientAbility::Elicitation).await, "a");
+        drop(first);
+        let refused = who_answers(&relay, ClientAbility::Elicitation).await;
+        assert!(
+            refused.contains("did not declare the elicitation capability"),
+            "{refused}"
+        );
+        drop(second);
+        assert!(
+            who_answers(&relay, ClientAbility::Sampling)
+                .await
+                .contains("no client")
+        );
+    }
+
+    #[tokio::test]
+    async fn progress_is_routed_by_upstream_token_in_order_under_the_callers_token() {
+        let relay = Relay::new("fixture");
+        let (a, seen_a) = recorder("a", vec![]);
+        let (b, seen_b) = recorder("b", vec![]);
+        let ra = relay.register(a, Some(token("client-a")));
+        // Progress that comes before its token is routed is kept and delivered first.
+        relay.enqueue_progress(ProgressNotificationParam::new(token("up-1"), 0.0));
+        ra.route_progress(token("up-1"));
+        let rb = relay.register(b, Some(token("client-b")));
+        rb.route_progress(token("up-2"));
+        for (upstream, progress) in [
+            ("up-2", 10.0),
+            ("up-1", 50.0),
+            ("up-9", 1.0),
+            ("up-1", 100.0),
+        ] {
+            relay.enqueue_progress(ProgressNotificationParam::new(token(upstream), progress));
+        }
+        ra.flush().await;
+        rb.flush().await;
+        assert_eq!(
+            *seen_a.lock().expect("test value"),
+            vec![
+                ("a:client-a".to_owned(), 0.0),
+                ("a:client-a".to_owned(), 50.0),
+                ("a:client-a".to_owned(), 100.0)
+            ]
+        );
+        assert_eq!(
+            *seen_b.lock().expect("test value"),
+            vec![("b:client-b".to_owned(), 10.0)]
+        );
+        drop(ra);
+        relay.enqueue_progress(ProgressNotificationParam::new(token("up-1"), 60.0));
+        rb.flush().await;
+        assert_eq!(
+            seen_a.lock().expect("test value").len(),
+            3,
+            "nothing after the caller left"
+        );
+    }
+}
