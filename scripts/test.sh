@@ -73,6 +73,7 @@ scripts/conformance.sh forge-typesense search_knowledge -- \
   env -i PATH=/usr/bin:/bin "$bin/forge-typesense"
 
 scripts/gateway-conformance.sh
+scripts/everything-relay.sh
 
 step "MCP conformance table: every server scenario, fixture direct vs through the gateway (both revisions)"
 # The committed docs/conformance.md is this table; CI writes its own copy and fails when a
