@@ -163,3 +163,88 @@ async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyho
     assert_eq!(status.code(), Some(0), "{:#?}", served.lines);
     Ok(())
 }
+
+/// Peak resident memory of `pid` in MiB (`VmHWM`).
+fn peak_rss_mib(pid: i64) -> anyhow::Result<f64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let kib: f64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("no VmHWM")?;
+    Ok(kib / 1024.0)
+}
+
+/// A 50 MB file read whole in chat: forge-filesystem reads no further than its cap
+/// (FORGE_FS_MAX_READ_BYTES, 8 MiB) so its memory stays bounded, BotCraft cuts the result to
+/// the bot's maxToolResultChars, and the result the model reads says what was cut.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_50_mb_file_read_in_chat_stays_under_the_caps_and_says_so() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace)?;
+    let line = "0123456789 the quick brown fox jumps over the lazy dog 0123456789\n";
+    let big = line.repeat(50 * 1024 * 1024 / line.len() + 1);
+    std::fs::write(workspace.join("big.log"), &big)?;
+    let llm = FakeLlm::start(Vec::<FakeReply>::new()).await?;
+    let served = serve(dir.path(), &llm)?;
+    let api = Api::new(&served.url, KEY);
+    let spec = json!({"name": "reader", "model": "openai:gpt-test", "toolLoadingMode": "eager"});
+    let (status, body) = api
+        .send(reqwest::Method::POST, "/api/bots", Some(spec))
+        .await?;
+    anyhow::ensure!(status == 201, "{status} {body}");
+    let (status, body) = api
+        .send(
+            reqwest::Method::PUT,
+            "/api/bots/reader/servers/forge-filesystem",
+            Some(json!({})),
+        )
+        .await?;
+    anyhow::ensure!(status == 200, "bind: {status} {body}");
+    llm.push(FakeReply::tool_calls([FakeToolCall::new(
+        "read1",
+        "forge-filesystem__read_text_file",
+        [json!({"path": "big.log"}).to_string()],
+    )]));
+    llm.push(FakeReply::text(["It is a log."]));
+    let chat = json!({"botId": "reader", "messages": [
+        {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Read big.log."}]}]});
+    let (status, stream) = api
+        .send_as(KEY, reqwest::Method::POST, "/api/ai/chat", Some(chat))
+        .await?;
+    anyhow::ensure!(status == 200, "chat {status} {stream}");
+    let requests = llm.requests();
+    anyhow::ensure!(requests.len() == 2, "{} provider requests", requests.len());
+    let body = &requests[1].body;
+    let size = body.to_string().len();
+    let tool = body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "tool"))
+        .context("the tool message")?;
+    let text = tool["content"].as_str().context("tool content")?;
+    assert!(text.starts_with(line), "{}", &text[..80.min(text.len())]);
+    assert!(
+        text.contains("[BotCraft cut this tool result: it had ")
+            && text.contains("this bot reads at most 100000 (maxToolResultChars)"),
+        "{}",
+        &text[text.len().saturating_sub(300)..]
+    );
+    assert!(
+        text.chars().count() < 100_400,
+        "{} characters reached the model",
+        text.chars().count()
+    );
+    assert!(size < 120_000, "the provider request has {size} bytes");
+    let (_, health) = api.send(reqwest::Method::GET, "/api/health", None).await?;
+    let pid = health["mcpServers"]["forge-filesystem"]["pid"]
+        .as_i64()
+        .context("forge-filesystem's pid")?;
+    let peak = peak_rss_mib(pid)?;
+    eprintln!(
+        "forge-filesystem peak RSS after a whole read of a 50 MiB file: {peak:.1} MiB; provider request {size} bytes"
+    );
+    // Read whole, the 50 MiB file alone would be 50 MiB, and its JSON answer twice that.
+    assert!(peak < 64.0, "forge-filesystem peaked at {peak:.1} MiB");
+    Ok(())
+}

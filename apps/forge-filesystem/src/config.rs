@@ -19,6 +19,15 @@ pub const REPO_ROOT_VAR: &str = "REPO_ROOT";
 /// Its default.
 pub const DEFAULT_REPO_ROOT: &str = "/workspace/erik/uvilo-os";
 
+/// The variable capping what one whole-file `read_text_file` returns, in bytes.
+pub const MAX_READ_BYTES_VAR: &str = "FORGE_FS_MAX_READ_BYTES";
+/// Its default: 4 MiB. The file is read no further, so memory stays bounded whatever its
+/// size; a bot's own cap on a result (BotCraft's `maxToolResultChars`) is usually far lower.
+/// The answer carries the text twice (content and `structuredContent`), and rmcp clients drop
+/// a line over 16 MiB (`DEFAULT_MAX_LINE_LENGTH`) — the call then hangs to its timeout — so
+/// the cap keeps ordinary text well under that.
+pub const DEFAULT_MAX_READ_BYTES: u64 = 4 * 1024 * 1024;
+
 /// One configured root folder and where its value came from (the kit's path setting).
 pub type RootSetting = server_kit::PathSetting;
 
@@ -32,6 +41,9 @@ pub struct Config {
     pub repo_root: RootSetting,
     /// What `write_file` and `edit_file` refuse (`.git`, `.trash`, `FORGE_FS_PROTECTED`).
     pub protection: WriteProtection,
+    /// At most this many bytes of a file are read by a whole-file `read_text_file`
+    /// (`FORGE_FS_MAX_READ_BYTES`; unset, blank, not a whole number or 0: the default).
+    pub max_read_bytes: u64,
 }
 
 impl Config {
@@ -42,6 +54,11 @@ impl Config {
             workspace_root: settings.path_or(WORKSPACE_ROOT_VAR, DEFAULT_WORKSPACE_ROOT),
             repo_root: settings.path_or(REPO_ROOT_VAR, DEFAULT_REPO_ROOT),
             protection: WriteProtection::parse(settings.text(PROTECTED_VAR).as_deref()),
+            max_read_bytes: settings
+                .text(MAX_READ_BYTES_VAR)
+                .and_then(|text| text.trim().parse::<u64>().ok())
+                .filter(|bytes| *bytes > 0)
+                .unwrap_or(DEFAULT_MAX_READ_BYTES),
         }
     }
 }
@@ -75,6 +92,7 @@ mod tests {
                         is_default: true,
                     },
                     protection: WriteProtection::default(),
+                    max_read_bytes: DEFAULT_MAX_READ_BYTES,
                 }
             );
         }

@@ -1,4 +1,5 @@
-//! `read_text_file`: the whole file, its first N lines or its last N lines.
+//! `read_text_file`: the whole file (up to a cap: the first `max_bytes`, cut at a character
+//! boundary, and a notice saying what was left), its first N lines or its last N lines.
 //!
 //! Head reads forward only as far as it needs; tail seeks to the end and
 //! reads backwards in chunks until it has seen enough line breaks, so neither
@@ -15,7 +16,8 @@ use crate::oserror::FsError;
 /// How much of the file to read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadSpan {
-    Whole,
+    /// The whole file, or its first `max_bytes` bytes and a notice when it is longer.
+    Whole { max_bytes: u64 },
     /// The first N lines, joined by `\n`, without a trailing newline.
     Head(u64),
     /// The last N lines, joined by `\n`, without a trailing newline; a final
@@ -29,16 +31,36 @@ const HEAD_BUFFER: usize = 64 * 1024;
 /// Read `path` as text.
 pub fn read_text(path: &Path, span: ReadSpan) -> Result<String, FsError> {
     match span {
-        ReadSpan::Whole => {
-            let mut file = File::open(path).map_err(FsError::on("open", path))?;
-            let mut bytes = Vec::new();
-            file.read_to_end(&mut bytes)
-                .map_err(FsError::on("read", path))?;
-            Ok(into_text(bytes))
-        }
+        ReadSpan::Whole { max_bytes } => whole(path, max_bytes),
         ReadSpan::Head(lines) => head(path, lines),
         ReadSpan::Tail(lines) => tail(path, lines),
     }
+}
+
+fn whole(path: &Path, max_bytes: u64) -> Result<String, FsError> {
+    let file = File::open(path).map_err(FsError::on("open", path))?;
+    let mut bytes = Vec::new();
+    // One byte past the cap tells whether the file goes on.
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(FsError::on("read", path))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes {
+        return Ok(into_text(bytes));
+    }
+    bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
+    // Do not split a character: drop a trailing incomplete UTF-8 sequence.
+    if let Err(error) = std::str::from_utf8(&bytes)
+        && error.error_len().is_none()
+    {
+        bytes.truncate(error.valid_up_to());
+    }
+    let size = std::fs::metadata(path).map_or_else(|_| "more".to_owned(), |m| m.len().to_string());
+    let kept = bytes.len();
+    let mut text = into_text(bytes);
+    text.push_str(&format!(
+        "\n\n[forge-filesystem cut this file: it has {size} bytes and one read returns at most {max_bytes} (FORGE_FS_MAX_READ_BYTES); these are the first {kept}. Read other parts with head or tail, or find what you need with search_files]"
+    ));
+    Ok(text)
 }
 
 fn into_text(bytes: Vec<u8>) -> String {
@@ -133,6 +155,30 @@ mod tests {
         let path = dir.path().join("f.txt");
         std::fs::write(&path, content).expect("write");
         read_text(&path, span).expect("read")
+    }
+
+    #[test]
+    fn a_whole_read_stops_at_the_cap_on_a_character_boundary_and_says_so() {
+        let notice = |size: u64, max: u64, kept: usize| {
+            format!(
+                "\n\n[forge-filesystem cut this file: it has {size} bytes and one read returns at most {max} (FORGE_FS_MAX_READ_BYTES); these are the first {kept}. Read other parts with head or tail, or find what you need with search_files]"
+            )
+        };
+        let cases: Vec<(&[u8], u64, String)> = vec![
+            (b"abcd", 4, "abcd".to_owned()),
+            (b"abcd", 10, "abcd".to_owned()),
+            (b"abcdef", 4, format!("abcd{}", notice(6, 4, 4))),
+            // "é" is two bytes: a cap inside it keeps the "a" only.
+            ("aéb".as_bytes(), 2, format!("a{}", notice(4, 2, 1))),
+            ("aéb".as_bytes(), 3, format!("aé{}", notice(4, 3, 3))),
+        ];
+        for (content, max_bytes, want) in cases {
+            assert_eq!(
+                read_with(content, ReadSpan::Whole { max_bytes }),
+                want,
+                "{max_bytes}"
+            );
+        }
     }
 
     #[test]

@@ -148,7 +148,9 @@ fn read_text_file(config: &Config, params: ReadTextFileParams) -> Result<ToolOut
         }
         (Some(head), None) => ReadSpan::Head(line_count("head", head)?),
         (None, Some(tail)) => ReadSpan::Tail(line_count("tail", tail)?),
-        (None, None) => ReadSpan::Whole,
+        (None, None) => ReadSpan::Whole {
+            max_bytes: config.max_read_bytes,
+        },
     };
     let text = read_text(&path, span).map_err(failed)?;
     Ok(ToolOutput::text_with_content(text))
