@@ -18,6 +18,9 @@ pub const REASON_PREFIX: &str = "stdio.";
 pub struct BridgeFailure {
     pub code: ReasonCode,
     pub message: String,
+    /// BotCraft (or the server behind it) answered with this JSON-RPC error: code, message,
+    /// data — passed on unchanged (`mcp-stdio --server`).
+    pub refused: Option<(i32, String, Option<serde_json::Value>)>,
 }
 
 impl BridgeFailure {
@@ -25,6 +28,32 @@ impl BridgeFailure {
         Self {
             code,
             message: message.into(),
+            refused: None,
+        }
+    }
+
+    /// BotCraft refused the request with `error`.
+    pub fn refused(error: rmcp::ErrorData) -> Self {
+        Self {
+            code: ReasonCode::ToolError,
+            message: error.message.to_string(),
+            refused: Some((error.code.0, error.message.to_string(), error.data)),
+        }
+    }
+
+    /// The JSON-RPC error BotCraft answered with, if that is what failed.
+    pub fn refusal(&self) -> Option<&(i32, String, Option<serde_json::Value>)> {
+        self.refused.as_ref()
+    }
+
+    /// The failure as the stdio client's JSON-RPC error: BotCraft's own, or one stating the
+    /// cause.
+    pub fn into_error(self) -> rmcp::ErrorData {
+        match self.refused {
+            Some((code, message, data)) => {
+                rmcp::ErrorData::new(rmcp::model::ErrorCode(code), message, data)
+            }
+            None => rmcp::ErrorData::internal_error(self.message, None),
         }
     }
 

@@ -15,6 +15,7 @@
 
 pub mod failure;
 pub mod server;
+pub mod single;
 pub mod upstream;
 
 use std::path::PathBuf;
@@ -44,6 +45,9 @@ pub struct BridgeOptions {
     pub upstream: Option<UpstreamConfig>,
     /// Fetch the live manifest after start (when configured).
     pub refresh: bool,
+    /// `--server S`: relay that one server of the bot, everything MCP carries
+    /// ([`single`]), instead of serving the bot's tools from a manifest.
+    pub server: Option<String>,
 }
 
 /// The command-line and environment settings of `botcraft mcp-stdio` (flatten into a
@@ -72,6 +76,10 @@ pub struct McpStdioArgs {
     /// Do not fetch the live tool list after start.
     #[arg(long)]
     pub no_refresh: bool,
+    /// Relay one of the bot's MCP servers under its own names (BotCraft's /mcp/SERVER):
+    /// tools, resources, prompts, completion, logging, sampling and elicitation.
+    #[arg(long, value_name = "SERVER")]
+    pub server: Option<String>,
 }
 
 impl McpStdioArgs {
@@ -105,6 +113,7 @@ impl McpStdioArgs {
             cache_dir,
             upstream,
             refresh: !self.no_refresh,
+            server: self.server,
         }
     }
 }
@@ -169,6 +178,9 @@ fn initial_manifest(options: &BridgeOptions) -> (BotManifest, String) {
 
 /// Serve the bridge on this process's stdin/stdout until the client closes stdin.
 pub async fn serve_stdio(options: BridgeOptions) -> Result<(), BridgeError> {
+    if let Some(server) = options.server.clone() {
+        return serve_single(options, server).await;
+    }
     let (manifest, source) = initial_manifest(&options);
     let calls = match &options.upstream {
         Some(config) => format!("tools/call goes to {}", upstream::endpoint_of(&config.url)),
@@ -193,6 +205,26 @@ pub async fn serve_stdio(options: BridgeOptions) -> Result<(), BridgeError> {
     {
         Ok(running) => running,
         // A client that connects and leaves without initializing is not an error.
+        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
+        Err(error) => return Err(BridgeError::Initialize(Box::new(error))),
+    };
+    running.waiting().await?;
+    Ok(())
+}
+
+/// `--server S`: relay that server of the bot over stdio until the client closes stdin.
+async fn serve_single(options: BridgeOptions, server: String) -> Result<(), BridgeError> {
+    let target = match &options.upstream {
+        Some(config) => format!("requests go to {}", single::SingleServerBridge::endpoint(config, &server)),
+        None => "unconfigured: tools/list is empty and every other request fails until BOTCRAFT_URL and BOTCRAFT_API_KEY are set".to_owned(),
+    };
+    eprintln!(
+        "{BRIDGE_NAME}: ready — bot {}, MCP server {server}; {target}",
+        options.bot
+    );
+    let bridge = single::SingleServerBridge::new(options.bot, server, options.upstream);
+    let running = match bridge.serve(rmcp::transport::stdio()).await {
+        Ok(running) => running,
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(error) => return Err(BridgeError::Initialize(Box::new(error))),
     };

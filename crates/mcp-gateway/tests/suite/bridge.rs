@@ -373,3 +373,57 @@ async fn a_configured_bridge_fetches_caches_and_serves_the_live_list() -> anyhow
     gateway.stop().await;
     Ok(())
 }
+
+/// `--server S` starts with nothing too: `initialize` and `tools/list` answer under an empty
+/// environment (no tools, the cause on stderr); a call fails as that call's, a resource read as
+/// a JSON-RPC error stating the cause.
+#[tokio::test]
+async fn a_single_server_bridge_starts_with_nothing_and_states_each_cause() -> anyhow::Result<()> {
+    let unreachable = format!("http://127.0.0.1:{}", closed_port().await?);
+    let cases: Vec<(&str, BTreeMap<String, String>, &str)> = vec![
+        (
+            "not configured",
+            StdioServer::base_env(),
+            "stdio.not_configured",
+        ),
+        (
+            "unreachable",
+            {
+                let mut env = StdioServer::base_env();
+                env.insert("BOTCRAFT_URL".into(), unreachable.clone());
+                env.insert("BOTCRAFT_API_KEY".into(), "demo-key".into());
+                env
+            },
+            "stdio.upstream_unreachable",
+        ),
+    ];
+    for (case, env, reason) in cases {
+        let server =
+            StdioServer::spawn(BRIDGE, &["--bot", "demo", "--server", "fixture"], &env).await?;
+        let info = server.client.peer_info().context("initialize answered")?;
+        assert!(
+            info.capabilities.resources.is_some() && info.capabilities.prompts.is_some(),
+            "{case}"
+        );
+        assert_eq!(server.tools().await?, Vec::new(), "{case}");
+        wait_for_line(&server, &format!("reason={reason} tool=tools/list")).await?;
+        let call = server.call("test_simple_text", json!({})).await?;
+        assert!(call.is_error, "{case}: {call:?}");
+        let read = server
+            .client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(
+                "test://static-text",
+            ))
+            .await;
+        let error = format!("{:?}", read.err().context("a read cannot succeed")?);
+        let expected = if reason == "stdio.not_configured" {
+            "BOTCRAFT_URL"
+        } else {
+            "cannot open a session with BotCraft"
+        };
+        assert!(error.contains(expected), "{case}: {error}");
+        wait_for_line(&server, &format!("reason={reason} tool=resources/read")).await?;
+        server.close().await?;
+    }
+    Ok(())
+}
