@@ -291,3 +291,16 @@ async fn resources_and_prompts_under_merged_names_and_under_their_own() -> anyho
     setup.manager.stop_all().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_server_the_bot_does_not_bind_is_refused_at_initialize() -> anyhow::Result<()> {
+    let setup = setup().await?;
+    let refused = connect(&format!("{}/other", setup.served.url), Client::default()).await;
+    let error = format!(
+        "{:?}",
+        anyhow::Context::context(refused.err(), "initialize must fail")?
+    );
+    assert!(error.contains("Unknown MCP server: other"), "{error}");
+    setup.manager.stop_all().await;
+    Ok(())
+}
