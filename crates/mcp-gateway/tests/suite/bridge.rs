@@ -192,18 +192,9 @@ async fn closed_port() -> anyhow::Result<u16> {
 }
 
 async fn wait_for_line(server: &StdioServer, needle: &str) -> anyhow::Result<()> {
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while !server.stderr_lines().iter().any(|l| l.contains(needle)) {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .with_context(|| {
-        format!(
-            "no stderr line with {needle:?}: {:?}",
-            server.stderr_lines()
-        )
-    })
+    server
+        .wait_for_stderr(needle, Duration::from_secs(10))
+        .await
 }
 
 /// (case, url and key or none, tool, reason code or none for success, text it contains)
