@@ -6,6 +6,7 @@
 mod bots;
 mod chat;
 mod config;
+mod host;
 mod keys;
 mod mcp_stdio;
 mod remote;
@@ -72,8 +73,9 @@ enum Command {
         args: chat::ChatArgs,
     },
     /// A stdio MCP server for one bot that starts with nothing: tools/list from a manifest,
-    /// tools/call forwarded to BOTCRAFT_URL's /mcp with BOTCRAFT_API_KEY (a bot key).
-    McpStdio(mcp_gateway::bridge::McpStdioArgs),
+    /// tools/call forwarded to BOTCRAFT_URL's /mcp with BOTCRAFT_API_KEY (a bot key); or,
+    /// with --local, the bot's servers run in this process (no HTTP hop).
+    McpStdio(Box<mcp_stdio::McpStdioCommand>),
 }
 
 fn main() -> ExitCode {
@@ -111,7 +113,7 @@ fn main() -> ExitCode {
             Command::Bots { remote, command } => bots::run(&Remote::new(&remote), command).await,
             Command::Tools { remote, command } => tools::run(&Remote::new(&remote), command).await,
             Command::Chat { remote, args } => chat::run(&Remote::new(&remote), args).await,
-            Command::McpStdio(args) => mcp_stdio::run(args).await,
+            Command::McpStdio(args) => mcp_stdio::run(*args).await,
         }
     });
     match result {

@@ -1,9 +1,107 @@
-//! `botcraft mcp-stdio --bot NAME`: the stdio bridge of `mcp_gateway::bridge`, which starts
-//! with nothing (tools/list from a manifest, tools/call forwarded to BOTCRAFT_URL's /mcp).
+//! `botcraft mcp-stdio --bot NAME`: a stdio MCP server for one bot that starts with nothing.
+//!
+//! - Without `--local`: the forwarding bridge of `mcp_gateway::bridge` (tools/list from a
+//!   manifest, tools/call forwarded to BOTCRAFT_URL's /mcp; `--server S` relays /mcp/S).
+//! - With `--local`: the local aggregator. A McpServerManager in this process, over the
+//!   store at `--data-dir` or `DATABASE_URL` (seeded when empty), serves the bot through the
+//!   gateway's own MCP server on stdin/stdout (`mcp_gateway::bridge::local`): no HTTP hop,
+//!   no second process. Servers start when first used, stop when idle, restart after a
+//!   crash; on exit (stdin closed, SIGTERM, SIGINT) every server tree is stopped.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use mcp_gateway::bridge::{McpStdioArgs, serve_stdio};
+use mcp_lifecycle::McpServerManager;
 
-pub async fn run(args: McpStdioArgs) -> anyhow::Result<()> {
-    serve_stdio(args.into_options(|name| std::env::var(name).ok())).await?;
+use crate::config::DataArgs;
+use crate::seed::SeedSettings;
+
+#[derive(Debug, clap::Args)]
+pub struct McpStdioCommand {
+    #[command(flatten)]
+    bridge: McpStdioArgs,
+    /// Run the bot's MCP servers in this process (over the store at --data-dir or
+    /// DATABASE_URL) instead of forwarding to a BotCraft over HTTP.
+    #[arg(long)]
+    local: bool,
+    #[command(flatten)]
+    data: DataArgs,
+    /// With --local: seed settings, used when the store is empty.
+    #[command(flatten)]
+    seed: SeedSettings,
+    /// With --local: variables MCP server configs may read through `${VAR}`, besides
+    /// TYPESENSE_URL and TYPESENSE_SEARCH_KEY (comma-separated).
+    #[arg(
+        long,
+        env = "BOTCRAFT_SERVER_ENV",
+        default_value = "",
+        value_name = "NAMES"
+    )]
+    server_env: String,
+    /// With --local: how long stopping every MCP server may take on exit.
+    #[arg(long, default_value = "15", value_name = "SECONDS")]
+    stop_seconds: u64,
+}
+
+pub async fn run(command: McpStdioCommand) -> anyhow::Result<()> {
+    if command.local {
+        return run_local(command).await;
+    }
+    serve_stdio(command.bridge.into_options(|name| std::env::var(name).ok())).await?;
+    Ok(())
+}
+
+async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
+    // Logs go to stderr: stdout carries MCP alone.
+    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into());
+    observability::init_tracing(observability::LogFormat::Text, &filter)?;
+    let store = crate::host::open_store(&command.data, Some(&command.seed)).await?;
+    // A pid registry of this process's own (`serve` or another aggregator may share the data
+    // folder); each server also dies with this process (its parent-death signal).
+    let registry = crate::host::local_pid_registry(&command.data.data_dir)?;
+    let settings = crate::host::manager_settings(crate::host::HostOptions {
+        server_env: &command.server_env,
+        cgroups: true,
+        pid_registry: Some(registry.clone()),
+        run_as: None,
+    });
+    let manager = McpServerManager::new(store.clone(), settings);
+    manager.load_configs().await?;
+    let health_loop = manager.start_health_check_loop();
+    let toolsets = http_api::new_toolsets(&store, &manager, &http_api::default_native_tools());
+    let bot = command.bridge.bot.clone();
+    // A server of the bot never listed has no cached tools, so a desktop client would never
+    // see them: list those once in the background (they idle-stop later); their tools reach
+    // the client as `tools/list_changed`. Listing the cached ones starts nothing.
+    {
+        let (toolsets, bot) = (toolsets.clone(), bot.clone());
+        tokio::spawn(async move {
+            if let Err(error) = toolsets
+                .load(&bot, toolset::ListPolicy::CachedThenStart)
+                .await
+            {
+                eprintln!("botcraft: cannot list the tools of bot {bot}: {error}");
+            }
+        });
+    }
+    let backend = Arc::new(mcp_gateway::ToolsetBackend::new(toolsets));
+    let served = tokio::select! {
+        served = mcp_gateway::bridge::local::serve_local(backend, bot, command.bridge.server.clone()) => served,
+        () = crate::serve::shutdown_signal() => Ok(()),
+    };
+    manager.begin_shutdown();
+    let stop = Duration::from_secs(command.stop_seconds);
+    if tokio::time::timeout(stop, manager.stop_all())
+        .await
+        .is_err()
+    {
+        eprintln!("botcraft: some MCP servers did not stop within {stop:?}");
+    }
+    health_loop.abort();
+    drop(manager);
+    crate::host::remove_pid_registry(&registry);
+    store.close().await;
+    served?;
     Ok(())
 }

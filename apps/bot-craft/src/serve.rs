@@ -10,12 +10,11 @@ use anyhow::Context;
 use http_api::{ApiConfig, ApiKeys, AppState, Redactor, default_native_tools};
 use inference::providers::{AnthropicSettings, HttpTimeouts, OpenAiSettings};
 use inference::{ProviderSettings, Providers};
-use mcp_lifecycle::{ManagerSettings, McpServerManager, ServerState};
-use store::Store;
+use mcp_lifecycle::{McpServerManager, ServerState};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{DataArgs, ModelArgs, generated_key, key_file, secret_or_file};
-use crate::seed::{SeedSettings, list, missing_roots};
+use crate::seed::SeedSettings;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -166,22 +165,8 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
     observability::init_tracing(args.log_format, &filter)?;
     let url = args.data.database_url()?;
-    // The data folder (pid registry, a generated key, the SQLite file) is private even when
-    // it already exists wider (a Kubernetes emptyDir is 0777).
-    crate::config::create_private_dir(&args.data.data_dir)?;
-    let store = Store::connect(&url).await.context("open the database")?;
-    args.data.protect_database_files();
-    if !args.no_seed && store.servers().await?.is_empty() && store.bots().await?.is_empty() {
-        let config = args.seed.config()?;
-        let report = store.seed(&config).await.context("seed")?;
-        eprintln!(
-            "botcraft: empty store seeded: servers {}; bot forge",
-            list(&report.servers_created)
-        );
-        for warning in missing_roots(&config) {
-            eprintln!("botcraft: {warning}");
-        }
-    }
+    let seed = (!args.no_seed).then_some(&args.seed);
+    let store = crate::host::open_store(&args.data, seed).await?;
     let keys = match args.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
         Some(keys) => keys.split(',').map(|k| k.trim().to_owned()).collect(),
         None => {
@@ -194,36 +179,21 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let run_as = tool_user(args.tool_user.as_deref())?;
-    // Orphans of the servers (a killed forge-bash's commands, setsid grandchildren)
-    // re-parent to botcraft, which ends and reaps them (mcp_lifecycle::reaper).
-    let reap_orphans = match mcp_lifecycle::reaper::become_subreaper() {
-        Ok(()) => true,
-        Err(error) => {
-            eprintln!("botcraft: cannot become the subreaper of the MCP servers: {error}");
-            false
-        }
-    };
-    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let settings = crate::host::manager_settings(crate::host::HostOptions {
+        server_env: &args.server_env,
+        cgroups: args.cgroups == "auto",
+        pid_registry: Some(args.data.data_dir.join("pids")),
+        run_as,
+    });
     if let Some(file) = &args.seed.tool_env_file {
-        let count = mcp_lifecycle::write_deployment_env(file, &env)
+        let count = mcp_lifecycle::write_deployment_env(file, &settings.env)
             .with_context(|| format!("write BOTCRAFT_TOOL_ENV_FILE {}", file.display()))?;
         eprintln!(
             "botcraft: {count} deployment variables (no secret) written to {} for tools",
             file.display()
         );
     }
-    let manager = McpServerManager::new(
-        store.clone(),
-        ManagerSettings {
-            env,
-            env_policy: mcp_lifecycle::EnvPolicy::with_extra(&args.server_env),
-            pid_registry: Some(args.data.data_dir.join("pids")),
-            run_as,
-            reap_orphans,
-            cgroups: args.cgroups == "auto",
-            ..ManagerSettings::default()
-        },
-    );
+    let manager = McpServerManager::new(store.clone(), settings);
     manager
         .load_configs()
         .await
@@ -484,7 +454,7 @@ fn say_start(
     }
 }
 
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         let _ = tokio::signal::ctrl_c().await;
     };

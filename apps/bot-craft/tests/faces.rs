@@ -270,3 +270,156 @@ async fn listing_starts_nothing_idle_stop_holds_and_warm_paths_send_no_query() -
     world.manager.stop_all().await;
     Ok(())
 }
+
+/// The processes whose parent is `pid` (every thread's children).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        found.extend(
+            text.split_whitespace()
+                .filter_map(|p| p.parse::<u32>().ok()),
+        );
+    }
+    found
+}
+
+fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat
+        .rsplit(") ")
+        .next()
+        .and_then(|rest| rest.chars().next());
+    !stat.is_empty() && state != Some('Z')
+}
+
+/// `botcraft mcp-stdio --bot desk --local` over `data`, its MCP client listening for
+/// `tools/list_changed` on `changed`.
+async fn local_aggregator(
+    data: &std::path::Path,
+    changed: mpsc::UnboundedSender<()>,
+) -> anyhow::Result<(
+    tokio::process::Child,
+    rmcp::service::RunningService<RoleClient, Listener>,
+)> {
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_botcraft"))
+        .args(["mcp-stdio", "--bot", "desk", "--local", "--data-dir"])
+        .arg(data)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("HOME", data)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    let stdin = child.stdin.take().context("no stdin")?;
+    let client = Listener { changed }.serve((stdout, stdin)).await?;
+    Ok((child, client))
+}
+
+fn names(tools: &[rmcp::model::Tool]) -> Vec<String> {
+    let mut names: Vec<String> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    names
+}
+
+/// `mcp-stdio --local`: the bot's servers run under a McpServerManager inside the aggregator.
+/// On a store whose server was never listed, `tools/list` answers at once and the tools
+/// arrive as `tools/list_changed` when the server has listed them; a call goes through; when
+/// the client closes stdin the aggregator exits 0 and its server is gone. The next run lists
+/// the tools from the cached catalog with nothing started.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_aggregator_serves_the_bot_in_process_and_leaves_nothing_behind() -> anyhow::Result<()>
+{
+    let dir = tempfile::tempdir()?;
+    let fake = test_support::fake_mcp_server_binary()?;
+    {
+        let store = Store::connect(&store::sqlite_url(&dir.path().join("botcraft.db"))).await?;
+        let server = store
+            .create_server(&McpServerSpec::new("echo", fake.display().to_string()))
+            .await?;
+        let bot = store
+            .create_bot(&BotSpec::new("desk", "openai:gpt-test"))
+            .await?;
+        store
+            .bind(&bot.id, &server.id, &BindingSpec::default())
+            .await?;
+        store.close().await;
+    }
+    let expected = vec![
+        "echo__change_tools".to_owned(),
+        "echo__echo".to_owned(),
+        "echo__env".to_owned(),
+        "echo__sleep".to_owned(),
+    ];
+
+    let (tx, mut changed) = mpsc::unbounded_channel();
+    let (mut child, client) = local_aggregator(dir.path(), tx).await?;
+    let pid = child.id().context("no pid")?;
+    let mut listed = names(&client.list_all_tools().await?);
+    if listed.is_empty() {
+        tokio::time::timeout(Duration::from_secs(30), changed.recv())
+            .await
+            .context("no tools/list_changed once the never-listed server listed its tools")?;
+        listed = names(&client.list_all_tools().await?);
+    }
+    assert_eq!(listed, expected);
+    let mut echo = CallToolRequestParams::new("echo__echo");
+    echo = echo.with_arguments(
+        json!({"text": "local"})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    );
+    let answered = client.call_tool(echo).await?;
+    assert_eq!(
+        answered
+            .content
+            .first()
+            .and_then(|c| c.as_text())
+            .map(|t| t.text.as_str()),
+        Some("local")
+    );
+    let servers = children_of(pid);
+    assert_eq!(
+        servers.len(),
+        1,
+        "one server process under the aggregator: {servers:?}"
+    );
+    client.cancel().await?;
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait())
+        .await
+        .context("the aggregator did not exit after stdin closed")??;
+    assert!(status.success(), "exit status {status}");
+    assert!(!alive(servers[0]), "the server outlived the aggregator");
+    let registries: Vec<_> = std::fs::read_dir(dir.path().join("local"))?
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        registries,
+        Vec::<std::ffi::OsString>::new(),
+        "pid registry left behind"
+    );
+
+    // Second run: the catalog is cached; listing starts nothing.
+    let (tx, _changed) = mpsc::unbounded_channel();
+    let (mut child, client) = local_aggregator(dir.path(), tx).await?;
+    let pid = child.id().context("no pid")?;
+    assert_eq!(names(&client.list_all_tools().await?), expected);
+    assert_eq!(
+        children_of(pid),
+        Vec::<u32>::new(),
+        "listing started a server"
+    );
+    client.cancel().await?;
+    let status = tokio::time::timeout(Duration::from_secs(30), child.wait()).await??;
+    assert!(status.success(), "exit status {status}");
+    Ok(())
+}

@@ -12,8 +12,13 @@
 //!   written to the cache, and served from then on (`notifications/tools/list_changed` if it
 //!   differs). A failed refresh is one reason-coded stderr line.
 //! - **Exit**: 0 when the client closes stdin.
+//!
+//! `--server S` relays one server of the bot through BotCraft's `/mcp/S` ([`single`]);
+//! `--local` serves the bot from a McpServerManager in this process, no HTTP at all
+//! ([`local`]).
 
 pub mod failure;
+pub mod local;
 pub mod server;
 pub mod single;
 pub mod upstream;
@@ -21,8 +26,6 @@ pub mod upstream;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-
-use rmcp::ServiceExt;
 
 pub use failure::{BRIDGE_NAME, BridgeFailure, REASON_PREFIX};
 pub use server::{BridgeServer, BridgeState, NOT_CONFIGURED};
@@ -199,17 +202,7 @@ pub async fn serve_stdio(options: BridgeOptions) -> Result<(), BridgeError> {
             .map(|dir| cache_path(dir, &options.bot));
         tokio::spawn(refresh(state.clone(), options.bot.clone(), cache));
     }
-    let running = match BridgeServer::new(state)
-        .serve(rmcp::transport::stdio())
-        .await
-    {
-        Ok(running) => running,
-        // A client that connects and leaves without initializing is not an error.
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(error) => return Err(BridgeError::Initialize(Box::new(error))),
-    };
-    running.waiting().await?;
-    Ok(())
+    local::serve_on(BridgeServer::new(state), rmcp::transport::stdio()).await
 }
 
 /// `--server S`: relay that server of the bot over stdio until the client closes stdin.
@@ -223,13 +216,7 @@ async fn serve_single(options: BridgeOptions, server: String) -> Result<(), Brid
         options.bot
     );
     let bridge = single::SingleServerBridge::new(options.bot, server, options.upstream);
-    let running = match bridge.serve(rmcp::transport::stdio()).await {
-        Ok(running) => running,
-        Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
-        Err(error) => return Err(BridgeError::Initialize(Box::new(error))),
-    };
-    running.waiting().await?;
-    Ok(())
+    local::serve_on(bridge, rmcp::transport::stdio()).await
 }
 
 /// Fetch the live manifest, cache it, serve it.

@@ -65,6 +65,9 @@ impl<B> Clone for GatewayServer<B> {
 }
 
 struct Session {
+    /// A session of the local aggregator (`mcp-stdio --local`): its bot and face, fixed at
+    /// construction, with no HTTP request to read them from. `None` for every HTTP session.
+    local: Option<(String, GatewayScope)>,
     /// The bot that initialized this session.
     bot: OnceLock<String>,
     /// The face it was opened on (`/mcp` or `/mcp/{server}`).
@@ -84,10 +87,21 @@ struct Session {
 
 impl<B: GatewayBackend> GatewayServer<B> {
     pub fn new(backend: Arc<B>) -> Self {
+        Self::with_local(backend, None)
+    }
+
+    /// A session for one local client over stdio (`botcraft mcp-stdio --local`): the bot
+    /// and face are fixed here, where an HTTP session takes them from its key and path.
+    pub fn local(backend: Arc<B>, bot: String, scope: GatewayScope) -> Self {
+        Self::with_local(backend, Some((bot, scope)))
+    }
+
+    fn with_local(backend: Arc<B>, local: Option<(String, GatewayScope)>) -> Self {
         let closed = CancellationToken::new();
         Self {
             backend,
             session: Arc::new(Session {
+                local,
                 bot: OnceLock::new(),
                 scope: OnceLock::new(),
                 prompts: Mutex::new(BTreeMap::new()),
@@ -102,6 +116,9 @@ impl<B: GatewayBackend> GatewayServer<B> {
 
     /// The bot of this request: the authenticated one, which must be the session's.
     fn bot(&self, extensions: &rmcp::model::Extensions) -> Result<String, ErrorData> {
+        if let Some((bot, _)) = &self.session.local {
+            return Ok(bot.clone());
+        }
         let bot = extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<AuthenticatedBot>())
@@ -120,6 +137,9 @@ impl<B: GatewayBackend> GatewayServer<B> {
     /// The face of this request (set by the auth middleware from the path; `/mcp` when
     /// absent), which must be the session's.
     fn scope(&self, extensions: &rmcp::model::Extensions) -> Result<GatewayScope, ErrorData> {
+        if let Some((_, scope)) = &self.session.local {
+            return Ok(scope.clone());
+        }
         let scope = extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<GatewayScope>())

@@ -1,0 +1,112 @@
+//! What every command that hosts MCP servers in its own process shares (`serve` and the
+//! local aggregator `mcp-stdio --local`): opening the store (seeding an empty one) and the
+//! McpServerManager's settings (the environment servers may read, the subreaper, cgroups).
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use mcp_lifecycle::ManagerSettings;
+use store::Store;
+
+use crate::config::DataArgs;
+use crate::seed::{SeedSettings, list, missing_roots};
+
+/// The store of `data`, private on disk; seeded from `seed` when it has no server and no bot.
+pub async fn open_store(data: &DataArgs, seed: Option<&SeedSettings>) -> anyhow::Result<Store> {
+    let url = data.database_url()?;
+    // The data folder (pid registry, a generated key, the SQLite file) is private even when
+    // it already exists wider (a Kubernetes emptyDir is 0777).
+    crate::config::create_private_dir(&data.data_dir)?;
+    let store = Store::connect(&url).await.context("open the database")?;
+    data.protect_database_files();
+    if let Some(seed) = seed
+        && store.servers().await?.is_empty()
+        && store.bots().await?.is_empty()
+    {
+        let config = seed.config()?;
+        let report = store.seed(&config).await.context("seed")?;
+        eprintln!(
+            "botcraft: empty store seeded: servers {}; bot forge",
+            list(&report.servers_created)
+        );
+        for warning in missing_roots(&config) {
+            eprintln!("botcraft: {warning}");
+        }
+    }
+    Ok(store)
+}
+
+/// How this process hosts MCP servers.
+pub struct HostOptions<'a> {
+    /// `BOTCRAFT_SERVER_ENV`: variables server configs may read besides the defaults.
+    pub server_env: &'a str,
+    /// Put each server in a cgroup of its own where the machine allows it.
+    pub cgroups: bool,
+    /// Where running servers are recorded so the next start reaps leftovers.
+    pub pid_registry: Option<PathBuf>,
+    pub run_as: Option<mcp_lifecycle::RunAs>,
+}
+
+/// The manager's settings; makes this process the subreaper of the servers first, so their
+/// orphans (a killed forge-bash's commands, setsid grandchildren) re-parent to it and are
+/// ended and reaped (`mcp_lifecycle::reaper`).
+pub fn manager_settings(options: HostOptions<'_>) -> ManagerSettings {
+    let reap_orphans = match mcp_lifecycle::reaper::become_subreaper() {
+        Ok(()) => true,
+        Err(error) => {
+            eprintln!("botcraft: cannot become the subreaper of the MCP servers: {error}");
+            false
+        }
+    };
+    ManagerSettings {
+        env: std::env::vars().collect(),
+        env_policy: mcp_lifecycle::EnvPolicy::with_extra(options.server_env),
+        pid_registry: options.pid_registry,
+        run_as: options.run_as,
+        reap_orphans,
+        cgroups: options.cgroups,
+        ..ManagerSettings::default()
+    }
+}
+
+/// The pid registry of one local aggregator (`mcp-stdio --local`):
+/// `DATA_DIR/local/pids-PID`, one per process, because a registry is reaped whole when its
+/// owner starts and `serve` or other aggregators may share the data folder. Registries left
+/// by aggregators that died (no such process now) are reaped and removed first.
+pub fn local_pid_registry(data_dir: &Path) -> anyhow::Result<PathBuf> {
+    let dir = data_dir.join("local");
+    crate::config::create_private_dir(&dir)?;
+    let own = std::process::id();
+    for entry in std::fs::read_dir(&dir)?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix("pids-"))
+            .and_then(|pid| pid.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let owner_alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
+        if pid.unsigned_abs() == own || owner_alive {
+            continue;
+        }
+        let reaped = mcp_lifecycle::hygiene::PidRegistry::new(entry.path()).reap();
+        if !reaped.is_empty() {
+            eprintln!(
+                "botcraft: reaped {} MCP server process(es) a dead local aggregator left",
+                reaped.len()
+            );
+        }
+        remove_pid_registry(&entry.path());
+    }
+    Ok(dir.join(format!("pids-{own}")))
+}
+
+/// Remove a registry and its tree record (after a clean stop).
+pub fn remove_pid_registry(path: &Path) {
+    let mut tree = path.as_os_str().to_owned();
+    tree.push(".tree");
+    for file in [path.to_path_buf(), PathBuf::from(tree)] {
+        let _ = std::fs::remove_file(file);
+    }
+}
