@@ -4,8 +4,10 @@
 //! A target is a stdio server command, or a streamable HTTP endpoint (`--url`).
 
 mod legacy_sse;
+mod load;
 mod peer;
 mod report;
+mod usage;
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -48,6 +50,39 @@ enum Scenario {
         #[command(flatten)]
         server: ServerArgs,
     },
+    /// K calls in flight over a raw JSON-RPC client, for each K; one JSON line per K with
+    /// latency (p50, p99), throughput, CPU per call and peak RSS of the measured trees.
+    Load {
+        #[command(flatten)]
+        load: LoadArgs,
+        #[command(flatten)]
+        server: ServerArgs,
+    },
+}
+
+#[derive(clap::Args)]
+struct LoadArgs {
+    /// The tool called; several (comma-separated) are called in turn.
+    #[arg(long, value_delimiter = ',', required = true)]
+    tool: Vec<String>,
+    /// HTTP: sessions opened; the workers of a phase share them in turn.
+    #[arg(long, default_value_t = 1)]
+    sessions: usize,
+    /// The arguments, a JSON object.
+    #[arg(long)]
+    args: String,
+    /// Timed calls at each depth.
+    #[arg(long, default_value_t = 2000)]
+    calls: usize,
+    #[arg(long, default_value_t = 200)]
+    warmup: usize,
+    /// Calls in flight, one phase each (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "1,8,32")]
+    depth: Vec<usize>,
+    /// A process whose tree's CPU and memory count too (the server behind `--url`, or the
+    /// BotCraft a stdio bridge forwards to); repeatable.
+    #[arg(long = "tree-pid")]
+    tree_pids: Vec<u32>,
 }
 
 #[derive(clap::Args)]
@@ -193,6 +228,52 @@ async fn main() -> anyhow::Result<()> {
                     text.len(),
                     text.lines().count(),
                     excerpt(&text)
+                );
+            }
+        }
+        Scenario::Load { load, server } => {
+            let arguments: Value =
+                serde_json::from_str(&load.args).context("--args is not JSON")?;
+            let wire = match server.target()? {
+                Target::Stdio(command) => load::Wire::Stdio(command),
+                Target::Http(endpoint) if endpoint.legacy_sse => load::Wire::LegacySse {
+                    url: endpoint.url,
+                    headers: endpoint.headers,
+                },
+                Target::Http(endpoint) => load::Wire::Http {
+                    url: endpoint.url,
+                    headers: endpoint.headers,
+                },
+            };
+            let mut tree_pids = load.tree_pids.clone();
+            tree_pids.extend(server.rss_pid);
+            let spec = load::LoadSpec {
+                label: server.label.clone(),
+                tools: load.tool,
+                sessions: load.sessions,
+                arguments,
+                calls: load.calls,
+                warmup: load.warmup,
+                depths: load.depth,
+                tree_pids,
+            };
+            let (phases, rss) = load::run(&wire, &spec).await?;
+            for phase in phases {
+                let us = |d: std::time::Duration| d.as_secs_f64() * 1e6;
+                let calls = phase.samples.len().max(1) as f64;
+                println!(
+                    "{}",
+                    serde_json::json!({
+                        "label": spec.label,
+                        "depth": phase.depth,
+                        "calls": phase.samples.len(),
+                        "p50_us": us(phase.samples.quantile(0.5)),
+                        "p99_us": us(phase.samples.quantile(0.99)),
+                        "per_second": calls / phase.elapsed.as_secs_f64(),
+                        "cpu_us": phase.cpu_micros,
+                        "cpu_us_per_call": phase.cpu_micros as f64 / calls,
+                        "peak_rss_kib": rss,
+                    })
                 );
             }
         }

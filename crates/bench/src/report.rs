@@ -10,6 +10,10 @@ impl Samples {
         self.0.push(sample);
     }
 
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
     /// The `q` quantile (0.0..=1.0), nearest rank.
     pub fn quantile(&self, q: f64) -> Duration {
         let mut sorted = self.0.clone();
