@@ -95,7 +95,17 @@ fn main() -> ExitCode {
     {
         eprintln!("botcraft: cannot raise the permitted capabilities: {error}");
     }
-    let runtime = match tokio::runtime::Runtime::new() {
+    // `mcp-stdio` relays one client's messages: on one thread, each hop between its tasks
+    // (stdin, the MCP service, the manager's client, the server's pipes) is a queue push,
+    // not a wake-up of another thread. `serve` has many clients: all cores.
+    let runtime = if matches!(cli.command, Command::McpStdio(_)) {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Runtime::new()
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("botcraft: cannot start the async runtime: {error}");

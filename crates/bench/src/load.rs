@@ -305,10 +305,11 @@ impl StdioDriver {
         self.write_line(&line).await
     }
 
-    /// Close stdin and give the server a moment to exit; its group is killed after.
+    /// Close stdin and let the server exit (a minute: under valgrind it writes its profile
+    /// first); its group is killed after.
     async fn close(mut self) {
         drop(self.stdin);
-        if tokio::time::timeout(Duration::from_secs(5), self.child.wait())
+        if tokio::time::timeout(Duration::from_secs(60), self.child.wait())
             .await
             .is_err()
         {

@@ -71,9 +71,14 @@ pub fn mcp_service<B: GatewayBackend>(
     let mut sessions = LocalSessionManager::default();
     sessions.session_config = session_config;
     let sessions = Arc::new(sessions);
+    // 2025-11-25 sessions and 2026-07-28 stateless requests on the same URL (rmcp's
+    // `legacy_session_mode`, the default). A stateless request whose handler sends nothing
+    // before its answer is answered as plain JSON (`json_response`); one that sends a
+    // notification or a request first (progress, elicitation) falls back to an event stream.
     let mut http = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(config.sse_keep_alive)
-        .with_cancellation_token(config.shutdown.clone());
+        .with_cancellation_token(config.shutdown.clone())
+        .with_json_response(true);
     if let Some(hosts) = &config.allowed_hosts {
         http = http.with_allowed_hosts(hosts.clone());
     }

@@ -172,7 +172,8 @@ impl<B: GatewayBackend> GatewayServer<B> {
         bot: &str,
         scope: &GatewayScope,
     ) -> Result<Arc<ExposedTools>, ErrorData> {
-        let exposed = fetch_listing(self.backend.as_ref(), bot, scope).await?;
+        // Boxed, as the backend's forward (`relayed.rs`): keeps each request's task small.
+        let exposed = Box::pin(fetch_listing(self.backend.as_ref(), bot, scope)).await?;
         *lock(&self.session.listed) = Some(exposed.clone());
         Ok(exposed)
     }
@@ -415,15 +416,14 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
             }),
             // A backend that relays tools only.
             Err(BackendError::Unsupported { .. }) => {
-                self.backend
-                    .call_tool(
-                        &bot,
-                        &route.server,
-                        &route.tool,
-                        request.arguments,
-                        context.ct.clone(),
-                    )
-                    .await
+                Box::pin(self.backend.call_tool(
+                    &bot,
+                    &route.server,
+                    &route.tool,
+                    request.arguments,
+                    context.ct.clone(),
+                ))
+                .await
             }
             Err(error) => Err(error),
         };

@@ -170,9 +170,14 @@ impl<B: GatewayBackend> GatewayServer<B> {
             )),
             progress: context.meta.get_progress_token(),
         };
-        self.backend
-            .forward(bot, server, request, target, context.ct.clone())
-            .await
+        // Boxed: rmcp spawns a task per request whose future holds the largest handler's
+        // state, and the backend's forward (toolsets, manager, rmcp client) is most of it.
+        // On the heap, every request's task stays small instead of being copied whole.
+        Box::pin(
+            self.backend
+                .forward(bot, server, request, target, context.ct.clone()),
+        )
+        .await
     }
 
     /// A list on this request's face: the server's page as it answered (`/mcp/{server}`),
