@@ -19,6 +19,7 @@ pub mod adapter;
 pub mod auth;
 pub mod backend;
 pub mod bridge;
+pub mod coalesce;
 pub mod exposed;
 pub mod gateway;
 pub mod manifest;

@@ -105,5 +105,8 @@ pub fn mcp_router<B: GatewayBackend>(
     }
     Router::new()
         .nest_service(MCP_PATH, service)
+        .layer(axum::middleware::from_fn(
+            crate::coalesce::coalesce_event_stream,
+        ))
         .layer(axum::middleware::from_fn_with_state(auth, authorize))
 }

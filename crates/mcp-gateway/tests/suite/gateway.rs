@@ -55,6 +55,12 @@ async fn bot_tools_are_listed_by_qualified_name_and_calls_are_routed() -> anyhow
         serde_json::from_str::<serde_json::Value>(&call_text(&called))?,
         json!({"bot": "forge", "server": "fs", "tool": "read", "arguments": {"text": "hi"}})
     );
+    // The session's event stream for a plain call ended with its one message: sent whole,
+    // with a length, in one write (mcp_gateway::coalesce).
+    assert_eq!(
+        (called.content_type.as_deref(), called.content_length.is_some()),
+        (Some("text/event-stream"), true)
+    );
     let failed = http
         .call(Some(FORGE_KEY), session, "forge-bash__fail", json!({}))
         .await?;

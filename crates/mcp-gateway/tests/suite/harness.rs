@@ -236,6 +236,9 @@ impl Served {
 pub struct Reply {
     pub status: u16,
     pub session: Option<String>,
+    /// `Content-Type` and `Content-Length` as sent.
+    pub content_type: Option<String>,
+    pub content_length: Option<u64>,
     /// The JSON body, or the JSON-RPC message of the SSE stream that answers the request.
     pub body: Value,
     pub text: String,
@@ -285,10 +288,14 @@ impl Http {
             .get("mcp-session-id")
             .and_then(|v| v.to_str().ok())
             .map(str::to_owned);
-        let is_sse = response
+        let content_type = response
             .headers()
             .get("content-type")
             .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let content_length = response.content_length();
+        let is_sse = content_type
+            .as_deref()
             .is_some_and(|v| v.starts_with("text/event-stream"));
         let text = if is_sse {
             first_sse_answer(response).await?
@@ -299,6 +306,8 @@ impl Http {
         Ok(Reply {
             status,
             session,
+            content_type,
+            content_length,
             body,
             text,
         })
