@@ -1,7 +1,9 @@
 //! `mcp-bench`: whole-process benchmarks of MCP servers, ours next to a
 //! reference peer in the same run. Owns the scenarios (spawn → tools/list,
-//! one tool call repeated) and the measurements (latency percentiles, peak RSS).
-//! A target is a stdio server command, or a streamable HTTP endpoint (`--url`).
+//! one tool call repeated, `load`: K calls in flight over a raw JSON-RPC client)
+//! and the measurements (latency percentiles, throughput, CPU and peak RSS of the
+//! measured process trees). A target is a stdio server command, or an HTTP endpoint
+//! (`--url`: streamable HTTP, or HTTP+SSE with `--legacy-sse`).
 
 mod legacy_sse;
 mod load;

@@ -13,7 +13,10 @@
 //! - **The stdio bridge** ([`bridge`]): `botcraft mcp-stdio --bot NAME`, which starts with
 //!   nothing: `initialize` and `tools/list` come from a bot manifest ([`manifest`]) on disk,
 //!   `tools/call` is forwarded to BotCraft's `/mcp`, and every failure of a call is that
-//!   call's, with a `stdio.*` reason code on stderr.
+//!   call's, with a `stdio.*` reason code on stderr. `--server S` relays `/mcp/S`;
+//!   `--local` serves the gateway's own server on stdio over a backend in the same process
+//!   ([`bridge::local`]).
+//! - **Speed**: [`coalesce`] sends a session's ended event-stream answer in one write.
 
 pub mod adapter;
 pub mod auth;

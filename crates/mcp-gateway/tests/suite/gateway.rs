@@ -58,7 +58,10 @@ async fn bot_tools_are_listed_by_qualified_name_and_calls_are_routed() -> anyhow
     // The session's event stream for a plain call ended with its one message: sent whole,
     // with a length, in one write (mcp_gateway::coalesce).
     assert_eq!(
-        (called.content_type.as_deref(), called.content_length.is_some()),
+        (
+            called.content_type.as_deref(),
+            called.content_length.is_some()
+        ),
         (Some("text/event-stream"), true)
     );
     let failed = http
