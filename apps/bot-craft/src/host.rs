@@ -90,23 +90,15 @@ pub fn local_pid_registry(data_dir: &Path) -> anyhow::Result<PathBuf> {
         if pid.unsigned_abs() == own || owner_alive {
             continue;
         }
-        let reaped = mcp_lifecycle::hygiene::PidRegistry::new(entry.path()).reap();
+        let registry = mcp_lifecycle::hygiene::PidRegistry::new(entry.path());
+        let reaped = registry.reap();
         if !reaped.is_empty() {
             eprintln!(
                 "botcraft: reaped {} MCP server process(es) a dead local aggregator left",
                 reaped.len()
             );
         }
-        remove_pid_registry(&entry.path());
+        registry.discard();
     }
     Ok(dir.join(format!("pids-{own}")))
-}
-
-/// Remove a registry and its tree record (after a clean stop).
-pub fn remove_pid_registry(path: &Path) {
-    let mut tree = path.as_os_str().to_owned();
-    tree.push(".tree");
-    for file in [path.to_path_buf(), PathBuf::from(tree)] {
-        let _ = std::fs::remove_file(file);
-    }
 }

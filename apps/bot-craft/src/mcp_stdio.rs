@@ -63,7 +63,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
     let settings = crate::host::manager_settings(crate::host::HostOptions {
         server_env: &command.server_env,
         cgroups: true,
-        pid_registry: Some(registry.clone()),
+        pid_registry: Some(registry),
         run_as: None,
     });
     let manager = McpServerManager::new(store.clone(), settings);
@@ -99,8 +99,8 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
         eprintln!("botcraft: some MCP servers did not stop within {stop:?}");
     }
     health_loop.abort();
-    drop(manager);
-    crate::host::remove_pid_registry(&registry);
+    // Every server is stopped: the registry goes, and a sweep still in flight writes nothing.
+    manager.discard_pid_registry();
     store.close().await;
     served?;
     Ok(())

@@ -80,6 +80,8 @@ fn parse_entries(text: &str) -> BTreeSet<ProcessId> {
 pub struct PidRegistry {
     path: PathBuf,
     lock: Mutex<()>,
+    /// Set by [`PidRegistry::discard`]: nothing is written any more.
+    discarded: std::sync::atomic::AtomicBool,
     /// Held while a server is spawned and recorded, and while the orphan sweep runs.
     gate: Mutex<()>,
 }
@@ -89,6 +91,7 @@ impl PidRegistry {
         Self {
             path: path.into(),
             lock: Mutex::new(()),
+            discarded: std::sync::atomic::AtomicBool::new(false),
             gate: Mutex::new(()),
         }
     }
@@ -119,6 +122,10 @@ impl PidRegistry {
     /// Record every process below BotCraft, so a start after a SIGKILL of BotCraft ends
     /// them all (a `setsid` grandchild too), not only the servers.
     pub fn record_tree(&self, tree: &BTreeSet<ProcessId>) {
+        let _guard = self.lock.lock();
+        if self.is_discarded() {
+            return;
+        }
         let text = format_entries(tree);
         if std::fs::read_to_string(self.tree_path()).ok().as_deref() == Some(text.as_str()) {
             return;
@@ -143,7 +150,25 @@ impl PidRegistry {
         parse_entries(&std::fs::read_to_string(&self.path).unwrap_or_default())
     }
 
+    fn is_discarded(&self) -> bool {
+        self.discarded.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Remove the registry's files for good (an owner that stopped everything and exits, or
+    /// the registry of a dead owner once reaped): later records are not written.
+    pub fn discard(&self) {
+        let _guard = self.lock.lock();
+        self.discarded
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for path in [self.path.clone(), self.tree_path()] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+
     fn write(&self, entries: &BTreeSet<ProcessId>) {
+        if self.is_discarded() {
+            return;
+        }
         if let Err(error) = std::fs::write(&self.path, format_entries(entries)) {
             tracing::warn!(path = %self.path.display(), %error, "cannot write the pid registry");
         }

@@ -387,6 +387,15 @@ impl McpServerManager {
         self.inner.events.subscribe()
     }
 
+    /// Remove the pid registry's files for good, once every server is stopped and this
+    /// process exits (a registry of its own, `mcp-stdio --local`): a sweep still running
+    /// writes nothing after this.
+    pub fn discard_pid_registry(&self) {
+        if let Some(registry) = &self.inner.registry {
+            registry.discard();
+        }
+    }
+
     /// Start `server` if it is not running; concurrent callers share one start.
     pub async fn start_server(&self, server: &str) -> Result<(), LifecycleError> {
         self.ensure_running(server).await.map(|_| ())

@@ -112,3 +112,30 @@ fn dropping_the_manager_with_its_runtime_leaves_no_descendant_alive() -> anyhow:
     );
     Ok(())
 }
+
+/// A discarded registry's files are gone and stay gone: a record or a tree written after
+/// (a sweep still in flight as its owner exits) writes nothing.
+#[test]
+fn a_discarded_registry_writes_nothing_more() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("pids");
+    let registry = PidRegistry::new(&path);
+    let me = proc_tree::identify(std::process::id()).ok_or_else(|| anyhow::anyhow!("no self"))?;
+    registry.record(me);
+    registry.record_tree(&BTreeSet::from([me]));
+    let mut listed: Vec<_> = std::fs::read_dir(dir.path())?
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["pids", "pids.tree"]);
+    registry.discard();
+    registry.record(me);
+    registry.record_tree(&BTreeSet::from([me]));
+    let left: Vec<_> = std::fs::read_dir(dir.path())?
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, Vec::<std::ffi::OsString>::new());
+    Ok(())
+}
