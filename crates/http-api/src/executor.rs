@@ -106,7 +106,9 @@ impl ToolExecutor for McpToolExecutor {
                 .toolsets
                 .call(&self.toolset.bot_id, route, arguments, cancel)
                 .await
-                .map(|result| flatten_result(result, tool.tool.output_schema.is_some()))
+                .map(|result| {
+                    flatten_result(result, tool.tool.output_schema.is_some(), &route.server)
+                })
                 .map_err(|error| call_error(qualified_name, error));
             record.finish(match &result {
                 Ok(content) if content.is_error => ToolCallOutcome::ToolError,
@@ -208,8 +210,13 @@ pub fn call_error(qualified_name: &str, error: CallError) -> ToolCallError {
 /// a text block that is the same JSON is left out, and no JSON is added when every string in
 /// it is already in the text (`{"content": TEXT}` beside TEXT, as the reference filesystem
 /// server answers). Its images are kept beside the text, for a model that takes them (the
-/// text describes them for one that does not).
-pub fn flatten_result(result: CallToolResult, declared_output: bool) -> ToolResultContent {
+/// text describes them for one that does not). A binary resource is described with the API
+/// path that reads it from `server` (`GET /api/servers/SERVER/resource?uri=…`).
+pub fn flatten_result(
+    result: CallToolResult,
+    declared_output: bool,
+    server: &str,
+) -> ToolResultContent {
     let is_error = result.is_error.unwrap_or(false);
     let images = result
         .content
@@ -250,7 +257,7 @@ pub fn flatten_result(result: CallToolResult, declared_output: bool) -> ToolResu
                 .content
                 .iter()
                 .filter(|block| !repeats_structured(block))
-                .map(describe_block),
+                .map(|block| describe_block(block, server)),
         )
         .collect();
     let text = blocks.join("\n");
@@ -285,7 +292,29 @@ fn passable_image(mime_type: &str, data: &str) -> bool {
     PASSABLE_IMAGES.contains(&mime_type) && data.len() <= MAX_IMAGE_BASE64_CHARS
 }
 
-fn describe_block(block: &ContentBlock) -> String {
+/// Where the API serves resource `uri` of `server`.
+pub fn resource_path(server: &str, uri: &str) -> String {
+    format!(
+        "/api/servers/{}/resource?uri={}",
+        percent_encoded(server),
+        percent_encoded(uri)
+    )
+}
+
+/// `text` with every byte outside RFC 3986's unreserved set percent-encoded.
+fn percent_encoded(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+fn describe_block(block: &ContentBlock, server: &str) -> String {
     match block {
         ContentBlock::Text(text) => text.text.clone(),
         ContentBlock::Image(image) if passable_image(&image.mime_type, &image.data) => format!(
@@ -305,7 +334,17 @@ fn describe_block(block: &ContentBlock) -> String {
         ),
         ContentBlock::Resource(embedded) => match &embedded.resource {
             ResourceContents::TextResourceContents { text, .. } => text.clone(),
-            ResourceContents::BlobResourceContents { uri, .. } => format!("[resource {uri}]"),
+            ResourceContents::BlobResourceContents {
+                uri,
+                mime_type,
+                blob,
+                ..
+            } => format!(
+                "[binary resource {uri} ({}, {} base64 characters), not shown: GET {}]",
+                mime_type.as_deref().unwrap_or("no type given"),
+                blob.len(),
+                resource_path(server, uri)
+            ),
             _ => "[resource]".to_owned(),
         },
         ContentBlock::ResourceLink(link) => format!("[resource link {}]", link.uri),
@@ -358,13 +397,13 @@ mod tests {
                     {"type": "audio", "data": "AAAAAAAA", "mimeType": "audio/wav"}
                 ]}),
                 ToolResultContent::text(
-                    "inside\n[resource file:///b]\n[resource link file:///c]\n[audio audio/wav, 8 base64 characters]",
+                    "inside\n[binary resource file:///b (no type given, 4 base64 characters), not shown: GET /api/servers/s/resource?uri=file%3A%2F%2F%2Fb]\n[resource link file:///c]\n[audio audio/wav, 8 base64 characters]",
                 ),
             ),
         ];
         for (raw, expected) in cases {
             let result: CallToolResult = serde_json::from_value(raw.clone()).expect("a result");
-            assert_eq!(flatten_result(result, false), expected, "{raw}");
+            assert_eq!(flatten_result(result, false, "s"), expected, "{raw}");
         }
     }
 
@@ -406,7 +445,7 @@ mod tests {
         for (raw, declared, expected) in cases {
             let result: CallToolResult = serde_json::from_value(raw.clone()).expect("a result");
             assert_eq!(
-                flatten_result(result, declared),
+                flatten_result(result, declared, "s"),
                 ToolResultContent::text(expected),
                 "{raw}"
             );

@@ -118,6 +118,7 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .post("/api/servers/{server}/restart", servers::restart)
         .get("/api/servers/{server}/logs", servers::logs)
         .get("/api/servers/{server}/tools", servers::tools)
+        .get("/api/servers/{server}/resource", servers::resource)
         .post(
             "/api/servers/{server}/tools/{tool}/call",
             servers::call_tool,

@@ -1,6 +1,6 @@
 //! `/api/servers…` — MCP server configs (CRUD with the store's validation, and an import of
 //! an `mcpServers` document) and their processes (start, stop, restart, stderr tail, tools,
-//! a tool call for testing). `{server}` is a server's id or its name. Every config write
+//! a tool call for testing, a resource read as bytes). `{server}` is a server's id or its name. Every config write
 //! reloads the manager's configs, so a change takes effect at the server's next start and a
 //! deleted server is stopped.
 
@@ -248,4 +248,114 @@ pub async fn call_tool(
         started.elapsed(),
     );
     Ok(Json(serde_json::to_value(result?).unwrap_or(Value::Null)))
+}
+
+/// The query of [`resource`].
+#[derive(Debug, Deserialize)]
+pub struct ResourceQuery {
+    pub uri: String,
+}
+
+/// `resources/read` of `uri` on the server (started if needed): the first contents as bytes
+/// (a blob decoded) under the resource's MIME type, always as an attachment with
+/// `nosniff`, so a resource is never rendered as a page of BotCraft's origin. The link a
+/// chat tool result gives for a binary resource.
+pub async fn resource(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    query: Result<axum::extract::Query<ResourceQuery>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, ApiError> {
+    use base64::Engine;
+    use mcp_lifecycle::ResourceContents;
+    use rmcp::model::{
+        ClientRequest, ReadResourceRequest, ReadResourceRequestParams, ServerResult,
+    };
+    let axum::extract::Query(query) = query.map_err(|error| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_query",
+            format!("expected ?uri=RESOURCE_URI: {error}"),
+        )
+    })?;
+    let name = managed_name(&state, &key).await?;
+    let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
+        ReadResourceRequestParams::new(query.uri.clone()),
+    ));
+    let answer = state
+        .manager
+        .forward(
+            &name,
+            request,
+            mcp_lifecycle::ForwardFor::default(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await
+        .map_err(|error| match error {
+            // The server's own refusal (an unknown URI): the caller's mistake.
+            LifecycleError::Refused { error, .. } => ApiError::not_found(
+                "unknown_resource",
+                format!(
+                    "MCP server {name:?} cannot read {:?}: {}",
+                    query.uri, error.message
+                ),
+            ),
+            other => other.into(),
+        })?;
+    let ServerResult::ReadResourceResult(result) = answer else {
+        return Err(ApiError::new(
+            StatusCode::BAD_GATEWAY,
+            "server_failed",
+            format!("MCP server {name:?} answered resources/read with something else"),
+        ));
+    };
+    let unknown = || {
+        ApiError::not_found(
+            "unknown_resource",
+            format!("MCP server {name:?} has no contents for {:?}", query.uri),
+        )
+    };
+    let (mime, bytes) = match result.contents.into_iter().next().ok_or_else(unknown)? {
+        ResourceContents::BlobResourceContents {
+            blob, mime_type, ..
+        } => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(blob.as_bytes())
+                .map_err(|error| {
+                    ApiError::new(
+                        StatusCode::BAD_GATEWAY,
+                        "server_failed",
+                        format!("MCP server {name:?} sent a blob that is not base64: {error}"),
+                    )
+                })?;
+            (
+                mime_type.unwrap_or_else(|| "application/octet-stream".to_owned()),
+                bytes,
+            )
+        }
+        ResourceContents::TextResourceContents {
+            text, mime_type, ..
+        } => (
+            mime_type.unwrap_or_else(|| "text/plain; charset=utf-8".to_owned()),
+            text.into_bytes(),
+        ),
+        _ => return Err(unknown()),
+    };
+    let mime = axum::http::HeaderValue::from_str(&mime).unwrap_or(
+        axum::http::HeaderValue::from_static("application/octet-stream"),
+    );
+    Ok((
+        [
+            (axum::http::header::CONTENT_TYPE, mime),
+            (
+                axum::http::header::CONTENT_DISPOSITION,
+                axum::http::HeaderValue::from_static("attachment"),
+            ),
+            (
+                axum::http::header::X_CONTENT_TYPE_OPTIONS,
+                axum::http::HeaderValue::from_static("nosniff"),
+            ),
+        ],
+        bytes,
+    )
+        .into_response())
 }

@@ -255,3 +255,80 @@ async fn openapi_document_is_served_with_the_key() -> anyhow::Result<()> {
     fx.finish().await;
     Ok(())
 }
+
+/// `GET /api/servers/{server}/resource?uri=…` reads a resource through the manager: a blob
+/// comes back decoded under its MIME type, as an attachment with `nosniff`; a URI the
+/// server does not know, a missing query and an unknown server are the caller's mistakes.
+#[tokio::test]
+async fn a_resource_is_read_as_bytes_through_the_api() -> anyhow::Result<()> {
+    use base64::Engine;
+    let fixture = Fixture::new([]).await?;
+    let binary = test_support::conformance_fixture_binary()?;
+    fixture
+        .store
+        .create_server(&store::McpServerSpec::new(
+            "fixture",
+            binary.display().to_string(),
+        ))
+        .await?;
+    fixture.manager.load_configs().await?;
+    let path = http_api::executor::resource_path("fixture", "test://static-binary");
+    assert_eq!(
+        path,
+        "/api/servers/fixture/resource?uri=test%3A%2F%2Fstatic-binary"
+    );
+    let read = fixture.send(request("GET", &path, None)).await?;
+    assert_eq!(read.status, 200, "{}", read.body);
+    let header = |name: &str| {
+        read.headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
+    assert_eq!(
+        (
+            header("content-type"),
+            header("content-disposition"),
+            header("x-content-type-options")
+        ),
+        (
+            Some("image/png".to_owned()),
+            Some("attachment".to_owned()),
+            Some("nosniff".to_owned())
+        )
+    );
+    let png = base64::engine::general_purpose::STANDARD
+        .decode(test_support::conformance_fixture::PNG_1X1)?;
+    assert_eq!(read.bytes, png);
+    let text = fixture
+        .send(request(
+            "GET",
+            &http_api::executor::resource_path("fixture", "test://static-text"),
+            None,
+        ))
+        .await?;
+    assert_eq!(text.status, 200);
+    assert_eq!(
+        text.body,
+        "This is the content of the static text resource."
+    );
+    let cases = [
+        (
+            "/api/servers/fixture/resource?uri=test%3A%2F%2Fnone",
+            404,
+            "unknown_resource",
+        ),
+        ("/api/servers/fixture/resource", 400, "bad_query"),
+        ("/api/servers/nobody/resource?uri=x", 404, "unknown_server"),
+    ];
+    for (path, status, code) in cases {
+        let reply = fixture.send(request("GET", path, None)).await?;
+        assert_eq!(
+            (reply.status.as_u16(), reply.error_code()),
+            (status, code.to_owned()),
+            "{path}"
+        );
+    }
+    fixture.finish().await;
+    Ok(())
+}

@@ -218,7 +218,8 @@ impl Fixture {
         Ok(Reply {
             status,
             headers,
-            body: String::from_utf8(bytes.to_vec())?,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+            bytes: bytes.to_vec(),
         })
     }
 
@@ -255,7 +256,9 @@ pub fn chat_body(bot: &str, text: &str) -> Value {
 pub struct Reply {
     pub status: StatusCode,
     pub headers: axum::http::HeaderMap,
+    /// The body as text (invalid UTF-8 replaced); `bytes` as sent.
     pub body: String,
+    pub bytes: Vec<u8>,
 }
 
 impl Reply {
