@@ -36,6 +36,20 @@ pub async fn open_store(data: &DataArgs, seed: Option<&SeedSettings>) -> anyhow:
     Ok(store)
 }
 
+/// `--server-env` / `BOTCRAFT_SERVER_ENV`, for every command that runs MCP servers.
+#[derive(Debug, Clone, clap::Args)]
+pub struct ServerEnvArgs {
+    /// Variables MCP server configs may read through `${VAR}`, besides TYPESENSE_URL and
+    /// TYPESENSE_SEARCH_KEY (comma-separated). BotCraft's own secrets never resolve.
+    #[arg(
+        long,
+        env = "BOTCRAFT_SERVER_ENV",
+        default_value = "",
+        value_name = "NAMES"
+    )]
+    pub server_env: String,
+}
+
 /// How this process hosts MCP servers.
 pub struct HostOptions<'a> {
     /// `BOTCRAFT_SERVER_ENV`: variables server configs may read besides the defaults.

@@ -30,15 +30,9 @@ pub struct McpStdioCommand {
     /// With --local: seed settings, used when the store is empty.
     #[command(flatten)]
     seed: SeedSettings,
-    /// With --local: variables MCP server configs may read through `${VAR}`, besides
-    /// TYPESENSE_URL and TYPESENSE_SEARCH_KEY (comma-separated).
-    #[arg(
-        long,
-        env = "BOTCRAFT_SERVER_ENV",
-        default_value = "",
-        value_name = "NAMES"
-    )]
-    server_env: String,
+    /// With --local: the variables server configs may read.
+    #[command(flatten)]
+    server_env: crate::host::ServerEnvArgs,
     /// With --local: how long stopping every MCP server may take on exit.
     #[arg(long, default_value = "15", value_name = "SECONDS")]
     stop_seconds: u64,
@@ -61,7 +55,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
     // folder); each server also dies with this process (its parent-death signal).
     let registry = crate::host::local_pid_registry(&command.data.data_dir)?;
     let settings = crate::host::manager_settings(crate::host::HostOptions {
-        server_env: &command.server_env,
+        server_env: &command.server_env.server_env,
         cgroups: true,
         pid_registry: Some(registry),
         run_as: None,

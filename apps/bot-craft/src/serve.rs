@@ -126,15 +126,8 @@ pub struct ServeArgs {
     /// pages (comma-separated). A request from any other page is refused (403).
     #[arg(long, env = "BOTCRAFT_ALLOWED_ORIGINS", value_delimiter = ',')]
     allowed_origins: Vec<String>,
-    /// Variables MCP server configs may read through `${VAR}`, besides TYPESENSE_URL and
-    /// TYPESENSE_SEARCH_KEY (comma-separated). BotCraft's own secrets never resolve.
-    #[arg(
-        long,
-        env = "BOTCRAFT_SERVER_ENV",
-        default_value = "",
-        value_name = "NAMES"
-    )]
-    server_env: String,
+    #[command(flatten)]
+    server_env: crate::host::ServerEnvArgs,
     /// Run every MCP server process as this Unix user (a name, or UID[:GID]) instead of
     /// BotCraft's own, so tools cannot read BotCraft's data folder or memory. Needs root, or
     /// CAP_SETUID, CAP_SETGID and CAP_KILL (the image gives them to the binary).
@@ -180,7 +173,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     };
     let run_as = tool_user(args.tool_user.as_deref())?;
     let settings = crate::host::manager_settings(crate::host::HostOptions {
-        server_env: &args.server_env,
+        server_env: &args.server_env.server_env,
         cgroups: args.cgroups == "auto",
         pid_registry: Some(args.data.data_dir.join("pids")),
         run_as,

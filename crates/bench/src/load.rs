@@ -103,6 +103,16 @@ fn check(answer: &Value, spec: &LoadSpec) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A way to run one phase: `calls` calls, `depth` in flight.
+trait Phases {
+    async fn phase(
+        &mut self,
+        spec: &LoadSpec,
+        depth: usize,
+        calls: usize,
+    ) -> anyhow::Result<Samples>;
+}
+
 /// Run every depth of `spec` over `wire`; the figures, then the peak RSS of the trees (KiB).
 pub async fn run(wire: &Wire, spec: &LoadSpec) -> anyhow::Result<(Vec<Phase>, u64)> {
     match wire {
@@ -110,22 +120,9 @@ pub async fn run(wire: &Wire, spec: &LoadSpec) -> anyhow::Result<(Vec<Phase>, u6
             let mut driver = StdioDriver::spawn(command).await?;
             let mut roots = vec![driver.pid];
             roots.extend(&spec.tree_pids);
-            let mut phases = Vec::new();
-            driver.pipelined(spec, 1, spec.warmup).await?;
-            for &depth in &spec.depths {
-                let cpu = usage::cpu_micros(&roots);
-                let started = Instant::now();
-                let samples = driver.pipelined(spec, depth, spec.calls).await?;
-                phases.push(Phase {
-                    depth,
-                    samples,
-                    elapsed: started.elapsed(),
-                    cpu_micros: usage::cpu_micros(&roots).saturating_sub(cpu),
-                });
-            }
-            let rss = usage::peak_rss_kib(&roots);
+            let measured = measured(&mut driver, spec, &roots).await;
             driver.close().await;
-            Ok((phases, rss))
+            measured
         }
         Wire::Http { url, headers } => {
             let client = reqwest::Client::builder()
@@ -136,53 +133,39 @@ pub async fn run(wire: &Wire, spec: &LoadSpec) -> anyhow::Result<(Vec<Phase>, u6
             for _ in 0..spec.sessions.max(1) {
                 sessions.push(HttpSession::open(&client, url, headers).await?);
             }
-            let sessions = Arc::new(sessions);
-            let next_id = Arc::new(AtomicUsize::new(1));
-            measured(spec, |depth, calls| {
-                workers(sessions.clone(), next_id.clone(), spec, depth, calls)
-            })
-            .await
+            let mut workers = HttpWorkers {
+                sessions: Arc::new(sessions),
+                next_id: Arc::new(AtomicUsize::new(1)),
+            };
+            measured(&mut workers, spec, &spec.tree_pids).await
         }
         Wire::LegacySse { url, headers } => {
             let mut stream = SseStream::open(url, headers).await?;
-            stream.pipelined(spec, 1, spec.warmup).await?;
-            let mut phases = Vec::new();
-            for &depth in &spec.depths {
-                let cpu = usage::cpu_micros(&spec.tree_pids);
-                let started = Instant::now();
-                let samples = stream.pipelined(spec, depth, spec.calls).await?;
-                phases.push(Phase {
-                    depth,
-                    samples,
-                    elapsed: started.elapsed(),
-                    cpu_micros: usage::cpu_micros(&spec.tree_pids).saturating_sub(cpu),
-                });
-            }
-            Ok((phases, usage::peak_rss_kib(&spec.tree_pids)))
+            measured(&mut stream, spec, &spec.tree_pids).await
         }
     }
 }
 
-/// Warm up, then each depth, measuring the trees of `spec.tree_pids`.
-async fn measured<F, Fut>(spec: &LoadSpec, mut phase: F) -> anyhow::Result<(Vec<Phase>, u64)>
-where
-    F: FnMut(usize, usize) -> Fut,
-    Fut: Future<Output = anyhow::Result<Samples>>,
-{
-    phase(1, spec.warmup).await?;
+/// Warm up, then each depth, measuring the trees under `roots`; their peak RSS at the end.
+async fn measured(
+    driver: &mut impl Phases,
+    spec: &LoadSpec,
+    roots: &[u32],
+) -> anyhow::Result<(Vec<Phase>, u64)> {
+    driver.phase(spec, 1, spec.warmup).await?;
     let mut phases = Vec::new();
     for &depth in &spec.depths {
-        let cpu = usage::cpu_micros(&spec.tree_pids);
+        let cpu = usage::cpu_micros(roots);
         let started = Instant::now();
-        let samples = phase(depth, spec.calls).await?;
+        let samples = driver.phase(spec, depth, spec.calls).await?;
         phases.push(Phase {
             depth,
             samples,
             elapsed: started.elapsed(),
-            cpu_micros: usage::cpu_micros(&spec.tree_pids).saturating_sub(cpu),
+            cpu_micros: usage::cpu_micros(roots).saturating_sub(cpu),
         });
     }
-    Ok((phases, usage::peak_rss_kib(&spec.tree_pids)))
+    Ok((phases, usage::peak_rss_kib(roots)))
 }
 
 struct StdioDriver {
@@ -264,8 +247,35 @@ impl StdioDriver {
         }
     }
 
-    /// `calls` calls, `depth` in flight.
-    async fn pipelined(
+    async fn issue(
+        &mut self,
+        spec: &LoadSpec,
+        sent: &mut HashMap<u64, Instant>,
+    ) -> anyhow::Result<()> {
+        let id = self.next_id;
+        self.next_id += 1;
+        let line = serde_json::to_vec(&request(id, spec))?;
+        sent.insert(id, Instant::now());
+        self.write_line(&line).await
+    }
+
+    /// Close stdin and let the server exit (a minute: under valgrind it writes its profile
+    /// first); its group is killed after.
+    async fn close(mut self) {
+        drop(self.stdin);
+        if tokio::time::timeout(Duration::from_secs(60), self.child.wait())
+            .await
+            .is_err()
+        {
+            let _ = kill_group(self.pid);
+            let _ = self.child.wait().await;
+        }
+    }
+}
+
+impl Phases for StdioDriver {
+    /// Pipelined: `depth` requests written, one more each time an answer arrives.
+    async fn phase(
         &mut self,
         spec: &LoadSpec,
         depth: usize,
@@ -292,34 +302,10 @@ impl StdioDriver {
         }
         Ok(samples)
     }
-
-    async fn issue(
-        &mut self,
-        spec: &LoadSpec,
-        sent: &mut HashMap<u64, Instant>,
-    ) -> anyhow::Result<()> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let line = serde_json::to_vec(&request(id, spec))?;
-        sent.insert(id, Instant::now());
-        self.write_line(&line).await
-    }
-
-    /// Close stdin and let the server exit (a minute: under valgrind it writes its profile
-    /// first); its group is killed after.
-    async fn close(mut self) {
-        drop(self.stdin);
-        if tokio::time::timeout(Duration::from_secs(60), self.child.wait())
-            .await
-            .is_err()
-        {
-            let _ = nix_kill_group(self.pid);
-            let _ = self.child.wait().await;
-        }
-    }
 }
 
-fn nix_kill_group(pid: u32) -> std::io::Result<()> {
+/// Kill the process group led by `pid`.
+fn kill_group(pid: u32) -> std::io::Result<()> {
     let status = std::process::Command::new("kill")
         .args(["-KILL", "--", &format!("-{pid}")])
         .status()?;
@@ -389,6 +375,30 @@ impl HttpSession {
             url: url.to_owned(),
             headers,
         })
+    }
+}
+
+/// The sessions a phase's workers share, and the next request id.
+struct HttpWorkers {
+    sessions: Arc<Vec<HttpSession>>,
+    next_id: Arc<AtomicUsize>,
+}
+
+impl Phases for HttpWorkers {
+    async fn phase(
+        &mut self,
+        spec: &LoadSpec,
+        depth: usize,
+        calls: usize,
+    ) -> anyhow::Result<Samples> {
+        workers(
+            self.sessions.clone(),
+            self.next_id.clone(),
+            spec,
+            depth,
+            calls,
+        )
+        .await
     }
 }
 
@@ -569,8 +579,11 @@ impl SseStream {
             .context("no answer within 60 s")?
             .context("the event stream ended")
     }
+}
 
-    async fn pipelined(
+impl Phases for SseStream {
+    /// Pipelined: `depth` POSTs out, one more each time an answer arrives on the stream.
+    async fn phase(
         &mut self,
         spec: &LoadSpec,
         depth: usize,
