@@ -1,8 +1,9 @@
 //! A screenshot in chat: a scripted model drives real Playwright MCP (Debian Chromium,
 //! through the manager) to a page served on 127.0.0.1 and asks for a screenshot. For a bot
-//! marked `vision` the next provider request carries the image (OpenAI chat completions: a
-//! user image part after the tool message, naming the call); the UI stream carries it as a
-//! `file` part. A bot without vision gets the description only. Fails, never skips, when
+//! marked `vision` the next provider request carries the image in its wire's own shape
+//! (OpenAI chat completions: a user image part after the tool message, naming the call;
+//! Anthropic Messages: an `image` block inside the `tool_result`); the UI stream carries it
+//! as a `file` part. A bot without vision gets the description only. Fails, never skips, when
 //! Chromium or the pinned npm package is missing.
 
 mod common;
@@ -34,6 +35,8 @@ fn serve(data: &Path, llm: &FakeLlm) -> anyhow::Result<Served> {
     command
         .env("OPENAI_API_KEY", "sk-rich-results")
         .env("OPENAI_BASE_URL", llm.openai_base_url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-rich-results")
+        .env("ANTHROPIC_BASE_URL", llm.anthropic_base_url())
         .env("RUST_LOG", "warn");
     tokio::task::block_in_place(|| spawn_served(command))
 }
@@ -66,8 +69,13 @@ async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyho
         .send(reqwest::Method::POST, "/api/servers", Some(browser))
         .await?;
     anyhow::ensure!(status == 201, "browser: {status} {body}");
-    for (bot, vision) in [("seer", true), ("blind", false)] {
-        let spec = json!({"name": bot, "model": "openai:gpt-test", "toolLoadingMode": "eager",
+    let bots = [
+        ("seer", "openai:gpt-test", true),
+        ("blind", "openai:gpt-test", false),
+        ("claude-seer", "anthropic:claude-test", true),
+    ];
+    for (bot, model, vision) in bots {
+        let spec = json!({"name": bot, "model": model, "toolLoadingMode": "eager",
                           "vision": vision});
         let (status, body) = api
             .send(reqwest::Method::POST, "/api/bots", Some(spec))
@@ -81,7 +89,7 @@ async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyho
             .await?;
         anyhow::ensure!(status == 200, "bind {bot}: {status} {body}");
     }
-    for (index, (bot, vision)) in [("seer", true), ("blind", false)].into_iter().enumerate() {
+    for (index, (bot, model, vision)) in bots.into_iter().enumerate() {
         let first = llm.requests().len();
         llm.push(FakeReply::tool_calls([FakeToolCall::new(
             &format!("nav{index}"),
@@ -108,6 +116,38 @@ async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyho
         );
         let last: &Value = &requests[first + 2].body;
         let messages = last["messages"].as_array().context("messages")?;
+        if model.starts_with("anthropic:") {
+            // Anthropic: the image rides inside the call's own tool_result block.
+            let result = messages
+                .iter()
+                .filter(|m| m["role"] == "user")
+                .filter_map(|m| m["content"].as_array())
+                .flatten()
+                .find(|b| b["type"] == "tool_result" && b["tool_use_id"] == format!("shot{index}"))
+                .context("the screenshot's tool_result")?;
+            let image = result["content"]
+                .as_array()
+                .and_then(|blocks| blocks.iter().find(|b| b["type"] == "image"))
+                .context("no image block in the tool_result")?;
+            assert_eq!(image["source"]["type"], "base64", "{bot}");
+            assert!(
+                ["image/png", "image/jpeg"]
+                    .contains(&image["source"]["media_type"].as_str().unwrap_or("")),
+                "{bot}: {}",
+                image["source"]["media_type"]
+            );
+            assert!(
+                image["source"]["data"]
+                    .as_str()
+                    .is_some_and(|d| d.len() > 100),
+                "{bot}: no image data"
+            );
+            assert!(
+                stream.contains(r#""type":"file""#),
+                "{bot}: no file part in the stream"
+            );
+            continue;
+        }
         let tool_at = messages
             .iter()
             .position(|m| m["role"] == "tool" && m["tool_call_id"] == format!("shot{index}"))
