@@ -29,7 +29,8 @@ naive="$root/e2e/naive-aggregator.mjs"
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-faces.XXXXXX")
 pids=()
 cleanup() {
-  # Each service leads its own process group (setsid): end the whole tree.
+  # Each service leads its own process group (setsid): end the whole tree. A script killed
+  # outright takes them with it (setpriv --pdeathsig KILL).
   for pid in "${pids[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do
     timeout 10 tail --pid="$pid" -f /dev/null 2>/dev/null || kill -KILL -- "-$pid" 2>/dev/null || true
@@ -44,7 +45,7 @@ many_key="bench-many-$RANDOM$RANDOM"
 
 # BotCraft: an empty store; server `fake` (always on) for bot `bench`; ten lazy servers for
 # bot `many`, listed once and stopped.
-BOTCRAFT_BOT_KEYS="bench=$bot_key,many=$many_key" RUST_LOG=warn setsid "$botcraft" serve \
+BOTCRAFT_BOT_KEYS="bench=$bot_key,many=$many_key" RUST_LOG=warn setsid setpriv --pdeathsig KILL "$botcraft" serve \
   --no-seed --addr 127.0.0.1:0 --data-dir "$work/botcraft" --api-key "$admin_key" \
   >"$work/botcraft.log" 2>&1 &
 bc_pid=$!
@@ -71,13 +72,13 @@ done
 printf '{"mcpServers": {"fake": {"command": "%s", "args": []}}}\n' "$fake" >"$work/hub.json"
 hub_port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 HOME="$work/hub-home" XDG_STATE_HOME="$work/hub-state" XDG_CONFIG_HOME="$work/hub-config" \
-  setsid "$node" "$hub" --port "$hub_port" --config "$work/hub.json" >"$work/hub.log" 2>&1 &
+  setsid setpriv --pdeathsig KILL "$node" "$hub" --port "$hub_port" --config "$work/hub.json" >"$work/hub.log" 2>&1 &
 hub_pid=$!
 pids+=("$hub_pid")
 await_line "$work/hub.log" 'servers started successfully' 60 "$hub_pid" >/dev/null
 
 # The floor of any HTTP face: a bare axum endpoint answering JSON at once.
-setsid "$echo_bin" 127.0.0.1:0 >"$work/echo.log" 2>&1 &
+setsid setpriv --pdeathsig KILL "$echo_bin" 127.0.0.1:0 >"$work/echo.log" 2>&1 &
 echo_pid=$!
 pids+=("$echo_pid")
 line=$(await_line "$work/echo.log" 'listening on http://' 30 "$echo_pid")

@@ -96,12 +96,19 @@ pub fn local_pid_registry(data_dir: &Path) -> anyhow::Result<PathBuf> {
         let Some(pid) = name
             .to_str()
             .and_then(|name| name.strip_prefix("pids-"))
-            .and_then(|pid| pid.parse::<i32>().ok())
+            .and_then(|pid| pid.parse::<u32>().ok())
+            .filter(|pid| *pid != own)
+            .and_then(|pid| i32::try_from(pid).ok())
+            .filter(|pid| *pid > 0)
         else {
             continue;
         };
-        let owner_alive = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
-        if pid.unsigned_abs() == own || owner_alive {
+        // Only a pid that names no process is a dead owner (EPERM: alive, another user's).
+        let owner_gone = matches!(
+            nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+            Err(nix::errno::Errno::ESRCH)
+        );
+        if !owner_gone {
             continue;
         }
         let registry = mcp_lifecycle::hygiene::PidRegistry::new(entry.path());

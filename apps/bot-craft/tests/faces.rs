@@ -271,32 +271,6 @@ async fn listing_starts_nothing_idle_stop_holds_and_warm_paths_send_no_query() -
     Ok(())
 }
 
-/// The processes whose parent is `pid` (every thread's children).
-fn children_of(pid: u32) -> Vec<u32> {
-    let mut found = Vec::new();
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-    {
-        let text = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
-        found.extend(
-            text.split_whitespace()
-                .filter_map(|p| p.parse::<u32>().ok()),
-        );
-    }
-    found
-}
-
-fn alive(pid: u32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat
-        .rsplit(") ")
-        .next()
-        .and_then(|rest| rest.chars().next());
-    !stat.is_empty() && state != Some('Z')
-}
-
 /// `botcraft mcp-stdio --bot desk --local` over `data`, its MCP client listening for
 /// `tools/list_changed` on `changed`.
 async fn local_aggregator(
@@ -386,7 +360,7 @@ async fn local_aggregator_serves_the_bot_in_process_and_leaves_nothing_behind() 
             .map(|t| t.text.as_str()),
         Some("local")
     );
-    let servers = children_of(pid);
+    let servers: Vec<_> = proc_tree::descendants(pid).into_iter().collect();
     assert_eq!(
         servers.len(),
         1,
@@ -397,7 +371,10 @@ async fn local_aggregator_serves_the_bot_in_process_and_leaves_nothing_behind() 
         .await
         .context("the aggregator did not exit after stdin closed")??;
     assert!(status.success(), "exit status {status}");
-    assert!(!alive(servers[0]), "the server outlived the aggregator");
+    assert!(
+        !proc_tree::is_alive(servers[0]),
+        "the server outlived the aggregator"
+    );
     let registries: Vec<_> = std::fs::read_dir(dir.path().join("local"))?
         .flatten()
         .map(|e| e.file_name())
@@ -414,8 +391,8 @@ async fn local_aggregator_serves_the_bot_in_process_and_leaves_nothing_behind() 
     let pid = child.id().context("no pid")?;
     assert_eq!(names(&client.list_all_tools().await?), expected);
     assert_eq!(
-        children_of(pid),
-        Vec::<u32>::new(),
+        proc_tree::descendants(pid),
+        std::collections::BTreeSet::new(),
         "listing started a server"
     );
     client.cancel().await?;

@@ -140,11 +140,7 @@ impl Peer {
 
     /// Peak resident set size of the server process (`VmHWM`), in KiB.
     pub fn peak_rss_kib(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid?)).ok()?;
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
-            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        crate::usage::vm_hwm_kib(self.pid?)
     }
 
     pub async fn close(self) {

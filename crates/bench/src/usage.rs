@@ -40,23 +40,16 @@ fn ticks(stat: &str) -> Option<u64> {
 
 /// Peak resident memory of the trees under `roots`: each process's `VmHWM`, summed, in KiB.
 pub fn peak_rss_kib(roots: &[u32]) -> u64 {
-    tree(roots)
-        .into_iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/status")).ok())
-        .filter_map(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix("VmHWM:"))
-                .and_then(|value| {
-                    value
-                        .trim()
-                        .trim_end_matches("kB")
-                        .trim()
-                        .parse::<u64>()
-                        .ok()
-                })
-        })
-        .sum()
+    tree(roots).into_iter().filter_map(vm_hwm_kib).sum()
+}
+
+/// One process's peak resident memory (`VmHWM` of `/proc/PID/status`), in KiB.
+pub fn vm_hwm_kib(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 #[cfg(test)]
@@ -75,17 +68,19 @@ mod tests {
         let me = std::process::id();
         assert!(tree(&[me]).contains(&me));
         assert!(peak_rss_kib(&[me]) > 0);
-        // Spend some CPU, then see the counter move.
+        // Spend CPU until the counter moves (a tick is 10 ms of CPU); a counter that never
+        // moves fails after a billion steps, whatever the machine's load.
         let start = cpu_micros(&[me]);
         let mut x = 0u64;
-        let until = std::time::Instant::now() + std::time::Duration::from_millis(60);
-        while std::time::Instant::now() < until {
-            x = x.wrapping_mul(31).wrapping_add(1);
+        let mut moved = false;
+        for step in 0..1_000_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(step);
+            if step % 1_000_000 == 0 && cpu_micros(&[me]) > start {
+                moved = true;
+                break;
+            }
         }
         std::hint::black_box(x);
-        assert!(
-            cpu_micros(&[me]) > start,
-            "no CPU counted for 60 ms of work"
-        );
+        assert!(moved, "no CPU counted for a billion steps of work");
     }
 }

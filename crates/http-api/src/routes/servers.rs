@@ -292,11 +292,13 @@ pub async fn resource(
         .await
         .map_err(|error| match error {
             // The server's own refusal (an unknown URI): the caller's mistake.
+            // Its message is the server's words: BotCraft's secret values are cut out.
             LifecycleError::Refused { error, .. } => ApiError::not_found(
                 "unknown_resource",
                 format!(
                     "MCP server {name:?} cannot read {:?}: {}",
-                    query.uri, error.message
+                    query.uri,
+                    state.config.redactor.redact(&error.message)
                 ),
             ),
             other => other.into(),
