@@ -7,7 +7,8 @@
 #
 # Bounded: a fixed number of examples per operation, one worker. Left out: the
 # operations that start processes or need a model provider (chat, a server's
-# start/restart/tools/test call), which the crates' own tests cover with fakes;
+# start/restart/tools/test call, a resource read), which the crates' own tests cover
+# with fakes;
 # the store is empty (--no-seed), so nothing generated can run a command.
 #
 #   cargo build -p bot-craft && scripts/schemathesis.sh
@@ -60,7 +61,7 @@ for role in admin chat; do
       --max-examples "${ST_MAX_EXAMPLES:-30}" \
       --workers 1 \
       --exclude-path /api/ai/chat \
-      --exclude-path-regex '^/api/servers/\{server\}/(start|restart|tools)' \
+      --exclude-path-regex '^/api/servers/\{server\}/(start|restart|tools|resource)' \
       --suppress-health-check all \
       --no-color
 done
