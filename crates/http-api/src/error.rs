@@ -135,7 +135,9 @@ impl From<LifecycleError> for ApiError {
         let message = error.to_string();
         match &error {
             LifecycleError::UnknownServer { .. } => Self::not_found("unknown_server", message),
-            LifecycleError::NotConfigured { .. } | LifecycleError::EnvNotAllowed { .. } => {
+            LifecycleError::NotConfigured { .. }
+            | LifecycleError::EnvNotAllowed { .. }
+            | LifecycleError::BadHeader { .. } => {
                 Self::new(StatusCode::CONFLICT, "server_not_configured", message)
             }
             LifecycleError::BackingOff { .. } => Self::new(

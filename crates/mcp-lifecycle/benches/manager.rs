@@ -51,6 +51,7 @@ fn config(name: &str, binary: &Path) -> ServerConfig {
         command: binary.display().to_string(),
         args: Vec::new(),
         env: BTreeMap::new(),
+        remote: None,
         call_timeout: Duration::from_secs(60),
         init_timeout: Duration::from_secs(60),
         always_on: false,

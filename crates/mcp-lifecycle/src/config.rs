@@ -13,13 +13,45 @@ pub struct ServerConfig {
     /// The store's id (for the tool cache); empty for servers not in the store.
     pub id: String,
     pub name: String,
+    /// The program of a stdio server (empty for a remote one).
     pub command: String,
     pub args: Vec<String>,
     pub env: BTreeMap<String, String>,
+    /// Where a remote server is reached; `None`: a child process over stdio.
+    pub remote: Option<RemoteEndpoint>,
     pub call_timeout: Duration,
     pub init_timeout: Duration,
     pub always_on: bool,
     pub idle_timeout: Duration,
+}
+
+/// A remote server's address.
+#[derive(Clone, PartialEq, Eq)]
+pub struct RemoteEndpoint {
+    pub transport: RemoteTransport,
+    pub url: String,
+    /// Sent with every request; values may hold `${VAR}` references, resolved at connect.
+    pub headers: BTreeMap<String, String>,
+}
+
+/// The header values may be credentials: only their names are shown.
+impl std::fmt::Debug for RemoteEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteEndpoint")
+            .field("transport", &self.transport)
+            .field("url", &crate::remote::shown_url(&self.url))
+            .field("headers", &self.headers.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+/// How a remote server is spoken to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteTransport {
+    /// Streamable HTTP (MCP 2025-03-26 and later): rmcp's client transport.
+    StreamableHttp,
+    /// HTTP+SSE (MCP 2024-11-05): `crate::sse_client`.
+    Sse,
 }
 
 fn millis(ms: i64) -> Duration {
@@ -34,12 +66,26 @@ impl From<&store::McpServer> for ServerConfig {
             command: server.command.clone(),
             args: server.args.clone(),
             env: server.env.clone(),
+            remote: remote_endpoint(server),
             call_timeout: millis(server.timeout),
             init_timeout: millis(server.init_timeout),
             always_on: server.always_on,
             idle_timeout: millis(server.idle_timeout_ms),
         }
     }
+}
+
+fn remote_endpoint(server: &store::McpServer) -> Option<RemoteEndpoint> {
+    let transport = match server.transport {
+        store::Transport::Stdio => return None,
+        store::Transport::StreamableHttp => RemoteTransport::StreamableHttp,
+        store::Transport::Sse => RemoteTransport::Sse,
+    };
+    Some(RemoteEndpoint {
+        transport,
+        url: server.url.clone().unwrap_or_default(),
+        headers: server.headers.clone(),
+    })
 }
 
 /// Environment variables passed from BotCraft's environment to every server, when present.

@@ -145,6 +145,45 @@ pub fn write_deployment_env(
     Ok(written)
 }
 
+/// `template` (the value of env `key` or of a header of `server`) with every `${VAR}`
+/// replaced from `source`, under `policy`: a reference the policy refuses is
+/// [`LifecycleError::EnvNotAllowed`], one not set [`LifecycleError::NotConfigured`]. The
+/// errors name the variable, never a value.
+pub(crate) fn resolve_template(
+    server: &str,
+    key: &str,
+    template: &str,
+    source: &BTreeMap<String, String>,
+    policy: &EnvPolicy,
+) -> Result<String, LifecycleError> {
+    let not_configured = |variable: &str| LifecycleError::NotConfigured {
+        server: server.to_owned(),
+        key: key.to_owned(),
+        variable: variable.to_owned(),
+    };
+    // The store refuses malformed references on write; one that slipped in is unresolvable.
+    let segments = parse_env_value(template).map_err(|_| not_configured(template))?;
+    let mut value = String::new();
+    for segment in segments {
+        match segment {
+            EnvSegment::Literal(text) => value.push_str(text),
+            EnvSegment::Reference(name) if !policy.allows(name) => {
+                return Err(LifecycleError::EnvNotAllowed {
+                    server: server.to_owned(),
+                    key: key.to_owned(),
+                    variable: name.to_owned(),
+                    secret: EnvPolicy::is_secret(name),
+                    allowed: policy.allowed().join(", "),
+                });
+            }
+            EnvSegment::Reference(name) => {
+                value.push_str(source.get(name).ok_or_else(|| not_configured(name))?);
+            }
+        }
+    }
+    Ok(value)
+}
+
 /// The full, explicit environment of `config`'s process.
 pub fn server_env(
     config: &ServerConfig,
@@ -160,31 +199,7 @@ pub fn server_env(
         })
         .collect();
     for (key, template) in &config.env {
-        let not_configured = |variable: &str| LifecycleError::NotConfigured {
-            server: config.name.clone(),
-            key: key.clone(),
-            variable: variable.to_owned(),
-        };
-        // The store refuses malformed references on write; one that slipped in is unresolvable.
-        let segments = parse_env_value(template).map_err(|_| not_configured(template))?;
-        let mut value = String::new();
-        for segment in segments {
-            match segment {
-                EnvSegment::Literal(text) => value.push_str(text),
-                EnvSegment::Reference(name) if !policy.allows(name) => {
-                    return Err(LifecycleError::EnvNotAllowed {
-                        server: config.name.clone(),
-                        key: key.clone(),
-                        variable: name.to_owned(),
-                        secret: EnvPolicy::is_secret(name),
-                        allowed: policy.allowed().join(", "),
-                    });
-                }
-                EnvSegment::Reference(name) => {
-                    value.push_str(source.get(name).ok_or_else(|| not_configured(name))?);
-                }
-            }
-        }
+        let value = resolve_template(&config.name, key, template, source, policy)?;
         env.insert(key.clone(), value);
     }
     Ok(env)
@@ -208,6 +223,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| ((*k).into(), (*v).into()))
                 .collect(),
+            remote: None,
             call_timeout: Duration::from_secs(1),
             init_timeout: Duration::from_secs(1),
             always_on: false,

@@ -55,6 +55,18 @@ pub enum LifecycleError {
         secret: bool,
         allowed: String,
     },
+    #[error("MCP server {server:?}: header {name:?} does not resolve to a valid HTTP header")]
+    BadHeader { server: String, name: String },
+    #[error("MCP server {server:?}: cannot connect to {url} over {transport}: {reason}")]
+    Connect {
+        server: String,
+        /// As shown: without its query ([`crate::remote::shown_url`]).
+        url: String,
+        transport: &'static str,
+        reason: String,
+    },
+    #[error("MCP server {server:?}: the connection to {url} was lost; the next use reconnects")]
+    Disconnected { server: String, url: String },
     #[error("MCP server {server:?}: cannot start {command:?}")]
     Spawn {
         server: String,

@@ -36,15 +36,19 @@ mod prctl;
 mod process;
 pub mod reaper;
 pub mod relay;
+mod remote;
 mod restart;
 pub mod run_as;
+pub mod sse_client;
 mod state;
 mod stderr_tail;
 mod tap;
 mod tool_lists;
 
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
-pub use config::{ManagerSettings, PASSED_THROUGH_ENV, ServerConfig};
+pub use config::{
+    ManagerSettings, PASSED_THROUGH_ENV, RemoteEndpoint, RemoteTransport, ServerConfig,
+};
 pub use environment::{
     DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
 };
@@ -55,6 +59,7 @@ pub use in_process::InProcessServer;
 pub use lease::Lease;
 pub use manager::McpServerManager;
 pub use process::{McpProcess, StartOptions};
+pub use remote::shown_url;
 pub use restart::{RestartDecision, RestartPolicy};
 pub use run_as::{RunAs, RunAsError};
 pub use state::{ServerState, ServerStatus};

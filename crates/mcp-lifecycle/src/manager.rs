@@ -181,6 +181,8 @@ pub(crate) struct Inner {
     pub cgroups: Option<Arc<crate::cgroup::Cgroups>>,
     /// Wakes the orphan sweep (a server exited or was stopped).
     pub sweep_now: tokio::sync::Notify,
+    /// The HTTP client of remote servers, made on the first connect.
+    pub http: std::sync::OnceLock<reqwest::Client>,
 }
 
 /// The lifecycle of every MCP server. Cheap to share behind an `Arc`.
@@ -252,6 +254,7 @@ impl McpServerManager {
                 registry,
                 cgroups,
                 sweep_now: tokio::sync::Notify::new(),
+                http: std::sync::OnceLock::new(),
             }),
         });
         if manager.inner.settings.reap_orphans {
@@ -490,6 +493,7 @@ impl McpServerManager {
             slot.in_process(),
             server_env(&config, &settings.env, &settings.env_policy),
         ) {
+            (None, _) if config.remote.is_some() => self.connect_remote(&slot, client).await,
             (Some(server), _) => {
                 McpProcess::start_in_process(&config, server.as_ref(), client).await
             }
@@ -564,6 +568,32 @@ impl McpServerManager {
         Ok(process)
     }
 
+    async fn connect_remote(
+        &self,
+        slot: &Slot,
+        client: crate::client::ClientSide,
+    ) -> Result<McpProcess, LifecycleError> {
+        let config = slot.config();
+        let Some(endpoint) = &config.remote else {
+            return Err(LifecycleError::UnknownServer {
+                server: config.name.clone(),
+            });
+        };
+        let settings = &self.inner.settings;
+        let headers =
+            crate::remote::resolve_headers(&config, endpoint, &settings.env, &settings.env_policy)?;
+        let http = self.inner.http.get_or_init(crate::remote::http_client);
+        crate::remote::connect(
+            &config,
+            endpoint,
+            headers,
+            http.clone(),
+            client,
+            slot.start_cancel(),
+        )
+        .await
+    }
+
     pub(crate) fn clone_handle(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -583,10 +613,16 @@ impl McpServerManager {
                         state.set(Phase::Error);
                         state.last_exit = Some(exit);
                         state.last_stderr = process.stderr_tail();
-                        state.last_error = Some(LifecycleError::Exited {
-                            server: config.name.clone(),
-                            exit,
-                            stderr_tail: process.stderr_tail(),
+                        state.last_error = Some(match process.url() {
+                            Some(url) => LifecycleError::Disconnected {
+                                server: config.name.clone(),
+                                url: url.to_owned(),
+                            },
+                            None => LifecycleError::Exited {
+                                server: config.name.clone(),
+                                exit,
+                                stderr_tail: process.stderr_tail(),
+                            },
                         });
                         true
                     }

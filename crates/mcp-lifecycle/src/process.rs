@@ -51,10 +51,16 @@ enum Backing {
     },
     /// A task of this process, spoken to over an in-memory pipe.
     InProcess { task: AbortHandle },
+    /// A remote server; "exits" when the connection is lost or closed.
+    Remote {
+        /// As shown ([`crate::remote::shown_url`]).
+        url: String,
+        lost: Arc<watch::Sender<Option<ExitInfo>>>,
+    },
 }
 
 /// How a handshake that did not complete ended.
-enum HandshakeFailure {
+pub(crate) enum HandshakeFailure {
     TimedOut,
     Refused(Box<rmcp::service::ClientInitializeError>),
     Exited,
@@ -83,7 +89,8 @@ const NO_EXIT: ExitInfo = ExitInfo {
     signal: None,
 };
 
-/// `initialize` within `config`'s init timeout, abandoned as soon as the server exits.
+/// `initialize` over a pipe within `config`'s init timeout, abandoned as soon as the server
+/// exits.
 async fn handshake<R, W>(
     config: &ServerConfig,
     read: R,
@@ -100,7 +107,23 @@ where
     let transport = crate::tap::ProgressTap::new(
         rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
         relay,
+        None,
     );
+    handshake_over(config, transport, exit, client, cancel).await
+}
+
+/// `initialize` over `transport` within `config`'s init timeout, abandoned as soon as the
+/// server exits (or its connection is lost).
+pub(crate) async fn handshake_over<T>(
+    config: &ServerConfig,
+    transport: T,
+    exit: &watch::Receiver<Option<ExitInfo>>,
+    client: ClientSide,
+    cancel: &tokio_util::sync::CancellationToken,
+) -> Result<RunningService<RoleClient, ClientSide>, HandshakeFailure>
+where
+    T: rmcp::transport::Transport<RoleClient> + 'static,
+{
     let handshake = client.serve(transport);
     let mut exit_wait = exit.clone();
     tokio::select! {
@@ -114,7 +137,7 @@ where
     }
 }
 
-fn handshake_error(
+pub(crate) fn handshake_error(
     config: &ServerConfig,
     failure: HandshakeFailure,
     exit: Option<ExitInfo>,
@@ -406,6 +429,54 @@ impl McpProcess {
         }
     }
 
+    /// A remote connection that completed `initialize`; `lost` is told when it ends.
+    pub(crate) fn remote(
+        config: &ServerConfig,
+        service: RunningService<RoleClient, ClientSide>,
+        url: String,
+        lost: Arc<watch::Sender<Option<ExitInfo>>>,
+        exit: watch::Receiver<Option<ExitInfo>>,
+    ) -> Self {
+        Self {
+            server: config.name.clone(),
+            backing: Backing::Remote { url, lost },
+            peer: service.peer().clone(),
+            service: tokio::sync::Mutex::new(Some(service)),
+            exit,
+            stderr: StderrTail::new(0),
+            stderr_task: Mutex::new(None),
+            started_at: Instant::now(),
+            registry: None,
+        }
+    }
+
+    /// Whether the server is reached over the network rather than run by BotCraft.
+    pub fn is_remote(&self) -> bool {
+        matches!(self.backing, Backing::Remote { .. })
+    }
+
+    /// The URL of a remote server, as shown.
+    pub fn url(&self) -> Option<&str> {
+        match &self.backing {
+            Backing::Remote { url, .. } => Some(url),
+            _ => None,
+        }
+    }
+
+    /// A remote connection that failed under a call: counted as lost, so that the next use
+    /// connects again instead of reusing it.
+    fn lose_connection(&self) {
+        if let Backing::Remote { lost, .. } = &self.backing {
+            lost.send_if_modified(|exit| {
+                let first = exit.is_none();
+                if first {
+                    *exit = Some(NO_EXIT);
+                }
+                first
+            });
+        }
+    }
+
     pub fn server(&self) -> &str {
         &self.server
     }
@@ -414,7 +485,7 @@ impl McpProcess {
     pub fn pid(&self) -> Option<u32> {
         match self.backing {
             Backing::Child { pid, .. } => Some(pid),
-            Backing::InProcess { .. } => None,
+            Backing::InProcess { .. } | Backing::Remote { .. } => None,
         }
     }
 
@@ -442,6 +513,7 @@ impl McpProcess {
     }
 
     fn request_error(&self, method: &'static str, error: ServiceError) -> LifecycleError {
+        self.note_transport_failure(&error);
         LifecycleError::Request {
             server: self.server.clone(),
             method,
@@ -529,10 +601,35 @@ impl McpProcess {
         }
     }
 
+    /// After a request failed on a remote connection: a transport failure (the server is
+    /// gone, the stream broke) loses the connection, so the next use reconnects.
+    fn note_transport_failure(&self, error: &ServiceError) {
+        if self.is_remote()
+            && matches!(
+                error,
+                ServiceError::TransportSend(_) | ServiceError::TransportClosed
+            )
+        {
+            self.lose_connection();
+        }
+    }
+
     /// The error of a call that failed: if the server exited meanwhile (its pipe closes just
     /// before its exit status is known: waited for briefly), that it exited, with its exit
     /// status and stderr tail; otherwise the request error.
     async fn died_or(&self, tool: &str, error: ServiceError) -> LifecycleError {
+        self.note_transport_failure(&error);
+        if let Backing::Remote { url, .. } = &self.backing {
+            return match error {
+                ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
+                    LifecycleError::Disconnected {
+                        server: self.server.clone(),
+                        url: url.clone(),
+                    }
+                }
+                error => self.request_error("tools/call", error),
+            };
+        }
         if self.wait_exit(Duration::from_millis(500)).await
             && let Some(exit) = self.exit_status()
         {
@@ -567,6 +664,11 @@ impl McpProcess {
                     task.abort();
                     self.wait_exit(grace).await;
                 }
+            }
+            Backing::Remote { .. } => {
+                // Closing the transport ends the session (streamable HTTP sends its DELETE).
+                self.close_transport(grace).await;
+                self.lose_connection();
             }
         }
         self.exit_status()

@@ -4,7 +4,8 @@
 //! client after the result (and after the request's stream closed). The tap sees every
 //! message in wire order, before rmcp's service loop, and queues progress for its caller;
 //! a forwarded request waits for its queue to drain before it answers
-//! ([`crate::McpServerManager::forward`]).
+//! ([`crate::McpServerManager::forward`]). For a remote server the tap also reports the end of
+//! the transport: the connection's "exit".
 
 use std::sync::Arc;
 
@@ -13,17 +14,26 @@ use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
+use tokio::sync::watch;
+
+use crate::error::ExitInfo;
 use crate::relay::Relay;
 
 /// `inner`, with progress notifications queued on `relay` as they arrive.
 pub(crate) struct ProgressTap<T> {
     inner: T,
     relay: Arc<Relay>,
+    /// Told when the transport ends (a remote connection's "exit").
+    lost: Option<Arc<watch::Sender<Option<ExitInfo>>>>,
 }
 
 impl<T> ProgressTap<T> {
-    pub(crate) fn new(inner: T, relay: Arc<Relay>) -> Self {
-        Self { inner, relay }
+    pub(crate) fn new(
+        inner: T,
+        relay: Arc<Relay>,
+        lost: Option<Arc<watch::Sender<Option<ExitInfo>>>>,
+    ) -> Self {
+        Self { inner, relay, lost }
     }
 }
 
@@ -38,7 +48,21 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
     }
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
-        let message = self.inner.receive().await?;
+        let Some(message) = self.inner.receive().await else {
+            if let Some(lost) = &self.lost {
+                lost.send_if_modified(|exit| {
+                    let first = exit.is_none();
+                    if first {
+                        *exit = Some(ExitInfo {
+                            code: None,
+                            signal: None,
+                        });
+                    }
+                    first
+                });
+            }
+            return None;
+        };
         if let JsonRpcMessage::Notification(JsonRpcNotification {
             notification: ServerNotification::ProgressNotification(progress),
             ..

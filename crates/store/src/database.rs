@@ -62,6 +62,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "bot results",
         include_str!("../migrations/sqlite/0004_bot_results.sql"),
     ),
+    (
+        5,
+        "remote servers",
+        include_str!("../migrations/sqlite/0005_remote_servers.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -83,6 +88,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         4,
         "bot results",
         include_str!("../migrations/postgres/0004_bot_results.sql"),
+    ),
+    (
+        5,
+        "remote servers",
+        include_str!("../migrations/postgres/0005_remote_servers.sql"),
     ),
 ];
 

@@ -11,6 +11,26 @@ pub enum ValidationError {
     BadName { entity: &'static str, name: String },
     #[error("MCP server {server:?}: command is empty")]
     EmptyCommand { server: String },
+    #[error("MCP server {server:?}: a {transport} server needs a url")]
+    MissingUrl { server: String, transport: String },
+    #[error(
+        "MCP server {server:?}: url must be an absolute http:// or https:// URL without user or password ({reason})"
+    )]
+    BadUrl { server: String, reason: String },
+    #[error("MCP server {server:?}: a {transport} server takes no {field}")]
+    NotForTransport {
+        server: String,
+        transport: String,
+        field: &'static str,
+    },
+    #[error("MCP server {server:?}: header {name:?} is not a valid HTTP header name")]
+    BadHeaderName { server: String, name: String },
+    #[error(
+        "MCP server {server:?}: header {name:?} is set by the transport itself and cannot be configured"
+    )]
+    ReservedHeader { server: String, name: String },
+    #[error("MCP server {server:?}: header {name:?} has a malformed ${{VAR}} reference")]
+    BadHeaderReference { server: String, name: String },
     #[error(
         "MCP server {server:?}: {field} holds a NUL byte or a control character (only tab and newline are allowed, in arguments and env values)"
     )]

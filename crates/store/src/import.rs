@@ -5,11 +5,15 @@
 //! - VS Code `.vscode/mcp.json`: `{"servers": {NAME: {"type": "stdio", command, args, env}}}`;
 //! - VS Code `settings.json`: `{"mcp": {"servers": {…}}}`.
 //!
-//! Only stdio servers are imported. An entry is skipped, with the reason, when it is remote
-//! (`url` or a `type` other than `stdio`), disabled (`"disabled": true`), needs what the model
-//! cannot hold (`cwd`, `envFile`), or fails validation (a refused env key, a VS Code
-//! `${input:…}` reference, …). Importing a name that exists replaces its command, args and env
-//! and keeps its timeouts, always-on flag and instructions.
+//! A stdio entry has `command`, `args`, `env`. A remote entry has `url` (Windsurf:
+//! `serverUrl`) and optional `headers`; its transport is its `type`: `http`,
+//! `streamable-http` or `streamableHttp` (streamable HTTP) or `sse` (HTTP+SSE). A remote entry
+//! without a `type` (Cursor's form) is streamable HTTP unless its path ends in `/sse`, the
+//! convention of SSE servers. An entry is skipped, with the reason, when its `type` is none of
+//! these, it is disabled (`"disabled": true`), needs what the model cannot hold (`cwd`,
+//! `envFile`), or fails validation (a refused env key, a VS Code `${input:…}` reference, a URL
+//! with a password, …). Importing a name that exists replaces how it is reached (transport,
+//! command, args, env, url, headers) and keeps its timeouts, always-on flag and instructions.
 
 use std::collections::BTreeMap;
 
@@ -18,7 +22,7 @@ use thiserror::Error;
 
 use crate::database::Store;
 use crate::error::{StoreError, ValidationError};
-use crate::model::McpServerSpec;
+use crate::model::{McpServerSpec, Transport};
 use crate::validate;
 
 /// A file that is not an `mcpServers` document at all.
@@ -35,12 +39,14 @@ pub enum ImportError {
 pub enum SkipReason {
     #[error("not an object")]
     NotAnObject,
-    #[error("a remote server ({transport}); only stdio servers are managed")]
-    Remote { transport: String },
+    #[error("transport type {transport:?} is not one BotCraft speaks (stdio, http, sse)")]
+    UnknownTransport { transport: String },
     #[error("disabled in the source file")]
     Disabled,
     #[error("no \"command\" string")]
     NoCommand,
+    #[error("no \"url\" for a remote server")]
+    NoUrl,
     #[error("field {field:?} has the wrong type")]
     WrongType { field: &'static str },
     #[error("field {field:?} is not supported by the McpServer model")]
@@ -95,22 +101,27 @@ pub fn parse_mcp_servers(text: &str) -> Result<ImportPlan, ImportError> {
 
 fn entry_spec(name: &str, entry: &Value) -> Result<McpServerSpec, SkipReason> {
     let entry = entry.as_object().ok_or(SkipReason::NotAnObject)?;
-    if let Some(url) = entry.get("url").or_else(|| entry.get("serverUrl")) {
-        let transport = entry
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or(if url.is_string() { "http" } else { "remote" });
-        return Err(SkipReason::Remote {
-            transport: transport.to_owned(),
-        });
-    }
-    if let Some(kind) = entry.get("type").and_then(Value::as_str)
-        && kind != "stdio"
-    {
-        return Err(SkipReason::Remote {
-            transport: kind.to_owned(),
-        });
-    }
+    let kind = match entry.get("type") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(kind)) => Some(kind.as_str()),
+        Some(_) => return Err(SkipReason::WrongType { field: "type" }),
+    };
+    let url = entry.get("url").or_else(|| entry.get("serverUrl"));
+    let transport = match (kind, url) {
+        (Some("stdio"), _) => Transport::Stdio,
+        (Some("http" | "streamable-http" | "streamableHttp"), _) => Transport::StreamableHttp,
+        (Some("sse"), _) => Transport::Sse,
+        (Some(other), _) => {
+            return Err(SkipReason::UnknownTransport {
+                transport: other.to_owned(),
+            });
+        }
+        (None, None) => Transport::Stdio,
+        (None, Some(url)) => match url.as_str() {
+            Some(url) if url_path(url).ends_with("/sse") => Transport::Sse,
+            _ => Transport::StreamableHttp,
+        },
+    };
     if entry.get("disabled").and_then(Value::as_bool) == Some(true) {
         return Err(SkipReason::Disabled);
     }
@@ -120,6 +131,9 @@ fn entry_spec(name: &str, entry: &Value) -> Result<McpServerSpec, SkipReason> {
                 field: if field == "cwd" { "cwd" } else { "envFile" },
             });
         }
+    }
+    if transport.is_remote() {
+        return remote_spec(name, transport, entry);
     }
     let command = entry
         .get("command")
@@ -141,6 +155,35 @@ fn entry_spec(name: &str, entry: &Value) -> Result<McpServerSpec, SkipReason> {
     Ok(spec)
 }
 
+/// The path of `url`, without its query or fragment.
+fn url_path(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let path = rest.find('/').map_or("", |at| &rest[at..]);
+    path.split(['?', '#']).next().unwrap_or_default()
+}
+
+fn remote_spec(
+    name: &str,
+    transport: Transport,
+    entry: &serde_json::Map<String, Value>,
+) -> Result<McpServerSpec, SkipReason> {
+    let url = entry
+        .get("url")
+        .or_else(|| entry.get("serverUrl"))
+        .ok_or(SkipReason::NoUrl)?
+        .as_str()
+        .ok_or(SkipReason::WrongType { field: "url" })?;
+    let headers: BTreeMap<String, String> = match entry.get("headers") {
+        None | Some(Value::Null) => BTreeMap::new(),
+        Some(value) => serde_json::from_value(value.clone())
+            .map_err(|_| SkipReason::WrongType { field: "headers" })?,
+    };
+    let mut spec = McpServerSpec::remote(name, transport, url);
+    spec.headers = headers;
+    validate::server(&spec)?;
+    Ok(spec)
+}
+
 impl Store {
     /// Write an import plan: create new names, update command/args/env of existing ones.
     pub async fn import_servers(&self, plan: &ImportPlan) -> Result<ImportReport, StoreError> {
@@ -152,9 +195,12 @@ impl Store {
             match self.server_by_name(&spec.name).await? {
                 Some(existing) => {
                     let mut merged = existing.spec();
+                    merged.transport = spec.transport;
                     merged.command = spec.command.clone();
                     merged.args = spec.args.clone();
                     merged.env = spec.env.clone();
+                    merged.url = spec.url.clone();
+                    merged.headers = spec.headers.clone();
                     self.update_server(&existing.id, &merged).await?;
                     report.updated.push(spec.name.clone());
                 }

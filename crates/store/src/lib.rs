@@ -38,7 +38,7 @@ pub use import::{ImportError, ImportPlan, ImportReport, SkipReason, Skipped, par
 pub use model::{
     BindingSpec, Bot, BotMcpServer, BotSpec, BoundServer, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_INIT_TIMEOUT_MS, DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_STEP_LIMIT, DEFAULT_TIMEOUT_MS,
-    McpServer, McpServerSpec, ToolCache, ToolLoadingMode,
+    McpServer, McpServerSpec, ToolCache, ToolLoadingMode, Transport,
 };
 pub use seed::{
     DEFAULT_BOT_MODEL, DEFAULT_BOT_NAME, DEFAULT_PLAYWRIGHT_EXTRA_ARGS, PLAYWRIGHT_MCP_PACKAGE,

@@ -21,10 +21,17 @@ pub const DEFAULT_MAX_TOOL_RESULT_CHARS: i64 = 100_000;
 pub struct McpServer {
     pub id: String,
     pub name: String,
+    /// How BotCraft reaches the server: a child process over stdio, or a remote URL.
+    pub transport: Transport,
+    /// The program of a stdio server; empty for a remote one.
     pub command: String,
     pub args: Vec<String>,
     /// Environment for the process; values may hold `${VAR}` references resolved at spawn.
     pub env: BTreeMap<String, String>,
+    /// The endpoint of a remote server (`streamable-http`, `sse`); `None` for stdio.
+    pub url: Option<String>,
+    /// HTTP headers sent to a remote server; values may hold `${VAR}` references.
+    pub headers: BTreeMap<String, String>,
     /// Tool-call timeout, ms.
     pub timeout: i64,
     /// `initialize` timeout, ms.
@@ -43,9 +50,12 @@ impl McpServer {
     pub fn spec(&self) -> McpServerSpec {
         McpServerSpec {
             name: self.name.clone(),
+            transport: self.transport,
             command: self.command.clone(),
             args: self.args.clone(),
             env: self.env.clone(),
+            url: self.url.clone(),
+            headers: self.headers.clone(),
             timeout: self.timeout,
             init_timeout: self.init_timeout,
             always_on: self.always_on,
@@ -60,11 +70,18 @@ impl McpServer {
 #[serde(rename_all = "camelCase")]
 pub struct McpServerSpec {
     pub name: String,
+    #[serde(default)]
+    pub transport: Transport,
+    #[serde(default)]
     pub command: String,
     #[serde(default)]
     pub args: Vec<String>,
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
     #[serde(default = "default_timeout")]
     pub timeout: i64,
     #[serde(default = "default_init_timeout")]
@@ -92,15 +109,32 @@ impl McpServerSpec {
     pub fn new(name: impl Into<String>, command: impl Into<String>) -> Self {
         Self {
             name: name.into(),
+            transport: Transport::Stdio,
             command: command.into(),
             args: Vec::new(),
             env: BTreeMap::new(),
+            url: None,
+            headers: BTreeMap::new(),
             timeout: DEFAULT_TIMEOUT_MS,
             init_timeout: DEFAULT_INIT_TIMEOUT_MS,
             always_on: false,
             idle_timeout_ms: DEFAULT_IDLE_TIMEOUT_MS,
             instructions: None,
         }
+    }
+
+    /// A remote server at `url`, reached over `transport`, with the model's defaults.
+    pub fn remote(name: impl Into<String>, transport: Transport, url: impl Into<String>) -> Self {
+        Self {
+            transport,
+            url: Some(url.into()),
+            ..Self::new(name, "")
+        }
+    }
+
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
     }
 
     pub fn args<I, S>(mut self, args: I) -> Self
@@ -140,6 +174,46 @@ impl McpServerSpec {
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
         self
+    }
+}
+
+/// How BotCraft reaches an MCP server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Transport {
+    /// A child process spoken to over stdin and stdout.
+    #[default]
+    Stdio,
+    /// A remote server at a URL, over streamable HTTP (MCP 2025-03-26 and later).
+    StreamableHttp,
+    /// A remote server at a URL, over the HTTP+SSE transport of MCP 2024-11-05.
+    Sse,
+}
+
+impl Transport {
+    pub const ALL: [Self; 3] = [Self::Stdio, Self::StreamableHttp, Self::Sse];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stdio => "stdio",
+            Self::StreamableHttp => "streamable-http",
+            Self::Sse => "sse",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == text)
+    }
+
+    /// Whether the server is reached at a URL rather than run as a child.
+    pub fn is_remote(self) -> bool {
+        self != Self::Stdio
+    }
+}
+
+impl std::fmt::Display for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 

@@ -6,10 +6,10 @@ use sqlx::any::AnyRow;
 use crate::changes::StoreChange;
 use crate::database::{Store, flag, from_json_text, new_id, to_json_text};
 use crate::error::{StoreError, is_unique_violation};
-use crate::model::{McpServer, McpServerSpec};
+use crate::model::{McpServer, McpServerSpec, Transport};
 use crate::validate;
 
-const COLUMNS: &str = r#""id", "name", "command", "args", "env", "timeout", "initTimeout", "alwaysOn", "idleTimeoutMs", "instructions", "createdAt", "updatedAt""#;
+const COLUMNS: &str = r#""id", "name", "command", "args", "env", "timeout", "initTimeout", "alwaysOn", "idleTimeoutMs", "instructions", "createdAt", "updatedAt", "transport", "url", "headers""#;
 
 fn decode(row: &AnyRow) -> Result<McpServer, StoreError> {
     let id: String = row.try_get("id")?;
@@ -19,7 +19,22 @@ fn decode(row: &AnyRow) -> Result<McpServer, StoreError> {
         Some(text) => from_json_text(&text, "McpServer", "env", &id)?,
         None => Default::default(),
     };
+    let headers: Option<String> = row.try_get("headers")?;
+    let headers = match headers {
+        Some(text) => from_json_text(&text, "McpServer", "headers", &id)?,
+        None => Default::default(),
+    };
+    let transport: String = row.try_get("transport")?;
+    let transport = Transport::parse(&transport).ok_or_else(|| StoreError::Corrupt {
+        table: "McpServer",
+        column: "transport",
+        id: id.clone(),
+        reason: format!("unknown transport {transport:?}"),
+    })?;
     Ok(McpServer {
+        transport,
+        url: row.try_get("url")?,
+        headers,
         args: from_json_text(&args, "McpServer", "args", &id)?,
         env,
         name: row.try_get("name")?,
@@ -39,6 +54,10 @@ fn env_text(spec: &McpServerSpec) -> Option<String> {
     (!spec.env.is_empty()).then(|| to_json_text(&spec.env))
 }
 
+fn headers_text(spec: &McpServerSpec) -> Option<String> {
+    (!spec.headers.is_empty()).then(|| to_json_text(&spec.headers))
+}
+
 impl Store {
     /// Create a server; refused when the spec is invalid or the name is taken.
     pub async fn create_server(&self, spec: &McpServerSpec) -> Result<McpServer, StoreError> {
@@ -46,7 +65,7 @@ impl Store {
         let now = self.now_ms();
         let id = new_id(now);
         let sql = format!(
-            "INSERT INTO \"McpServer\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)"
+            "INSERT INTO \"McpServer\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&id)
@@ -61,6 +80,9 @@ impl Store {
             .bind(spec.instructions.clone())
             .bind(now)
             .bind(now)
+            .bind(spec.transport.as_str())
+            .bind(spec.url.clone())
+            .bind(headers_text(spec))
             .execute(self.pool())
             .await
             .map_err(|error| duplicate_name(error, &spec.name))?;
@@ -78,7 +100,7 @@ impl Store {
     ) -> Result<McpServer, StoreError> {
         validate::server(spec)?;
         let result = sqlx::query(
-            r#"UPDATE "McpServer" SET "name" = $1, "command" = $2, "args" = $3, "env" = $4, "timeout" = $5, "initTimeout" = $6, "alwaysOn" = $7, "idleTimeoutMs" = $8, "instructions" = $9, "updatedAt" = $10 WHERE "id" = $11"#,
+            r#"UPDATE "McpServer" SET "name" = $1, "command" = $2, "args" = $3, "env" = $4, "timeout" = $5, "initTimeout" = $6, "alwaysOn" = $7, "idleTimeoutMs" = $8, "instructions" = $9, "updatedAt" = $10, "transport" = $11, "url" = $12, "headers" = $13 WHERE "id" = $14"#,
         )
         .bind(&spec.name)
         .bind(&spec.command)
@@ -90,6 +112,9 @@ impl Store {
         .bind(spec.idle_timeout_ms)
         .bind(spec.instructions.clone())
         .bind(self.now_ms())
+        .bind(spec.transport.as_str())
+        .bind(spec.url.clone())
+        .bind(headers_text(spec))
         .bind(id)
         .execute(self.pool())
         .await

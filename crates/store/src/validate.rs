@@ -107,10 +107,25 @@ fn has_control(text: &str, multiline: bool) -> bool {
 pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
     name("MCP server", &spec.name)?;
     let server = spec.name.as_str();
-    if spec.command.trim().is_empty() {
-        return Err(ValidationError::EmptyCommand {
+    if spec.transport.is_remote() {
+        remote(spec)?;
+    } else {
+        if spec.command.trim().is_empty() {
+            return Err(ValidationError::EmptyCommand {
+                server: server.to_owned(),
+            });
+        }
+        let not_for = |field| ValidationError::NotForTransport {
             server: server.to_owned(),
-        });
+            transport: spec.transport.to_string(),
+            field,
+        };
+        if spec.url.is_some() {
+            return Err(not_for("url"));
+        }
+        if !spec.headers.is_empty() {
+            return Err(not_for("headers"));
+        }
     }
     let control = |field: String| ValidationError::ControlCharacter {
         server: server.to_owned(),
@@ -154,6 +169,117 @@ pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
             return Err(ValidationError::BadEnvReference {
                 server: server.to_owned(),
                 key: key.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Headers a remote server's transport sets itself: a config may not set or override them.
+pub const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "connection",
+    "content-length",
+    "content-type",
+    "host",
+    "last-event-id",
+    "mcp-method",
+    "mcp-name",
+    "mcp-protocol-version",
+    "mcp-session-id",
+    "te",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// Whether `name` is an HTTP header name (RFC 9110 `token`).
+fn is_header_name(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// Why `url` is not an endpoint BotCraft connects to, if it is not: an absolute `http` or
+/// `https` URL with a host, no user or password (a credential belongs in a header, where it
+/// is never shown), no whitespace or control character.
+pub fn url_problem(url: &str) -> Option<&'static str> {
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    let Some(rest) = rest else {
+        return Some("the scheme is not http or https");
+    };
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Some("it holds whitespace or a control character");
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    if authority.contains('@') {
+        return Some("it carries a user or password");
+    }
+    let host = authority
+        .rsplit_once(':')
+        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
+        .map_or(authority, |(host, _)| host);
+    if host.is_empty() || host == "[]" {
+        return Some("it has no host");
+    }
+    None
+}
+
+fn remote(spec: &McpServerSpec) -> Result<(), ValidationError> {
+    let server = spec.name.as_str();
+    let transport = spec.transport.to_string();
+    let url = spec
+        .url
+        .as_deref()
+        .ok_or_else(|| ValidationError::MissingUrl {
+            server: server.to_owned(),
+            transport: transport.clone(),
+        })?;
+    if let Some(reason) = url_problem(url) {
+        return Err(ValidationError::BadUrl {
+            server: server.to_owned(),
+            reason: reason.to_owned(),
+        });
+    }
+    let not_for = |field| ValidationError::NotForTransport {
+        server: server.to_owned(),
+        transport: transport.clone(),
+        field,
+    };
+    if !spec.command.is_empty() {
+        return Err(not_for("command"));
+    }
+    if !spec.args.is_empty() {
+        return Err(not_for("args"));
+    }
+    if !spec.env.is_empty() {
+        return Err(not_for("env"));
+    }
+    for (name, value) in &spec.headers {
+        if !is_header_name(name) {
+            return Err(ValidationError::BadHeaderName {
+                server: server.to_owned(),
+                name: name.clone(),
+            });
+        }
+        if RESERVED_HEADERS.contains(&name.to_ascii_lowercase().as_str()) {
+            return Err(ValidationError::ReservedHeader {
+                server: server.to_owned(),
+                name: name.clone(),
+            });
+        }
+        if has_control(value, false) {
+            return Err(ValidationError::ControlCharacter {
+                server: server.to_owned(),
+                field: format!("header {name}"),
+            });
+        }
+        if parse_env_value(value).is_err() {
+            return Err(ValidationError::BadHeaderReference {
+                server: server.to_owned(),
+                name: name.clone(),
             });
         }
     }

@@ -71,6 +71,7 @@ pub fn config(name: &str) -> ServerConfig {
         command: "in-process".to_owned(),
         args: Vec::new(),
         env: Default::default(),
+        remote: None,
         call_timeout: Duration::from_secs(3600),
         init_timeout: Duration::from_secs(30),
         always_on: false,

@@ -2,7 +2,7 @@
 
 use pretty_assertions::assert_eq;
 use store::{
-    ImportPlan, ImportReport, McpServerSpec, SkipReason, Skipped, ValidationError,
+    ImportPlan, ImportReport, McpServerSpec, SkipReason, Skipped, Transport, ValidationError,
     parse_mcp_servers,
 };
 
@@ -16,7 +16,10 @@ const CLAUDE_DESKTOP: &str = r#"{
       "args": ["run", "-i", "ghcr.io/github/github-mcp-server"],
       "env": { "GITHUB_TOKEN": "${GITHUB_TOKEN}" }
     },
-    "remote": { "url": "https://example.com/mcp" },
+    "remote": { "url": "https://example.com/mcp", "headers": { "Authorization": "Bearer ${EXAMPLE_TOKEN}" } },
+    "legacy": { "url": "http://127.0.0.1:9000/sse" },
+    "leaky": { "url": "https://user:pw@example.com/mcp" },
+    "ws": { "type": "websocket", "url": "wss://example.com" },
     "off": { "command": "x", "disabled": true },
     "evil": { "command": "node", "env": { "NODE_OPTIONS": "--require /tmp/x.js" } },
     "nocmd": { "args": ["a"] },
@@ -41,8 +44,15 @@ fn claude_desktop_file_is_read_with_reasons_for_what_is_left_out() -> anyhow::Re
                 McpServerSpec::new("github", "docker")
                     .args(["run", "-i", "ghcr.io/github/github-mcp-server"])
                     .env("GITHUB_TOKEN", "${GITHUB_TOKEN}"),
+                McpServerSpec::remote("legacy", Transport::Sse, "http://127.0.0.1:9000/sse"),
                 McpServerSpec::new("memory", "npx")
                     .args(["-y", "@modelcontextprotocol/server-memory"]),
+                McpServerSpec::remote(
+                    "remote",
+                    Transport::StreamableHttp,
+                    "https://example.com/mcp"
+                )
+                .header("Authorization", "Bearer ${EXAMPLE_TOKEN}"),
             ],
             skipped: vec![
                 skipped(
@@ -52,15 +62,22 @@ fn claude_desktop_file_is_read_with_reasons_for_what_is_left_out() -> anyhow::Re
                         key: "NODE_OPTIONS".into()
                     })
                 ),
+                skipped(
+                    "leaky",
+                    SkipReason::Invalid(ValidationError::BadUrl {
+                        server: "leaky".into(),
+                        reason: "it carries a user or password".into()
+                    })
+                ),
                 skipped("nocmd", SkipReason::NoCommand),
                 skipped("off", SkipReason::Disabled),
+                skipped("weird", SkipReason::NotAnObject),
                 skipped(
-                    "remote",
-                    SkipReason::Remote {
-                        transport: "http".into()
+                    "ws",
+                    SkipReason::UnknownTransport {
+                        transport: "websocket".into()
                     }
                 ),
-                skipped("weird", SkipReason::NotAnObject),
             ],
         }
     );
@@ -74,6 +91,7 @@ fn vscode_files_are_read() -> anyhow::Result<()> {
       "servers": {
         "fs": { "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"] },
         "api": { "type": "http", "url": "http://localhost:3000/mcp" },
+        "events": { "type": "sse", "url": "http://localhost:3001/events", "headers": { "X-Team": "core" } },
         "secret": { "type": "stdio", "command": "s", "env": { "TOKEN": "${input:token}" } },
         "here": { "command": "h", "cwd": "/somewhere" }
       }
@@ -82,18 +100,21 @@ fn vscode_files_are_read() -> anyhow::Result<()> {
     assert_eq!(
         plan,
         ImportPlan {
-            servers: vec![McpServerSpec::new("fs", "npx").args([
-                "-y",
-                "@modelcontextprotocol/server-filesystem",
-                "/tmp"
-            ])],
-            skipped: vec![
-                skipped(
+            servers: vec![
+                McpServerSpec::remote(
                     "api",
-                    SkipReason::Remote {
-                        transport: "http".into()
-                    }
+                    Transport::StreamableHttp,
+                    "http://localhost:3000/mcp"
                 ),
+                McpServerSpec::remote("events", Transport::Sse, "http://localhost:3001/events")
+                    .header("X-Team", "core"),
+                McpServerSpec::new("fs", "npx").args([
+                    "-y",
+                    "@modelcontextprotocol/server-filesystem",
+                    "/tmp"
+                ]),
+            ],
+            skipped: vec![
                 skipped("here", SkipReason::Unsupported { field: "cwd" }),
                 skipped(
                     "secret",
@@ -145,7 +166,7 @@ async fn import_creates_new_and_updates_existing_keeping_their_settings(
     assert_eq!(
         report,
         ImportReport {
-            created: vec!["github".into()],
+            created: vec!["github".into(), "legacy".into(), "remote".into()],
             updated: vec!["memory".into()],
             skipped: plan.skipped.clone(),
         }
@@ -164,12 +185,41 @@ async fn import_creates_new_and_updates_existing_keeping_their_settings(
             .instructions("keep me")
     );
     assert_eq!(memory.id, existing.id);
+    let remote = db
+        .store
+        .server_by_name("remote")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("remote"))?;
+    assert_eq!(
+        (
+            remote.transport,
+            remote.url.as_deref(),
+            remote.command.as_str()
+        ),
+        (
+            Transport::StreamableHttp,
+            Some("https://example.com/mcp"),
+            ""
+        )
+    );
+    assert_eq!(
+        remote.headers.get("Authorization").map(String::as_str),
+        Some("Bearer ${EXAMPLE_TOKEN}")
+    );
     let again = db.store.import_servers(&plan).await?;
     assert_eq!(
         (again.created, again.updated),
-        (vec![], vec!["github".to_owned(), "memory".to_owned()])
+        (
+            vec![],
+            vec![
+                "github".to_owned(),
+                "legacy".to_owned(),
+                "memory".to_owned(),
+                "remote".to_owned()
+            ]
+        )
     );
-    assert_eq!(db.store.servers().await?.len(), 2);
+    assert_eq!(db.store.servers().await?.len(), 4);
     Ok(())
 }
 

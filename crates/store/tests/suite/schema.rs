@@ -43,7 +43,10 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
             "idleTimeoutMs",
             "instructions",
             "createdAt",
-            "updatedAt"
+            "updatedAt",
+            "transport",
+            "url",
+            "headers"
         ])
     );
     assert_eq!(

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use pretty_assertions::assert_eq;
-use store::{McpServer, McpServerSpec, StoreError, ValidationError};
+use store::{McpServer, McpServerSpec, StoreError, Transport, ValidationError};
 
 use super::harness::{START_MS, TestDb};
 
@@ -24,12 +24,15 @@ async fn created_server_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
     let expected = McpServer {
         id: created.id.clone(),
         name: "search".into(),
+        transport: Transport::Stdio,
         command: "/opt/bin/search".into(),
         args: vec!["--flag".into(), "value with spaces".into()],
         env: BTreeMap::from([
             ("API_URL".into(), "http://${HOST}:8108".into()),
             ("MODE".into(), "fast".into()),
         ]),
+        url: None,
+        headers: BTreeMap::new(),
         timeout: 12_000,
         init_timeout: 5_000,
         always_on: true,
@@ -53,9 +56,12 @@ async fn new_server_takes_the_model_defaults(db: &TestDb) -> anyhow::Result<()> 
     let expected = McpServer {
         id: created.id.clone(),
         name: "plain".into(),
+        transport: Transport::Stdio,
         command: "plain-server".into(),
         args: vec![],
         env: BTreeMap::new(),
+        url: None,
+        headers: BTreeMap::new(),
         timeout: 30_000,
         init_timeout: 30_000,
         always_on: false,
@@ -76,6 +82,47 @@ async fn duplicate_server_name_is_refused(db: &TestDb) -> anyhow::Result<()> {
         "{error:?}"
     );
     assert_eq!(db.store.servers().await?.len(), 1);
+    Ok(())
+}
+
+fn remote() -> McpServerSpec {
+    McpServerSpec::remote("s", Transport::StreamableHttp, "https://example.com/mcp")
+}
+
+fn bad_url(reason: &str) -> ValidationError {
+    ValidationError::BadUrl {
+        server: "s".into(),
+        reason: reason.into(),
+    }
+}
+
+async fn remote_server_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
+    let spec = McpServerSpec::remote("hosted", Transport::Sse, "https://mcp.example.com/sse")
+        .header("Authorization", "Bearer ${HOSTED_TOKEN}")
+        .header("X-Team", "core")
+        .always_on(true);
+    let from_json: McpServerSpec = serde_json::from_str(
+        r#"{"name": "hosted", "transport": "sse", "url": "https://mcp.example.com/sse",
+            "headers": {"Authorization": "Bearer ${HOSTED_TOKEN}", "X-Team": "core"},
+            "alwaysOn": true}"#,
+    )?;
+    assert_eq!(from_json, spec);
+    let created = db.store.create_server(&spec).await?;
+    assert_eq!(created.spec(), spec);
+    assert_eq!(db.store.server(&created.id).await?, Some(created.clone()));
+    let http = McpServerSpec::remote(
+        "hosted",
+        Transport::StreamableHttp,
+        "http://127.0.0.1:1/mcp",
+    );
+    let updated = db.store.update_server(&created.id, &http).await?;
+    assert_eq!(updated.spec(), http);
+    let stdio = McpServerSpec::new("hosted", "local-server");
+    let back = db.store.update_server(&created.id, &stdio).await?;
+    assert_eq!(
+        (back.spec(), back.url, back.headers),
+        (stdio, None, BTreeMap::new())
+    );
     Ok(())
 }
 
@@ -182,6 +229,98 @@ async fn invalid_server_specs_are_refused_before_writing(db: &TestDb) -> anyhow:
                 key: "TOKEN".into(),
             },
         ),
+        (
+            McpServerSpec {
+                url: Some("https://example.com/mcp".into()),
+                ..base()
+            },
+            ValidationError::NotForTransport {
+                server: "s".into(),
+                transport: "stdio".into(),
+                field: "url",
+            },
+        ),
+        (
+            base().header("X-A", "b"),
+            ValidationError::NotForTransport {
+                server: "s".into(),
+                transport: "stdio".into(),
+                field: "headers",
+            },
+        ),
+        (
+            McpServerSpec {
+                url: None,
+                ..remote()
+            },
+            ValidationError::MissingUrl {
+                server: "s".into(),
+                transport: "streamable-http".into(),
+            },
+        ),
+        (
+            McpServerSpec::remote("s", Transport::Sse, "ftp://example.com/sse"),
+            bad_url("the scheme is not http or https"),
+        ),
+        (
+            McpServerSpec::remote("s", Transport::Sse, "https://u:p@example.com/sse"),
+            bad_url("it carries a user or password"),
+        ),
+        (
+            McpServerSpec::remote("s", Transport::Sse, "https:///sse"),
+            bad_url("it has no host"),
+        ),
+        (
+            McpServerSpec::remote("s", Transport::Sse, "https://example.com/a b"),
+            bad_url("it holds whitespace or a control character"),
+        ),
+        (
+            McpServerSpec {
+                command: "npx".into(),
+                ..remote()
+            },
+            ValidationError::NotForTransport {
+                server: "s".into(),
+                transport: "streamable-http".into(),
+                field: "command",
+            },
+        ),
+        (
+            remote().env("A", "b"),
+            ValidationError::NotForTransport {
+                server: "s".into(),
+                transport: "streamable-http".into(),
+                field: "env",
+            },
+        ),
+        (
+            remote().header("Bad Name", "x"),
+            ValidationError::BadHeaderName {
+                server: "s".into(),
+                name: "Bad Name".into(),
+            },
+        ),
+        (
+            remote().header("Mcp-Session-Id", "x"),
+            ValidationError::ReservedHeader {
+                server: "s".into(),
+                name: "Mcp-Session-Id".into(),
+            },
+        ),
+        (
+            remote().header("X-Token", "a\r\nX-Evil: 1"),
+            ValidationError::ControlCharacter {
+                server: "s".into(),
+                field: "header X-Token".into(),
+            },
+        ),
+        (
+            remote().header("Authorization", "Bearer ${input:t}"),
+            ValidationError::BadHeaderReference {
+                server: "s".into(),
+                name: "Authorization".into(),
+            },
+        ),
     ];
     for (spec, expected) in cases {
         match db.store.create_server(&spec).await {
@@ -201,9 +340,12 @@ async fn update_replaces_fields_and_moves_updated_at(db: &TestDb) -> anyhow::Res
     let expected = McpServer {
         id: created.id.clone(),
         name: "search-2".into(),
+        transport: Transport::Stdio,
         command: "/opt/bin/search2".into(),
         args: vec![],
         env: BTreeMap::new(),
+        url: None,
+        headers: BTreeMap::new(),
         timeout: 1,
         init_timeout: 30_000,
         always_on: false,
@@ -269,6 +411,7 @@ async fn servers_list_by_name_and_delete(db: &TestDb) -> anyhow::Result<()> {
 
 backend_tests!(
     created_server_reads_back_whole,
+    remote_server_reads_back_whole,
     new_server_takes_the_model_defaults,
     duplicate_server_name_is_refused,
     invalid_server_specs_are_refused_before_writing,

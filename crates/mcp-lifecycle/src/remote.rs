@@ -1,0 +1,256 @@
+//! Remote servers: connecting over streamable HTTP (rmcp's client transport) or HTTP+SSE
+//! ([`crate::sse_client`]), the HTTP client BotCraft connects with, a server's headers
+//! resolved from `${VAR}` at connect, and the URL as it may be shown.
+//!
+//! Rules:
+//! - One `reqwest` client per manager (connections pooled across servers), with **no
+//!   redirects**: a redirect to another host would carry the server's headers (its token).
+//! - Header values are resolved at connect time under the same policy as a stdio server's
+//!   env (`crate::environment`); an unresolvable or refused reference names the variable.
+//! - A URL is shown (logs, errors, health) as `scheme://host[:port]/path`, its query and
+//!   fragment replaced by `?…`: tokens are sometimes passed there. Header values are never
+//!   shown anywhere.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::client::ClientSide;
+use crate::config::{RemoteEndpoint, RemoteTransport, ServerConfig};
+use crate::environment::{EnvPolicy, resolve_template};
+use crate::error::LifecycleError;
+use crate::process::{HandshakeFailure, McpProcess, handshake_error, handshake_over};
+use crate::sse_client::SseClientTransport;
+use crate::tap::ProgressTap;
+
+/// How long a TCP connect to a remote server may take (a call has its own timeout too).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The HTTP client remote servers are reached with.
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .connect_timeout(CONNECT_TIMEOUT)
+        .user_agent(concat!("botcraft/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .unwrap_or_else(|error| {
+            tracing::warn!(%error, "the HTTP client for remote MCP servers fell back to defaults");
+            reqwest::Client::new()
+        })
+}
+
+/// `url` as it may be shown: without its query and fragment (`?…` marks that there was one).
+pub fn shown_url(url: &str) -> String {
+    match url.find(['?', '#']) {
+        Some(at) => format!("{}?…", &url[..at]),
+        None => url.to_owned(),
+    }
+}
+
+/// The headers of `endpoint` with every `${VAR}` resolved from `source` under `policy`.
+pub(crate) fn resolve_headers(
+    config: &ServerConfig,
+    endpoint: &RemoteEndpoint,
+    source: &BTreeMap<String, String>,
+    policy: &EnvPolicy,
+) -> Result<HeaderMap, LifecycleError> {
+    let mut headers = HeaderMap::new();
+    for (name, template) in &endpoint.headers {
+        let key = format!("header {name}");
+        let value = resolve_template(&config.name, &key, template, source, policy)?;
+        let bad = || LifecycleError::BadHeader {
+            server: config.name.clone(),
+            name: name.clone(),
+        };
+        let header = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        let mut value = HeaderValue::from_str(&value).map_err(|_| bad())?;
+        value.set_sensitive(true);
+        headers.insert(header, value);
+    }
+    Ok(headers)
+}
+
+/// Connect to the remote server of `config` and complete `initialize` within its init
+/// timeout. `headers` (resolved) go with every request; the connection "exits" when its
+/// transport closes.
+pub(crate) async fn connect(
+    config: &ServerConfig,
+    endpoint: &RemoteEndpoint,
+    headers: HeaderMap,
+    http: reqwest::Client,
+    client: ClientSide,
+    cancel: CancellationToken,
+) -> Result<McpProcess, LifecycleError> {
+    let url = shown_url(&endpoint.url);
+    let (lost, exit) = watch::channel(None);
+    let lost = Arc::new(lost);
+    let relay = client.relay();
+    let transport_name = match endpoint.transport {
+        RemoteTransport::StreamableHttp => "streamable-http",
+        RemoteTransport::Sse => "sse",
+    };
+    let connect_error = |reason: String| LifecycleError::Connect {
+        server: config.name.clone(),
+        url: url.clone(),
+        transport: transport_name,
+        reason,
+    };
+    let started = match endpoint.transport {
+        RemoteTransport::StreamableHttp => {
+            let headers = headers
+                .iter()
+                .map(|(name, value)| (name.clone(), value.clone()))
+                .collect();
+            let settings = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
+                .custom_headers(headers);
+            let transport = StreamableHttpClientTransport::with_client(http, settings);
+            let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
+            handshake_over(config, transport, &exit, client, &cancel).await
+        }
+        RemoteTransport::Sse => {
+            let open = SseClientTransport::connect(http, &endpoint.url, headers);
+            let transport = tokio::select! {
+                opened = tokio::time::timeout(config.init_timeout, open) => match opened {
+                    Ok(Ok(transport)) => transport,
+                    Ok(Err(error)) => return Err(connect_error(error.to_string())),
+                    Err(_) => return Err(handshake_error(config, HandshakeFailure::TimedOut, None, Vec::new())),
+                },
+                () = cancel.cancelled() => {
+                    return Err(handshake_error(config, HandshakeFailure::Cancelled, None, Vec::new()));
+                }
+            };
+            let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
+            handshake_over(config, transport, &exit, client, &cancel).await
+        }
+    };
+    match started {
+        Ok(service) => Ok(McpProcess::remote(config, service, url, lost, exit)),
+        Err(HandshakeFailure::Refused(error)) => Err(connect_error(remote_reason(&error))),
+        Err(HandshakeFailure::Exited) => Err(connect_error(
+            "the connection closed during initialize".to_owned(),
+        )),
+        Err(failure) => Err(handshake_error(config, failure, None, Vec::new())),
+    }
+}
+
+/// Why a remote `initialize` failed, from the error chain. reqwest's messages can carry the
+/// URL with its query: every URL-looking word is cut to what [`shown_url`] shows. Header
+/// values never reach an error message.
+fn remote_reason(error: &rmcp::service::ClientInitializeError) -> String {
+    let mut reason = error.to_string();
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        reason.push_str(": ");
+        reason.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    reason
+        .split(' ')
+        .map(|word| {
+            if word.contains("://") {
+                shown_url(word)
+            } else {
+                word.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn urls_are_shown_without_query_or_fragment() {
+        let cases = [
+            ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp"),
+            (
+                "https://mcp.example.com/mcp?api_key=s3cret",
+                "https://mcp.example.com/mcp?…",
+            ),
+            ("http://127.0.0.1:9/sse#frag", "http://127.0.0.1:9/sse?…"),
+        ];
+        for (url, shown) in cases {
+            assert_eq!(shown_url(url), shown);
+        }
+    }
+
+    #[test]
+    fn headers_resolve_under_the_env_policy() {
+        let endpoint = |headers: &[(&str, &str)]| RemoteEndpoint {
+            transport: RemoteTransport::StreamableHttp,
+            url: "http://127.0.0.1:1/mcp".into(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
+        };
+        let config = ServerConfig {
+            id: String::new(),
+            name: "hosted".into(),
+            command: String::new(),
+            args: vec![],
+            env: BTreeMap::new(),
+            remote: None,
+            call_timeout: Duration::from_secs(1),
+            init_timeout: Duration::from_secs(1),
+            always_on: false,
+            idle_timeout: Duration::from_secs(1),
+        };
+        let source = BTreeMap::from([
+            ("HOSTED_TOKEN".to_owned(), "t0k".to_owned()),
+            ("OPENAI_API_KEY".to_owned(), "sk".to_owned()),
+        ]);
+        let policy = EnvPolicy::allowing(["HOSTED_TOKEN"]);
+        let headers = resolve_headers(
+            &config,
+            &endpoint(&[
+                ("Authorization", "Bearer ${HOSTED_TOKEN}"),
+                ("X-Team", "core"),
+            ]),
+            &source,
+            &policy,
+        )
+        .expect("resolves");
+        assert_eq!(
+            headers.get("authorization").map(HeaderValue::is_sensitive),
+            Some(true)
+        );
+        assert_eq!(
+            headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.to_str().unwrap_or_default()))
+                .collect::<Vec<_>>(),
+            vec![("authorization", "Bearer t0k"), ("x-team", "core")]
+        );
+        let refused = resolve_headers(
+            &config,
+            &endpoint(&[("Authorization", "Bearer ${OPENAI_API_KEY}")]),
+            &source,
+            &policy,
+        );
+        assert!(
+            matches!(&refused, Err(LifecycleError::EnvNotAllowed { variable, secret: true, .. }) if variable == "OPENAI_API_KEY"),
+            "{refused:?}"
+        );
+        let missing = resolve_headers(
+            &config,
+            &endpoint(&[("X-Key", "${HOSTED_OTHER}")]),
+            &source,
+            &EnvPolicy::allowing(["HOSTED_OTHER"]),
+        );
+        assert!(
+            matches!(&missing, Err(LifecycleError::NotConfigured { variable, .. }) if variable == "HOSTED_OTHER"),
+            "{missing:?}"
+        );
+    }
+}
