@@ -440,6 +440,16 @@ impl McpServerManager {
                 }
             }
             match &state.phase {
+                // A remote connection lost a moment ago (its exit watcher has not run yet):
+                // connect again rather than hand out the dead one.
+                Phase::Running(process)
+                    if process.is_remote() && process.exit_status().is_some() =>
+                {
+                    slot.new_start_cancel();
+                    let start = self.start_future(slot.clone());
+                    state.set(Phase::Starting(start.clone()));
+                    start
+                }
                 Phase::Running(process) => return Ok(process.clone()),
                 Phase::Starting(start) => start.clone(),
                 Phase::Stopping => {

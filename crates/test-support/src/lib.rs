@@ -2,15 +2,17 @@
 //!
 //! Owns [`StdioServer`], an `rmcp` client over a spawned binary whose stderr is
 //! captured line by line; the fakes (an MCP server, an LLM provider); and the MCP conformance
-//! fixture ([`conformance_fixture`]). Test code only; `anyhow` is fine here.
+//! fixture ([`conformance_fixture`]); [`Served`], a program run as a network service. Test code only; `anyhow` is fine here.
 
 pub mod conformance_fixture;
 mod fake_llm;
 mod fake_mcp;
+mod served;
 mod stdio_client;
 mod web_page;
 
 pub use fake_llm::{FakeLlm, FakeReply, FakeToolCall, RecordedRequest, Wire};
 pub use fake_mcp::{conformance_fixture_binary, fake_mcp_server_binary};
+pub use served::{Served, free_port};
 pub use stdio_client::{CallOutcome, StdioServer};
 pub use web_page::serve_page;

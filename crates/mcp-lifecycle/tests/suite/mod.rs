@@ -9,6 +9,7 @@ mod idle;
 mod in_process;
 mod playwright;
 mod programs;
+mod remote;
 mod restart;
 mod start;
 mod third_party;

@@ -1,11 +1,14 @@
-//! `conformance-fixture [--http ADDR]`: test-support's [`ConformanceFixture`] over stdio (the
-//! default) or over streamable HTTP at `http://ADDR/mcp` (sessions, and stateless 2026-07-28
-//! requests on the same URL). In HTTP mode it prints `listening on URL` once it accepts
-//! connections and serves until SIGINT or SIGTERM. Logs go to stderr.
+//! `conformance-fixture [--http ADDR [--require-header NAME=VALUE]]`: test-support's
+//! [`ConformanceFixture`] over stdio (the default) or over streamable HTTP at
+//! `http://ADDR/mcp` (sessions, and stateless 2026-07-28 requests on the same URL). In HTTP
+//! mode it prints `listening on URL` once it accepts connections and serves until SIGINT or
+//! SIGTERM; with `--require-header` every request without that header (exactly) is answered
+//! 401, as a server behind a bearer token would. Logs go to stderr.
 
 use std::sync::Arc;
 
 use anyhow::Context;
+use axum::response::IntoResponse;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -24,12 +27,20 @@ async fn main() -> anyhow::Result<()> {
             service.waiting().await.context("serve stdio")?;
             Ok(())
         }
-        [flag, addr] if flag == "--http" => serve_http(addr).await,
-        _ => anyhow::bail!("usage: conformance-fixture [--http ADDR]"),
+        [flag, addr] if flag == "--http" => serve_http(addr, None).await,
+        [flag, addr, require, header] if flag == "--http" && require == "--require-header" => {
+            let (name, value) = header
+                .split_once('=')
+                .context("--require-header takes NAME=VALUE")?;
+            serve_http(addr, Some((name.to_owned(), value.to_owned()))).await
+        }
+        _ => {
+            anyhow::bail!("usage: conformance-fixture [--http ADDR [--require-header NAME=VALUE]]")
+        }
     }
 }
 
-async fn serve_http(addr: &str) -> anyhow::Result<()> {
+async fn serve_http(addr: &str, required: Option<(String, String)>) -> anyhow::Result<()> {
     let shutdown = CancellationToken::new();
     let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
     let service = StreamableHttpService::new(
@@ -37,7 +48,27 @@ async fn serve_http(addr: &str) -> anyhow::Result<()> {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let app = axum::Router::new().nest_service("/mcp", service);
+    let mut app = axum::Router::new().nest_service("/mcp", service);
+    if let Some((name, value)) = required {
+        let required = Arc::new((name, value));
+        app = app.layer(axum::middleware::from_fn(
+            move |request: axum::extract::Request, next: axum::middleware::Next| {
+                let required = Arc::clone(&required);
+                async move {
+                    let (name, value) = required.as_ref();
+                    let present = request
+                        .headers()
+                        .get(name.as_str())
+                        .is_some_and(|given| given.as_bytes() == value.as_bytes());
+                    if present {
+                        next.run(request).await
+                    } else {
+                        axum::http::StatusCode::UNAUTHORIZED.into_response()
+                    }
+                }
+            },
+        ));
+    }
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .with_context(|| format!("bind {addr}"))?;

@@ -1,0 +1,247 @@
+//! Remote servers through the manager: streamable HTTP (test-support's conformance fixture in
+//! its HTTP mode, behind a bearer token) and HTTP+SSE (the fixture behind the real npm
+//! `supergateway`). Listed, called, lost and reconnected; headers resolved from `${VAR}` and
+//! never shown.
+
+use std::process::Command;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+use mcp_lifecycle::{Health, LifecycleError, ServerState};
+use store::{McpServerSpec, Transport};
+use test_support::{Served, conformance_fixture_binary, free_port};
+
+use super::harness::{Fixture, args, text};
+use super::programs::{node, npm_file};
+
+const TOKEN: &str = "t0k-remote-s3cret";
+const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
+
+/// The conformance fixture over streamable HTTP on `port`, answering 401 without the token.
+fn http_fixture(port: u16) -> anyhow::Result<(Served, String)> {
+    let mut command = Command::new(conformance_fixture_binary()?);
+    command.args([
+        "--http".to_owned(),
+        format!("127.0.0.1:{port}"),
+        "--require-header".to_owned(),
+        format!("Authorization=Bearer {TOKEN}"),
+    ]);
+    let (served, line) = Served::start(command, "listening on ")?;
+    let url = line
+        .split("listening on ")
+        .nth(1)
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    Ok((served, url))
+}
+
+/// supergateway serving the fixture (stdio) as an HTTP+SSE server on `port`.
+fn sse_gateway(port: u16) -> anyhow::Result<Served> {
+    let mut command = Command::new(node()?);
+    command.arg(npm_file("supergateway/dist/index.js")?).args([
+        "--stdio".to_owned(),
+        conformance_fixture_binary()?.display().to_string(),
+        "--port".to_owned(),
+        port.to_string(),
+    ]);
+    Ok(Served::start(command, "Listening on port")?.0)
+}
+
+async fn remote_fixture() -> anyhow::Result<Fixture> {
+    Fixture::with(|settings| {
+        settings
+            .env
+            .insert("HOSTED_TOKEN".to_owned(), TOKEN.to_owned());
+        settings.env_policy = mcp_lifecycle::EnvPolicy::with_extra("HOSTED_TOKEN, MISSING_KEY");
+        // Lenient enough to outlast a remote being restarted by the test.
+        settings.restart.base = Duration::from_millis(50);
+        settings.restart.max = Duration::from_millis(200);
+        settings.restart.max_consecutive_failures = 10_000;
+    })
+    .await
+}
+
+fn hosted(url: &str) -> McpServerSpec {
+    McpServerSpec::remote("hosted", Transport::StreamableHttp, url)
+        .header("Authorization", "Bearer ${HOSTED_TOKEN}")
+        .init_timeout(10_000)
+        .timeout(10_000)
+}
+
+async fn wait_for_state(fx: &Fixture, server: &str, wanted: ServerState) -> anyhow::Result<()> {
+    let mut state = fx.manager.watch_state(server)?;
+    tokio::time::timeout(Duration::from_secs(30), state.wait_for(|s| *s == wanted))
+        .await
+        .map_err(|_| anyhow::anyhow!("{server} never reached {wanted}"))??;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_streamable_http_server_is_listed_called_and_reached_again_after_a_restart()
+-> anyhow::Result<()> {
+    let fx = remote_fixture().await?;
+    let port = free_port()?;
+    let (mut served, url) = http_fixture(port)?;
+    fx.add_spec(hosted(&url)).await?;
+    let tools = fx.manager.get_tools("hosted").await?;
+    assert!(
+        tools.iter().any(|t| t.name == "test_simple_text"),
+        "{tools:?}"
+    );
+    let status = fx
+        .manager
+        .get_all_statuses()
+        .into_iter()
+        .find(|s| s.name == "hosted")
+        .ok_or_else(|| anyhow::anyhow!("no status"))?;
+    assert_eq!(
+        (status.state, status.pid, status.tool_count),
+        (ServerState::Running, None, Some(tools.len()))
+    );
+    let result = fx
+        .manager
+        .call_tool("hosted", "test_simple_text", args(json!({})))
+        .await?;
+    assert_eq!(text(&result), SIMPLE_TEXT);
+
+    served.kill();
+    let lost = fx
+        .manager
+        .call_tool("hosted", "test_simple_text", args(json!({})))
+        .await;
+    let error = lost
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("a call to a dead server passed"))?;
+    assert!(!format!("{error} {error:?}").contains(TOKEN), "{error:?}");
+
+    let (_served, again) = http_fixture(port)?;
+    assert_eq!(again, url);
+    let result = fx
+        .manager
+        .call_tool("hosted", "test_simple_text", args(json!({})))
+        .await?;
+    assert_eq!(text(&result), SIMPLE_TEXT);
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_always_on_remote_found_dead_by_health_is_reconnected_and_counted() -> anyhow::Result<()>
+{
+    let fx = remote_fixture().await?;
+    let port = free_port()?;
+    let (mut served, url) = http_fixture(port)?;
+    fx.add_spec(hosted(&url).always_on(true)).await?;
+    fx.manager.start_server("hosted").await?;
+    assert_eq!(fx.manager.check_health("hosted").await?, Health::Healthy);
+    served.kill();
+    assert_eq!(fx.manager.check_health("hosted").await?, Health::Dead);
+    let (_served, _) = http_fixture(port)?;
+    wait_for_state(&fx, "hosted", ServerState::Running).await?;
+    let status = fx
+        .manager
+        .get_all_statuses()
+        .into_iter()
+        .find(|s| s.name == "hosted")
+        .ok_or_else(|| anyhow::anyhow!("no status"))?;
+    assert!(status.restarts >= 1, "{status:?}");
+    let result = fx
+        .manager
+        .call_tool("hosted", "test_simple_text", args(json!({})))
+        .await?;
+    assert_eq!(text(&result), SIMPLE_TEXT);
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_refused_token_fails_the_connect_naming_server_and_url_but_not_the_token()
+-> anyhow::Result<()> {
+    let fx = remote_fixture().await?;
+    let (_served, url) = http_fixture(free_port()?)?;
+    let wrong = "wr0ng-t0ken-value";
+    fx.add_spec(
+        McpServerSpec::remote(
+            "hosted",
+            Transport::StreamableHttp,
+            format!("{url}?key=q5ecret"),
+        )
+        .header("Authorization", format!("Bearer {wrong}"))
+        .init_timeout(10_000),
+    )
+    .await?;
+    let error = fx
+        .manager
+        .get_tools("hosted")
+        .await
+        .err()
+        .ok_or_else(|| anyhow::anyhow!("a refused token connected"))?;
+    let shown = format!("{error} {error:?}");
+    assert!(
+        matches!(&error, LifecycleError::Connect { server, url: shown_url, transport: "streamable-http", .. }
+            if server == "hosted" && *shown_url == format!("{url}?…")),
+        "{error:?}"
+    );
+    for secret in [wrong, "q5ecret"] {
+        assert!(!shown.contains(secret), "{secret} in {shown}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_unset_header_variable_is_not_configured() -> anyhow::Result<()> {
+    let fx = remote_fixture().await?;
+    fx.add_spec(
+        McpServerSpec::remote("hosted", Transport::Sse, "http://127.0.0.1:9/sse")
+            .header("Authorization", "Bearer ${MISSING_KEY}"),
+    )
+    .await?;
+    let error = fx.manager.get_tools("hosted").await.err();
+    assert!(
+        matches!(&error, Some(LifecycleError::NotConfigured { variable, .. }) if variable == "MISSING_KEY"),
+        "{error:?}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_sse_server_through_supergateway_is_called_lost_and_reconnected() -> anyhow::Result<()> {
+    let fx = remote_fixture().await?;
+    let port = free_port()?;
+    let mut gateway = sse_gateway(port)?;
+    let url = format!("http://127.0.0.1:{port}/sse");
+    fx.add_spec(
+        McpServerSpec::remote("legacy", Transport::Sse, &url)
+            .init_timeout(10_000)
+            .timeout(10_000),
+    )
+    .await?;
+    let tools = fx.manager.get_tools("legacy").await?;
+    assert!(
+        tools.iter().any(|t| t.name == "test_simple_text"),
+        "{tools:?}"
+    );
+    let result = fx
+        .manager
+        .call_tool("legacy", "test_simple_text", args(json!({})))
+        .await?;
+    assert_eq!(text(&result), SIMPLE_TEXT);
+
+    // The event stream ends with the gateway: the connection is lost, as a child's exit.
+    gateway.kill();
+    wait_for_state(&fx, "legacy", ServerState::Error).await?;
+    let last = fx.manager.last_error("legacy")?;
+    assert!(
+        matches!(&last, Some(LifecycleError::Disconnected { url: shown, .. }) if *shown == url),
+        "{last:?}"
+    );
+
+    let _gateway = sse_gateway(port)?;
+    let result = fx
+        .manager
+        .call_tool("legacy", "test_simple_text", args(json!({})))
+        .await?;
+    assert_eq!(text(&result), SIMPLE_TEXT);
+    Ok(())
+}

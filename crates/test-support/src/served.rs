@@ -1,0 +1,109 @@
+//! [`Served`]: a program a test runs as a network service (a remote MCP server, supergateway),
+//! ready once it prints a given line, killed with its process group when dropped.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use anyhow::Context;
+
+/// How long a program may take to print its ready line.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A running service program.
+#[derive(Debug)]
+pub struct Served {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+    /// Everything it printed so far (stdout and stderr), for failure messages.
+    seen: Vec<String>,
+}
+
+impl Served {
+    /// Start `command` in a process group of its own (stdin closed, stdout and stderr read
+    /// line by line) and wait for a line containing `ready`; returns that line too.
+    pub fn start(mut command: Command, ready: &str) -> anyhow::Result<(Self, String)> {
+        command
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0);
+        let program = format!("{:?}", command.get_program());
+        let mut child = command
+            .spawn()
+            .with_context(|| format!("cannot start {program}"))?;
+        let (tx, lines) = mpsc::channel();
+        if let Some(stdout) = child.stdout.take() {
+            forward_lines(stdout, tx.clone());
+        }
+        if let Some(stderr) = child.stderr.take() {
+            forward_lines(stderr, tx);
+        }
+        let mut served = Self {
+            child,
+            lines,
+            seen: Vec::new(),
+        };
+        let line = served
+            .wait_for_line(ready)
+            .with_context(|| format!("{program} never printed {ready:?}"))?;
+        Ok((served, line))
+    }
+
+    /// The next line containing `needle` (bounded by a minute; fails if the program ends).
+    pub fn wait_for_line(&mut self, needle: &str) -> anyhow::Result<String> {
+        loop {
+            match self.lines.recv_timeout(READY_TIMEOUT) {
+                Ok(line) => {
+                    self.seen.push(line.clone());
+                    if line.contains(needle) {
+                        return Ok(line);
+                    }
+                }
+                Err(_) => anyhow::bail!("output so far: {:?}", self.seen),
+            }
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// SIGKILL the whole group (a program and what it started) and reap the leader.
+    pub fn kill(&mut self) {
+        if let Ok(pid) = i32::try_from(self.child.id()) {
+            let _ = nix::sys::signal::killpg(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn forward_lines(stream: impl Read + Send + 'static, tx: mpsc::Sender<String>) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stream).lines() {
+            let Ok(line) = line else { return };
+            if tx.send(line).is_err() {
+                // Nobody reads any more: keep draining so the program never blocks on a pipe.
+                continue;
+            }
+        }
+    });
+}
+
+/// A loopback port that was free a moment ago (for programs that take a port, not port 0).
+pub fn free_port() -> anyhow::Result<u16> {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    Ok(listener.local_addr()?.port())
+}
