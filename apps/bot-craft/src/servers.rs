@@ -12,22 +12,38 @@ use crate::remote::{Remote, print_json, segment};
 pub enum ServersCommand {
     /// Every MCP server with its state.
     List,
-    /// Add a stdio MCP server.
+    /// Add an MCP server: a program run over stdio (`--command`), or a remote server at a
+    /// URL (`--endpoint`, over `--transport`).
+    #[command(group = clap::ArgGroup::new("how").required(true).args(["command", "endpoint"]))]
     Add {
         name: String,
-        /// The program to run.
+        /// The program to run (a stdio server).
         #[arg(long)]
-        command: String,
+        command: Option<String>,
         /// One argument (repeat for each).
-        #[arg(long = "arg", value_name = "ARG", allow_hyphen_values = true)]
+        #[arg(
+            long = "arg",
+            value_name = "ARG",
+            allow_hyphen_values = true,
+            requires = "command"
+        )]
         args: Vec<String>,
         /// `KEY=VALUE` for the server's environment; `${VAR}` resolves at spawn (repeat).
-        #[arg(long = "env", value_name = "KEY=VALUE")]
+        #[arg(long = "env", value_name = "KEY=VALUE", requires = "command")]
         env: Vec<String>,
+        /// The URL of a remote server (`--url` is BotCraft's own address).
+        #[arg(long, value_name = "URL")]
+        endpoint: Option<String>,
+        /// How the remote server is spoken to.
+        #[arg(long, value_enum, default_value_t = RemoteTransportArg::StreamableHttp, requires = "endpoint")]
+        transport: RemoteTransportArg,
+        /// `NAME=VALUE` HTTP header for a remote server; `${VAR}` resolves at connect (repeat).
+        #[arg(long = "header", value_name = "NAME=VALUE", requires = "endpoint")]
+        headers: Vec<String>,
         /// Tool-call timeout, ms.
         #[arg(long)]
         timeout: Option<i64>,
-        /// Start with BotCraft and keep running.
+        /// Start with BotCraft and keep running (connected, for a remote server).
         #[arg(long)]
         always_on: bool,
         #[arg(long)]
@@ -47,6 +63,36 @@ pub enum ServersCommand {
     Logs { name: String },
     /// Delete a server config (and stop it).
     Remove { name: String },
+}
+
+/// The transports of a remote server, as `--transport` takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum RemoteTransportArg {
+    /// Streamable HTTP (MCP 2025-03-26 and later).
+    StreamableHttp,
+    /// HTTP+SSE (MCP 2024-11-05).
+    Sse,
+}
+
+impl RemoteTransportArg {
+    fn as_str(self) -> &'static str {
+        match self {
+            Self::StreamableHttp => store::Transport::StreamableHttp.as_str(),
+            Self::Sse => store::Transport::Sse.as_str(),
+        }
+    }
+}
+
+/// `KEY=VALUE` pairs of `flag` as a JSON object.
+fn pairs(flag: &str, pairs: Vec<String>) -> anyhow::Result<Map<String, Value>> {
+    let mut map = Map::new();
+    for pair in pairs {
+        let (key, value) = pair
+            .split_once('=')
+            .with_context(|| format!("{flag} {pair:?} is not NAME=VALUE"))?;
+        map.insert(key.to_owned(), Value::String(value.to_owned()));
+    }
+    Ok(map)
 }
 
 fn or_dash(value: &Value) -> String {
@@ -74,7 +120,10 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
                     or_dash(&server["alwaysOn"]),
                     or_dash(&status["pid"]),
                     or_dash(&status["toolCount"]),
-                    or_dash(&server["command"]),
+                    match server["url"].as_str() {
+                        Some(url) => format!("{url} ({})", or_dash(&server["transport"])),
+                        None => or_dash(&server["command"]),
+                    },
                 );
             }
         }
@@ -83,21 +132,26 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
             command,
             args,
             env,
+            endpoint,
+            transport,
+            headers,
             timeout,
             always_on,
             instructions,
         } => {
-            let mut env_map = Map::new();
-            for pair in env {
-                let (key, value) = pair
-                    .split_once('=')
-                    .with_context(|| format!("--env {pair:?} is not KEY=VALUE"))?;
-                env_map.insert(key.to_owned(), Value::String(value.to_owned()));
-            }
-            let mut body = json!({
-                "name": name, "command": command, "args": args, "env": env_map,
-                "alwaysOn": always_on, "instructions": instructions,
-            });
+            let mut body = match (command, endpoint) {
+                (Some(command), _) => json!({
+                    "name": name, "command": command, "args": args,
+                    "env": pairs("--env", env)?,
+                }),
+                (None, Some(url)) => json!({
+                    "name": name, "transport": transport.as_str(), "url": url,
+                    "headers": pairs("--header", headers)?,
+                }),
+                (None, None) => anyhow::bail!("give --command or --endpoint"),
+            };
+            body["alwaysOn"] = json!(always_on);
+            body["instructions"] = json!(instructions);
             if let Some(timeout) = timeout {
                 body["timeout"] = json!(timeout);
             }

@@ -24,6 +24,8 @@ pub fn status_json(status: &ServerStatus) -> Value {
     json!({
         "state": status.state.to_string(),
         "alwaysOn": status.always_on,
+        "transport": status.transport,
+        "url": status.url,
         "pid": status.pid,
         "uptime": status.uptime.map(|uptime| uptime.as_secs()),
         "restarts": status.restarts,
@@ -117,6 +119,8 @@ mod tests {
 
     fn status(name: &str, state: ServerState, always_on: bool) -> ServerStatus {
         ServerStatus {
+            transport: "stdio",
+            url: None,
             name: name.into(),
             state,
             always_on,
@@ -169,7 +173,8 @@ mod tests {
             json!({
                 "status": "healthy",
                 "mcpServers": {"a": {
-                    "state": "running", "alwaysOn": true, "pid": 42, "uptime": 2,
+                    "state": "running", "alwaysOn": true, "transport": "stdio", "url": null,
+                    "pid": 42, "uptime": 2,
                     "restarts": 0, "toolCount": 1, "lastError": null,
                 }},
                 "toolSearch": {"mode": "bm25"},

@@ -54,6 +54,16 @@ pub enum RemoteTransport {
     Sse,
 }
 
+impl RemoteTransport {
+    /// The store's name of the transport.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::StreamableHttp => store::Transport::StreamableHttp.as_str(),
+            Self::Sse => store::Transport::Sse.as_str(),
+        }
+    }
+}
+
 fn millis(ms: i64) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }

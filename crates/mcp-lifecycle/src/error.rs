@@ -66,7 +66,12 @@ pub enum LifecycleError {
         reason: String,
     },
     #[error("MCP server {server:?}: the connection to {url} was lost; the next use reconnects")]
-    Disconnected { server: String, url: String },
+    Disconnected {
+        server: String,
+        url: String,
+        /// The request was never delivered (the send failed): safe to send again.
+        unsent: bool,
+    },
     #[error("MCP server {server:?}: cannot start {command:?}")]
     Spawn {
         server: String,

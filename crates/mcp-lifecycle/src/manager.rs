@@ -627,6 +627,7 @@ impl McpServerManager {
                             Some(url) => LifecycleError::Disconnected {
                                 server: config.name.clone(),
                                 url: url.to_owned(),
+                                unsent: false,
                             },
                             None => LifecycleError::Exited {
                                 server: config.name.clone(),
@@ -761,7 +762,22 @@ impl McpServerManager {
             .ensure_slot_running(server, &slot, Demand::OnDemand)
             .await?;
         let timeout = slot.config().call_timeout;
-        process.call_tool(tool, arguments, timeout).await
+        match process.call_tool(tool, arguments.clone(), timeout).await {
+            // A remote connection that could not deliver the call (the server restarted and
+            // forgot the session, the connection broke): connect again and send it once more.
+            Err(LifecycleError::Disconnected { unsent: true, .. }) => {
+                tracing::info!(
+                    server,
+                    tool,
+                    "the remote connection was lost before the call was delivered; reconnecting to send it again"
+                );
+                let process = self
+                    .ensure_slot_running(server, &slot, Demand::OnDemand)
+                    .await?;
+                process.call_tool(tool, arguments, timeout).await
+            }
+            result => result,
+        }
     }
 
     /// Always-on is a state to reach: start every always-on server that is stopped (at boot,
@@ -825,7 +841,15 @@ impl McpServerManager {
         self.slots()
             .into_iter()
             .map(|(name, slot)| {
-                let always_on = slot.config().always_on;
+                let config = slot.config();
+                let always_on = config.always_on;
+                let (transport, url) = match &config.remote {
+                    None => ("stdio", None),
+                    Some(endpoint) => (
+                        endpoint.transport.as_str(),
+                        Some(crate::remote::shown_url(&endpoint.url)),
+                    ),
+                };
                 let state = slot.lock();
                 let (phase, process) = match &state.phase {
                     Phase::Stopped => (ServerState::Stopped, None),
@@ -838,6 +862,8 @@ impl McpServerManager {
                     name,
                     state: phase,
                     always_on,
+                    transport,
+                    url,
                     pid: process.as_ref().and_then(|p| p.pid()),
                     uptime: process.as_ref().map(|p| p.uptime()),
                     restarts: state.restarts,

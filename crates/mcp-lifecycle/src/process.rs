@@ -55,7 +55,7 @@ enum Backing {
     Remote {
         /// As shown ([`crate::remote::shown_url`]).
         url: String,
-        lost: Arc<watch::Sender<Option<ExitInfo>>>,
+        lost: Arc<crate::remote::ConnectionLoss>,
     },
 }
 
@@ -434,7 +434,7 @@ impl McpProcess {
         config: &ServerConfig,
         service: RunningService<RoleClient, ClientSide>,
         url: String,
-        lost: Arc<watch::Sender<Option<ExitInfo>>>,
+        lost: Arc<crate::remote::ConnectionLoss>,
         exit: watch::Receiver<Option<ExitInfo>>,
     ) -> Self {
         Self {
@@ -467,13 +467,7 @@ impl McpProcess {
     /// connects again instead of reusing it.
     fn lose_connection(&self) {
         if let Backing::Remote { lost, .. } = &self.backing {
-            lost.send_if_modified(|exit| {
-                let first = exit.is_none();
-                if first {
-                    *exit = Some(NO_EXIT);
-                }
-                first
-            });
+            lost.lose();
         }
     }
 
@@ -589,7 +583,25 @@ impl McpProcess {
             .send_request_with_option(request, options)
             .await
             .map_err(|error| self.request_error("tools/call", error))?;
-        match handle.await_response().await {
+        let response = match &self.backing {
+            // A remote connection can be lost under the call without an answer ever coming
+            // (a server that forgot the session): the loss ends the wait.
+            Backing::Remote { url, lost } => {
+                let mut exit = self.exit.clone();
+                tokio::select! {
+                    response = handle.await_response() => response,
+                    _ = exit.wait_for(Option::is_some) => {
+                        return Err(LifecycleError::Disconnected {
+                            server: self.server.clone(),
+                            url: url.clone(),
+                            unsent: lost.was_refused(),
+                        });
+                    }
+                }
+            }
+            _ => handle.await_response().await,
+        };
+        match response {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
             Ok(_) => Err(self.request_error("tools/call", ServiceError::UnexpectedResponse)),
             Err(ServiceError::Timeout { timeout }) => Err(LifecycleError::CallTimeout {
@@ -625,6 +637,7 @@ impl McpProcess {
                     LifecycleError::Disconnected {
                         server: self.server.clone(),
                         url: url.clone(),
+                        unsent: matches!(error, ServiceError::TransportSend(_)),
                     }
                 }
                 error => self.request_error("tools/call", error),

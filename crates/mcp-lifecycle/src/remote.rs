@@ -29,6 +29,52 @@ use crate::process::{HandshakeFailure, McpProcess, handshake_error, handshake_ov
 use crate::sse_client::SseClientTransport;
 use crate::tap::ProgressTap;
 
+/// How a remote connection ends: its "exit" (the watch every waiter of the server holds),
+/// and whether the server refused the session (an error answer without an id, as a server
+/// that restarted and forgot the session gives): then no request in flight on it was
+/// processed, and each may be sent again on a new connection.
+#[derive(Debug)]
+pub(crate) struct ConnectionLoss {
+    exit: watch::Sender<Option<crate::error::ExitInfo>>,
+    refused: std::sync::atomic::AtomicBool,
+}
+
+impl ConnectionLoss {
+    pub(crate) fn new() -> (Arc<Self>, watch::Receiver<Option<crate::error::ExitInfo>>) {
+        let (exit, receiver) = watch::channel(None);
+        let loss = Self {
+            exit,
+            refused: std::sync::atomic::AtomicBool::new(false),
+        };
+        (Arc::new(loss), receiver)
+    }
+
+    /// The connection is gone (first call wins).
+    pub(crate) fn lose(&self) {
+        self.exit.send_if_modified(|exit| {
+            let first = exit.is_none();
+            if first {
+                *exit = Some(crate::error::ExitInfo {
+                    code: None,
+                    signal: None,
+                });
+            }
+            first
+        });
+    }
+
+    /// The server refused the session: lost, and nothing in flight was processed.
+    pub(crate) fn refuse(&self) {
+        self.refused
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.lose();
+    }
+
+    pub(crate) fn was_refused(&self) -> bool {
+        self.refused.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
 /// How long a TCP connect to a remote server may take (a call has its own timeout too).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -88,13 +134,9 @@ pub(crate) async fn connect(
     cancel: CancellationToken,
 ) -> Result<McpProcess, LifecycleError> {
     let url = shown_url(&endpoint.url);
-    let (lost, exit) = watch::channel(None);
-    let lost = Arc::new(lost);
+    let (lost, exit) = ConnectionLoss::new();
     let relay = client.relay();
-    let transport_name = match endpoint.transport {
-        RemoteTransport::StreamableHttp => "streamable-http",
-        RemoteTransport::Sse => "sse",
-    };
+    let transport_name = endpoint.transport.as_str();
     let connect_error = |reason: String| LifecycleError::Connect {
         server: config.name.clone(),
         url: url.clone(),
@@ -139,18 +181,21 @@ pub(crate) async fn connect(
     }
 }
 
-/// Why a remote `initialize` failed, from the error chain. reqwest's messages can carry the
-/// URL with its query: every URL-looking word is cut to what [`shown_url`] shows. Header
-/// values never reach an error message.
+/// Why a remote `initialize` failed: the last two causes of the error chain (rmcp's outer
+/// messages name its transport types; the root causes say what happened, "tcp connect
+/// error: Connection refused", "HTTP status client error (401 Unauthorized)"). reqwest's
+/// messages can carry the URL with its query: every URL-looking word is cut to what
+/// [`shown_url`] shows. Header values never reach an error message.
 fn remote_reason(error: &rmcp::service::ClientInitializeError) -> String {
-    let mut reason = error.to_string();
+    let mut chain = vec![error.to_string()];
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {
-        reason.push_str(": ");
-        reason.push_str(&cause.to_string());
+        chain.push(cause.to_string());
         source = cause.source();
     }
-    reason
+    let start = chain.len().saturating_sub(2);
+    chain[start..]
+        .join(": ")
         .split(' ')
         .map(|word| {
             if word.contains("://") {

@@ -31,6 +31,10 @@ pub struct ServerStatus {
     pub name: String,
     pub state: ServerState,
     pub always_on: bool,
+    /// `stdio`, `streamable-http` or `sse`.
+    pub transport: &'static str,
+    /// A remote server's URL, as shown (without its query).
+    pub url: Option<String>,
     pub pid: Option<u32>,
     pub uptime: Option<Duration>,
     /// Automatic restarts since BotCraft started.

