@@ -40,7 +40,7 @@ fn seed_creates_then_keeps_and_imports() -> anyhow::Result<()> {
     let file = dir.path().join("mcp.json");
     std::fs::write(
         &file,
-        r#"{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}, "web": {"url": "https://x"}}}"#,
+        r#"{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"]}, "web": {"url": "https://x"}, "ws": {"type": "websocket", "url": "wss://x"}}}"#,
     )?;
     let file_arg = file.display().to_string();
     let second = botcraft(
@@ -51,8 +51,8 @@ fn seed_creates_then_keeps_and_imports() -> anyhow::Result<()> {
         second,
         "servers created: none; kept: forge-bash, forge-discovery, forge-typesense, \
          forge-filesystem, playwright; bot forge kept; bindings created: none\n\
-         imported: created memory; updated none\n\
-         skipped web: a remote server (http); only stdio servers are managed\n"
+         imported: created memory, web; updated none\n\
+         skipped ws: transport type \"websocket\" is not one BotCraft speaks (stdio, http, sse)\n"
     );
     Ok(())
 }
