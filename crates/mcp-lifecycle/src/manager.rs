@@ -762,10 +762,12 @@ impl McpServerManager {
             .ensure_slot_running(server, &slot, Demand::OnDemand)
             .await?;
         let timeout = slot.config().call_timeout;
-        match process.call_tool(tool, arguments.clone(), timeout).await {
+        // Kept for a resend only where there can be one (a remote connection).
+        let resend = process.is_remote().then(|| arguments.clone());
+        match process.call_tool(tool, arguments, timeout).await {
             // A remote connection that could not deliver the call (the server restarted and
             // forgot the session, the connection broke): connect again and send it once more.
-            Err(LifecycleError::Disconnected { unsent: true, .. }) => {
+            Err(LifecycleError::Disconnected { unsent: true, .. }) if resend.is_some() => {
                 tracing::info!(
                     server,
                     tool,
@@ -774,7 +776,7 @@ impl McpServerManager {
                 let process = self
                     .ensure_slot_running(server, &slot, Demand::OnDemand)
                     .await?;
-                process.call_tool(tool, arguments, timeout).await
+                process.call_tool(tool, resend.flatten(), timeout).await
             }
             result => result,
         }

@@ -1,5 +1,6 @@
 //! [`Served`]: a program a test runs as a network service (a remote MCP server, supergateway),
-//! ready once it prints a given line, killed with its process group when dropped.
+//! ready once it prints a given line, killed with its process group when dropped and by
+//! the parent-death signal when the test itself dies.
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
@@ -24,13 +25,18 @@ pub struct Served {
 impl Served {
     /// Start `command` in a process group of its own (stdin closed, stdout and stderr read
     /// line by line) and wait for a line containing `ready`; returns that line too.
-    pub fn start(mut command: Command, ready: &str) -> anyhow::Result<(Self, String)> {
+    ///
+    /// The program runs under `setpriv --pdeathsig KILL` (util-linux): it dies with the test
+    /// (with the thread that started it, so start it from the test's own thread), even when
+    /// the test process is killed and no drop runs.
+    pub fn start(command: Command, ready: &str) -> anyhow::Result<(Self, String)> {
+        let program = format!("{:?}", command.get_program());
+        let mut command = with_parent_death_signal(&command);
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let program = format!("{:?}", command.get_program());
         let mut child = command
             .spawn()
             .with_context(|| format!("cannot start {program}"))?;
@@ -88,6 +94,26 @@ impl Drop for Served {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `command`, run through `setpriv --pdeathsig KILL --` (program, arguments, environment
+/// and folder kept). `setpriv` sets the signal and execs the program: same pid.
+fn with_parent_death_signal(command: &Command) -> Command {
+    let mut wrapped = Command::new("setpriv");
+    wrapped
+        .args(["--pdeathsig", "KILL", "--"])
+        .arg(command.get_program())
+        .args(command.get_args());
+    for (key, value) in command.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    if let Some(dir) = command.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    wrapped
 }
 
 fn forward_lines(stream: impl Read + Send + 'static, tx: mpsc::Sender<String>) {

