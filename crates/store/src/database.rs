@@ -67,6 +67,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "remote servers",
         include_str!("../migrations/sqlite/0005_remote_servers.sql"),
     ),
+    (
+        6,
+        "oauth tokens",
+        include_str!("../migrations/sqlite/0006_oauth_tokens.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -93,6 +98,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         5,
         "remote servers",
         include_str!("../migrations/postgres/0005_remote_servers.sql"),
+    ),
+    (
+        6,
+        "oauth tokens",
+        include_str!("../migrations/postgres/0006_oauth_tokens.sql"),
     ),
 ];
 

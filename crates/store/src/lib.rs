@@ -13,6 +13,7 @@
 //!   idempotently; [`parse_mcp_servers`] and [`Store::import_servers`] read the standard
 //!   `mcpServers` JSON of other MCP hosts.
 //! - [`api_keys`]: the API's and `/mcp`'s keys with their roles, kept as digests.
+//! - `McpOAuthToken`: a remote server's OAuth record, sealed by the caller (opaque here).
 
 pub mod api_keys;
 mod bindings;
@@ -24,6 +25,7 @@ mod error;
 mod import;
 pub mod key_digest;
 mod model;
+mod oauth_tokens;
 mod seed;
 mod servers;
 mod tool_cache;

@@ -11,6 +11,7 @@ mod bindings;
 mod bots;
 mod connect;
 mod import;
+mod oauth_tokens;
 mod schema;
 mod seed;
 mod servers;

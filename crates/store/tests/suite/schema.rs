@@ -81,6 +81,10 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
         list(&["mcpServerId", "tools", "hash", "capturedAt"])
     );
     assert_eq!(
+        columns(db, "McpOAuthToken").await?,
+        list(&["mcpServerId", "sealed", "updatedAt"])
+    );
+    assert_eq!(
         columns(db, "ApiKey").await?,
         list(&[
             "id",
