@@ -104,6 +104,8 @@ failed=0
   echo "  a failure in this column can be supergateway's (its own sessions and Host checks). Run for"
   echo "  2025-11-25 only: supergateway does not speak the 2026-07-28 revision."
   echo
+  echo "BotCraft as the *client* of the suite's servers (remote HTTP, OAuth): [conformance-client.md](conformance-client.md)."
+  echo
   for label in 2025-11-25 2026-07-28; do
     echo "## Revision $label (conformance ${versions[$label]})"
     echo

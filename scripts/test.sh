@@ -80,6 +80,11 @@ step "MCP conformance table: every server scenario, fixture direct vs through th
 # scenario that passes direct fails through /mcp/{server} (scripts/conformance-gaps.txt excepted).
 CONFORMANCE_TABLE="$ws/conformance.md" scripts/conformance-table.sh
 
+step "MCP conformance, client scenarios: BotCraft's manager as the client (remote HTTP, OAuth), both suites"
+# The committed docs/conformance-client.md is this table; CI fails when a scenario listed in
+# scripts/conformance-client-passing.txt stops passing.
+CONFORMANCE_CLIENT_TABLE="$ws/conformance-client.md" scripts/conformance-client-table.sh
+
 step "schemathesis against /api/openapi.json (PyPI schemathesis; admin and chat keys)"
 BOTCRAFT_BIN="$bin/botcraft" scripts/schemathesis.sh
 

@@ -59,6 +59,43 @@ pub struct HostOptions<'a> {
     /// Where running servers are recorded so the next start reaps leftovers.
     pub pid_registry: Option<PathBuf>,
     pub run_as: Option<mcp_lifecycle::RunAs>,
+    /// OAuth for remote servers that ask for it ([`oauth_settings`]).
+    pub oauth: Option<mcp_lifecycle::OAuthSettings>,
+}
+
+/// OAuth for remote servers: tokens sealed with the key of `BOTCRAFT_SECRET_KEY(_FILE)` (or
+/// one generated in the data folder), the browser sent back to `public_url`'s
+/// `/oauth/callback`. Off, with the reason printed, when there is no usable key.
+pub fn oauth_settings(data_dir: &Path, public_url: &str) -> Option<mcp_lifecycle::OAuthSettings> {
+    let key = match secrets::SecretKey::load(|name| std::env::var(name).ok(), Some(data_dir)) {
+        Ok(key) => key,
+        Err(error) => {
+            eprintln!("botcraft: OAuth for remote MCP servers is off: {error}");
+            return None;
+        }
+    };
+    let base = public_url.trim_end_matches('/');
+    let client_metadata_url = http_api::routes::oauth::client_metadata_document(base, CLIENT_NAME)
+        .map(|_| format!("{base}/oauth/client-metadata.json"));
+    Some(mcp_lifecycle::OAuthSettings {
+        redirect_uri: format!("{base}/oauth/callback"),
+        sealer: key.sealer(),
+        client_name: CLIENT_NAME.to_owned(),
+        client_metadata_url,
+    })
+}
+
+/// How BotCraft names itself to authorization servers.
+pub const CLIENT_NAME: &str = "BotCraft";
+
+/// The address BotCraft is reached at when `BOTCRAFT_PUBLIC_URL` is not set: the one it
+/// listens on (`localhost` for an unspecified address).
+pub fn default_public_url(addr: std::net::SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        format!("http://localhost:{}", addr.port())
+    } else {
+        format!("http://{addr}")
+    }
 }
 
 /// The manager's settings; makes this process the subreaper of the servers first, so their
@@ -79,6 +116,7 @@ pub fn manager_settings(options: HostOptions<'_>) -> ManagerSettings {
         run_as: options.run_as,
         reap_orphans,
         cgroups: options.cgroups,
+        oauth: options.oauth,
         ..ManagerSettings::default()
     }
 }

@@ -59,6 +59,13 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
         cgroups: true,
         pid_registry: Some(registry),
         run_as: None,
+        // Tokens a `serve` over the same store obtained are used (and refreshed) here too;
+        // an authorization itself is started from `serve`.
+        oauth: crate::host::oauth_settings(
+            &command.data.data_dir,
+            &std::env::var("BOTCRAFT_PUBLIC_URL")
+                .unwrap_or_else(|_| "http://127.0.0.1:3000".to_owned()),
+        ),
     });
     let manager = McpServerManager::new(store.clone(), settings);
     manager.load_configs().await?;

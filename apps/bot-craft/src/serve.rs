@@ -136,6 +136,10 @@ pub struct ServeArgs {
     /// Log format on stderr.
     #[arg(long, env = "BOTCRAFT_LOG_FORMAT", default_value = "text")]
     log_format: observability::LogFormat,
+    /// The address browsers reach BotCraft at (`https://bots.example.com`), for OAuth
+    /// redirects and the client ID metadata document; default: the address listened on.
+    #[arg(long, env = "BOTCRAFT_PUBLIC_URL", value_name = "URL")]
+    public_url: Option<String>,
 }
 
 impl ServeArgs {
@@ -172,11 +176,23 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let run_as = tool_user(args.tool_user.as_deref())?;
+    // Bound now (accepting starts once everything is ready) so that the OAuth redirect can
+    // name the address, a free port chosen by the system included.
+    let listener = tokio::net::TcpListener::bind(args.addr)
+        .await
+        .with_context(|| format!("listen on {}", args.addr))?;
+    let addr = listener.local_addr()?;
+    let public_url = args
+        .public_url
+        .clone()
+        .filter(|url| !url.trim().is_empty())
+        .unwrap_or_else(|| crate::host::default_public_url(addr));
     let settings = crate::host::manager_settings(crate::host::HostOptions {
         server_env: &args.server_env.server_env,
         cgroups: args.cgroups == "auto",
         pid_registry: Some(args.data.data_dir.join("pids")),
         run_as,
+        oauth: crate::host::oauth_settings(&args.data.data_dir, &public_url),
     });
     if let Some(file) = &args.seed.tool_env_file {
         let count = mcp_lifecycle::write_deployment_env(file, &settings.env)
@@ -234,7 +250,12 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         .chain(args.openai_api_key.clone())
         .chain(args.anthropic_api_key.clone())
         .chain(bot_key_values)
-        .chain(database_password);
+        .chain(database_password)
+        .chain(
+            std::env::var(secrets::KEY_VAR)
+                .ok()
+                .filter(|key| key.len() >= 8),
+        );
     let embedder = args.model.load().await?;
     match &embedder {
         Some(model) => eprintln!(
@@ -256,6 +277,10 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             embedder,
             Some(store.clone()),
         )),
+        oauth_client_metadata: http_api::routes::oauth::client_metadata_document(
+            &public_url,
+            crate::host::CLIENT_NAME,
+        ),
         ..ApiConfig::default()
     };
     let metrics = observability::BotCraftMetrics::new()?;
@@ -281,10 +306,6 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         let state = state.clone();
         tokio::spawn(async move { http_api::tool_loading::warm_tool_search(&state).await });
     }
-    let listener = tokio::net::TcpListener::bind(args.addr)
-        .await
-        .with_context(|| format!("listen on {}", args.addr))?;
-    let addr = listener.local_addr()?;
     eprintln!("botcraft: listening on http://{addr}");
 
     let stop_accepting = CancellationToken::new();

@@ -145,6 +145,18 @@ impl From<LifecycleError> for ApiError {
                 "server_backing_off",
                 message,
             ),
+            LifecycleError::NeedsAuth { .. } => {
+                Self::new(StatusCode::CONFLICT, "server_needs_auth", message)
+            }
+            LifecycleError::OAuthUnavailable { .. } => {
+                Self::new(StatusCode::CONFLICT, "oauth_unavailable", message)
+            }
+            LifecycleError::OAuthUnknownState => {
+                Self::new(StatusCode::BAD_REQUEST, "oauth_unknown_state", message)
+            }
+            LifecycleError::OAuth { .. } => {
+                Self::new(StatusCode::BAD_GATEWAY, "oauth_failed", message)
+            }
             LifecycleError::CallTimeout { .. } => {
                 Self::new(StatusCode::GATEWAY_TIMEOUT, "tool_timeout", message)
             }

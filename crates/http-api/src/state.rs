@@ -44,6 +44,9 @@ pub struct ApiConfig {
     /// The tool-search indexes, shared by every clone of the config. Not a setting: it lives
     /// here so the edge builds it with `..ApiConfig::default()`.
     pub catalogs: ToolCatalogs,
+    /// BotCraft's OAuth client ID metadata document, served at
+    /// `/oauth/client-metadata.json` when BotCraft has a public HTTPS address.
+    pub oauth_client_metadata: Option<serde_json::Value>,
 }
 
 impl Default for ApiConfig {
@@ -58,6 +61,7 @@ impl Default for ApiConfig {
             redactor: Redactor::default(),
             auto_threshold_tokens: DEFAULT_AUTO_THRESHOLD_TOKENS,
             catalogs: ToolCatalogs::default(),
+            oauth_client_metadata: None,
         }
     }
 }

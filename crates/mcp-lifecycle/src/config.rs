@@ -133,6 +133,9 @@ pub struct ManagerSettings {
     /// Put each server in a cgroup v2 of its own where the machine allows it
     /// (`crate::cgroup`); without one, trees are tracked by the subreaper and `/proc`.
     pub cgroups: bool,
+    /// OAuth for remote servers that ask for it; `None` leaves such servers `needs-auth`
+    /// with no way to authorize them here.
+    pub oauth: Option<crate::oauth::OAuthSettings>,
 }
 
 impl Default for ManagerSettings {
@@ -149,6 +152,7 @@ impl Default for ManagerSettings {
             run_as: None,
             reap_orphans: false,
             cgroups: false,
+            oauth: None,
         }
     }
 }

@@ -65,6 +65,28 @@ pub enum LifecycleError {
         transport: &'static str,
         reason: String,
     },
+    #[error(
+        "MCP server {server:?} ({url}) needs authorization before its tools can be used: an operator must connect it (dashboard: Servers, {server}, Connect; or POST /api/servers/{server}/oauth/start and open the URL it returns), then try again"
+    )]
+    NeedsAuth {
+        server: String,
+        url: String,
+        /// The server's `WWW-Authenticate` challenge (never shown: it is for the next
+        /// authorization's discovery and scopes).
+        challenge: Option<String>,
+    },
+    #[error("MCP server {server:?}: OAuth with {url} failed: {reason}")]
+    OAuth {
+        server: String,
+        url: String,
+        reason: String,
+    },
+    #[error("MCP server {server:?} cannot be authorized with OAuth: {reason}")]
+    OAuthUnavailable { server: String, reason: String },
+    #[error(
+        "this authorization is unknown or expired (each may be completed once, within 10 minutes); start it again"
+    )]
+    OAuthUnknownState,
     #[error("MCP server {server:?}: the connection to {url} was lost; the next use reconnects")]
     Disconnected {
         server: String,

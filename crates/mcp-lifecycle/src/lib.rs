@@ -19,6 +19,11 @@
 //! inside BotCraft's process over an in-memory pipe ([`InProcessServer`]), under the same rules.
 //! Server processes can run as another Unix user than BotCraft ([`RunAs`]): the privilege
 //! drop happens in the child, before exec, with no capability left.
+//!
+//! A server can also be remote (streamable HTTP or HTTP+SSE, [`sse_client`]): a connection
+//! under the same rules, its loss counted as an exit. One that answers with an OAuth
+//! challenge is `needs-auth` until an operator authorizes it ([`oauth`]); its tokens are
+//! sealed in the store and refreshed single-flight.
 
 pub mod cgroup;
 mod client;
@@ -32,6 +37,8 @@ mod in_process;
 mod launcher;
 mod lease;
 mod manager;
+pub mod oauth;
+mod oauth_credentials;
 mod prctl;
 mod process;
 pub mod reaper;
@@ -58,6 +65,7 @@ pub use health::Health;
 pub use in_process::InProcessServer;
 pub use lease::Lease;
 pub use manager::McpServerManager;
+pub use oauth::{OAuthSettings, OAuthStatus};
 pub use process::{McpProcess, StartOptions};
 pub use remote::shown_url;
 pub use restart::{RestartDecision, RestartPolicy};

@@ -32,6 +32,9 @@ pub(crate) enum Phase {
     Running(Arc<McpProcess>),
     Stopping,
     Error,
+    /// A remote server that answered with an OAuth challenge: waits for an authorization
+    /// (`crate::oauth`), not for a restart.
+    NeedsAuth,
 }
 
 pub(crate) struct SlotState {
@@ -47,6 +50,8 @@ pub(crate) struct SlotState {
     /// Failed starts in a row, and when an on-demand start (a listing, a call) may try again.
     pub start_failures: u32,
     pub retry_at: Option<tokio::time::Instant>,
+    /// The last `WWW-Authenticate` challenge of a `needs-auth` server.
+    pub auth_challenge: Option<String>,
 }
 
 /// Who asks for a server to run: an operator or the manager itself (start now, whatever
@@ -65,6 +70,7 @@ impl Phase {
             Self::Running(_) => ServerState::Running,
             Self::Stopping => ServerState::Stopping,
             Self::Error => ServerState::Error,
+            Self::NeedsAuth => ServerState::NeedsAuth,
         }
     }
 }
@@ -115,6 +121,7 @@ impl Slot {
                 last_activity: tokio::time::Instant::now(),
                 start_failures: 0,
                 retry_at: None,
+                auth_challenge: None,
             }),
             in_flight: AtomicUsize::new(0),
             leases: AtomicUsize::new(0),
@@ -183,6 +190,8 @@ pub(crate) struct Inner {
     pub sweep_now: tokio::sync::Notify,
     /// The HTTP client of remote servers, made on the first connect.
     pub http: std::sync::OnceLock<reqwest::Client>,
+    /// OAuth credentials of remote servers and the authorizations under way.
+    pub oauth: crate::oauth::OAuthFlows,
 }
 
 /// The lifecycle of every MCP server. Cheap to share behind an `Arc`.
@@ -255,6 +264,7 @@ impl McpServerManager {
                 cgroups,
                 sweep_now: tokio::sync::Notify::new(),
                 http: std::sync::OnceLock::new(),
+                oauth: crate::oauth::OAuthFlows::default(),
             }),
         });
         if manager.inner.settings.reap_orphans {
@@ -439,6 +449,9 @@ impl McpServerManager {
                     });
                 }
             }
+            if matches!(state.phase, Phase::NeedsAuth) && demand == Demand::OnDemand {
+                return Err(crate::oauth::needs_auth_error(&slot.config()));
+            }
             match &state.phase {
                 // A remote connection lost a moment ago (its exit watcher has not run yet):
                 // connect again rather than hand out the dead one.
@@ -460,7 +473,7 @@ impl McpServerManager {
                         stderr_tail: state.last_stderr.clone(),
                     });
                 }
-                Phase::Stopped | Phase::Error => {
+                Phase::Stopped | Phase::Error | Phase::NeedsAuth => {
                     slot.new_start_cancel();
                     let start = self.start_future(slot.clone());
                     state.set(Phase::Starting(start.clone()));
@@ -530,6 +543,9 @@ impl McpServerManager {
         };
         let process = match started {
             Ok(process) => Arc::new(process),
+            Err(LifecycleError::NeedsAuth { challenge, .. }) => {
+                return Err(self.mark_needs_auth(&slot, challenge));
+            }
             Err(error) => {
                 let mut state = slot.lock();
                 state.set(Phase::Error);
@@ -549,6 +565,10 @@ impl McpServerManager {
         };
         let tools = match process.list_tools(config.init_timeout).await {
             Ok(tools) => tools,
+            Err(LifecycleError::NeedsAuth { challenge, .. }) => {
+                process.stop(settings.stop_grace).await;
+                return Err(self.mark_needs_auth(&slot, challenge));
+            }
             Err(error) => {
                 process.stop(settings.stop_grace).await;
                 let mut state = slot.lock();
@@ -565,6 +585,7 @@ impl McpServerManager {
             state.last_error = None;
             state.start_failures = 0;
             state.retry_at = None;
+            state.auth_challenge = None;
         }
         tracing::info!(server = %config.name, pid = ?process.pid(), tools = tools.len(), "MCP server running");
         tool_lists::publish(self, &slot, &config, tools).await;
@@ -593,11 +614,30 @@ impl McpServerManager {
         let headers =
             crate::remote::resolve_headers(&config, endpoint, &settings.env, &settings.env_policy)?;
         let http = self.inner.http.get_or_init(crate::remote::http_client);
+        let oauth = match &settings.oauth {
+            Some(oauth) if crate::oauth::eligible(endpoint) => Some(
+                crate::oauth::authorized_client(
+                    &self.inner.oauth,
+                    &self.inner.store,
+                    oauth,
+                    &config,
+                    endpoint,
+                    http.clone(),
+                )
+                .await?
+                .map_or(
+                    crate::remote::Auth::Challengeable,
+                    crate::remote::Auth::Token,
+                ),
+            ),
+            _ => None,
+        };
         crate::remote::connect(
             &config,
             endpoint,
             headers,
             http.clone(),
+            oauth,
             client,
             slot.start_cancel(),
         )
@@ -704,7 +744,7 @@ impl McpServerManager {
         });
     }
 
-    async fn stop_slot(&self, slot: &Arc<Slot>) {
+    pub(crate) async fn stop_slot(&self, slot: &Arc<Slot>) {
         let previous = {
             let mut state = slot.lock();
             state.replace(Phase::Stopping)
@@ -716,7 +756,7 @@ impl McpServerManager {
                 slot.start_cancel().cancel();
                 start.await.ok()
             }
-            Phase::Stopped | Phase::Stopping | Phase::Error => None,
+            Phase::Stopped | Phase::Stopping | Phase::Error | Phase::NeedsAuth => None,
         };
         if let Some(process) = process {
             process.stop(self.inner.settings.stop_grace).await;
@@ -777,6 +817,9 @@ impl McpServerManager {
                     .ensure_slot_running(server, &slot, Demand::OnDemand)
                     .await?;
                 process.call_tool(tool, resend.flatten(), timeout).await
+            }
+            Err(LifecycleError::NeedsAuth { challenge, .. }) => {
+                Err(self.mark_needs_auth(&slot, challenge))
             }
             result => result,
         }
@@ -859,6 +902,7 @@ impl McpServerManager {
                     Phase::Running(process) => (ServerState::Running, Some(process.clone())),
                     Phase::Stopping => (ServerState::Stopping, None),
                     Phase::Error => (ServerState::Error, None),
+                    Phase::NeedsAuth => (ServerState::NeedsAuth, None),
                 };
                 ServerStatus {
                     name,

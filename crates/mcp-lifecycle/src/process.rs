@@ -463,9 +463,24 @@ impl McpProcess {
         }
     }
 
+    /// `NeedsAuth`, when `error` carries the OAuth challenge of a server that may use OAuth.
+    fn auth_challenge(&self, error: &ServiceError) -> Option<LifecycleError> {
+        let Backing::Remote { url, lost } = &self.backing else {
+            return None;
+        };
+        if !lost.oauth {
+            return None;
+        }
+        crate::oauth::challenge_in(error).map(|challenge| LifecycleError::NeedsAuth {
+            server: self.server.clone(),
+            url: url.clone(),
+            challenge: Some(challenge),
+        })
+    }
+
     /// A remote connection that failed under a call: counted as lost, so that the next use
     /// connects again instead of reusing it.
-    fn lose_connection(&self) {
+    pub(crate) fn lose_connection(&self) {
         if let Backing::Remote { lost, .. } = &self.backing {
             lost.lose();
         }
@@ -508,6 +523,9 @@ impl McpProcess {
 
     fn request_error(&self, method: &'static str, error: ServiceError) -> LifecycleError {
         self.note_transport_failure(&error);
+        if let Some(needs_auth) = self.auth_challenge(&error) {
+            return needs_auth;
+        }
         LifecycleError::Request {
             server: self.server.clone(),
             method,
@@ -632,6 +650,9 @@ impl McpProcess {
     async fn died_or(&self, tool: &str, error: ServiceError) -> LifecycleError {
         self.note_transport_failure(&error);
         if let Backing::Remote { url, .. } = &self.backing {
+            if let Some(needs_auth) = self.auth_challenge(&error) {
+                return needs_auth;
+            }
             return match error {
                 ServiceError::TransportSend(_) | ServiceError::TransportClosed => {
                     LifecycleError::Disconnected {

@@ -37,14 +37,17 @@ use crate::tap::ProgressTap;
 pub(crate) struct ConnectionLoss {
     exit: watch::Sender<Option<crate::error::ExitInfo>>,
     refused: std::sync::atomic::AtomicBool,
+    /// The server may use OAuth: a `401`/`403` challenge makes it `needs-auth`.
+    pub oauth: bool,
 }
 
 impl ConnectionLoss {
-    pub(crate) fn new() -> (Arc<Self>, watch::Receiver<Option<crate::error::ExitInfo>>) {
+    pub(crate) fn new(oauth: bool) -> (Arc<Self>, watch::Receiver<Option<crate::error::ExitInfo>>) {
         let (exit, receiver) = watch::channel(None);
         let loss = Self {
             exit,
             refused: std::sync::atomic::AtomicBool::new(false),
+            oauth,
         };
         (Arc::new(loss), receiver)
     }
@@ -122,19 +125,30 @@ pub(crate) fn resolve_headers(
     Ok(headers)
 }
 
+/// How a connection to a server that may use OAuth ([`crate::oauth::eligible`]) goes.
+pub(crate) enum Auth {
+    /// With the stored token (refreshed when due).
+    Token(rmcp::transport::auth::AuthClient<reqwest::Client>),
+    /// Without a token: a `401` challenge makes the server `needs-auth`.
+    Challengeable,
+}
+
 /// Connect to the remote server of `config` and complete `initialize` within its init
 /// timeout. `headers` (resolved) go with every request; the connection "exits" when its
-/// transport closes.
+/// transport closes. `auth` is set for a server OAuth applies to.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn connect(
     config: &ServerConfig,
     endpoint: &RemoteEndpoint,
     headers: HeaderMap,
     http: reqwest::Client,
+    auth: Option<Auth>,
     client: ClientSide,
     cancel: CancellationToken,
 ) -> Result<McpProcess, LifecycleError> {
+    let oauth = auth.is_some();
     let url = shown_url(&endpoint.url);
-    let (lost, exit) = ConnectionLoss::new();
+    let (lost, exit) = ConnectionLoss::new(oauth);
     let relay = client.relay();
     let transport_name = endpoint.transport.as_str();
     let connect_error = |reason: String| LifecycleError::Connect {
@@ -151,9 +165,15 @@ pub(crate) async fn connect(
                 .collect();
             let settings = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
                 .custom_headers(headers);
-            let transport = StreamableHttpClientTransport::with_client(http, settings);
-            let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
-            handshake_over(config, transport, &exit, client, &cancel).await
+            if let Some(Auth::Token(authorized)) = auth {
+                let transport = StreamableHttpClientTransport::with_client(authorized, settings);
+                let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
+                handshake_over(config, transport, &exit, client, &cancel).await
+            } else {
+                let transport = StreamableHttpClientTransport::with_client(http, settings);
+                let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
+                handshake_over(config, transport, &exit, client, &cancel).await
+            }
         }
         RemoteTransport::Sse => {
             let open = SseClientTransport::connect(http, &endpoint.url, headers);
@@ -173,7 +193,14 @@ pub(crate) async fn connect(
     };
     match started {
         Ok(service) => Ok(McpProcess::remote(config, service, url, lost, exit)),
-        Err(HandshakeFailure::Refused(error)) => Err(connect_error(remote_reason(&error))),
+        Err(HandshakeFailure::Refused(error)) => match crate::oauth::challenge_in(error.as_ref()) {
+            Some(challenge) if oauth => Err(LifecycleError::NeedsAuth {
+                server: config.name.clone(),
+                url,
+                challenge: Some(challenge),
+            }),
+            _ => Err(connect_error(remote_reason(&error))),
+        },
         Err(HandshakeFailure::Exited) => Err(connect_error(
             "the connection closed during initialize".to_owned(),
         )),

@@ -11,6 +11,8 @@ pub enum ServerState {
     Running,
     Stopping,
     Error,
+    /// A remote server waiting for an OAuth authorization.
+    NeedsAuth,
 }
 
 impl fmt::Display for ServerState {
@@ -21,6 +23,7 @@ impl fmt::Display for ServerState {
             Self::Running => "running",
             Self::Stopping => "stopping",
             Self::Error => "error",
+            Self::NeedsAuth => "needs-auth",
         })
     }
 }

@@ -5,6 +5,7 @@
 pub mod bots;
 pub mod chat;
 pub mod keys;
+pub mod oauth;
 pub mod servers;
 pub mod tools;
 
@@ -96,7 +97,9 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
     let public = RouteTable::new(Access::Public)
         .get("/api/health", health::health)
         .get("/api/health/live", health::live)
-        .get("/api/health/ready", health::ready);
+        .get("/api/health/ready", health::ready)
+        .get("/oauth/callback", oauth::callback)
+        .get("/oauth/client-metadata.json", oauth::client_metadata);
     // What a chat front end needs, and nothing that changes BotCraft or runs a tool directly.
     let chat = RouteTable::new(Access::Chat)
         .get("/api/openapi.json", openapi::document)
@@ -116,6 +119,9 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .post("/api/servers/{server}/start", servers::start)
         .post("/api/servers/{server}/stop", servers::stop)
         .post("/api/servers/{server}/restart", servers::restart)
+        .post("/api/servers/{server}/oauth/start", oauth::start)
+        .put("/api/servers/{server}/oauth/client", oauth::set_client)
+        .delete("/api/servers/{server}/oauth", oauth::sign_out)
         .get("/api/servers/{server}/logs", servers::logs)
         .get("/api/servers/{server}/tools", servers::tools)
         .get("/api/servers/{server}/resource", servers::resource)

@@ -161,7 +161,7 @@ pub async fn import(
 
 /// The server's name, known to the manager (configs reloaded if the store has it but the
 /// manager does not yet).
-async fn managed_name(state: &AppState, key: &str) -> Result<String, ApiError> {
+pub(crate) async fn managed_name(state: &AppState, key: &str) -> Result<String, ApiError> {
     let server = find_server(&state.store, key).await?;
     let known = state
         .manager
@@ -174,7 +174,7 @@ async fn managed_name(state: &AppState, key: &str) -> Result<String, ApiError> {
     Ok(server.name)
 }
 
-fn status_of(state: &AppState, name: &str) -> Json<Value> {
+pub(crate) fn status_of(state: &AppState, name: &str) -> Json<Value> {
     let status = state
         .manager
         .get_all_statuses()

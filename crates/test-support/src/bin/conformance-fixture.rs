@@ -1,9 +1,11 @@
-//! `conformance-fixture [--http ADDR [--require-header NAME=VALUE]]`: test-support's
+//! `conformance-fixture [--http ADDR [--require-header NAME=VALUE | --oauth SECS]]`: test-support's
 //! [`ConformanceFixture`] over stdio (the default) or over streamable HTTP at
 //! `http://ADDR/mcp` (sessions, and stateless 2026-07-28 requests on the same URL). In HTTP
 //! mode it prints `listening on URL` once it accepts connections and serves until SIGINT or
 //! SIGTERM; with `--require-header` every request without that header (exactly) is answered
-//! 401, as a server behind a bearer token would. Logs go to stderr.
+//! 401, as a server behind a bearer token would; with `--oauth SECS` it sits behind
+//! [`test_support::oauth_server`] (a fake authorization server on the same origin, tokens
+//! living SECS seconds). Logs go to stderr.
 
 use std::sync::Arc;
 
@@ -27,20 +29,39 @@ async fn main() -> anyhow::Result<()> {
             service.waiting().await.context("serve stdio")?;
             Ok(())
         }
-        [flag, addr] if flag == "--http" => serve_http(addr, None).await,
+        [flag, addr] if flag == "--http" => serve_http(addr, Guard::None).await,
+        [flag, addr, oauth, secs] if flag == "--http" && oauth == "--oauth" => {
+            let secs = secs
+                .parse()
+                .context("--oauth takes the token lifetime in seconds")?;
+            serve_http(addr, Guard::OAuth(secs)).await
+        }
         [flag, addr, require, header] if flag == "--http" && require == "--require-header" => {
             let (name, value) = header
                 .split_once('=')
                 .context("--require-header takes NAME=VALUE")?;
-            serve_http(addr, Some((name.to_owned(), value.to_owned()))).await
+            serve_http(addr, Guard::Header(name.to_owned(), value.to_owned())).await
         }
         _ => {
-            anyhow::bail!("usage: conformance-fixture [--http ADDR [--require-header NAME=VALUE]]")
+            anyhow::bail!(
+                "usage: conformance-fixture [--http ADDR [--require-header NAME=VALUE | --oauth SECS]]"
+            )
         }
     }
 }
 
-async fn serve_http(addr: &str, required: Option<(String, String)>) -> anyhow::Result<()> {
+/// What stands in front of `/mcp`.
+enum Guard {
+    None,
+    Header(String, String),
+    OAuth(u64),
+}
+
+async fn serve_http(addr: &str, guard: Guard) -> anyhow::Result<()> {
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .with_context(|| format!("bind {addr}"))?;
+    let origin = format!("http://{}", listener.local_addr()?);
     let shutdown = CancellationToken::new();
     let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
     let service = StreamableHttpService::new(
@@ -49,7 +70,9 @@ async fn serve_http(addr: &str, required: Option<(String, String)>) -> anyhow::R
         config,
     );
     let mut app = axum::Router::new().nest_service("/mcp", service);
-    if let Some((name, value)) = required {
+    if let Guard::OAuth(secs) = guard {
+        app = test_support::oauth_server::OAuthServer::new(&origin, secs).router(app);
+    } else if let Guard::Header(name, value) = guard {
         let required = Arc::new((name, value));
         app = app.layer(axum::middleware::from_fn(
             move |request: axum::extract::Request, next: axum::middleware::Next| {
@@ -69,10 +92,7 @@ async fn serve_http(addr: &str, required: Option<(String, String)>) -> anyhow::R
             },
         ));
     }
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("bind {addr}"))?;
-    println!("listening on http://{}/mcp", listener.local_addr()?);
+    println!("listening on {origin}/mcp");
     let stop = shutdown.clone();
     tokio::spawn(async move {
         let mut sigterm =

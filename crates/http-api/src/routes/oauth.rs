@@ -1,0 +1,226 @@
+//! OAuth for remote servers, as an operator drives it:
+//! - `POST /api/servers/{server}/oauth/start` (admin): the authorization URL to open;
+//! - `GET /oauth/callback` (public: the browser comes back here from the authorization
+//!   server): completes the flow its `state` names, then sends the browser to the dashboard;
+//! - `PUT /api/servers/{server}/oauth/client` (admin): a client registered out of band;
+//! - `DELETE /api/servers/{server}/oauth` (admin): forget the server's tokens;
+//! - `GET /oauth/client-metadata.json` (public): BotCraft's client ID metadata document,
+//!   for authorization servers that accept a URL as client id.
+//!
+//! The callback holds no key, so it can only complete a flow an admin started (its `state`
+//! is random, single use and expires). Its page shows the outcome with every value escaped,
+//! and never a code or a token.
+
+use axum::Json;
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::error::ApiError;
+use crate::routes::servers::{managed_name, status_of};
+use crate::state::AppState;
+
+pub async fn start(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    let url = state.manager.oauth_start(&name).await?;
+    Ok(Json(json!({"server": name, "authorizationUrl": url})))
+}
+
+/// A client registered out of band at the server's authorization server.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClientBody {
+    client_id: String,
+    #[serde(default)]
+    client_secret: Option<String>,
+}
+
+/// `PUT /api/servers/{server}/oauth/client`: use this pre-registered client (the secret is
+/// sealed with the tokens and never read back).
+pub async fn set_client(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    body: Result<Json<ClientBody>, axum::extract::rejection::JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let Json(body) = body.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            rejection.body_text(),
+        )
+    })?;
+    let name = managed_name(&state, &key).await?;
+    state
+        .manager
+        .oauth_set_client(&name, &body.client_id, body.client_secret.as_deref())
+        .await?;
+    Ok(Json(json!({
+        "server": name,
+        "clientId": body.client_id.trim(),
+        "clientSecret": body.client_secret.filter(|s| !s.is_empty()).map(|_| "[hidden]"),
+    })))
+}
+
+pub async fn sign_out(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    state.manager.oauth_sign_out(&name).await?;
+    Ok(status_of(&state, &name))
+}
+
+/// The authorization server's redirect (RFC 6749 §4.1.2, RFC 9207 `iss`).
+#[derive(Debug, Deserialize)]
+pub struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    iss: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+pub async fn callback(State(state): State<AppState>, Query(query): Query<Callback>) -> Response {
+    if let Some(error) = &query.error {
+        let detail = query.error_description.as_deref().unwrap_or_default();
+        return page(
+            StatusCode::BAD_REQUEST,
+            "Authorization refused",
+            &format!("The authorization server answered {error}. {detail}"),
+        );
+    }
+    let (Some(code), Some(flow)) = (&query.code, &query.state) else {
+        return page(
+            StatusCode::BAD_REQUEST,
+            "Authorization incomplete",
+            "The redirect carries no code or no state.",
+        );
+    };
+    match state
+        .manager
+        .oauth_complete(code, flow, query.iss.as_deref())
+        .await
+    {
+        Ok(server) => {
+            let location = format!("/?connected={}", url_component(&server));
+            (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
+        }
+        Err(error) => page(
+            StatusCode::BAD_REQUEST,
+            "Authorization failed",
+            &state.config.redactor.redact(&error.to_string()),
+        ),
+    }
+}
+
+/// The client ID metadata document (draft-ietf-oauth-client-id-metadata-document): served
+/// when BotCraft has a public HTTPS address, whose `/oauth/client-metadata.json` is then its
+/// client id.
+pub async fn client_metadata(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let Some(document) = state.config.oauth_client_metadata.as_ref() else {
+        return Err(ApiError::not_found(
+            "no_client_metadata",
+            "BotCraft has no public HTTPS address (BOTCRAFT_PUBLIC_URL), so it has no client ID metadata document",
+        ));
+    };
+    Ok(Json(document.clone()))
+}
+
+/// The client ID metadata document of a BotCraft reached at `public_url` (HTTPS only).
+pub fn client_metadata_document(public_url: &str, client_name: &str) -> Option<Value> {
+    let base = public_url.trim_end_matches('/');
+    if !base.starts_with("https://") {
+        return None;
+    }
+    Some(json!({
+        "client_id": format!("{base}/oauth/client-metadata.json"),
+        "client_name": client_name,
+        "client_uri": base,
+        "redirect_uris": [format!("{base}/oauth/callback")],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+        "application_type": "web",
+    }))
+}
+
+fn url_component(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(byte).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn escape(text: &str) -> String {
+    text.chars()
+        .map(|c| match c {
+            '&' => "&amp;".to_owned(),
+            '<' => "&lt;".to_owned(),
+            '>' => "&gt;".to_owned(),
+            '"' => "&quot;".to_owned(),
+            '\'' => "&#39;".to_owned(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+fn page(status: StatusCode, title: &str, message: &str) -> Response {
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
+         <body><main><h1>{title}</h1><p role=\"alert\">{message}</p><p><a href=\"/\">Back to the dashboard</a></p></main></body></html>",
+        title = escape(title),
+        message = escape(message),
+    );
+    (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    #[test]
+    fn the_client_metadata_document_is_for_https_only() {
+        assert_eq!(
+            client_metadata_document("http://127.0.0.1:3000", "BotCraft"),
+            None
+        );
+        let document =
+            client_metadata_document("https://bots.example.com/", "BotCraft").expect("https");
+        assert_eq!(
+            document["client_id"],
+            "https://bots.example.com/oauth/client-metadata.json"
+        );
+        assert_eq!(
+            document["redirect_uris"],
+            json!(["https://bots.example.com/oauth/callback"])
+        );
+    }
+
+    #[test]
+    fn the_callback_page_escapes_what_it_shows() {
+        assert_eq!(
+            escape("<script>alert('x')</script>&"),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;&amp;"
+        );
+        assert_eq!(url_component("a b/é"), "a%20b%2F%C3%A9");
+    }
+}

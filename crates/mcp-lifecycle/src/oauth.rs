@@ -1,0 +1,613 @@
+//! OAuth 2.1 for remote servers (the MCP authorization spec, 2025-11-25), on rmcp's
+//! `AuthorizationManager`: which servers use it, connecting with a token, and the
+//! authorization flow an operator completes in a browser.
+//!
+//! Rules:
+//! - **Only where the server asks.** A streamable-HTTP server with no `Authorization` header
+//!   of its own is connected without a token until it answers `401` with a `Bearer`
+//!   challenge; then it is `needs-auth`. A server that never challenges never sees OAuth.
+//!   SSE servers take static headers only.
+//! - **Discovery** (protected-resource metadata from the challenge or the well-known paths,
+//!   then authorization-server metadata with the OAuth and OpenID fallbacks), **PKCE S256**,
+//!   the **`resource` indicator** on every token request and **`iss`** checking (RFC 9207)
+//!   are rmcp's. Metadata on private or loopback addresses is accepted only for a server
+//!   that is itself on one (rmcp's rule).
+//! - **Client registration**, in the spec's order: a client ID metadata document (when the
+//!   settings name one and the authorization server supports them), else dynamic client
+//!   registration. The client registered (with its secret) is kept with the tokens.
+//! - **Tokens** are sealed in the store ([`crate::oauth_credentials`]) and refreshed shortly
+//!   before expiry by rmcp, under one lock per server: concurrent calls at expiry cause one
+//!   refresh. A refused refresh drops the tokens and the server becomes `needs-auth` (no loop).
+//! - **Scope step-up**: a `403 insufficient_scope` makes the server `needs-auth` with that
+//!   challenge; the next authorization asks for the union of the granted and required scopes.
+//! - The flow: [`McpServerManager::oauth_start`] returns the authorization URL (its `state`
+//!   remembered for [`PENDING_TTL`]); [`McpServerManager::oauth_complete`] takes the
+//!   redirect's `code`, `state` and `iss`, exchanges the code, and the next use connects.
+//!   Neither a token, a code nor a client secret is ever logged or returned.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::transport::auth::{
+    AuthClient, AuthError, AuthorizationManager, AuthorizationMetadata, AuthorizationRequest,
+    AuthorizationSession, OAuthClientConfig, WWWAuthenticateParams,
+};
+
+use crate::config::{RemoteEndpoint, RemoteTransport, ServerConfig};
+use crate::error::LifecycleError;
+use crate::manager::McpServerManager;
+use crate::oauth_credentials::{ClientRecord, CredentialHandle, OAuthRecord, ServerCredentials};
+use crate::remote::shown_url;
+
+/// How long an authorization started with `oauth_start` may take to come back.
+pub const PENDING_TTL: Duration = Duration::from_secs(600);
+
+/// What the manager needs to authorize servers: where the authorization server sends the
+/// browser back, the key tokens are sealed with, and how BotCraft names itself.
+#[derive(Debug, Clone)]
+pub struct OAuthSettings {
+    /// BotCraft's `/oauth/callback`, as the browser reaches it.
+    pub redirect_uri: String,
+    pub sealer: secrets::Sealer,
+    /// `client_name` in a dynamic registration.
+    pub client_name: String,
+    /// An HTTPS URL serving BotCraft's client ID metadata document, used as the client id
+    /// where the authorization server supports them.
+    pub client_metadata_url: Option<String>,
+}
+
+/// A server's authorization state as reported (health, the API).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthStatus {
+    /// A token is stored (it may need a refresh).
+    pub authorized: bool,
+    /// The scopes granted with it.
+    pub scopes: Vec<String>,
+}
+
+struct Pending {
+    server: String,
+    session: AuthorizationSession,
+    started: Instant,
+}
+
+/// The manager's OAuth state: each server's credentials, and the flows under way.
+#[derive(Default)]
+pub(crate) struct OAuthFlows {
+    credentials: Mutex<HashMap<String, Arc<ServerCredentials>>>,
+    pending: tokio::sync::Mutex<HashMap<String, Pending>>,
+}
+
+/// Whether `config` is a server OAuth may be used for: streamable HTTP, no `Authorization`
+/// header of its own.
+pub(crate) fn eligible(endpoint: &RemoteEndpoint) -> bool {
+    endpoint.transport == RemoteTransport::StreamableHttp
+        && !endpoint
+            .headers
+            .keys()
+            .any(|name| name.eq_ignore_ascii_case("authorization"))
+}
+
+/// The `WWW-Authenticate` challenge of a 401 or 403 somewhere in `error`'s causes.
+pub(crate) fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut source = Some(error);
+    while let Some(cause) = source {
+        if let Some(required) =
+            cause.downcast_ref::<rmcp::transport::streamable_http_client::AuthRequiredError>()
+        {
+            return Some(required.www_authenticate_header.clone());
+        }
+        if let Some(scope) =
+            cause.downcast_ref::<rmcp::transport::streamable_http_client::InsufficientScopeError>()
+        {
+            return Some(scope.www_authenticate_header.clone());
+        }
+        // rmcp's outer errors hold the transport error as a field, not as their source.
+        let inner: Option<&(dyn std::error::Error + 'static)> = if let Some(dynamic) =
+            cause.downcast_ref::<rmcp::transport::DynamicTransportError>()
+        {
+            Some(dynamic.error.as_ref())
+        } else if let Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) =
+            cause.downcast_ref::<rmcp::service::ClientInitializeError>()
+        {
+            Some(error)
+        } else if let Some(rmcp::ServiceError::TransportSend(error)) =
+            cause.downcast_ref::<rmcp::ServiceError>()
+        {
+            Some(error)
+        } else {
+            None
+        };
+        if let Some(found) = inner.and_then(challenge_in) {
+            return Some(found);
+        }
+        source = cause.source();
+    }
+    None
+}
+
+fn auth_failed(
+    config: &ServerConfig,
+    endpoint: &RemoteEndpoint,
+    error: &AuthError,
+) -> LifecycleError {
+    LifecycleError::OAuth {
+        server: config.name.clone(),
+        url: shown_url(&endpoint.url),
+        reason: oauth_reason(error),
+    }
+}
+
+/// What to say about an rmcp auth error: its message, URLs cut to what may be shown.
+fn oauth_reason(error: &AuthError) -> String {
+    error
+        .to_string()
+        .split(' ')
+        .map(|word| {
+            if word.contains("://") {
+                shown_url(word)
+            } else {
+                word.to_owned()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+impl OAuthFlows {
+    pub(crate) fn credentials(
+        &self,
+        config: &ServerConfig,
+        store: &store::Store,
+        settings: &OAuthSettings,
+    ) -> Arc<ServerCredentials> {
+        let mut all = self.credentials.lock().unwrap_or_else(|e| e.into_inner());
+        all.entry(config.id.clone())
+            .or_insert_with(|| {
+                Arc::new(ServerCredentials::new(
+                    &config.name,
+                    &config.id,
+                    store.clone(),
+                    settings.sealer.clone(),
+                ))
+            })
+            .clone()
+    }
+}
+
+/// An `AuthorizationManager` for `endpoint`, its metadata resolved (from `challenge` when
+/// there is one), with the metadata it was given.
+async fn authorization_manager(
+    config: &ServerConfig,
+    endpoint: &RemoteEndpoint,
+    challenge: Option<&str>,
+) -> Result<(AuthorizationManager, AuthorizationMetadata), LifecycleError> {
+    let manager = AuthorizationManager::new(endpoint.url.as_str())
+        .await
+        .map_err(|error| auth_failed(config, endpoint, &error))?;
+    let resolution = manager
+        .resolve_metadata_from_challenge(challenge)
+        .await
+        .map_err(|error| auth_failed(config, endpoint, &error))?;
+    let mut manager = manager;
+    manager.set_metadata(resolution.metadata.clone());
+    Ok((manager, resolution.metadata))
+}
+
+/// The HTTP client a connection to an OAuth server uses: `http` with a token from the
+/// server's stored record, refreshed when due. `None` when there is no token: the server
+/// is then connected without one (and a 401 makes it `needs-auth`).
+pub(crate) async fn authorized_client(
+    flows: &OAuthFlows,
+    store: &store::Store,
+    settings: &OAuthSettings,
+    config: &ServerConfig,
+    endpoint: &RemoteEndpoint,
+    http: reqwest::Client,
+) -> Result<Option<AuthClient<reqwest::Client>>, LifecycleError> {
+    let credentials = flows.credentials(config, store, settings);
+    let record = credentials
+        .record()
+        .await
+        .map_err(|error| auth_failed(config, endpoint, &error))?;
+    let Some(record) = record.filter(OAuthRecord::has_token) else {
+        return Ok(None);
+    };
+    let (mut manager, metadata) = authorization_manager(config, endpoint, None).await?;
+    let current_issuer = metadata.issuer;
+    let stored_issuer = record
+        .credentials
+        .as_ref()
+        .and_then(|credentials| credentials.issuer.clone());
+    if let (Some(stored), Some(current)) = (&stored_issuer, &current_issuer)
+        && stored != current
+    {
+        tracing::warn!(server = %config.name, "the authorization server's issuer changed; the stored tokens are dropped");
+        credentials
+            .drop_tokens()
+            .await
+            .map_err(|error| auth_failed(config, endpoint, &error))?;
+        return Ok(None);
+    }
+    let mut client = OAuthClientConfig::new(&record.client.client_id, &record.client.redirect_uri)
+        .with_scopes(record.client.scopes.clone());
+    if let Some(secret) = &record.client.client_secret {
+        client = client.with_client_secret(secret);
+    }
+    manager
+        .configure_client(client)
+        .map_err(|error| auth_failed(config, endpoint, &error))?;
+    manager.set_credential_store(CredentialHandle {
+        shared: credentials,
+        client: record.client,
+    });
+    Ok(Some(AuthClient::new(http, manager)))
+}
+
+impl McpServerManager {
+    /// Start authorizing `server`: discover its authorization server, register BotCraft
+    /// there if needed, and return the URL to open in a browser. `challenge` is the last
+    /// `WWW-Authenticate` the server answered with, when there was one.
+    pub async fn oauth_start(&self, server: &str) -> Result<String, LifecycleError> {
+        let slot = self.slot(server)?;
+        let config = slot.config();
+        let (settings, store) = self.oauth_parts(&config)?;
+        let Some(endpoint) = config.remote.clone().filter(eligible) else {
+            return Err(LifecycleError::OAuthUnavailable {
+                server: config.name.clone(),
+                reason: "only a streamable-HTTP server without an Authorization header of its own uses OAuth".into(),
+            });
+        };
+        let challenge = slot.lock().auth_challenge.clone();
+        let (mut manager, metadata) =
+            authorization_manager(&config, &endpoint, challenge.as_deref()).await?;
+        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        let previous = credentials
+            .record()
+            .await
+            .map_err(|error| auth_failed(&config, &endpoint, &error))?;
+
+        // Scopes: the union of what was granted and what the challenge requires (step-up),
+        // or, on a first authorization, the challenge's, else the resource's.
+        let challenged_scope = challenge.as_deref().and_then(|header| {
+            let base = reqwest::Url::parse(&endpoint.url).ok()?;
+            WWWAuthenticateParams::parse(header, &base).scope
+        });
+        let scopes = match &previous {
+            Some(previous) if challenged_scope.is_some() => {
+                let granted: Vec<&str> =
+                    previous.client.scopes.iter().map(String::as_str).collect();
+                let mut union = manager.select_scopes(challenged_scope.as_deref(), &granted);
+                for scope in &previous.client.scopes {
+                    if !union.contains(scope) {
+                        union.push(scope.clone());
+                    }
+                }
+                union
+            }
+            _ => manager.select_initial_scopes(&[]).await,
+        };
+
+        let metadata_supports_cimd = metadata
+            .additional_fields
+            .get("client_id_metadata_document_supported")
+            .and_then(serde_json::Value::as_bool)
+            .unwrap_or(false);
+        let mut request = AuthorizationRequest::new(&settings.redirect_uri)
+            .with_client_name(&settings.client_name)
+            .with_scopes(scopes.clone());
+        let preregistered = previous
+            .as_ref()
+            .map(|record| record.client.clone())
+            .filter(|client| client.preregistered);
+        let client = if let Some(mut client) = preregistered {
+            request = request.with_preregistered_client(&client.client_id);
+            if let Some(secret) = &client.client_secret {
+                request = request.with_client_secret(secret);
+            }
+            client.redirect_uri = settings.redirect_uri.clone();
+            client.scopes = scopes.clone();
+            client
+        } else {
+            match (&settings.client_metadata_url, metadata_supports_cimd) {
+                (Some(url), true) => {
+                    request = request.with_client_metadata_url(url);
+                    ClientRecord {
+                        client_id: url.clone(),
+                        client_secret: None,
+                        redirect_uri: settings.redirect_uri.clone(),
+                        scopes: scopes.clone(),
+                        preregistered: false,
+                    }
+                }
+                _ => {
+                    let scope_refs: Vec<&str> = scopes.iter().map(String::as_str).collect();
+                    let registered = manager
+                        .register_client(&settings.client_name, &settings.redirect_uri, &scope_refs)
+                        .await
+                        .map_err(|error| auth_failed(&config, &endpoint, &error))?;
+                    request = request.with_preregistered_client(&registered.client_id);
+                    if let Some(secret) = &registered.client_secret {
+                        request = request.with_client_secret(secret);
+                    }
+                    ClientRecord {
+                        client_id: registered.client_id,
+                        client_secret: registered.client_secret,
+                        redirect_uri: settings.redirect_uri.clone(),
+                        scopes: scopes.clone(),
+                        preregistered: false,
+                    }
+                }
+            }
+        };
+        manager.set_credential_store(CredentialHandle {
+            shared: credentials,
+            client,
+        });
+        let session = AuthorizationSession::new(manager, request)
+            .await
+            .map_err(|(_, error)| auth_failed(&config, &endpoint, &error))?;
+        let url = session.get_authorization_url().to_owned();
+        let state = reqwest::Url::parse(&url)
+            .ok()
+            .and_then(|parsed| {
+                parsed
+                    .query_pairs()
+                    .find(|(key, _)| key == "state")
+                    .map(|(_, value)| value.into_owned())
+            })
+            .ok_or_else(|| LifecycleError::OAuth {
+                server: config.name.clone(),
+                url: shown_url(&endpoint.url),
+                reason: "the authorization URL carries no state".into(),
+            })?;
+        let mut pending = self.inner.oauth.pending.lock().await;
+        pending.retain(|_, flow| flow.started.elapsed() < PENDING_TTL);
+        pending.insert(
+            state,
+            Pending {
+                server: config.name.clone(),
+                session,
+                started: Instant::now(),
+            },
+        );
+        tracing::info!(server = %config.name, "OAuth authorization started");
+        Ok(url)
+    }
+
+    /// Complete an authorization: the redirect's `code`, `state` and (RFC 9207) `iss`.
+    /// Returns the server's name; its next use connects with the new token.
+    pub async fn oauth_complete(
+        &self,
+        code: &str,
+        state: &str,
+        issuer: Option<&str>,
+    ) -> Result<String, LifecycleError> {
+        let flow = {
+            let mut pending = self.inner.oauth.pending.lock().await;
+            pending.retain(|_, flow| flow.started.elapsed() < PENDING_TTL);
+            pending.remove(state)
+        };
+        let Some(flow) = flow else {
+            return Err(LifecycleError::OAuthUnknownState);
+        };
+        let slot = self.slot(&flow.server)?;
+        let config = slot.config();
+        let url = config
+            .remote
+            .as_ref()
+            .map(|endpoint| shown_url(&endpoint.url))
+            .unwrap_or_default();
+        let exchanged = flow
+            .session
+            .handle_callback_with_issuer(code, state, issuer)
+            .await;
+        if let Err(error) = exchanged {
+            // A redirect with a forged or missing `iss` must not spend the flow: the genuine
+            // redirect may still come.
+            if matches!(error, AuthError::AuthorizationServerMismatch { .. }) {
+                self.inner
+                    .oauth
+                    .pending
+                    .lock()
+                    .await
+                    .insert(state.to_owned(), flow);
+            }
+            tracing::warn!(server = %config.name, reason = %oauth_reason(&error), "OAuth callback refused");
+            return Err(LifecycleError::OAuth {
+                server: config.name.clone(),
+                url,
+                reason: oauth_reason(&error),
+            });
+        }
+        self.authorized(&slot).await;
+        tracing::info!(server = %config.name, "OAuth authorization completed");
+        Ok(config.name)
+    }
+
+    /// Use a client registered out of band at `server`'s authorization server (its id and,
+    /// for a confidential client, its secret, sealed with the tokens). Replaces the record:
+    /// tokens of another client are dropped, and the next authorization uses this client.
+    pub async fn oauth_set_client(
+        &self,
+        server: &str,
+        client_id: &str,
+        client_secret: Option<&str>,
+    ) -> Result<(), LifecycleError> {
+        let slot = self.slot(server)?;
+        let config = slot.config();
+        let (settings, store) = self.oauth_parts(&config)?;
+        let unavailable = |reason: &str| LifecycleError::OAuthUnavailable {
+            server: config.name.clone(),
+            reason: reason.to_owned(),
+        };
+        if config
+            .remote
+            .as_ref()
+            .is_none_or(|endpoint| !eligible(endpoint))
+        {
+            return Err(unavailable(
+                "only a streamable-HTTP server without an Authorization header of its own uses OAuth",
+            ));
+        }
+        if client_id.trim().is_empty() || client_id.chars().any(char::is_control) {
+            return Err(unavailable(
+                "the client id is empty or holds control characters",
+            ));
+        }
+        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        credentials
+            .put(OAuthRecord {
+                client: ClientRecord {
+                    client_id: client_id.trim().to_owned(),
+                    client_secret: client_secret
+                        .map(str::to_owned)
+                        .filter(|secret| !secret.is_empty()),
+                    redirect_uri: settings.redirect_uri.clone(),
+                    scopes: Vec::new(),
+                    preregistered: true,
+                },
+                credentials: None,
+            })
+            .await
+            .map_err(|error| LifecycleError::OAuth {
+                server: config.name.clone(),
+                url: config
+                    .remote
+                    .as_ref()
+                    .map(|e| shown_url(&e.url))
+                    .unwrap_or_default(),
+                reason: oauth_reason(&error),
+            })?;
+        tracing::info!(server = %config.name, "OAuth client set by an operator");
+        Ok(())
+    }
+
+    /// Forget `server`'s OAuth record (its tokens and client registration).
+    pub async fn oauth_sign_out(&self, server: &str) -> Result<(), LifecycleError> {
+        let slot = self.slot(server)?;
+        let config = slot.config();
+        let (settings, store) = self.oauth_parts(&config)?;
+        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        credentials
+            .clear()
+            .await
+            .map_err(|error| LifecycleError::OAuth {
+                server: config.name.clone(),
+                url: config
+                    .remote
+                    .as_ref()
+                    .map(|e| shown_url(&e.url))
+                    .unwrap_or_default(),
+                reason: oauth_reason(&error),
+            })?;
+        self.stop_server(server).await
+    }
+
+    /// `server`'s authorization, when it is a server OAuth applies to and it has a record.
+    pub async fn oauth_status(&self, server: &str) -> Result<Option<OAuthStatus>, LifecycleError> {
+        let slot = self.slot(server)?;
+        let config = slot.config();
+        let Ok((settings, store)) = self.oauth_parts(&config) else {
+            return Ok(None);
+        };
+        if !config.remote.as_ref().is_some_and(eligible) {
+            return Ok(None);
+        }
+        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        let record = credentials.record().await.ok().flatten();
+        Ok(record.map(|record| OAuthStatus {
+            authorized: record.has_token(),
+            scopes: record
+                .credentials
+                .map(|c| c.granted_scopes)
+                .filter(|scopes| !scopes.is_empty())
+                .unwrap_or(record.client.scopes),
+        }))
+    }
+
+    fn oauth_parts(
+        &self,
+        config: &ServerConfig,
+    ) -> Result<(OAuthSettings, store::Store), LifecycleError> {
+        match &self.inner.settings.oauth {
+            Some(settings) => Ok((settings.clone(), self.inner.store.clone())),
+            None => Err(LifecycleError::OAuthUnavailable {
+                server: config.name.clone(),
+                reason: "OAuth is not set up on this host (no secret key or callback URL)".into(),
+            }),
+        }
+    }
+}
+
+/// The error a call on a `needs-auth` server gets.
+pub(crate) fn needs_auth_error(config: &ServerConfig) -> LifecycleError {
+    LifecycleError::NeedsAuth {
+        server: config.name.clone(),
+        url: config
+            .remote
+            .as_ref()
+            .map(|endpoint| shown_url(&endpoint.url))
+            .unwrap_or_default(),
+        challenge: None,
+    }
+}
+
+impl McpServerManager {
+    /// `slot` answered with an OAuth challenge: it waits for an authorization now (no
+    /// restart, no backoff); a connection it had is closed.
+    pub(crate) fn mark_needs_auth(
+        &self,
+        slot: &Arc<crate::manager::Slot>,
+        challenge: Option<String>,
+    ) -> LifecycleError {
+        let config = slot.config();
+        let error = needs_auth_error(&config);
+        let previous = {
+            let mut state = slot.lock();
+            if challenge.is_some() {
+                state.auth_challenge = challenge;
+            }
+            state.last_error = Some(error.clone());
+            state.start_failures = 0;
+            state.retry_at = None;
+            state.replace(crate::manager::Phase::NeedsAuth)
+        };
+        if let crate::manager::Phase::Running(process) = previous {
+            process.lose_connection();
+            let grace = self.inner.settings.stop_grace;
+            tokio::spawn(async move { process.stop(grace).await });
+        }
+        tracing::warn!(server = %config.name, "MCP server needs authorization");
+        error
+    }
+
+    /// `slot` was just authorized: it leaves `needs-auth` (a running connection is closed,
+    /// so that the next use connects with the new token); an always-on server connects now.
+    async fn authorized(&self, slot: &Arc<crate::manager::Slot>) {
+        let running = matches!(slot.lock().phase, crate::manager::Phase::Running(_));
+        if running {
+            self.stop_slot(slot).await;
+        }
+        {
+            let mut state = slot.lock();
+            if matches!(
+                state.phase,
+                crate::manager::Phase::NeedsAuth | crate::manager::Phase::Error
+            ) {
+                state.set(crate::manager::Phase::Stopped);
+            }
+            state.last_error = None;
+            state.auth_challenge = None;
+            state.start_failures = 0;
+            state.retry_at = None;
+        }
+        let config = slot.config();
+        if config.always_on
+            && let Err(error) = self.start_server(&config.name).await
+        {
+            tracing::warn!(server = %config.name, %error, "the authorized server did not connect");
+        }
+    }
+}

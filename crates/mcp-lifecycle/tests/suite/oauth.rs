@@ -1,0 +1,341 @@
+//! OAuth through the manager, against test-support's fake authorization server in front of
+//! the conformance fixture (`conformance-fixture --http ADDR --oauth SECS`): a server that
+//! challenges is `needs-auth`; an authorization (discovery, registration, PKCE, `resource`,
+//! `iss`) makes it usable; tokens are sealed in the store and survive a new manager; 20
+//! concurrent calls at expiry cause one refresh; a refused refresh ends in `needs-auth`,
+//! once, with no loop.
+
+use std::collections::HashMap;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use serde_json::Value;
+
+use mcp_lifecycle::{LifecycleError, McpServerManager, OAuthSettings, ServerState};
+use store::{McpServerSpec, Transport};
+use test_support::{Served, conformance_fixture_binary};
+
+use super::harness::{Fixture, settings, text};
+
+const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
+const REDIRECT: &str = "http://127.0.0.1:9/oauth/callback";
+
+fn oauth_settings(key: &str) -> OAuthSettings {
+    let key = secrets::SecretKey::from_value(key, "test", secrets::KeySource::Variable)
+        .expect("a long enough key");
+    OAuthSettings {
+        redirect_uri: REDIRECT.to_owned(),
+        sealer: key.sealer(),
+        client_name: "BotCraft test".to_owned(),
+        client_metadata_url: None,
+    }
+}
+
+/// The fixture behind the fake authorization server, tokens living `secs`: (served, origin).
+fn oauth_fixture(secs: u64) -> anyhow::Result<(Served, String)> {
+    let mut command = Command::new(conformance_fixture_binary()?);
+    command.args(["--http", "127.0.0.1:0", "--oauth", &secs.to_string()]);
+    let (served, line) = Served::start(command, "listening on ")?;
+    let url = line
+        .split("listening on ")
+        .nth(1)
+        .unwrap_or_default()
+        .trim();
+    Ok((served, url.trim_end_matches("/mcp").to_owned()))
+}
+
+async fn counters(origin: &str) -> anyhow::Result<Value> {
+    Ok(reqwest::get(format!("{origin}/admin/state"))
+        .await?
+        .json()
+        .await?)
+}
+
+async fn admin(origin: &str, path: &str) -> anyhow::Result<()> {
+    let answer = reqwest::Client::new()
+        .post(format!("{origin}{path}"))
+        .send()
+        .await?;
+    anyhow::ensure!(answer.status().is_success(), "{path}: {}", answer.status());
+    Ok(())
+}
+
+/// Approve `authorization_url` as the person at the login page would: the redirect's query.
+async fn approve(origin: &str, authorization_url: &str) -> anyhow::Result<HashMap<String, String>> {
+    let url = reqwest::Url::parse(authorization_url)?;
+    let query = url.query().unwrap_or_default().to_owned();
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()?;
+    let page = browser.get(authorization_url).send().await?.text().await?;
+    anyhow::ensure!(page.contains("Approve"), "no login page: {page}");
+    let answer = browser
+        .post(format!("{origin}/authorize/approve"))
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .body(format!("request={}", form_value(&query)))
+        .send()
+        .await?;
+    let location = answer
+        .headers()
+        .get(reqwest::header::LOCATION)
+        .and_then(|value| value.to_str().ok())
+        .ok_or_else(|| anyhow::anyhow!("no redirect ({})", answer.status()))?;
+    anyhow::ensure!(location.starts_with(REDIRECT), "{location}");
+    Ok(reqwest::Url::parse(location)?
+        .query_pairs()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect())
+}
+
+fn form_value(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(b).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+fn query_of(url: &str) -> HashMap<String, String> {
+    reqwest::Url::parse(url)
+        .map(|url| {
+            url.query_pairs()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn authorize(manager: &McpServerManager, origin: &str) -> anyhow::Result<()> {
+    let url = manager.oauth_start("hosted").await?;
+    let redirect = approve(origin, &url).await?;
+    let name = manager
+        .oauth_complete(
+            &redirect["code"],
+            &redirect["state"],
+            redirect.get("iss").map(String::as_str),
+        )
+        .await?;
+    assert_eq!(name, "hosted");
+    Ok(())
+}
+
+fn state_of(manager: &McpServerManager) -> Option<ServerState> {
+    manager
+        .get_all_statuses()
+        .into_iter()
+        .find(|status| status.name == "hosted")
+        .map(|status| status.state)
+}
+
+async fn oauth_fx(origin: &str, key: &str) -> anyhow::Result<Fixture> {
+    let fx = Fixture::with(|settings| settings.oauth = Some(oauth_settings(key))).await?;
+    fx.add_spec(
+        McpServerSpec::remote("hosted", Transport::StreamableHttp, format!("{origin}/mcp"))
+            .init_timeout(10_000)
+            .timeout(10_000),
+    )
+    .await?;
+    Ok(fx)
+}
+
+#[tokio::test]
+async fn a_challenging_server_needs_auth_until_authorized_and_its_tokens_are_sealed()
+-> anyhow::Result<()> {
+    let (_served, origin) = oauth_fixture(3600)?;
+    let fx = oauth_fx(&origin, "first key of enough length").await?;
+
+    let refused = fx
+        .manager
+        .call_tool("hosted", "test_simple_text", None)
+        .await;
+    let Err(error @ LifecycleError::NeedsAuth { .. }) = &refused else {
+        panic!("expected needs-auth, got {refused:?}");
+    };
+    let message = error.to_string();
+    assert!(
+        message.contains("needs authorization") && message.contains("oauth/start"),
+        "{message}"
+    );
+    assert_eq!(state_of(&fx.manager), Some(ServerState::NeedsAuth));
+    // Asked again: the same answer at once, and no new attempt at the server.
+    let before = counters(&origin).await?["unauthorized"].clone();
+    assert!(matches!(
+        fx.manager.get_tools("hosted").await,
+        Err(LifecycleError::NeedsAuth { .. })
+    ));
+    assert_eq!(counters(&origin).await?["unauthorized"], before);
+
+    let url = fx.manager.oauth_start("hosted").await?;
+    let query = query_of(&url);
+    assert_eq!(
+        query.get("code_challenge_method").map(String::as_str),
+        Some("S256")
+    );
+    assert_eq!(query.get("resource"), Some(&format!("{origin}/mcp")));
+    assert_eq!(
+        query.get("redirect_uri").map(String::as_str),
+        Some(REDIRECT)
+    );
+    let redirect = approve(&origin, &url).await?;
+    // A forged issuer is refused and does not spend the flow.
+    let forged = fx
+        .manager
+        .oauth_complete(
+            &redirect["code"],
+            &redirect["state"],
+            Some("http://evil.example"),
+        )
+        .await;
+    assert!(
+        matches!(forged, Err(LifecycleError::OAuth { .. })),
+        "{forged:?}"
+    );
+    fx.manager
+        .oauth_complete(
+            &redirect["code"],
+            &redirect["state"],
+            redirect.get("iss").map(String::as_str),
+        )
+        .await?;
+    // A state is used once.
+    let replay = fx
+        .manager
+        .oauth_complete(&redirect["code"], &redirect["state"], None)
+        .await;
+    assert!(
+        matches!(replay, Err(LifecycleError::OAuthUnknownState)),
+        "{replay:?}"
+    );
+
+    let result = fx
+        .manager
+        .call_tool("hosted", "test_simple_text", None)
+        .await?;
+    assert_eq!(text(&result), SIMPLE_TEXT);
+    assert_eq!(state_of(&fx.manager), Some(ServerState::Running));
+    let state = counters(&origin).await?;
+    assert_eq!(
+        (
+            state["registrations"].as_u64(),
+            state["code_exchanges"].as_u64()
+        ),
+        (Some(1), Some(1)),
+        "{state}"
+    );
+
+    // Sealed in the store: no token in the clear.
+    let server = fx.store.server_by_name("hosted").await?.expect("stored");
+    let sealed = fx.store.oauth_record(&server.id).await?.expect("a record");
+    assert!(
+        sealed.starts_with("v1.") && !sealed.contains("at-") && !sealed.contains("rt-"),
+        "{sealed}"
+    );
+    let status = fx
+        .manager
+        .oauth_status("hosted")
+        .await?
+        .expect("an OAuth server");
+    assert!(status.authorized);
+
+    // A new manager over the same store and key connects with the stored token; another key
+    // cannot read it and needs authorization again.
+    let again = McpServerManager::new(fx.store.clone(), {
+        let mut s = settings(fx.dir.path());
+        s.oauth = Some(oauth_settings("first key of enough length"));
+        s
+    });
+    again.load_configs().await?;
+    assert_eq!(
+        text(&again.call_tool("hosted", "test_simple_text", None).await?),
+        SIMPLE_TEXT
+    );
+    assert_eq!(counters(&origin).await?["code_exchanges"], 1);
+    again.stop_all().await;
+    let other_key = McpServerManager::new(fx.store.clone(), {
+        let mut s = settings(fx.dir.path());
+        s.oauth = Some(oauth_settings("another key of enough length"));
+        s
+    });
+    other_key.load_configs().await?;
+    let unreadable = other_key.get_tools("hosted").await;
+    assert!(
+        matches!(unreadable, Err(LifecycleError::NeedsAuth { .. })),
+        "{unreadable:?}"
+    );
+    other_key.stop_all().await;
+    fx.manager.stop_all().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_once()
+-> anyhow::Result<()> {
+    // Tokens live 2 s: rmcp refreshes one once less than 1 s is left.
+    let (_served, origin) = oauth_fixture(2)?;
+    let fx = oauth_fx(&origin, "a key of enough length here").await?;
+    assert!(fx.manager.get_tools("hosted").await.is_err());
+    authorize(&fx.manager, &origin).await?;
+    fx.manager.start_server("hosted").await?;
+    admin(&origin, "/admin/lifetime?secs=3600").await?;
+    let before = counters(&origin).await?["refreshes"]
+        .as_u64()
+        .unwrap_or_default();
+    // The token's own expiry is what is under test: wait it out (rmcp reads the wall clock).
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    let manager = Arc::clone(&fx.manager);
+    let calls = (0..20).map(|_| {
+        let manager = Arc::clone(&manager);
+        async move { manager.call_tool("hosted", "test_simple_text", None).await }
+    });
+    for result in futures::future::join_all(calls).await {
+        assert_eq!(text(&result?), SIMPLE_TEXT);
+    }
+    let state = counters(&origin).await?;
+    assert_eq!(state["refreshes"].as_u64(), Some(before + 1), "{state}");
+
+    // The authorization server forgets every token: the next call's 401 leads to one refresh
+    // attempt, refused; the server is needs-auth, and stays so without asking again.
+    admin(&origin, "/admin/revoke-refresh").await?;
+    admin(&origin, "/admin/revoke-access").await?;
+    let refused = fx
+        .manager
+        .call_tool("hosted", "test_simple_text", None)
+        .await;
+    assert!(
+        matches!(refused, Err(LifecycleError::NeedsAuth { .. })),
+        "{refused:?}"
+    );
+    assert_eq!(state_of(&fx.manager), Some(ServerState::NeedsAuth));
+    for _ in 0..3 {
+        let again = fx
+            .manager
+            .call_tool("hosted", "test_simple_text", None)
+            .await;
+        assert!(
+            matches!(again, Err(LifecycleError::NeedsAuth { .. })),
+            "{again:?}"
+        );
+    }
+    let after = counters(&origin).await?;
+    assert_eq!(after["refused_refreshes"], 1, "{after}");
+    // Authorized again, it works.
+    authorize(&fx.manager, &origin).await?;
+    assert_eq!(
+        text(
+            &fx.manager
+                .call_tool("hosted", "test_simple_text", None)
+                .await?
+        ),
+        SIMPLE_TEXT
+    );
+    fx.manager.stop_all().await;
+    Ok(())
+}
