@@ -2,7 +2,10 @@
 // only) and travels in the Authorization header, never in a URL. All server-provided text is
 // written with textContent. With a chat key (GET /api/whoami says the role) the page is
 // read-only and says so: server states come from the public /api/health, with no controls,
-// no logs and no bindings.
+// no logs and no bindings. A remote server that needs OAuth shows a "Connect" button: it asks
+// POST /api/servers/{name}/oauth/start for the authorization URL and goes there in this tab;
+// the authorization server sends the browser back through /oauth/callback to
+// /?connected=NAME, which the page announces.
 "use strict";
 
 const KEY_NAME = "botcraft.apiKey";
@@ -83,6 +86,7 @@ function duration(seconds) {
 function serverRow(name) {
   if (rows.has(name)) return rows.get(name);
   const cells = {
+    endpoint: el("td", { class: "endpoint" }),
     state: el("td", { class: "state" }),
     uptime: el("td", { class: "num" }),
     restarts: el("td", { class: "num" }),
@@ -97,8 +101,12 @@ function serverRow(name) {
     actions.append(button);
     return button;
   });
+  const connect = el("button", { type: "button", "aria-label": `connect ${name}`, "data-action": "connect" }, "Connect");
+  connect.hidden = true;
+  connect.addEventListener("click", () => startOAuth(name, connect));
+  if (!readOnly) actions.append(connect);
   const row = el("tr", { "data-server": name },
-    el("th", { scope: "row" }, name), cells.state, cells.uptime, cells.restarts, cells.tools, cells.error, actions);
+    el("th", { scope: "row" }, name), cells.endpoint, cells.state, cells.uptime, cells.restarts, cells.tools, cells.error, actions);
   const pre = el("pre", { "aria-label": `stderr of ${name}` });
   const details = el("details", {}, el("summary", {}, `stderr tail of ${name}`), pre);
   details.addEventListener("toggle", () => {
@@ -110,9 +118,9 @@ function serverRow(name) {
     }
   });
   if (readOnly) actions.textContent = "needs an admin key";
-  const logRow = el("tr", { class: "logs", "data-logs": name }, el("td", { colspan: "7" }, details));
+  const logRow = el("tr", { class: "logs", "data-logs": name }, el("td", { colspan: "8" }, details));
   logRow.hidden = readOnly;
-  const entry = { row, logRow, cells, buttons, pre };
+  const entry = { row, logRow, cells, buttons, connect, pre };
   rows.set(name, entry);
   return entry;
 }
@@ -131,6 +139,14 @@ function renderServers(servers) {
     entry.cells.restarts.textContent = status.restarts === null ? "—" : String(status.restarts ?? 0);
     entry.cells.tools.textContent = status.toolCount === null || status.toolCount === undefined ? "—" : String(status.toolCount);
     entry.cells.error.textContent = status.lastError || "";
+    // stdio, or a remote server's transport and URL (its query cut by the API) and the names
+    // of its headers (values are never shown).
+    const transport = status.transport || server.transport || "stdio";
+    const url = status.url || (transport === "stdio" ? "" : server.url || "");
+    const headers = Object.keys(server.headers || {});
+    entry.cells.endpoint.textContent = transport === "stdio" ? "stdio"
+      : `${transport} ${url}` + (headers.length ? ` (headers: ${headers.join(", ")})` : "");
+    entry.connect.hidden = readOnly || status.state !== "needs-auth";
     if (entry.row.parentNode !== body) body.append(entry.row, entry.logRow);
   }
   for (const [name, entry] of rows) {
@@ -167,6 +183,19 @@ async function act(name, action) {
   } finally {
     entry.buttons.forEach((b) => (b.disabled = false));
     refresh();
+  }
+}
+
+// Go to the authorization server for `name` (this tab; the key stays in sessionStorage).
+async function startOAuth(name, button) {
+  button.disabled = true;
+  say(`connecting ${name}…`);
+  try {
+    const started = await api("POST", `/api/servers/${encodeURIComponent(name)}/oauth/start`);
+    window.location.assign(started.authorizationUrl);
+  } catch (error) {
+    button.disabled = false;
+    if (error.status !== 401) say(`connect ${name} failed: ${error.message}`, true);
   }
 }
 
@@ -244,7 +273,7 @@ async function healthServers() {
   const health = await api("GET", "/api/health");
   return Object.entries(health.mcpServers || {}).map(([name, server]) => ({
     name,
-    status: { state: server.state, uptime: null, restarts: null, toolCount: null, lastError: null },
+    status: { state: server.state, transport: server.transport, url: server.url, uptime: null, restarts: null, toolCount: null, lastError: null },
   }));
 }
 
@@ -324,5 +353,10 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("forget-key").addEventListener("click", () => signOut("Key forgotten."));
   $("search-form").addEventListener("submit", search);
+  const connected = new URLSearchParams(window.location.search).get("connected");
+  if (connected) {
+    history.replaceState(null, "", "/");
+    say(`${connected} is connected: its tools can be used now.`);
+  }
   if (key()) signIn();
 });

