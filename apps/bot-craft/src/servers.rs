@@ -1,4 +1,4 @@
-//! `botcraft servers list | add | import | start | stop | restart | status | logs | remove`.
+//! `botcraft servers list | add | import | import-registry | start | stop | restart | status | logs | remove`.
 
 use std::path::PathBuf;
 
@@ -49,8 +49,31 @@ pub enum ServersCommand {
         #[arg(long)]
         instructions: Option<String>,
     },
-    /// Import an `mcpServers` JSON file (Claude Desktop, Cursor, VS Code).
+    /// Import an `mcpServers` JSON file (Claude Desktop, Cursor, VS Code) or an MCP Registry
+    /// `server.json`.
     Import { file: PathBuf },
+    /// Import a server from the MCP Registry by its name (`io.github.user/weather`): its
+    /// `server.json` is fetched and imported (a package run here, else a remote).
+    ImportRegistry {
+        /// The registry name of the server.
+        name: String,
+        /// A published version (default: the latest).
+        #[arg(long)]
+        version: Option<String>,
+        /// The registry's base URL.
+        #[arg(
+            long,
+            env = "BOTCRAFT_REGISTRY_URL",
+            default_value = "https://registry.modelcontextprotocol.io"
+        )]
+        registry_url: String,
+        /// The name in BotCraft (default: the part after the `/`).
+        #[arg(long = "as", value_name = "NAME")]
+        as_name: Option<String>,
+        /// Take a remote before a package.
+        #[arg(long)]
+        remote: bool,
+    },
     /// Start a server.
     Start { name: String },
     /// Stop a server and its process tree.
@@ -172,6 +195,24 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
                     .await?,
             );
         }
+        ServersCommand::ImportRegistry {
+            name,
+            version,
+            registry_url,
+            as_name,
+            remote: prefer_remote,
+        } => {
+            let document = fetch_server_json(&registry_url, &name, version.as_deref()).await?;
+            let mut path = format!(
+                "/api/servers/import?prefer={}",
+                if prefer_remote { "remote" } else { "package" }
+            );
+            if let Some(as_name) = as_name {
+                path.push_str("&name=");
+                path.push_str(&url_component(&as_name));
+            }
+            print_json(&remote.send(Method::POST, &path, Some(&document)).await?);
+        }
         ServersCommand::Start { name } => control(remote, &name, "start").await?,
         ServersCommand::Stop { name } => control(remote, &name, "stop").await?,
         ServersCommand::Restart { name } => control(remote, &name, "restart").await?,
@@ -231,4 +272,50 @@ async fn control(remote: &Remote, name: &str, action: &str) -> anyhow::Result<()
         or_dash(&status["pid"])
     );
     Ok(())
+}
+
+/// `name`'s `server.json` from the registry at `base` (its API `v0.1`), as the registry
+/// wraps it.
+async fn fetch_server_json(base: &str, name: &str, version: Option<&str>) -> anyhow::Result<Value> {
+    let url = format!(
+        "{}/v0.1/servers/{}/versions/{}",
+        base.trim_end_matches('/'),
+        url_component(name),
+        url_component(version.unwrap_or("latest"))
+    );
+    let client = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(30))
+        .build()?;
+    let answer = client
+        .get(&url)
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .with_context(|| format!("reach the MCP Registry at {base}"))?;
+    let status = answer.status();
+    if status == reqwest::StatusCode::NOT_FOUND {
+        anyhow::bail!(
+            "the MCP Registry at {base} has no server {name:?} (version {})",
+            version.unwrap_or("latest")
+        );
+    }
+    if !status.is_success() {
+        anyhow::bail!("the MCP Registry at {base} answered {status} for {name:?}");
+    }
+    answer
+        .json()
+        .await
+        .with_context(|| format!("the MCP Registry's answer for {name:?} is not JSON"))
+}
+
+/// `text` percent-encoded for one URL path segment or query value.
+fn url_component(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                char::from(byte).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
 }

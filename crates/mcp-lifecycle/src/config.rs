@@ -99,10 +99,24 @@ fn remote_endpoint(server: &store::McpServer) -> Option<RemoteEndpoint> {
 }
 
 /// Environment variables passed from BotCraft's environment to every server, when present.
-/// Everything else a server sees comes from its config's `env`.
+/// Everything else a server sees comes from its config's `env`. The CA bundle variables are
+/// the machine's trust (paths, no secret): a server run by `npx` or `uvx` behind a TLS-
+/// inspecting proxy fetches its package only with them.
 pub const PASSED_THROUGH_ENV: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TERM",
+    "TMPDIR",
     "TZ",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
 ];
 
 /// How the manager runs servers.

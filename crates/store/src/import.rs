@@ -53,6 +53,9 @@ pub enum SkipReason {
     Unsupported { field: &'static str },
     #[error(transparent)]
     Invalid(#[from] ValidationError),
+    /// A way to run a `server.json` server that was not taken (`crate::registry`).
+    #[error("{reason}")]
+    Registry { reason: String },
 }
 
 /// One entry that was left out.

@@ -12,6 +12,7 @@
 //! - [`SeedConfig`] and [`Store::seed`] write the first-party servers and the default bot,
 //!   idempotently; [`parse_mcp_servers`] and [`Store::import_servers`] read the standard
 //!   `mcpServers` JSON of other MCP hosts.
+//! - [`registry`]: the MCP Registry's `server.json` (packages and remotes) as a config.
 //! - [`api_keys`]: the API's and `/mcp`'s keys with their roles, kept as digests.
 //! - `McpOAuthToken`: a remote server's OAuth record, sealed by the caller (opaque here).
 
@@ -26,6 +27,7 @@ mod import;
 pub mod key_digest;
 mod model;
 mod oauth_tokens;
+pub mod registry;
 mod seed;
 mod servers;
 mod tool_cache;
@@ -42,6 +44,7 @@ pub use model::{
     DEFAULT_INIT_TIMEOUT_MS, DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_STEP_LIMIT, DEFAULT_TIMEOUT_MS,
     McpServer, McpServerSpec, ToolCache, ToolLoadingMode, Transport,
 };
+pub use registry::{RegistryError, RegistryPreference, is_server_json, parse_server_json};
 pub use seed::{
     DEFAULT_BOT_MODEL, DEFAULT_BOT_NAME, DEFAULT_PLAYWRIGHT_EXTRA_ARGS, PLAYWRIGHT_MCP_PACKAGE,
     SeedConfig, SeedReport, playwright_extra_args,

@@ -1,5 +1,5 @@
 //! `/api/servers…` — MCP server configs (CRUD with the store's validation, and an import of
-//! an `mcpServers` document) and their processes (start, stop, restart, stderr tail, tools,
+//! an `mcpServers` document or an MCP Registry `server.json`) and their processes (start, stop, restart, stderr tail, tools,
 //! a tool call for testing, a resource read as bytes). `{server}` is a server's id or its name. Every config write
 //! reloads the manager's configs, so a change takes effect at the server's next start and a
 //! deleted server is stopped.
@@ -133,18 +133,60 @@ pub async fn delete(
 
 /// `POST /api/servers/import`: the body is an `mcpServers` document (Claude Desktop, Cursor,
 /// VS Code); stdio and remote servers are created or updated, the rest reported as skipped.
+/// `POST /api/servers/import?name=&prefer=`: the query's options for a `server.json`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ImportOptions {
+    /// The server's name (default: the part after the `/` of the registry name).
+    name: Option<String>,
+    /// `package` (default) or `remote`: which kind of entry to take first.
+    prefer: Option<String>,
+}
+
+/// An `mcpServers` document (Claude Desktop, Cursor, VS Code) or an MCP Registry
+/// `server.json` (bare or as the registry API wraps it), told apart by their shape.
 pub async fn import(
     State(state): State<AppState>,
+    options: Result<axum::extract::Query<ImportOptions>, axum::extract::rejection::QueryRejection>,
     body: Result<Json<Value>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let Json(document) = body?;
-    let plan = store::parse_mcp_servers(&document.to_string()).map_err(|error| {
+    let axum::extract::Query(options) = options.map_err(|rejection| {
         ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "not_mcp_servers",
-            error.to_string(),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            rejection.body_text(),
         )
     })?;
+    let Json(document) = body?;
+    let (plan, notes) = if store::is_server_json(&document) {
+        let prefer = match options.prefer.as_deref() {
+            None | Some("package") => store::RegistryPreference::Package,
+            Some("remote") => store::RegistryPreference::Remote,
+            Some(other) => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "bad_request",
+                    format!("prefer is \"package\" or \"remote\", not {other:?}"),
+                ));
+            }
+        };
+        store::parse_server_json(&document, options.name.as_deref(), prefer).map_err(|error| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "not_importable",
+                error.to_string(),
+            )
+        })?
+    } else {
+        let plan = store::parse_mcp_servers(&document.to_string()).map_err(|error| {
+            ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "not_mcp_servers",
+                error.to_string(),
+            )
+        })?;
+        (plan, Vec::new())
+    };
     let report = state.store.import_servers(&plan).await?;
     reload(&state).await?;
     let skipped: Vec<Value> = report
@@ -156,6 +198,7 @@ pub async fn import(
         "created": report.created,
         "updated": report.updated,
         "skipped": skipped,
+        "notes": notes,
     })))
 }
 

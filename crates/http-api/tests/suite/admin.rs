@@ -227,8 +227,40 @@ async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow
         reply.json()?,
         json!({"created": ["memory", "web"], "updated": [], "skipped": [
             {"name": "socket", "reason": "transport type \"ws\" is not one BotCraft speaks (stdio, http, sse)"}
+        ], "notes": []})
+    );
+    // A registry server.json is told apart by its shape and imported under the name asked.
+    let server_json = json!({"server": {"name": "io.example/weather", "description": "Weather", "version": "1.0.0",
+        "packages": [{"registryType": "pypi", "identifier": "weather-mcp", "version": "1.0.0", "transport": {"type": "stdio"},
+                      "environmentVariables": [{"name": "WEATHER_KEY", "isSecret": true}]}]}});
+    let reply = fx
+        .send(request(
+            "POST",
+            "/api/servers/import?name=wx",
+            Some(&server_json),
+        ))
+        .await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.json()?,
+        json!({"created": ["wx"], "updated": [], "skipped": [], "notes": [
+            "wx: imported from io.example/weather packages[0]",
+            "wx: set WEATHER_KEY in BotCraft's environment and allow it (BOTCRAFT_SERVER_ENV)"
         ]})
     );
+    let wx = fx.store.server_by_name("wx").await?.expect("imported");
+    assert_eq!(
+        (wx.command.as_str(), wx.args.clone()),
+        ("uvx", vec!["weather-mcp==1.0.0".to_owned()])
+    );
+    let bad_prefer = fx
+        .send(request(
+            "POST",
+            "/api/servers/import?prefer=both",
+            Some(&server_json),
+        ))
+        .await?;
+    assert_eq!(bad_prefer.status.as_u16(), 400, "{}", bad_prefer.body);
     let not_servers = fx
         .send(request(
             "POST",

@@ -12,6 +12,7 @@ mod bots;
 mod connect;
 mod import;
 mod oauth_tokens;
+mod registry;
 mod schema;
 mod seed;
 mod servers;

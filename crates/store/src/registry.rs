@@ -1,0 +1,433 @@
+//! The MCP Registry's `server.json` (schema 2025-12-11, and the camelCase 2025-09-29 and
+//! 2025-10-17 schemas it extends) as a server config: [`parse_server_json`].
+//!
+//! - The document may be bare or wrapped as the registry API answers (`{"server": {…},
+//!   "_meta": …}`).
+//! - **What is imported**: one server, from the first way to run it BotCraft can use, in the
+//!   order `prefer` asks: packages (`npm` → `npx -y ID@VERSION`, `pypi` → `uvx ID==VERSION`,
+//!   `oci` → `docker run -i --rm IMAGE`; `runtimeHint` replaces the default runtime; only
+//!   `stdio` packages) or remotes (`streamable-http`, `sse`, with their headers). The other
+//!   ways are reported as skipped, with why (`nuget`, `mcpb`, an HTTP package, a URL template
+//!   with a variable that has no value).
+//! - **Arguments** (`runtimeArguments`, then the package, then `packageArguments`):
+//!   positional ones are their `value` (else `default`); named ones `--flag=value`, or the
+//!   bare flag when they have no value. `{variables}` in a value are replaced by the
+//!   variable's value or default. A required argument with no value at all is written as its
+//!   `valueHint` and reported in `notes`: arguments take no `${VAR}`.
+//! - **Environment and headers**: a secret, or a required input without a value, becomes a
+//!   `${NAME}` placeholder (resolved at start from BotCraft's environment under the allow-list,
+//!   never stored); other inputs take their value, else their default, else are left out. A
+//!   header's variable is named from the header (`X-API-Key` → `${X_API_KEY}`), a
+//!   `{variable}` inside a value from the variable (`Bearer {api_key}` → `Bearer ${API_KEY}`).
+//! - The name is the part after the `/` of the registry name, made a valid server name,
+//!   unless one is given.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+use thiserror::Error;
+
+use crate::import::{ImportPlan, SkipReason, Skipped};
+use crate::model::{McpServerSpec, Transport};
+use crate::validate;
+
+/// Which kind of entry to take first when a document offers both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RegistryPreference {
+    /// A package run here (stdio), else a remote.
+    #[default]
+    Package,
+    /// A remote, else a package.
+    Remote,
+}
+
+/// A document that is not a `server.json`.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum RegistryError {
+    #[error("not a server.json document: {reason}")]
+    NotServerJson { reason: String },
+    #[error("server.json {name:?} offers no package or remote BotCraft can run: {}", reasons.join("; "))]
+    NothingRunnable { name: String, reasons: Vec<String> },
+}
+
+/// Whether `document` looks like a `server.json` (bare or wrapped) rather than an
+/// `mcpServers` file.
+pub fn is_server_json(document: &Value) -> bool {
+    let server = document.get("server").unwrap_or(document);
+    server.get("packages").is_some()
+        || server.get("remotes").is_some()
+        || server
+            .get("$schema")
+            .and_then(Value::as_str)
+            .is_some_and(|schema| schema.contains("server.schema.json"))
+}
+
+/// The server config `document` describes (see the module docs), as an import plan of one
+/// server; `notes` say what the operator still has to provide.
+pub fn parse_server_json(
+    document: &Value,
+    name: Option<&str>,
+    prefer: RegistryPreference,
+) -> Result<(ImportPlan, Vec<String>), RegistryError> {
+    let server = document.get("server").unwrap_or(document);
+    let object = server
+        .as_object()
+        .ok_or_else(|| RegistryError::NotServerJson {
+            reason: "not an object".into(),
+        })?;
+    let registry_name =
+        object
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RegistryError::NotServerJson {
+                reason: "no \"name\"".into(),
+            })?;
+    let server_name = name.map_or_else(|| local_name(registry_name), str::to_owned);
+    let packages = list(object, "packages");
+    let remotes = list(object, "remotes");
+    let mut candidates: Vec<(String, Candidate<'_>)> = Vec::new();
+    let package_entries = packages
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (format!("packages[{i}]"), Candidate::Package(p)));
+    let remote_entries = remotes
+        .iter()
+        .enumerate()
+        .map(|(i, r)| (format!("remotes[{i}]"), Candidate::Remote(r)));
+    match prefer {
+        RegistryPreference::Package => candidates.extend(package_entries.chain(remote_entries)),
+        RegistryPreference::Remote => candidates.extend(remote_entries.chain(package_entries)),
+    }
+    let mut reasons = Vec::new();
+    let mut chosen = None;
+    for (label, candidate) in candidates {
+        if chosen.is_some() {
+            reasons.push(format!("{label}: another entry was imported"));
+            continue;
+        }
+        let mut notes = Vec::new();
+        let built = match candidate {
+            Candidate::Package(package) => package_spec(&server_name, package, &mut notes),
+            Candidate::Remote(remote) => remote_spec(&server_name, remote),
+        };
+        match built.and_then(|spec| {
+            validate::server(&spec).map_err(|error| SkipReason::Invalid(error).to_string())?;
+            Ok(spec)
+        }) {
+            Ok(spec) => chosen = Some((spec, notes, label)),
+            Err(reason) => reasons.push(format!("{label}: {reason}")),
+        }
+    }
+    let Some((mut spec, notes, label)) = chosen else {
+        return Err(RegistryError::NothingRunnable {
+            name: registry_name.to_owned(),
+            reasons,
+        });
+    };
+    if spec.instructions.is_none() {
+        spec.instructions = object
+            .get("description")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+    }
+    let skipped = reasons
+        .into_iter()
+        .map(|reason| Skipped {
+            name: server_name.clone(),
+            reason: SkipReason::Registry { reason },
+        })
+        .collect();
+    let mut notes = notes;
+    notes.insert(
+        0,
+        format!("{server_name}: imported from {registry_name} {label}"),
+    );
+    Ok((
+        ImportPlan {
+            servers: vec![spec],
+            skipped,
+        },
+        notes,
+    ))
+}
+
+enum Candidate<'a> {
+    Package(&'a Map<String, Value>),
+    Remote(&'a Map<String, Value>),
+}
+
+fn list<'a>(object: &'a Map<String, Value>, key: &str) -> Vec<&'a Map<String, Value>> {
+    object
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_object).collect())
+        .unwrap_or_default()
+}
+
+fn text<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    object
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+}
+
+fn flag(object: &Map<String, Value>, key: &str) -> bool {
+    object.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
+/// The part after the `/` of a registry name, as a server name.
+fn local_name(registry_name: &str) -> String {
+    let local = registry_name.rsplit('/').next().unwrap_or(registry_name);
+    let cleaned: String = local
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .take(validate::MAX_NAME_LEN)
+        .collect();
+    if cleaned.is_empty() {
+        "server".into()
+    } else {
+        cleaned
+    }
+}
+
+/// `name` as an environment variable name: upper case, `_` for anything else.
+fn variable_name(name: &str) -> String {
+    let mut variable: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if variable.starts_with(|c: char| c.is_ascii_digit()) {
+        variable.insert(0, '_');
+    }
+    variable
+}
+
+/// `value` with each `{variable}` replaced: a secret or a required variable with no value
+/// becomes `${VARIABLE}` when `placeholders` (env, headers), else stays for the caller to
+/// report; others take their value or default.
+fn substitute(
+    value: &str,
+    input: &Map<String, Value>,
+    placeholders: bool,
+) -> Result<String, String> {
+    let variables = input.get("variables").and_then(Value::as_object);
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        let key = &rest[open + 1..open + close];
+        out.push_str(&rest[..open]);
+        let variable = variables
+            .and_then(|v| v.get(key))
+            .and_then(Value::as_object);
+        let known = variable.and_then(|v| {
+            (!flag(v, "isSecret"))
+                .then(|| text(v, "value").or_else(|| text(v, "default")))
+                .flatten()
+        });
+        match known {
+            Some(known) => out.push_str(known),
+            None if placeholders => out.push_str(&format!("${{{}}}", variable_name(key))),
+            None => return Err(format!("variable {{{key}}} has no value")),
+        }
+        rest = &rest[open + close + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// An env var's or header's value (`None`: left out), and the `${VAR}` it needs, if any.
+fn input_value(input: &Map<String, Value>, variable: &str) -> Option<(String, Option<String>)> {
+    if flag(input, "isSecret") && text(input, "value").is_none_or(|v| !v.contains('{')) {
+        return Some((format!("${{{variable}}}"), Some(variable.to_owned())));
+    }
+    if let Some(value) = text(input, "value").or_else(|| text(input, "default")) {
+        let resolved = substitute(value, input, true).unwrap_or_else(|_| value.to_owned());
+        let needs = resolved.contains("${").then(|| variable.to_owned());
+        return Some((resolved, needs));
+    }
+    flag(input, "isRequired").then(|| (format!("${{{variable}}}"), Some(variable.to_owned())))
+}
+
+fn arguments(items: Option<&Value>, notes: &mut Vec<String>, server: &str) -> Vec<String> {
+    let mut args = Vec::new();
+    for item in items.and_then(Value::as_array).into_iter().flatten() {
+        let Some(argument) = item.as_object() else {
+            continue;
+        };
+        let value = text(argument, "value").or_else(|| text(argument, "default"));
+        let resolved = value.map(|value| {
+            substitute(value, argument, false).unwrap_or_else(|reason| {
+                notes.push(format!(
+                    "{server}: argument {value:?}: {reason}; edit it in the config"
+                ));
+                value.to_owned()
+            })
+        });
+        match (text(argument, "type"), resolved) {
+            (Some("named"), resolved) => {
+                let Some(name) = text(argument, "name") else {
+                    continue;
+                };
+                match resolved {
+                    Some(value) => args.push(format!("{name}={value}")),
+                    None if flag(argument, "isRequired") => {
+                        notes.push(format!(
+                            "{server}: argument {name} needs a value; edit it in the config"
+                        ));
+                        args.push(name.to_owned());
+                    }
+                    None => {}
+                }
+            }
+            (_, Some(value)) => args.push(value),
+            (_, None) if flag(argument, "isRequired") => {
+                let hint = text(argument, "valueHint").unwrap_or("value");
+                notes.push(format!(
+                    "{server}: argument <{hint}> needs a value; edit it in the config"
+                ));
+                args.push(format!("<{hint}>"));
+            }
+            _ => {}
+        }
+    }
+    args
+}
+
+fn package_spec(
+    server: &str,
+    package: &Map<String, Value>,
+    notes: &mut Vec<String>,
+) -> Result<McpServerSpec, String> {
+    let registry_type = text(package, "registryType").unwrap_or("unknown");
+    let transport = package
+        .get("transport")
+        .and_then(|t| t.get("type"))
+        .and_then(Value::as_str)
+        .unwrap_or("stdio");
+    if transport != "stdio" {
+        return Err(format!(
+            "a {transport} package (run here and reached over HTTP) is not supported; use its remote"
+        ));
+    }
+    let identifier = text(package, "identifier").ok_or("no \"identifier\"")?;
+    let version = text(package, "version");
+    let (runtime, coordinate) = match registry_type {
+        "npm" => (
+            "npx",
+            version.map_or_else(|| identifier.to_owned(), |v| format!("{identifier}@{v}")),
+        ),
+        "pypi" => (
+            "uvx",
+            version.map_or_else(|| identifier.to_owned(), |v| format!("{identifier}=={v}")),
+        ),
+        "oci" => ("docker", identifier.to_owned()),
+        other => {
+            return Err(format!(
+                "{other} packages are not supported (npm, pypi and oci are)"
+            ));
+        }
+    };
+    let command = text(package, "runtimeHint").unwrap_or(runtime);
+    let mut args = arguments(package.get("runtimeArguments"), notes, server);
+    let mut env = BTreeMap::new();
+    let mut needs = Vec::new();
+    for input in list(package, "environmentVariables") {
+        let Some(name) = text(input, "name") else {
+            continue;
+        };
+        if let Some((value, need)) = input_value(input, name) {
+            env.insert(name.to_owned(), value);
+            needs.extend(need);
+        }
+    }
+    match command {
+        "npx" if !args.iter().any(|a| a == "-y" || a == "--yes") => args.insert(0, "-y".into()),
+        "docker" if args.is_empty() => {
+            args = vec!["run".into(), "-i".into(), "--rm".into()];
+            // The container sees only the variables named here (values come from the server's env).
+            for name in env.keys() {
+                args.push("-e".into());
+                args.push(name.clone());
+            }
+        }
+        _ => {}
+    }
+    args.push(coordinate);
+    args.extend(arguments(package.get("packageArguments"), notes, server));
+    if !needs.is_empty() {
+        notes.push(format!(
+            "{server}: set {} in BotCraft's environment and allow it (BOTCRAFT_SERVER_ENV)",
+            needs.join(", ")
+        ));
+    }
+    let mut spec = McpServerSpec::new(server, command);
+    spec.args = args;
+    spec.env = env;
+    Ok(spec)
+}
+
+fn remote_spec(server: &str, remote: &Map<String, Value>) -> Result<McpServerSpec, String> {
+    let transport = match text(remote, "type").or_else(|| text(remote, "transport_type")) {
+        Some("streamable-http" | "streamable" | "http") => Transport::StreamableHttp,
+        Some("sse") => Transport::Sse,
+        other => return Err(format!("remote type {other:?} is not one BotCraft speaks")),
+    };
+    let url = text(remote, "url").ok_or("no \"url\"")?;
+    let url =
+        substitute(url, remote, false).map_err(|reason| format!("the URL template's {reason}"))?;
+    let mut spec = McpServerSpec::remote(server, transport, url);
+    for input in list(remote, "headers") {
+        let Some(name) = text(input, "name") else {
+            continue;
+        };
+        if let Some((value, _)) = input_value(input, &variable_name(name)) {
+            spec.headers.insert(name.to_owned(), value);
+        }
+    }
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn names_and_variables_are_made_valid() {
+        assert_eq!(local_name("io.github.user/weather"), "weather");
+        assert_eq!(local_name("com.example/my server!"), "my-server-");
+        assert_eq!(variable_name("X-API-Key"), "X_API_KEY");
+        assert_eq!(variable_name("1key"), "_1KEY");
+    }
+
+    #[test]
+    fn values_substitute_their_variables() {
+        let input = json!({
+            "value": "Bearer {api_key} in {region}",
+            "variables": {"api_key": {"isSecret": true}, "region": {"default": "eu"}}
+        });
+        let input = input.as_object().expect("object");
+        assert_eq!(
+            substitute("Bearer {api_key} in {region}", input, true),
+            Ok("Bearer ${API_KEY} in eu".to_owned())
+        );
+        assert!(substitute("{api_key}", input, false).is_err());
+    }
+}
