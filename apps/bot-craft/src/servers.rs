@@ -203,14 +203,12 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
             remote: prefer_remote,
         } => {
             let document = fetch_server_json(&registry_url, &name, version.as_deref()).await?;
-            let mut path = format!(
-                "/api/servers/import?prefer={}",
-                if prefer_remote { "remote" } else { "package" }
-            );
-            if let Some(as_name) = as_name {
-                path.push_str("&name=");
-                path.push_str(&url_component(&as_name));
-            }
+            let mut target = reqwest::Url::parse("http://botcraft/api/servers/import")?;
+            target
+                .query_pairs_mut()
+                .append_pair("prefer", if prefer_remote { "remote" } else { "package" })
+                .extend_pairs(as_name.iter().map(|as_name| ("name", as_name)));
+            let path = format!("{}?{}", target.path(), target.query().unwrap_or_default());
             print_json(&remote.send(Method::POST, &path, Some(&document)).await?);
         }
         ServersCommand::Start { name } => control(remote, &name, "start").await?,
@@ -277,17 +275,23 @@ async fn control(remote: &Remote, name: &str, action: &str) -> anyhow::Result<()
 /// `name`'s `server.json` from the registry at `base` (its API `v0.1`), as the registry
 /// wraps it.
 async fn fetch_server_json(base: &str, name: &str, version: Option<&str>) -> anyhow::Result<Value> {
-    let url = format!(
-        "{}/v0.1/servers/{}/versions/{}",
-        base.trim_end_matches('/'),
-        url_component(name),
-        url_component(version.unwrap_or("latest"))
-    );
+    let mut url = reqwest::Url::parse(base)
+        .with_context(|| format!("the registry URL {base:?} is not a URL"))?;
+    url.path_segments_mut()
+        .map_err(|()| anyhow::anyhow!("the registry URL {base:?} cannot have a path"))?
+        .pop_if_empty()
+        .extend([
+            "v0.1",
+            "servers",
+            name,
+            "versions",
+            version.unwrap_or("latest"),
+        ]);
     let client = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(30))
         .build()?;
     let answer = client
-        .get(&url)
+        .get(url)
         .header(reqwest::header::ACCEPT, "application/json")
         .send()
         .await
@@ -306,16 +310,4 @@ async fn fetch_server_json(base: &str, name: &str, version: Option<&str>) -> any
         .json()
         .await
         .with_context(|| format!("the MCP Registry's answer for {name:?} is not JSON"))
-}
-
-/// `text` percent-encoded for one URL path segment or query value.
-fn url_component(text: &str) -> String {
-    text.bytes()
-        .map(|byte| match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                char::from(byte).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
 }

@@ -89,8 +89,13 @@ pub(crate) fn eligible(endpoint: &RemoteEndpoint) -> bool {
             .any(|name| name.eq_ignore_ascii_case("authorization"))
 }
 
-/// The `WWW-Authenticate` challenge of a 401 or 403 somewhere in `error`'s causes.
+/// The `Bearer` `WWW-Authenticate` challenge of a 401 or 403 somewhere in `error`'s causes
+/// (another scheme, `Basic` say, is no OAuth server's).
 pub(crate) fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<String> {
+    find_challenge(error).filter(|header| header.to_ascii_lowercase().contains("bearer"))
+}
+
+fn find_challenge(error: &(dyn std::error::Error + 'static)) -> Option<String> {
     let mut source = Some(error);
     while let Some(cause) = source {
         if let Some(required) =
@@ -119,7 +124,7 @@ pub(crate) fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<
         } else {
             None
         };
-        if let Some(found) = inner.and_then(challenge_in) {
+        if let Some(found) = inner.and_then(find_challenge) {
             return Some(found);
         }
         source = cause.source();
@@ -127,32 +132,22 @@ pub(crate) fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<
     None
 }
 
-fn auth_failed(
-    config: &ServerConfig,
-    endpoint: &RemoteEndpoint,
-    error: &AuthError,
-) -> LifecycleError {
-    LifecycleError::OAuth {
-        server: config.name.clone(),
-        url: shown_url(&endpoint.url),
-        reason: oauth_reason(error),
-    }
+/// `config`'s URL as it may be shown (empty for a stdio server).
+fn shown_endpoint(config: &ServerConfig) -> String {
+    config
+        .remote
+        .as_ref()
+        .map(|endpoint| shown_url(&endpoint.url))
+        .unwrap_or_default()
 }
 
-/// What to say about an rmcp auth error: its message, URLs cut to what may be shown.
-fn oauth_reason(error: &AuthError) -> String {
-    error
-        .to_string()
-        .split(' ')
-        .map(|word| {
-            if word.contains("://") {
-                shown_url(word)
-            } else {
-                word.to_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// The error of an OAuth step that failed: rmcp's message, its URLs cut to what may be shown.
+fn auth_failed(config: &ServerConfig, error: &AuthError) -> LifecycleError {
+    LifecycleError::OAuth {
+        server: config.name.clone(),
+        url: shown_endpoint(config),
+        reason: crate::remote::cut_urls(&error.to_string()),
+    }
 }
 
 impl OAuthFlows {
@@ -185,11 +180,11 @@ async fn authorization_manager(
 ) -> Result<(AuthorizationManager, AuthorizationMetadata), LifecycleError> {
     let manager = AuthorizationManager::new(endpoint.url.as_str())
         .await
-        .map_err(|error| auth_failed(config, endpoint, &error))?;
+        .map_err(|error| auth_failed(config, &error))?;
     let resolution = manager
         .resolve_metadata_from_challenge(challenge)
         .await
-        .map_err(|error| auth_failed(config, endpoint, &error))?;
+        .map_err(|error| auth_failed(config, &error))?;
     let mut manager = manager;
     manager.set_metadata(resolution.metadata.clone());
     Ok((manager, resolution.metadata))
@@ -210,7 +205,7 @@ pub(crate) async fn authorized_client(
     let record = credentials
         .record()
         .await
-        .map_err(|error| auth_failed(config, endpoint, &error))?;
+        .map_err(|error| auth_failed(config, &error))?;
     let Some(record) = record.filter(OAuthRecord::has_token) else {
         return Ok(None);
     };
@@ -227,7 +222,7 @@ pub(crate) async fn authorized_client(
         credentials
             .drop_tokens()
             .await
-            .map_err(|error| auth_failed(config, endpoint, &error))?;
+            .map_err(|error| auth_failed(config, &error))?;
         return Ok(None);
     }
     let mut client = OAuthClientConfig::new(&record.client.client_id, &record.client.redirect_uri)
@@ -237,7 +232,7 @@ pub(crate) async fn authorized_client(
     }
     manager
         .configure_client(client)
-        .map_err(|error| auth_failed(config, endpoint, &error))?;
+        .map_err(|error| auth_failed(config, &error))?;
     manager.set_credential_store(CredentialHandle {
         shared: credentials,
         client: record.client,
@@ -266,7 +261,7 @@ impl McpServerManager {
         let previous = credentials
             .record()
             .await
-            .map_err(|error| auth_failed(&config, &endpoint, &error))?;
+            .map_err(|error| auth_failed(&config, &error))?;
 
         // Scopes: the union of what was granted and what the challenge requires (step-up),
         // or, on a first authorization, the challenge's, else the resource's.
@@ -326,7 +321,7 @@ impl McpServerManager {
                     let registered = manager
                         .register_client(&settings.client_name, &settings.redirect_uri, &scope_refs)
                         .await
-                        .map_err(|error| auth_failed(&config, &endpoint, &error))?;
+                        .map_err(|error| auth_failed(&config, &error))?;
                     request = request.with_preregistered_client(&registered.client_id);
                     if let Some(secret) = &registered.client_secret {
                         request = request.with_client_secret(secret);
@@ -347,7 +342,7 @@ impl McpServerManager {
         });
         let session = AuthorizationSession::new(manager, request)
             .await
-            .map_err(|(_, error)| auth_failed(&config, &endpoint, &error))?;
+            .map_err(|(_, error)| auth_failed(&config, &error))?;
         let url = session.get_authorization_url().to_owned();
         let state = reqwest::Url::parse(&url)
             .ok()
@@ -394,11 +389,6 @@ impl McpServerManager {
         };
         let slot = self.slot(&flow.server)?;
         let config = slot.config();
-        let url = config
-            .remote
-            .as_ref()
-            .map(|endpoint| shown_url(&endpoint.url))
-            .unwrap_or_default();
         let exchanged = flow
             .session
             .handle_callback_with_issuer(code, state, issuer)
@@ -414,12 +404,9 @@ impl McpServerManager {
                     .await
                     .insert(state.to_owned(), flow);
             }
-            tracing::warn!(server = %config.name, reason = %oauth_reason(&error), "OAuth callback refused");
-            return Err(LifecycleError::OAuth {
-                server: config.name.clone(),
-                url,
-                reason: oauth_reason(&error),
-            });
+            let error = auth_failed(&config, &error);
+            tracing::warn!(server = %config.name, %error, "OAuth callback refused");
+            return Err(error);
         }
         self.authorized(&slot).await;
         tracing::info!(server = %config.name, "OAuth authorization completed");
@@ -471,15 +458,7 @@ impl McpServerManager {
                 credentials: None,
             })
             .await
-            .map_err(|error| LifecycleError::OAuth {
-                server: config.name.clone(),
-                url: config
-                    .remote
-                    .as_ref()
-                    .map(|e| shown_url(&e.url))
-                    .unwrap_or_default(),
-                reason: oauth_reason(&error),
-            })?;
+            .map_err(|error| auth_failed(&config, &error))?;
         tracing::info!(server = %config.name, "OAuth client set by an operator");
         Ok(())
     }
@@ -493,15 +472,7 @@ impl McpServerManager {
         credentials
             .clear()
             .await
-            .map_err(|error| LifecycleError::OAuth {
-                server: config.name.clone(),
-                url: config
-                    .remote
-                    .as_ref()
-                    .map(|e| shown_url(&e.url))
-                    .unwrap_or_default(),
-                reason: oauth_reason(&error),
-            })?;
+            .map_err(|error| auth_failed(&config, &error))?;
         self.stop_server(server).await
     }
 
@@ -545,11 +516,7 @@ impl McpServerManager {
 pub(crate) fn needs_auth_error(config: &ServerConfig) -> LifecycleError {
     LifecycleError::NeedsAuth {
         server: config.name.clone(),
-        url: config
-            .remote
-            .as_ref()
-            .map(|endpoint| shown_url(&endpoint.url))
-            .unwrap_or_default(),
+        url: shown_endpoint(config),
         challenge: None,
     }
 }
@@ -609,5 +576,52 @@ impl McpServerManager {
         {
             tracing::warn!(server = %config.name, %error, "the authorized server did not connect");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::transport::streamable_http_client::{AuthRequiredError, StreamableHttpError};
+
+    use super::*;
+
+    fn send_error(header: &str) -> rmcp::ServiceError {
+        let inner: StreamableHttpError<reqwest::Error> =
+            StreamableHttpError::AuthRequired(AuthRequiredError::new(header.to_owned()));
+        rmcp::ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
+            "test",
+            std::any::TypeId::of::<()>(),
+            Box::new(inner),
+        ))
+    }
+
+    #[test]
+    fn a_bearer_challenge_is_found_through_rmcp_errors_and_another_scheme_is_not() {
+        let bearer = r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource""#;
+        assert_eq!(challenge_in(&send_error(bearer)), Some(bearer.to_owned()));
+        assert_eq!(challenge_in(&send_error(r#"Basic realm="corp""#)), None);
+        let unrelated = rmcp::ServiceError::TransportClosed;
+        assert_eq!(challenge_in(&unrelated), None);
+    }
+
+    #[test]
+    fn oauth_is_for_streamable_http_servers_without_their_own_authorization() {
+        let endpoint = |transport, headers: &[(&str, &str)]| RemoteEndpoint {
+            transport,
+            url: "https://mcp.example.com/mcp".into(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+        };
+        assert!(eligible(&endpoint(
+            RemoteTransport::StreamableHttp,
+            &[("X-Team", "a")]
+        )));
+        assert!(!eligible(&endpoint(
+            RemoteTransport::StreamableHttp,
+            &[("authorization", "Bearer ${T}")]
+        )));
+        assert!(!eligible(&endpoint(RemoteTransport::Sse, &[])));
     }
 }

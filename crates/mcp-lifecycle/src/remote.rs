@@ -221,9 +221,13 @@ fn remote_reason(error: &rmcp::service::ClientInitializeError) -> String {
         source = cause.source();
     }
     let start = chain.len().saturating_sub(2);
-    chain[start..]
-        .join(": ")
-        .split(' ')
+    cut_urls(&chain[start..].join(": "))
+}
+
+/// `text` with every URL-looking word cut to what [`shown_url`] shows (error messages of
+/// reqwest and rmcp can carry a URL with its query).
+pub(crate) fn cut_urls(text: &str) -> String {
+    text.split(' ')
         .map(|word| {
             if word.contains("://") {
                 shown_url(word)
