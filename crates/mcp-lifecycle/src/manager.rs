@@ -1,6 +1,8 @@
 //! `McpServerManager`: every configured server, its state, and the rules that move it —
 //! lazy start shared by concurrent first uses, explicit start/stop/restart, tool calls under
-//! the server's timeout, restarts of always-on servers, and the tool lists.
+//! the server's timeout, and the tool lists. Elsewhere in the same impl: the restart loop
+//! (`crate::restart`), statuses (`crate::state`), OAuth (`crate::oauth`), health
+//! (`crate::health`).
 //!
 //! Not a singleton: build one with [`McpServerManager::new`] and pass the `Arc` around.
 
@@ -20,8 +22,7 @@ use crate::error::{ExitInfo, LifecycleError};
 use crate::hygiene::PidRegistry;
 use crate::in_process::InProcessServer;
 use crate::process::McpProcess;
-use crate::restart::RestartDecision;
-use crate::state::{ServerState, ServerStatus};
+use crate::state::ServerState;
 use crate::tool_lists::{self, ToolListEvent};
 
 type StartFuture = Shared<BoxFuture<'static, Result<Arc<McpProcess>, LifecycleError>>>;
@@ -693,57 +694,6 @@ impl McpServerManager {
         });
     }
 
-    /// Restart an always-on server after the policy's delay, or give up on a crash loop.
-    pub(crate) fn schedule_restart(&self, slot: Arc<Slot>, stable: bool) {
-        let manager = self.clone_handle();
-        tokio::spawn(async move {
-            let mut failures = {
-                let mut state = slot.lock();
-                if stable {
-                    state.consecutive_failures = 0;
-                }
-                state.consecutive_failures += 1;
-                state.consecutive_failures
-            };
-            loop {
-                let config = slot.config();
-                let delay = match manager.inner.settings.restart.decide(failures) {
-                    RestartDecision::RestartAfter(delay) => delay,
-                    RestartDecision::GiveUp => {
-                        let mut state = slot.lock();
-                        state.set(Phase::Error);
-                        state.last_error = Some(LifecycleError::CrashLoop {
-                            server: config.name.clone(),
-                            attempts: failures - 1,
-                        });
-                        tracing::error!(server = %config.name, "MCP server crash loop: not restarting");
-                        return;
-                    }
-                };
-                // The restart backoff itself (exponential, with jitter and a cap).
-                tokio::select! {
-                    () = manager.inner.shutdown.cancelled() => return,
-                    () = tokio::time::sleep(delay) => {}
-                }
-                if !matches!(slot.lock().phase, Phase::Error) {
-                    return; // started or stopped by someone else meanwhile
-                }
-                slot.lock().restarts += 1;
-                match manager
-                    .ensure_slot_running(&config.name, &slot, Demand::Explicit)
-                    .await
-                {
-                    Ok(_) => return,
-                    Err(_) => {
-                        let mut state = slot.lock();
-                        state.consecutive_failures += 1;
-                        failures = state.consecutive_failures;
-                    }
-                }
-            }
-        });
-    }
-
     pub(crate) async fn stop_slot(&self, slot: &Arc<Slot>) {
         let previous = {
             let mut state = slot.lock();
@@ -879,68 +829,6 @@ impl McpServerManager {
             cgroups.tidy();
             cgroups.remove_if_empty();
         }
-    }
-
-    /// The state of every server, by name.
-    pub fn get_all_statuses(&self) -> Vec<ServerStatus> {
-        self.slots()
-            .into_iter()
-            .map(|(name, slot)| {
-                let config = slot.config();
-                let always_on = config.always_on;
-                let (transport, url) = match &config.remote {
-                    None => ("stdio", None),
-                    Some(endpoint) => (
-                        endpoint.transport.as_str(),
-                        Some(crate::remote::shown_url(&endpoint.url)),
-                    ),
-                };
-                let state = slot.lock();
-                let (phase, process) = match &state.phase {
-                    Phase::Stopped => (ServerState::Stopped, None),
-                    Phase::Starting(_) => (ServerState::Starting, None),
-                    Phase::Running(process) => (ServerState::Running, Some(process.clone())),
-                    Phase::Stopping => (ServerState::Stopping, None),
-                    Phase::Error => (ServerState::Error, None),
-                    Phase::NeedsAuth => (ServerState::NeedsAuth, None),
-                };
-                ServerStatus {
-                    name,
-                    state: phase,
-                    always_on,
-                    transport,
-                    url,
-                    pid: process.as_ref().and_then(|p| p.pid()),
-                    uptime: process.as_ref().map(|p| p.uptime()),
-                    restarts: state.restarts,
-                    tool_count: state.tools.as_ref().map(|t| t.len()),
-                    last_error: state.last_error.as_ref().map(ToString::to_string),
-                }
-            })
-            .collect()
-    }
-
-    /// The state of `server`, updated on every change (a readiness signal for callers).
-    pub fn watch_state(
-        &self,
-        server: &str,
-    ) -> Result<watch::Receiver<ServerState>, LifecycleError> {
-        Ok(self.slot(server)?.lock().state_tx.subscribe())
-    }
-
-    /// The last error of `server`, typed.
-    pub fn last_error(&self, server: &str) -> Result<Option<LifecycleError>, LifecycleError> {
-        Ok(self.slot(server)?.lock().last_error.clone())
-    }
-
-    /// The last stderr lines of `server` (running, or as it ended).
-    pub fn stderr_tail(&self, server: &str) -> Result<Vec<String>, LifecycleError> {
-        let slot = self.slot(server)?;
-        let state = slot.lock();
-        Ok(match &state.phase {
-            Phase::Running(process) => process.stderr_tail(),
-            _ => state.last_stderr.clone(),
-        })
     }
 }
 

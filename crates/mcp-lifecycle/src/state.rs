@@ -1,7 +1,13 @@
-//! The states of a server and what a status report shows.
+//! The states of a server and what a status report shows: [`McpServerManager`]'s
+//! statuses, state watches, last errors and stderr tails.
 
 use std::fmt;
 use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::error::LifecycleError;
+use crate::manager::{McpServerManager, Phase};
 
 /// `stopped → starting → running → stopping → stopped`, and `error` from which a restart runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,4 +50,68 @@ pub struct ServerStatus {
     pub restarts: u32,
     pub tool_count: Option<usize>,
     pub last_error: Option<String>,
+}
+
+impl McpServerManager {
+    /// The state of every server, by name.
+    pub fn get_all_statuses(&self) -> Vec<ServerStatus> {
+        self.slots()
+            .into_iter()
+            .map(|(name, slot)| {
+                let config = slot.config();
+                let always_on = config.always_on;
+                let (transport, url) = match &config.remote {
+                    None => ("stdio", None),
+                    Some(endpoint) => (
+                        endpoint.transport.as_str(),
+                        Some(crate::remote::shown_url(&endpoint.url)),
+                    ),
+                };
+                let state = slot.lock();
+                let (phase, process) = match &state.phase {
+                    Phase::Stopped => (ServerState::Stopped, None),
+                    Phase::Starting(_) => (ServerState::Starting, None),
+                    Phase::Running(process) => (ServerState::Running, Some(process.clone())),
+                    Phase::Stopping => (ServerState::Stopping, None),
+                    Phase::Error => (ServerState::Error, None),
+                    Phase::NeedsAuth => (ServerState::NeedsAuth, None),
+                };
+                ServerStatus {
+                    name,
+                    state: phase,
+                    always_on,
+                    transport,
+                    url,
+                    pid: process.as_ref().and_then(|p| p.pid()),
+                    uptime: process.as_ref().map(|p| p.uptime()),
+                    restarts: state.restarts,
+                    tool_count: state.tools.as_ref().map(|t| t.len()),
+                    last_error: state.last_error.as_ref().map(ToString::to_string),
+                }
+            })
+            .collect()
+    }
+
+    /// The state of `server`, updated on every change (a readiness signal for callers).
+    pub fn watch_state(
+        &self,
+        server: &str,
+    ) -> Result<watch::Receiver<ServerState>, LifecycleError> {
+        Ok(self.slot(server)?.lock().state_tx.subscribe())
+    }
+
+    /// The last error of `server`, typed.
+    pub fn last_error(&self, server: &str) -> Result<Option<LifecycleError>, LifecycleError> {
+        Ok(self.slot(server)?.lock().last_error.clone())
+    }
+
+    /// The last stderr lines of `server` (running, or as it ended).
+    pub fn stderr_tail(&self, server: &str) -> Result<Vec<String>, LifecycleError> {
+        let slot = self.slot(server)?;
+        let state = slot.lock();
+        Ok(match &state.phase {
+            Phase::Running(process) => process.stderr_tail(),
+            _ => state.last_stderr.clone(),
+        })
+    }
 }
