@@ -2,7 +2,8 @@
 //! the conformance fixture (`conformance-fixture --http ADDR --oauth SECS`): a server that
 //! challenges is `needs-auth`; an authorization (discovery, registration, PKCE, `resource`,
 //! `iss`) makes it usable; tokens are sealed in the store and survive a new manager; 20
-//! concurrent calls at expiry cause one refresh; a refused refresh ends in `needs-auth`,
+//! concurrent calls at expiry cause one refresh; a token revoked mid-session is refreshed
+//! silently and the call sent again; a refused refresh ends in `needs-auth`,
 //! once, with no loop.
 
 use std::collections::HashMap;
@@ -300,6 +301,23 @@ async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_on
     }
     let state = counters(&origin).await?;
     assert_eq!(state["refreshes"].as_u64(), Some(before + 1), "{state}");
+
+    // An access token revoked mid-session: the 401 is answered by one silent refresh and the
+    // call is sent again on the same connection.
+    admin(&origin, "/admin/revoke-access").await?;
+    assert_eq!(
+        text(
+            &fx.manager
+                .call_tool("hosted", "test_simple_text", None)
+                .await?
+        ),
+        SIMPLE_TEXT
+    );
+    assert_eq!(
+        counters(&origin).await?["refreshes"].as_u64(),
+        Some(before + 2)
+    );
+    assert_eq!(state_of(&fx.manager), Some(ServerState::Running));
 
     // The authorization server forgets every token: the next call's 401 leads to one refresh
     // attempt, refused; the server is needs-auth, and stays so without asking again.
