@@ -192,7 +192,13 @@ async function startOAuth(name, button) {
   say(`connecting ${name}…`);
   try {
     const started = await api("POST", `/api/servers/${encodeURIComponent(name)}/oauth/start`);
-    window.location.assign(started.authorizationUrl);
+    // Only an http(s) URL is followed (BotCraft checks it too): a javascript: or data: URL
+    // from a server's metadata would run in this page.
+    const target = new URL(started.authorizationUrl);
+    if (target.protocol !== "https:" && target.protocol !== "http:") {
+      throw new ApiError(502, "oauth_failed", `refused authorization URL scheme ${target.protocol}`);
+    }
+    window.location.assign(target.href);
   } catch (error) {
     button.disabled = false;
     if (error.status !== 401) say(`connect ${name} failed: ${error.message}`, true);

@@ -344,6 +344,19 @@ impl McpServerManager {
             .await
             .map_err(|(_, error)| auth_failed(&config, &error))?;
         let url = session.get_authorization_url().to_owned();
+        // The URL comes from the server's metadata and goes to a browser: only http(s), and
+        // plain http only to a loopback host (a `javascript:` endpoint would run in the page
+        // that opens it).
+        if !browser_safe(&url) {
+            return Err(LifecycleError::OAuth {
+                server: config.name.clone(),
+                url: shown_url(&endpoint.url),
+                reason: format!(
+                    "the authorization endpoint {} is not an https URL (http only on loopback)",
+                    shown_url(&url)
+                ),
+            });
+        }
         let state = reqwest::Url::parse(&url)
             .ok()
             .and_then(|parsed| {
@@ -512,6 +525,26 @@ impl McpServerManager {
     }
 }
 
+/// Whether a browser may be sent to `url`: https, or http to a loopback host.
+fn browser_safe(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match parsed.scheme() {
+        "https" => true,
+        "http" => match parsed.host_str() {
+            Some("localhost") => true,
+            Some(host) => host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback()),
+            None => false,
+        },
+        _ => false,
+    }
+}
+
 /// The error a call on a `needs-auth` server gets.
 pub(crate) fn needs_auth_error(config: &ServerConfig) -> LifecycleError {
     LifecycleError::NeedsAuth {
@@ -602,6 +635,22 @@ mod tests {
         assert_eq!(challenge_in(&send_error(r#"Basic realm="corp""#)), None);
         let unrelated = rmcp::ServiceError::TransportClosed;
         assert_eq!(challenge_in(&unrelated), None);
+    }
+
+    #[test]
+    fn only_http_urls_a_browser_may_open_are_handed_out() {
+        for (url, safe) in [
+            ("https://auth.example.com/authorize?x=1", true),
+            ("http://127.0.0.1:9000/authorize", true),
+            ("http://localhost:9000/authorize", true),
+            ("http://[::1]:9000/authorize", true),
+            ("http://auth.example.com/authorize", false),
+            ("javascript:alert(1)", false),
+            ("data:text/html,hi", false),
+            ("not a url", false),
+        ] {
+            assert_eq!(browser_safe(url), safe, "{url}");
+        }
     }
 
     #[test]

@@ -5,11 +5,13 @@
 //!   "_meta": …}`).
 //! - **What is imported**: one server, from the first way to run it BotCraft can use, in the
 //!   order `prefer` asks: packages (`npm` → `npx -y ID@VERSION`, `pypi` → `uvx ID==VERSION`,
-//!   `oci` → `docker run -i --rm IMAGE`; `runtimeHint` replaces the default runtime; only
-//!   `stdio` packages) or remotes (`streamable-http`, `sse`, with their headers). The other
+//!   `oci` → `docker run -i --rm IMAGE`; `runtimeHint` replaces the default runtime with
+//!   another known one for that registry (`bunx`, `pnpx`; `pipx`; `podman`), never with an
+//!   arbitrary program; only `stdio` packages) or remotes (`streamable-http`, `sse`, with their headers). The other
 //!   ways are reported as skipped, with why (`nuget`, `mcpb`, an HTTP package, a URL template
 //!   with a variable that has no value).
-//! - **Arguments** (`runtimeArguments`, then the package, then `packageArguments`):
+//! - **Arguments**: `runtimeArguments` reach the runtime itself, so of those only `-y`/`--yes`
+//!   are taken and the rest named in `notes`; then the package, then `packageArguments`:
 //!   positional ones are their `value` (else `default`); named ones `--flag=value`, or the
 //!   bare flag when they have no value. `{variables}` in a value are replaced by the
 //!   variable's value or default. A required argument with no value at all is written as its
@@ -342,8 +344,33 @@ fn package_spec(
             ));
         }
     };
+    // A hint names the runtime, never an arbitrary program: one of those known for the
+    // package's registry (a document could otherwise ask for `sh -c …`).
+    let known: &[&str] = match registry_type {
+        "npm" => &["npx", "bunx", "pnpx"],
+        "pypi" => &["uvx", "pipx"],
+        _ => &["docker", "podman"],
+    };
     let command = text(package, "runtimeHint").unwrap_or(runtime);
-    let mut args = arguments(package.get("runtimeArguments"), notes, server);
+    if !known.contains(&command) {
+        return Err(format!(
+            "runtimeHint {command:?} is not a runtime BotCraft runs {registry_type} packages with ({})",
+            known.join(", ")
+        ));
+    }
+    // Runtime arguments reach the runtime itself (`npx -c CMD`, `docker run --privileged -v
+    // /:/host`): from a third-party document only `-y`/`--yes` are taken; the rest are named
+    // in the notes for an operator to add if they trust them.
+    let (mut args, dropped): (Vec<String>, Vec<String>) =
+        arguments(package.get("runtimeArguments"), notes, server)
+            .into_iter()
+            .partition(|arg| arg == "-y" || arg == "--yes");
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "{server}: runtime arguments not imported (add them if you trust them): {}",
+            dropped.join(" ")
+        ));
+    }
     let mut env = BTreeMap::new();
     let mut needs = Vec::new();
     for input in list(package, "environmentVariables") {
