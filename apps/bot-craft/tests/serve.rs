@@ -43,16 +43,7 @@ fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Serve
 }
 
 fn cli(url: &str, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
-    let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
-        .args(args)
-        .env("BOTCRAFT_URL", url)
-        .env("BOTCRAFT_API_KEY", KEY)
-        .output()?;
-    Ok((
-        output.status.success(),
-        String::from_utf8(output.stdout)?,
-        String::from_utf8(output.stderr)?,
-    ))
+    common::cli(url, KEY, args)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

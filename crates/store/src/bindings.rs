@@ -5,7 +5,7 @@ use sqlx::any::AnyRow;
 
 use crate::changes::StoreChange;
 use crate::database::{Store, flag, from_json_text, new_id, to_json_text};
-use crate::error::{StoreError, is_foreign_key_violation};
+use crate::error::{StoreError, server_reference_error};
 use crate::model::{BindingSpec, BotMcpServer, BoundServer};
 use crate::validate;
 
@@ -57,11 +57,7 @@ impl Store {
             .await
             .map_err(|error| {
                 // The bot or the server was deleted between the checks and the insert.
-                if is_foreign_key_violation(&error) {
-                    StoreError::UnknownServer(mcp_server_id.to_owned())
-                } else {
-                    StoreError::Database(error)
-                }
+                server_reference_error(error, mcp_server_id)
             })?;
         self.changed(StoreChange::Binding {
             bot_id: bot_id.to_owned(),

@@ -106,3 +106,13 @@ pub(crate) fn is_unique_violation(error: &sqlx::Error) -> bool {
 pub(crate) fn is_foreign_key_violation(error: &sqlx::Error) -> bool {
     matches!(error, sqlx::Error::Database(db) if db.kind() == sqlx::error::ErrorKind::ForeignKeyViolation)
 }
+
+/// A write about server `mcp_server_id` that failed: `UnknownServer` when the row it points
+/// to is gone (a foreign key), the database error otherwise.
+pub(crate) fn server_reference_error(error: sqlx::Error, mcp_server_id: &str) -> StoreError {
+    if is_foreign_key_violation(&error) {
+        StoreError::UnknownServer(mcp_server_id.to_owned())
+    } else {
+        StoreError::Database(error)
+    }
+}

@@ -5,7 +5,7 @@
 use sqlx::Row;
 
 use crate::database::Store;
-use crate::error::{StoreError, is_foreign_key_violation};
+use crate::error::{StoreError, server_reference_error};
 
 impl Store {
     /// Keep `sealed` as server `mcp_server_id`'s OAuth record, replacing the last one.
@@ -23,13 +23,7 @@ impl Store {
         .bind(self.now_ms())
         .execute(self.pool())
         .await
-        .map_err(|error| {
-            if is_foreign_key_violation(&error) {
-                StoreError::UnknownServer(mcp_server_id.to_owned())
-            } else {
-                StoreError::Database(error)
-            }
-        })?;
+        .map_err(|error| server_reference_error(error, mcp_server_id))?;
         Ok(())
     }
 

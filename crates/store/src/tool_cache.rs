@@ -6,7 +6,7 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::database::{Store, from_json_text, to_json_text};
-use crate::error::{StoreError, is_foreign_key_violation};
+use crate::error::{StoreError, server_reference_error};
 use crate::model::ToolCache;
 
 fn decode(row: &AnyRow) -> Result<ToolCache, StoreError> {
@@ -84,13 +84,7 @@ impl Store {
         .bind(self.now_ms())
         .fetch_one(self.pool())
         .await
-        .map_err(|error| {
-            if is_foreign_key_violation(&error) {
-                StoreError::UnknownServer(mcp_server_id.to_owned())
-            } else {
-                StoreError::Database(error)
-            }
-        })?;
+        .map_err(|error| server_reference_error(error, mcp_server_id))?;
         decode(&row)
     }
 

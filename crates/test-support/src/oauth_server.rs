@@ -10,8 +10,8 @@
 //!   "Approve" button, as a person sees it), `POST /authorize/approve` (redirects with `code`,
 //!   `state` and `iss`), `POST /token` (`authorization_code` with PKCE S256 checked and the
 //!   `resource` required; `refresh_token`, rotating).
-//! - `/admin/*` drives tests: `GET /admin/state` (counters), `POST /admin/lifetime?secs=N`
-//!   (lifetime of the next tokens), `POST /admin/revoke-refresh`, `POST /admin/revoke-access`.
+//! - `/admin/*` drives tests: `GET /admin/state` (counters), `POST /admin/lifetime?secs=N[&advertised=M]`
+//!   (lifetime of the next tokens, and the `expires_in` told to the client if it differs), `POST /admin/revoke-refresh`, `POST /admin/revoke-access`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -53,6 +53,10 @@ struct Inner {
     access: HashMap<String, Instant>,
     refresh: HashSet<String>,
     lifetime_secs: u64,
+    /// The `expires_in` told to the client when it differs from the real lifetime: a token
+    /// that looks expired to the client while the server still accepts it, so that a test
+    /// reaches "at expiry" without waiting for the clock.
+    advertised_secs: Option<u64>,
 }
 
 /// The server's state, shared by its handlers.
@@ -281,7 +285,7 @@ fn issue(inner: &mut Inner) -> Value {
     json!({
         "access_token": access,
         "token_type": "Bearer",
-        "expires_in": lifetime,
+        "expires_in": inner.advertised_secs.unwrap_or(lifetime),
         "refresh_token": refresh,
         "scope": "mcp:tools offline_access",
     })
@@ -336,13 +340,16 @@ async fn admin_state(State(server): State<OAuthServer>) -> Json<Counters> {
 #[derive(Deserialize)]
 struct Lifetime {
     secs: u64,
+    advertised: Option<u64>,
 }
 
 async fn admin_lifetime(
     State(server): State<OAuthServer>,
     Query(lifetime): Query<Lifetime>,
 ) -> StatusCode {
-    server.lock().lifetime_secs = lifetime.secs;
+    let mut inner = server.lock();
+    inner.lifetime_secs = lifetime.secs;
+    inner.advertised_secs = lifetime.advertised;
     StatusCode::NO_CONTENT
 }
 

@@ -1,6 +1,6 @@
 //! What the `botcraft serve` tests share: the binaries beside `botcraft`, a served BotCraft
-//! read from its stderr (killed when dropped), a keyed HTTP client of it, whether a process
-//! is alive, and the programs pinned in `e2e/`.
+//! read from its stderr (killed when dropped), a keyed HTTP client of it, the CLI run against
+//! it, whether a process is alive, and the programs pinned in `e2e/`.
 
 #![allow(dead_code)]
 
@@ -215,4 +215,19 @@ impl Api {
             serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
         ))
     }
+}
+
+/// `botcraft ARGS` against the BotCraft at `url` with admin key `key`: (success, stdout,
+/// stderr).
+pub fn cli(url: &str, key: &str, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
+    let output = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+        .args(args)
+        .env("BOTCRAFT_URL", url)
+        .env("BOTCRAFT_API_KEY", key)
+        .output()?;
+    Ok((
+        output.status.success(),
+        String::from_utf8(output.stdout)?,
+        String::from_utf8(output.stderr)?,
+    ))
 }

@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::process::Command;
 use std::sync::Arc;
-use std::time::Duration;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
@@ -78,7 +77,11 @@ async fn approve(origin: &str, authorization_url: &str) -> anyhow::Result<HashMa
             reqwest::header::CONTENT_TYPE,
             "application/x-www-form-urlencoded",
         )
-        .body(format!("request={}", form_value(&query)))
+        .body({
+            let mut form = reqwest::Url::parse("http://form/")?;
+            form.query_pairs_mut().append_pair("request", &query);
+            form.query().unwrap_or_default().to_owned()
+        })
         .send()
         .await?;
     let location = answer
@@ -91,17 +94,6 @@ async fn approve(origin: &str, authorization_url: &str) -> anyhow::Result<HashMa
         .query_pairs()
         .map(|(k, v)| (k.into_owned(), v.into_owned()))
         .collect())
-}
-
-fn form_value(text: &str) -> String {
-    text.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                char::from(b).to_string()
-            }
-            other => format!("%{other:02X}"),
-        })
-        .collect()
 }
 
 fn query_of(url: &str) -> HashMap<String, String> {
@@ -279,31 +271,19 @@ async fn a_challenging_server_needs_auth_until_authorized_and_its_tokens_are_sea
 #[tokio::test]
 async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_once()
 -> anyhow::Result<()> {
-    // Tokens live 2 s: rmcp refreshes one once less than 1 s is left.
-    let (_served, origin) = oauth_fixture(2)?;
+    let (_served, origin) = oauth_fixture(3600)?;
     let fx = oauth_fx(&origin, "a key of enough length here").await?;
     assert!(fx.manager.get_tools("hosted").await.is_err());
     authorize(&fx.manager, &origin).await?;
     fx.manager.start_server("hosted").await?;
-    admin(&origin, "/admin/lifetime?secs=3600").await?;
-    let before = counters(&origin).await?["refreshes"]
-        .as_u64()
-        .unwrap_or_default();
-    // The token's own expiry is what is under test: wait it out (rmcp reads the wall clock).
-    tokio::time::sleep(Duration::from_millis(2100)).await;
-    let manager = Arc::clone(&fx.manager);
-    let calls = (0..20).map(|_| {
-        let manager = Arc::clone(&manager);
-        async move { manager.call_tool("hosted", "test_simple_text", None).await }
-    });
-    for result in futures::future::join_all(calls).await {
-        assert_eq!(text(&result?), SIMPLE_TEXT);
-    }
-    let state = counters(&origin).await?;
-    assert_eq!(state["refreshes"].as_u64(), Some(before + 1), "{state}");
+    let refreshes = |state: &Value| state["refreshes"].as_u64().unwrap_or_default();
+    let before = refreshes(&counters(&origin).await?);
 
     // An access token revoked mid-session: the 401 is answered by one silent refresh and the
-    // call is sent again on the same connection.
+    // call is sent again on the same connection. The token it gets is valid at the server
+    // but told to the client as expiring at once (`expires_in: 0`): the next calls are at
+    // expiry, with no clock to wait for.
+    admin(&origin, "/admin/lifetime?secs=3600&advertised=0").await?;
     admin(&origin, "/admin/revoke-access").await?;
     assert_eq!(
         text(
@@ -313,11 +293,21 @@ async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_on
         ),
         SIMPLE_TEXT
     );
-    assert_eq!(
-        counters(&origin).await?["refreshes"].as_u64(),
-        Some(before + 2)
-    );
+    assert_eq!(refreshes(&counters(&origin).await?), before + 1);
     assert_eq!(state_of(&fx.manager), Some(ServerState::Running));
+
+    // 20 calls at once with that token: one refresh (the next token is told as it is).
+    admin(&origin, "/admin/lifetime?secs=3600").await?;
+    let manager = Arc::clone(&fx.manager);
+    let calls = (0..20).map(|_| {
+        let manager = Arc::clone(&manager);
+        async move { manager.call_tool("hosted", "test_simple_text", None).await }
+    });
+    for result in futures::future::join_all(calls).await {
+        assert_eq!(text(&result?), SIMPLE_TEXT);
+    }
+    let state = counters(&origin).await?;
+    assert_eq!(refreshes(&state), before + 2, "{state}");
 
     // The authorization server forgets every token: the next call's 401 leads to one refresh
     // attempt, refused; the server is needs-auth, and stays so without asking again.
