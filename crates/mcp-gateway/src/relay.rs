@@ -70,10 +70,14 @@ pub fn relayed_capabilities() -> rmcp::model::ServerCapabilities {
         .build()
 }
 
-/// `result` as the type its request expects (rmcp decodes the result union by shape).
+/// `result` as the type its request expects (rmcp decodes the result union by shape), marked
+/// `resultType: "complete"` where the server left the field out: a server on a revision before
+/// 2026-07-28 never sends it, the spec reads its absence as `"complete"`, and a 2026-07-28
+/// client of the gateway must see it (rmcp drops it again for a client on an older revision).
 pub fn expect<T: serde::de::DeserializeOwned>(
-    result: rmcp::model::ServerResult,
+    mut result: rmcp::model::ServerResult,
 ) -> Result<T, ErrorData> {
+    mark_complete(&mut result);
     serde_json::to_value(result)
         .and_then(serde_json::from_value)
         .map_err(|error| {
@@ -82,6 +86,23 @@ pub fn expect<T: serde::de::DeserializeOwned>(
                 None,
             )
         })
+}
+
+/// Sets an absent `resultType` of a final result to `"complete"` (what its absence means).
+pub(crate) fn mark_complete(result: &mut rmcp::model::ServerResult) {
+    use rmcp::model::{ResultType, ServerResult};
+    let result_type = match result {
+        ServerResult::CompleteResult(r) => &mut r.result_type,
+        ServerResult::GetPromptResult(r) => &mut r.result_type,
+        ServerResult::ListPromptsResult(r) => &mut r.result_type,
+        ServerResult::ListResourcesResult(r) => &mut r.result_type,
+        ServerResult::ListResourceTemplatesResult(r) => &mut r.result_type,
+        ServerResult::ReadResourceResult(r) => &mut r.result_type,
+        ServerResult::ListToolsResult(r) => &mut r.result_type,
+        ServerResult::CallToolResult(r) => &mut r.result_type,
+        _ => return,
+    };
+    result_type.get_or_insert(ResultType::COMPLETE);
 }
 
 /// The scheme of merged resource URIs.
@@ -172,6 +193,29 @@ mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
     use serde_json::json;
+
+    #[test]
+    fn a_result_without_a_result_type_is_complete_and_one_with_it_is_kept() {
+        let legacy: rmcp::model::ServerResult =
+            serde_json::from_value(json!({"prompts": [{"name": "p"}]}))
+                .unwrap_or_else(|e| panic!("{e}"));
+        let listed: rmcp::model::ListPromptsResult =
+            expect(legacy).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            serde_json::to_value(&listed).unwrap_or_default(),
+            json!({"resultType": "complete", "prompts": [{"name": "p"}]})
+        );
+        let read: rmcp::model::ServerResult = serde_json::from_value(
+            json!({"resultType": "complete", "contents": [{"uri": "a://b", "text": "t"}]}),
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        let read: rmcp::model::ReadResourceResult =
+            expect(read).unwrap_or_else(|e| panic!("{e:?}"));
+        assert_eq!(
+            serde_json::to_value(&read).unwrap_or_default()["resultType"],
+            json!("complete")
+        );
+    }
 
     #[test]
     fn scopes_come_from_the_path() {

@@ -26,7 +26,9 @@ use toolset::{QualifiedToolNames, ToolRoute};
 use super::{GatewayServer, lock};
 use crate::backend::{BackendError, GatewayBackend};
 pub(crate) use crate::relay::expect;
-use crate::relay::{GatewayScope, SessionCaller, forwarded_meta, qualify_uri, split_uri};
+use crate::relay::{
+    GatewayScope, SessionCaller, forwarded_meta, mark_complete, qualify_uri, split_uri,
+};
 
 /// Pages of one list gathered per server at most (a server that pages forever is cut).
 const MAX_PAGES: usize = 50;
@@ -254,7 +256,8 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 *lock(&self.session.prompts) = map;
             }
         }
-        Ok(serde_json::json!({ kind.field(): out }))
+        // Every part is final, so the whole is (2026-07-28 clients need the field).
+        Ok(serde_json::json!({ "resultType": "complete", kind.field(): out }))
     }
 
     async fn all_pages(
@@ -401,8 +404,9 @@ impl<B: GatewayBackend> GatewayServer<B> {
         let (server, raw) = self.route_uri(scope, &uri)?;
         params.uri = raw.to_owned();
         let request = ClientRequest::ReadResourceRequest(rmcp::model::Request::new(params));
-        let answer = self.relay(bot, server, request, context).await?;
+        let mut answer = self.relay(bot, server, request, context).await?;
         if *scope == GatewayScope::Bot {
+            mark_complete(&mut answer);
             let mut value = to_value(&answer)?;
             if let Some(Value::Array(contents)) = value.get_mut("contents") {
                 rewrite(contents, "uri", |uri| qualify_uri(server, uri));

@@ -9,10 +9,16 @@
 //! `structuredContent`, annotations and `_meta` on its result) and `test_touch_resource`
 //! (sends `notifications/resources/updated` for every URI this session subscribed).
 //!
+//! The 2026-07-28 scenarios' multi round-trip tools and prompt (`test_input_required_*`) and
+//! `test_missing_capability` are in [`mrtr`]. Every result says `resultType: "complete"` (rmcp
+//! drops it for a peer on an older revision).
+//!
 //! One [`ConformanceFixture`] serves one session (stdio: the process; HTTP: one per session).
 //! Texts and payloads are the scenarios' own, from their requirement texts.
 
 #![allow(deprecated)] // sampling, logging and resources/subscribe are legacy in 2026-07-28
+
+mod mrtr;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
@@ -187,6 +193,7 @@ fn tools() -> Vec<Tool> {
         "annotations": {"readOnlyHint": true},
         "_meta": {"fixture/kind": "structured"}
     })));
+    tools.extend(mrtr::tools());
     tools
 }
 
@@ -387,6 +394,7 @@ impl ConformanceFixture {
                 text_result(format!("updated {} subscribed resource(s)", uris.len()))
             }
             "test_structured" => from_json(json!({
+                "resultType": "complete",
                 "content": [{"type": "text", "text": "{\"temperature\":21.5,\"unit\":\"C\"}", "annotations": {"audience": ["assistant"]}}],
                 "structuredContent": {"temperature": 21.5, "unit": "C"},
                 "_meta": {"fixture/trace": "t-1"}
@@ -402,7 +410,7 @@ impl ConformanceFixture {
 }
 
 fn resources() -> ListResourcesResult {
-    from_json(json!({"resources": [
+    from_json(json!({"resultType": "complete", "resources": [
         {"uri": "test://static-text", "name": "static-text", "description": "A static text resource", "mimeType": "text/plain"},
         {"uri": "test://static-binary", "name": "static-binary", "description": "A static binary resource (1x1 PNG)", "mimeType": "image/png"},
         {"uri": "test://watched-resource", "name": "watched-resource", "description": "A resource to subscribe to", "mimeType": "text/plain"}
@@ -430,7 +438,9 @@ fn read(uri: &str) -> Option<ReadResourceResult> {
             json!({"uri": uri, "mimeType": "application/json", "text": text.to_string()})
         }
     };
-    Some(from_json(json!({"contents": [contents]})))
+    Some(from_json(
+        json!({"resultType": "complete", "contents": [contents]}),
+    ))
 }
 
 fn prompt(name: &str, arguments: &serde_json::Map<String, Value>) -> Option<GetPromptResult> {
@@ -457,7 +467,9 @@ fn prompt(name: &str, arguments: &serde_json::Map<String, Value>) -> Option<GetP
         ]),
         _ => return None,
     };
-    Some(from_json(json!({"messages": messages})))
+    Some(from_json(
+        json!({"resultType": "complete", "messages": messages}),
+    ))
 }
 
 impl ServerHandler for ConformanceFixture {
@@ -494,6 +506,14 @@ impl ServerHandler for ConformanceFixture {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if mrtr::is_mrtr_tool(&request.name) {
+            return mrtr::call(
+                &request.name,
+                request.input_responses.as_ref(),
+                request.request_state.as_deref(),
+                context.client_capabilities().as_ref(),
+            );
+        }
         self.run_tool(&request, &context).await.map(Into::into)
     }
 
@@ -510,12 +530,14 @@ impl ServerHandler for ConformanceFixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(from_json(json!({"resourceTemplates": [{
-            "uriTemplate": "test://template/{id}/data",
-            "name": "template-data",
-            "description": "Data for an ID",
-            "mimeType": "application/json"
-        }]})))
+        Ok(from_json(
+            json!({"resultType": "complete", "resourceTemplates": [{
+                "uriTemplate": "test://template/{id}/data",
+                "name": "template-data",
+                "description": "Data for an ID",
+                "mimeType": "application/json"
+            }]}),
+        ))
     }
 
     async fn read_resource(
@@ -554,7 +576,7 @@ impl ServerHandler for ConformanceFixture {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(from_json(json!({"prompts": [
+        Ok(from_json(json!({"resultType": "complete", "prompts": [
             {"name": "test_simple_prompt", "description": "A prompt without arguments"},
             {"name": "test_prompt_with_arguments", "description": "A prompt with two arguments", "arguments": [
                 {"name": "arg1", "description": "First test argument", "required": true},
@@ -563,7 +585,8 @@ impl ServerHandler for ConformanceFixture {
             {"name": "test_prompt_with_embedded_resource", "description": "A prompt that embeds a resource", "arguments": [
                 {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}
             ]},
-            {"name": "test_prompt_with_image", "description": "A prompt with an image"}
+            {"name": "test_prompt_with_image", "description": "A prompt with an image"},
+            {"name": "test_input_required_result_prompt", "description": "Asks for its context first (InputRequiredResult)"}
         ]})))
     }
 
@@ -572,6 +595,9 @@ impl ServerHandler for ConformanceFixture {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name == "test_input_required_result_prompt" {
+            return Ok(mrtr::prompt(request.input_responses.as_ref()));
+        }
         let arguments = request.arguments.clone().unwrap_or_default();
         prompt(&request.name, &arguments)
             .map(Into::into)
@@ -606,7 +632,7 @@ impl ServerHandler for ConformanceFixture {
             .filter(|value| value.starts_with(prefix))
             .collect();
         Ok(from_json(
-            json!({"completion": {"values": values, "total": values.len(), "hasMore": false}}),
+            json!({"resultType": "complete", "completion": {"values": values, "total": values.len(), "hasMore": false}}),
         ))
     }
 
