@@ -161,3 +161,102 @@ pub fn local_pid_registry(data_dir: &Path) -> anyhow::Result<PathBuf> {
     }
     Ok(dir.join(format!("pids-{own}")))
 }
+
+/// Replicas on one PostgreSQL store: hear the other replicas' writes (they reach every cache
+/// through [`Store::changes`]) and apply those that touch servers to this replica's own
+/// manager: a server added, changed or deleted elsewhere is loaded, reconfigured or stopped
+/// here, and an always-on one started. `None` on SQLite, which has one replica. The
+/// listening stops when the returned value is dropped.
+pub async fn follow_other_replicas(
+    store: &Store,
+    manager: &std::sync::Arc<mcp_lifecycle::McpServerManager>,
+) -> anyhow::Result<Option<FollowedReplicas>> {
+    let mut changes = store.changes();
+    let Some(listener) = store
+        .listen_to_peers()
+        .await
+        .context("listen to the store's change channel")?
+    else {
+        return Ok(None);
+    };
+    let manager = std::sync::Arc::downgrade(manager);
+    let task = tokio::spawn(async move {
+        use tokio::sync::broadcast::error::RecvError;
+        loop {
+            let change = match changes.recv().await {
+                Ok(change) => Some(change),
+                Err(RecvError::Lagged(_)) => None,
+                Err(RecvError::Closed) => return,
+            };
+            let touches_servers = match &change {
+                Some(store::StoreChange::Server { .. } | store::StoreChange::Everything) | None => {
+                    true
+                }
+                Some(_) => false,
+            };
+            let Some(manager) = manager.upgrade() else {
+                return;
+            };
+            if touches_servers {
+                match manager.load_configs().await {
+                    Ok(()) => {
+                        manager.reach_always_on();
+                        tracing::info!(change = ?change, "server configs reloaded after a store change");
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "cannot reload server configs after a store change")
+                    }
+                }
+            }
+        }
+    });
+    Ok(Some(FollowedReplicas {
+        _listener: listener,
+        task,
+    }))
+}
+
+/// What [`follow_other_replicas`] runs; both stop when it is dropped.
+pub struct FollowedReplicas {
+    _listener: store::PeerListener,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for FollowedReplicas {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// SQLite has one replica: the `serve` that holds this claim on database `url` is the only
+/// one. A second is refused with the reason (the claim is a lock on `FILE.serve-lock`, let go
+/// when the process ends, however it ends). `None` for PostgreSQL or an in-memory database.
+pub fn claim_sqlite(url: &str) -> anyhow::Result<Option<std::fs::File>> {
+    let Some(rest) = url
+        .strip_prefix("sqlite://")
+        .or_else(|| url.strip_prefix("sqlite:"))
+    else {
+        return Ok(None);
+    };
+    let path = rest.split('?').next().unwrap_or_default();
+    if path.is_empty() || path.contains(":memory:") {
+        return Ok(None);
+    }
+    let lock = PathBuf::from(format!("{path}.serve-lock"));
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock)
+        .with_context(|| format!("open {}", lock.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(Some(file)),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
+            "another `botcraft serve` already runs on the SQLite database {path}: SQLite has one \
+             replica. Stop it first, or run several replicas on PostgreSQL (DATABASE_URL=postgres://…)"
+        ),
+        Err(std::fs::TryLockError::Error(error)) => {
+            Err(error).with_context(|| format!("lock {}", lock.display()))
+        }
+    }
+}

@@ -69,6 +69,8 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
     });
     let manager = McpServerManager::new(store.clone(), settings);
     manager.load_configs().await?;
+    // On PostgreSQL, writes made through a `serve` reach this aggregator too.
+    let _replicas = crate::host::follow_other_replicas(&store, &manager).await?;
     let health_loop = manager.start_health_check_loop();
     let toolsets = http_api::new_toolsets(&store, &manager, &http_api::default_native_tools());
     let bot = command.bridge.bot.clone();

@@ -162,6 +162,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
     observability::init_tracing(args.log_format, &filter)?;
     let url = args.data.database_url()?;
+    let _sole_replica = crate::host::claim_sqlite(&url)?;
     let seed = (!args.no_seed).then_some(&args.seed);
     let store = crate::host::open_store(&args.data, seed).await?;
     let keys = match args.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
@@ -207,6 +208,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         .load_configs()
         .await
         .context("load MCP server configs")?;
+    let _replicas = crate::host::follow_other_replicas(&store, &manager).await?;
     let providers = Providers::new(ProviderSettings {
         openai: OpenAiSettings {
             api_key: args.openai_api_key.clone(),

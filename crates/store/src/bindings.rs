@@ -61,7 +61,8 @@ impl Store {
             })?;
         self.changed(StoreChange::Binding {
             bot_id: bot_id.to_owned(),
-        });
+        })
+        .await;
         decode(&row)
     }
 
@@ -93,7 +94,8 @@ impl Store {
         if result.rows_affected() > 0 {
             self.changed(StoreChange::Binding {
                 bot_id: bot_id.to_owned(),
-            });
+            })
+            .await;
         }
         Ok(result.rows_affected() > 0)
     }

@@ -57,7 +57,7 @@ impl Store {
             .execute(self.pool())
             .await
             .map_err(|error| duplicate_name(error, &spec.name))?;
-        self.changed(StoreChange::Bot { id: id.clone() });
+        self.changed(StoreChange::Bot { id: id.clone() }).await;
         self.bot(&id)
             .await?
             .ok_or_else(|| StoreError::UnknownBot(id.clone()))
@@ -84,7 +84,7 @@ impl Store {
         if result.rows_affected() == 0 {
             return Err(StoreError::UnknownBot(id.to_owned()));
         }
-        self.changed(StoreChange::Bot { id: id.to_owned() });
+        self.changed(StoreChange::Bot { id: id.to_owned() }).await;
         self.bot(id)
             .await?
             .ok_or_else(|| StoreError::UnknownBot(id.to_owned()))
@@ -126,7 +126,7 @@ impl Store {
             .execute(self.pool())
             .await?;
         if result.rows_affected() > 0 {
-            self.changed(StoreChange::Bot { id: id.to_owned() });
+            self.changed(StoreChange::Bot { id: id.to_owned() }).await;
         }
         Ok(result.rows_affected() > 0)
     }

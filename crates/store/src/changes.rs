@@ -8,15 +8,37 @@
 //!   session whose tools may have changed).
 //! - [`Store::queries_run`]: how many statements this store sent, so tests can prove a hot
 //!   path sends none.
+//! - Other replicas (PostgreSQL only): every write is also announced on the channel
+//!   [`CHANGES_CHANNEL`] with `pg_notify`, tagged with this process's origin, and
+//!   [`Store::listen_to_peers`] hears the other replicas' announcements and applies them here as
+//!   if they were local writes (the version moves, the event goes out). A replica that loses
+//!   its `LISTEN` connection listens again and then announces [`StoreChange::Everything`], so a
+//!   notification missed meanwhile cannot leave a cache stale. SQLite has one replica: nothing
+//!   is announced, there is no one to hear.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+use sqlx::postgres::PgListener;
 use tokio::sync::broadcast;
 
-use crate::database::Store;
+use crate::database::{Backend, Store};
+use crate::error::StoreError;
+
+/// The PostgreSQL channel every replica announces its writes on.
+pub const CHANGES_CHANNEL: &str = "botcraft_changes";
+
+/// How long a replica waits between attempts to listen again after losing the channel.
+const RELISTEN_PAUSE: Duration = Duration::from_secs(1);
 
 /// A write that changed what a bot may use.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum StoreChange {
     /// A server was created, updated or deleted.
     Server { id: String },
@@ -24,11 +46,39 @@ pub enum StoreChange {
     Bot { id: String },
     /// A bot's bindings changed.
     Binding { bot_id: String },
+    /// Another replica captured a server's tool list (a replica's own capture reaches its
+    /// caches through its manager, not through the store).
+    ToolCache { mcp_server_id: String },
+    /// Anything may have changed: this replica may have missed announcements while it was
+    /// not listening. Drop every cache.
+    Everything,
+}
+
+/// One announcement on [`CHANGES_CHANNEL`].
+#[derive(Debug, Serialize, Deserialize)]
+struct Announcement {
+    /// The process that wrote (see [`ChangeLog`]); a replica ignores its own.
+    origin: String,
+    change: StoreChange,
+}
+
+/// The task that hears the other replicas' writes; stopped when dropped.
+#[derive(Debug)]
+pub struct PeerListener {
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for PeerListener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
 }
 
 /// The counters and the channel a store and its clones share.
 #[derive(Debug)]
 pub(crate) struct ChangeLog {
+    /// Who announces this process's writes (random per process; clones of a store share it).
+    origin: String,
     version: AtomicU64,
     queries: AtomicU64,
     events: broadcast::Sender<StoreChange>,
@@ -37,6 +87,7 @@ pub(crate) struct ChangeLog {
 impl Default for ChangeLog {
     fn default() -> Self {
         Self {
+            origin: format!("{:016x}", rand::random::<u64>()),
             version: AtomicU64::new(0),
             queries: AtomicU64::new(0),
             events: broadcast::channel(256).0,
@@ -60,9 +111,95 @@ impl Store {
         self.log.queries.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn changed(&self, change: StoreChange) {
+    /// A write of this process: applied here, and announced to the other replicas.
+    pub(crate) async fn changed(&self, change: StoreChange) {
+        self.apply(change.clone());
+        self.announce(change).await;
+    }
+
+    fn apply(&self, change: StoreChange) {
         self.log.version.fetch_add(1, Ordering::SeqCst);
         let _ = self.log.events.send(change);
+    }
+
+    /// Tell the other replicas (PostgreSQL). The write has happened either way: a failed
+    /// announcement is logged, and a replica that missed it reloads when it listens again.
+    pub(crate) async fn announce(&self, change: StoreChange) {
+        if self.backend() != Backend::Postgres {
+            return;
+        }
+        let announcement = Announcement {
+            origin: self.log.origin.clone(),
+            change,
+        };
+        let payload = serde_json::to_string(&announcement).unwrap_or_default();
+        let sent = sqlx::query("SELECT pg_notify($1, $2)")
+            .bind(CHANGES_CHANNEL)
+            .bind(payload)
+            .execute(self.pool())
+            .await;
+        if let Err(error) = sent {
+            tracing::warn!(%error, "a store write was not announced to the other replicas");
+        }
+    }
+
+    /// Hear the other replicas' writes from now on (PostgreSQL; `None` for SQLite, which has
+    /// one replica). Returns once `LISTEN` is in place, so a write made after this returns is
+    /// heard. Each announcement of another process is applied as a local write.
+    pub async fn listen_to_peers(&self) -> Result<Option<PeerListener>, StoreError> {
+        if self.backend() != Backend::Postgres {
+            return Ok(None);
+        }
+        let listener = self.listen().await?;
+        let store = self.clone();
+        let task = tokio::spawn(async move { store.hear(listener).await });
+        Ok(Some(PeerListener { task }))
+    }
+
+    async fn listen(&self) -> Result<PgListener, StoreError> {
+        let mut listener = PgListener::connect(self.url())
+            .await
+            .map_err(StoreError::Connect)?;
+        listener
+            .listen(CHANGES_CHANNEL)
+            .await
+            .map_err(StoreError::Connect)?;
+        Ok(listener)
+    }
+
+    async fn hear(&self, mut listener: PgListener) {
+        loop {
+            match listener.try_recv().await {
+                Ok(Some(notification)) => self.heard(notification.payload()),
+                // The connection is gone. Listen on a new one, then drop every cache: what was
+                // announced in between was missed.
+                Ok(None) | Err(_) => {
+                    tracing::warn!("lost the store's change channel; listening again");
+                    listener = loop {
+                        match self.listen().await {
+                            Ok(listener) => break listener,
+                            Err(error) => {
+                                tracing::warn!(%error, "cannot listen to the store's change channel yet");
+                                tokio::time::sleep(RELISTEN_PAUSE).await;
+                            }
+                        }
+                    };
+                    tracing::info!("listening to the store's change channel again; caches dropped");
+                    self.apply(StoreChange::Everything);
+                }
+            }
+        }
+    }
+
+    fn heard(&self, payload: &str) {
+        match serde_json::from_str::<Announcement>(payload) {
+            Ok(announcement) if announcement.origin == self.log.origin => {}
+            Ok(announcement) => self.apply(announcement.change),
+            Err(error) => {
+                tracing::warn!(%error, "an announcement on the change channel was not understood; dropping every cache");
+                self.apply(StoreChange::Everything);
+            }
+        }
     }
 
     /// The pool, counted: every statement goes through here.

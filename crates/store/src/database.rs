@@ -168,6 +168,8 @@ impl Default for StoreOptions {
 pub struct Store {
     pub(crate) pool: AnyPool,
     backend: Backend,
+    /// The URL it was opened with (may hold a password: never shown).
+    url: Arc<str>,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) log: Arc<crate::changes::ChangeLog>,
 }
@@ -199,6 +201,7 @@ impl Store {
         let store = Self {
             pool,
             backend,
+            url: Arc::from(url),
             clock: options.clock,
             log: Arc::default(),
         };
@@ -208,6 +211,11 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The URL this store was opened with (it may hold a password: never log it).
+    pub(crate) fn url(&self) -> &str {
+        &self.url
     }
 
     /// Close every connection of the pool.

@@ -86,7 +86,7 @@ impl Store {
             .execute(self.pool())
             .await
             .map_err(|error| duplicate_name(error, &spec.name))?;
-        self.changed(StoreChange::Server { id: id.clone() });
+        self.changed(StoreChange::Server { id: id.clone() }).await;
         self.server(&id)
             .await?
             .ok_or_else(|| StoreError::UnknownServer(id.clone()))
@@ -122,7 +122,8 @@ impl Store {
         if result.rows_affected() == 0 {
             return Err(StoreError::UnknownServer(id.to_owned()));
         }
-        self.changed(StoreChange::Server { id: id.to_owned() });
+        self.changed(StoreChange::Server { id: id.to_owned() })
+            .await;
         self.server(id)
             .await?
             .ok_or_else(|| StoreError::UnknownServer(id.to_owned()))
@@ -164,7 +165,8 @@ impl Store {
             .execute(self.pool())
             .await?;
         if result.rows_affected() > 0 {
-            self.changed(StoreChange::Server { id: id.to_owned() });
+            self.changed(StoreChange::Server { id: id.to_owned() })
+                .await;
         }
         Ok(result.rows_affected() > 0)
     }

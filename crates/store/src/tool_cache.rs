@@ -85,6 +85,10 @@ impl Store {
         .fetch_one(self.pool())
         .await
         .map_err(|error| server_reference_error(error, mcp_server_id))?;
+        self.announce(crate::StoreChange::ToolCache {
+            mcp_server_id: mcp_server_id.to_owned(),
+        })
+        .await;
         decode(&row)
     }
 

@@ -13,6 +13,7 @@ mod connect;
 mod import;
 mod oauth_tokens;
 mod registry;
+mod replicas;
 mod schema;
 mod seed;
 mod servers;

@@ -1,0 +1,124 @@
+//! Several replicas on one store: on PostgreSQL each write is announced and the other
+//! replicas apply it as their own (version moved, event sent); a replica ignores its own
+//! announcements. SQLite has one replica and announces nothing.
+
+use std::time::Duration;
+
+use pretty_assertions::assert_eq;
+use store::{Backend, BindingSpec, BotSpec, McpServerSpec, Store, StoreChange};
+use tokio::sync::broadcast;
+
+use super::harness::TestDb;
+
+/// The next change `receiver` hears, within a bound (a missing announcement fails the test).
+async fn next(receiver: &mut broadcast::Receiver<StoreChange>) -> anyhow::Result<StoreChange> {
+    Ok(tokio::time::timeout(Duration::from_secs(5), receiver.recv()).await??)
+}
+
+async fn a_write_on_one_replica_reaches_the_others(db: &TestDb) -> anyhow::Result<()> {
+    let other = Store::connect(&db.url).await?;
+    let listener = other.listen_to_peers().await?;
+    if db.store.backend() == Backend::Sqlite {
+        assert!(listener.is_none(), "SQLite has no peers to hear");
+        other.close().await;
+        return Ok(());
+    }
+    let _own = db.store.listen_to_peers().await?;
+    let mut heard = other.changes();
+    let mut own = db.store.changes();
+    let before = other.version();
+
+    let server = db
+        .store
+        .create_server(&McpServerSpec::new("s", "cmd"))
+        .await?;
+    assert_eq!(
+        next(&mut heard).await?,
+        StoreChange::Server {
+            id: server.id.clone()
+        }
+    );
+    assert_eq!(other.version(), before + 1);
+
+    let bot = db.store.create_bot(&BotSpec::new("b", "openai:m")).await?;
+    db.store
+        .bind(&bot.id, &server.id, &BindingSpec::default())
+        .await?;
+    db.store.put_tool_cache(&server.id, &[]).await?;
+    let mut rest = Vec::new();
+    for _ in 0..3 {
+        rest.push(next(&mut heard).await?);
+    }
+    assert_eq!(
+        rest,
+        vec![
+            StoreChange::Bot { id: bot.id.clone() },
+            StoreChange::Binding {
+                bot_id: bot.id.clone()
+            },
+            StoreChange::ToolCache {
+                mcp_server_id: server.id.clone()
+            },
+        ]
+    );
+
+    // The writer heard its own announcements and applied none of them twice: its events are
+    // exactly its three writes of servers, bots and bindings.
+    let mut mine = Vec::new();
+    for _ in 0..3 {
+        mine.push(next(&mut own).await?);
+    }
+    db.store.delete_server(&server.id).await?;
+    mine.push(next(&mut own).await?);
+    assert_eq!(
+        mine,
+        vec![
+            StoreChange::Server {
+                id: server.id.clone()
+            },
+            StoreChange::Bot { id: bot.id.clone() },
+            StoreChange::Binding { bot_id: bot.id },
+            StoreChange::Server { id: server.id },
+        ]
+    );
+    other.close().await;
+    Ok(())
+}
+
+async fn a_replica_that_loses_its_channel_listens_again_and_drops_every_cache(
+    db: &TestDb,
+) -> anyhow::Result<()> {
+    if db.store.backend() == Backend::Sqlite {
+        return Ok(());
+    }
+    let other = Store::connect(&db.url).await?;
+    let _listener = other.listen_to_peers().await?;
+    let mut heard = other.changes();
+    // The server ends the listening connection, as a restart or a network cut would.
+    let admin = sqlx::AnyPool::connect(&db.url).await?;
+    let ended = sqlx::query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity \
+         WHERE datname = current_database() AND query ILIKE 'LISTEN%'",
+    )
+    .execute(&admin)
+    .await?;
+    assert_eq!(ended.rows_affected(), 1, "one listening connection");
+    admin.close().await;
+    assert_eq!(next(&mut heard).await?, StoreChange::Everything);
+    // Listening again: the next write is heard.
+    let server = db
+        .store
+        .create_server(&McpServerSpec::new("after", "cmd"))
+        .await?;
+    assert_eq!(
+        next(&mut heard).await?,
+        StoreChange::Server { id: server.id }
+    );
+    other.close().await;
+    Ok(())
+}
+
+backend_tests!(
+    a_write_on_one_replica_reaches_the_others,
+    a_replica_that_loses_its_channel_listens_again_and_drops_every_cache
+);
