@@ -229,8 +229,8 @@ impl Drop for FollowedReplicas {
 }
 
 /// SQLite has one replica: the `serve` that holds this claim on database `url` is the only
-/// one. A second is refused with the reason (the claim is a lock on `FILE.serve-lock`, let go
-/// when the process ends, however it ends). `None` for PostgreSQL or an in-memory database.
+/// one, and a second is refused with the reason. `None` for PostgreSQL or an in-memory
+/// database.
 pub fn claim_sqlite(url: &str) -> anyhow::Result<Option<std::fs::File>> {
     let Some(rest) = url
         .strip_prefix("sqlite://")
@@ -242,21 +242,65 @@ pub fn claim_sqlite(url: &str) -> anyhow::Result<Option<std::fs::File>> {
     if path.is_empty() || path.contains(":memory:") {
         return Ok(None);
     }
-    let lock = PathBuf::from(format!("{path}.serve-lock"));
+    claim(
+        Path::new(&format!("{path}.serve-lock")),
+        &format!(
+            "another `botcraft serve` already runs on the SQLite database {path}: SQLite has one \
+             replica. Stop it first, or run several replicas on PostgreSQL (DATABASE_URL=postgres://…)"
+        ),
+    )
+    .map(Some)
+}
+
+/// The pid registry of this replica in `data_dir`: `pids`, or `pids.ID` for
+/// `BOTCRAFT_REPLICA_ID=ID`, claimed for as long as this process runs. A registry is reaped
+/// whole when its owner starts, so two replicas on one registry would end each other's
+/// servers: the second is refused with the reason instead.
+pub fn claim_pid_registry(
+    data_dir: &Path,
+    replica: Option<&str>,
+) -> anyhow::Result<(PathBuf, std::fs::File)> {
+    let name = match replica.map(str::trim).filter(|id| !id.is_empty()) {
+        Some(id) => {
+            let valid = id.len() <= 64
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+            anyhow::ensure!(
+                valid,
+                "BOTCRAFT_REPLICA_ID must be 1 to 64 letters, digits, '.', '_' or '-': {id:?}"
+            );
+            format!("pids.{id}")
+        }
+        None => "pids".to_owned(),
+    };
+    let registry = data_dir.join(&name);
+    let lock = data_dir.join(format!("{name}.lock"));
+    let file = claim(
+        &lock,
+        &format!(
+            "another `botcraft serve` already uses the pid registry {}: each replica needs its \
+             own data folder (BOTCRAFT_DATA_DIR) or replica id (BOTCRAFT_REPLICA_ID)",
+            registry.display()
+        ),
+    )?;
+    Ok((registry, file))
+}
+
+/// An exclusive lock on `path` (created if missing), held while the returned file is open:
+/// let go when the process ends, however it ends. Held by another process: `refusal`.
+fn claim(path: &Path, refusal: &str) -> anyhow::Result<std::fs::File> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(&lock)
-        .with_context(|| format!("open {}", lock.display()))?;
+        .open(path)
+        .with_context(|| format!("open {}", path.display()))?;
     match file.try_lock() {
-        Ok(()) => Ok(Some(file)),
-        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!(
-            "another `botcraft serve` already runs on the SQLite database {path}: SQLite has one \
-             replica. Stop it first, or run several replicas on PostgreSQL (DATABASE_URL=postgres://…)"
-        ),
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => anyhow::bail!("{refusal}"),
         Err(std::fs::TryLockError::Error(error)) => {
-            Err(error).with_context(|| format!("lock {}", lock.display()))
+            Err(error).with_context(|| format!("lock {}", path.display()))
         }
     }
 }

@@ -136,6 +136,20 @@ pub struct ServeArgs {
     /// Log format on stderr.
     #[arg(long, env = "BOTCRAFT_LOG_FORMAT", default_value = "text")]
     log_format: observability::LogFormat,
+    /// This replica's name, when several replicas share one data folder: its pid registry is
+    /// then `DATA_DIR/pids.ID`, so no replica reaps another's servers.
+    #[arg(long, env = "BOTCRAFT_REPLICA_ID", value_name = "ID")]
+    replica_id: Option<String>,
+    /// On SIGTERM or SIGINT, how long to go on serving with `/api/health/ready` answering 503
+    /// ("draining") before new connections are refused, so a load balancer takes this replica
+    /// out first. A second signal ends the wait.
+    #[arg(
+        long,
+        env = "BOTCRAFT_UNREADY_SECONDS",
+        default_value = "0",
+        value_name = "SECONDS"
+    )]
+    unready_seconds: u64,
     /// The address browsers reach BotCraft at (`https://bots.example.com`), for OAuth
     /// redirects and the client ID metadata document; default: the address listened on.
     #[arg(long, env = "BOTCRAFT_PUBLIC_URL", value_name = "URL")]
@@ -176,6 +190,8 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             vec![key]
         }
     };
+    let (pid_registry, _registry_claim) =
+        crate::host::claim_pid_registry(&args.data.data_dir, args.replica_id.as_deref())?;
     let run_as = tool_user(args.tool_user.as_deref())?;
     // Bound now (accepting starts once everything is ready) so that the OAuth redirect can
     // name the address, a free port chosen by the system included.
@@ -191,7 +207,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let settings = crate::host::manager_settings(crate::host::HostOptions {
         server_env: &args.server_env.server_env,
         cgroups: args.cgroups == "auto",
-        pid_registry: Some(args.data.data_dir.join("pids")),
+        pid_registry: Some(pid_registry),
         run_as,
         oauth: crate::host::oauth_settings(&args.data.data_dir, &public_url),
     });
@@ -285,6 +301,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         ),
         ..ApiConfig::default()
     };
+    let draining = config.draining.clone();
     let metrics = observability::BotCraftMetrics::new()?;
     record_server_metrics(&manager, &metrics);
     // Always-on servers start in the background: the API (and /api/health, which says what
@@ -362,6 +379,19 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         }
     }
 
+    // Not ready from now on; still serving for a while, so a load balancer that polls the
+    // readiness sends its traffic elsewhere before connections are refused.
+    draining.cancel();
+    if args.unready_seconds > 0 {
+        let unready = Duration::from_secs(args.unready_seconds);
+        eprintln!(
+            "botcraft: draining: /api/health/ready answers 503; serving {unready:?} more (a second signal ends the wait)"
+        );
+        tokio::select! {
+            () = tokio::time::sleep(unready) => {}
+            () = shutdown_signal() => {}
+        }
+    }
     let drain = Duration::from_secs(args.drain_seconds);
     eprintln!("botcraft: shutting down; draining chat streams (up to {drain:?})");
     stop_accepting.cancel();

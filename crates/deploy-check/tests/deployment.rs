@@ -504,3 +504,36 @@ fn dependencies_point_down_and_the_architecture_doc_shows_the_graph() {
         .expect("docs/architecture.md has the crate graph between its markers");
     assert_eq!(inside, graph, "docs/architecture.md's crate graph is stale");
 }
+
+#[test]
+fn kubernetes_runs_two_replicas_that_drain_one_at_a_time_with_sticky_sessions() {
+    let manifests = k8s();
+    let find = |kind: &str| {
+        manifests
+            .iter()
+            .find(|m| m.kind() == kind)
+            .unwrap_or_else(|| panic!("a {kind}"))
+    };
+    let deployment = &find("Deployment").document;
+    assert!(deployment["spec"]["replicas"].as_u64() >= Some(2));
+    let labels = &deployment["spec"]["selector"]["matchLabels"];
+    // Voluntary disruptions leave one replica serving.
+    let budget = &find("PodDisruptionBudget").document;
+    assert_eq!(&budget["spec"]["selector"]["matchLabels"], labels);
+    assert_eq!(budget["spec"]["minAvailable"].as_u64(), Some(1));
+    // /mcp sessions (2025-11-25) live in one replica's memory.
+    let service = &find("Service").document;
+    assert_eq!(service["spec"]["sessionAffinity"], "ClientIP");
+    // Readiness goes false at SIGTERM, and the grace period covers that wait, the drain and
+    // the servers' stop (serve's defaults: 10 s and 15 s).
+    let config = &find("ConfigMap").document;
+    let unready: u64 = config["data"]["BOTCRAFT_UNREADY_SECONDS"]
+        .as_str()
+        .and_then(|s| s.parse().ok())
+        .expect("BOTCRAFT_UNREADY_SECONDS in the ConfigMap");
+    assert!(unready > 0);
+    let grace = deployment["spec"]["template"]["spec"]["terminationGracePeriodSeconds"]
+        .as_u64()
+        .expect("a grace period");
+    assert!(grace >= unready + 10 + 15, "grace {grace}s");
+}

@@ -95,9 +95,17 @@ pub async fn live() -> Json<Value> {
 }
 
 /// `GET /api/health/ready`: every always-on server is running (Kubernetes' readiness): 200
-/// with the public report, else 503 with it.
+/// with the public report, else 503 with it. A replica that is going away answers 503
+/// `{"status": "draining"}`, so a load balancer sends it nothing new.
 pub async fn ready(State(state): State<AppState>) -> axum::response::Response {
     use axum::response::IntoResponse;
+    if state.config.draining.is_cancelled() {
+        return (
+            axum::http::StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"status": "draining"})),
+        )
+            .into_response();
+    }
     let report = public_report(&health_report(
         &state.manager.get_all_statuses(),
         &state.config.catalogs.mode(),

@@ -47,6 +47,9 @@ pub struct ApiConfig {
     /// BotCraft's OAuth client ID metadata document, served at
     /// `/oauth/client-metadata.json` when BotCraft has a public HTTPS address.
     pub oauth_client_metadata: Option<serde_json::Value>,
+    /// Cancelled when this replica is going away: `/api/health/ready` answers 503
+    /// ("draining") from then on, while requests are still served. Not a setting either.
+    pub draining: tokio_util::sync::CancellationToken,
 }
 
 impl Default for ApiConfig {
@@ -62,6 +65,7 @@ impl Default for ApiConfig {
             auto_threshold_tokens: DEFAULT_AUTO_THRESHOLD_TOKENS,
             catalogs: ToolCatalogs::default(),
             oauth_client_metadata: None,
+            draining: tokio_util::sync::CancellationToken::new(),
         }
     }
 }
