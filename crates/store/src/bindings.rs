@@ -1,4 +1,5 @@
-//! `"BotMcpServer"`: which servers a bot may use, with its tool filter and pinned tools.
+//! `"BotMcpServer"`: which servers a bot may use, with its tool filter, pinned tools and
+//! approval policy.
 
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -9,13 +10,16 @@ use crate::error::{StoreError, server_reference_error};
 use crate::model::{BindingSpec, BotMcpServer, BoundServer};
 use crate::validate;
 
-const COLUMNS: &str = r#""id", "botId", "mcpServerId", "enabled", "toolFilter", "pinnedTools""#;
+const COLUMNS: &str =
+    r#""id", "botId", "mcpServerId", "enabled", "toolFilter", "pinnedTools", "approval""#;
 
 fn decode(row: &AnyRow) -> Result<BotMcpServer, StoreError> {
     let id: String = row.try_get("id")?;
     let tool_filter: String = row.try_get("toolFilter")?;
     let pinned_tools: String = row.try_get("pinnedTools")?;
+    let approval: String = row.try_get("approval")?;
     Ok(BotMcpServer {
+        approval: from_json_text(&approval, "BotMcpServer", "approval", &id)?,
         bot_id: row.try_get("botId")?,
         mcp_server_id: row.try_get("mcpServerId")?,
         enabled: row.try_get::<i64, _>("enabled")? != 0,
@@ -41,9 +45,10 @@ impl Store {
             return Err(StoreError::UnknownServer(mcp_server_id.to_owned()));
         }
         let sql = format!(
-            "INSERT INTO \"BotMcpServer\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) \
+            "INSERT INTO \"BotMcpServer\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) \
              ON CONFLICT (\"botId\", \"mcpServerId\") DO UPDATE SET \"enabled\" = excluded.\"enabled\", \
-             \"toolFilter\" = excluded.\"toolFilter\", \"pinnedTools\" = excluded.\"pinnedTools\" \
+             \"toolFilter\" = excluded.\"toolFilter\", \"pinnedTools\" = excluded.\"pinnedTools\", \
+             \"approval\" = excluded.\"approval\" \
              RETURNING {COLUMNS}"
         );
         let row = sqlx::query(sqlx::AssertSqlSafe(sql))
@@ -53,6 +58,7 @@ impl Store {
             .bind(flag(spec.enabled))
             .bind(to_json_text(&spec.tool_filter))
             .bind(to_json_text(&spec.pinned_tools))
+            .bind(to_json_text(&spec.approval))
             .fetch_one(self.pool())
             .await
             .map_err(|error| {

@@ -4,12 +4,12 @@ use sqlx::Row;
 use sqlx::any::AnyRow;
 
 use crate::changes::StoreChange;
-use crate::database::{Store, new_id};
+use crate::database::{Store, from_json_text, new_id, to_json_text};
 use crate::error::{StoreError, is_unique_violation};
 use crate::model::{Bot, BotSpec, ToolLoadingMode};
 use crate::validate;
 
-const COLUMNS: &str = r#""id", "name", "model", "systemPrompt", "stepLimit", "toolLoadingMode", "vision", "maxToolResultChars", "createdAt", "updatedAt""#;
+const COLUMNS: &str = r#""id", "name", "model", "systemPrompt", "stepLimit", "toolLoadingMode", "vision", "maxToolResultChars", "nativeToolApproval", "createdAt", "updatedAt""#;
 
 fn decode(row: &AnyRow) -> Result<Bot, StoreError> {
     let id: String = row.try_get("id")?;
@@ -28,6 +28,12 @@ fn decode(row: &AnyRow) -> Result<Bot, StoreError> {
         tool_loading_mode,
         vision: row.try_get::<i64, _>("vision")? != 0,
         max_tool_result_chars: row.try_get("maxToolResultChars")?,
+        native_tool_approval: from_json_text(
+            &row.try_get::<String, _>("nativeToolApproval")?,
+            "Bot",
+            "nativeToolApproval",
+            &id,
+        )?,
         created_at: row.try_get("createdAt")?,
         updated_at: row.try_get("updatedAt")?,
         id,
@@ -41,7 +47,7 @@ impl Store {
         let now = self.now_ms();
         let id = new_id(now);
         let sql = format!(
-            "INSERT INTO \"Bot\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)"
+            "INSERT INTO \"Bot\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&id)
@@ -52,6 +58,7 @@ impl Store {
             .bind(spec.tool_loading_mode.as_str())
             .bind(i64::from(spec.vision))
             .bind(spec.max_tool_result_chars)
+            .bind(to_json_text(&spec.native_tool_approval))
             .bind(now)
             .bind(now)
             .execute(self.pool())
@@ -67,7 +74,7 @@ impl Store {
     pub async fn update_bot(&self, id: &str, spec: &BotSpec) -> Result<Bot, StoreError> {
         validate::bot(spec)?;
         let result = sqlx::query(
-            r#"UPDATE "Bot" SET "name" = $1, "model" = $2, "systemPrompt" = $3, "stepLimit" = $4, "toolLoadingMode" = $5, "vision" = $6, "maxToolResultChars" = $7, "updatedAt" = $8 WHERE "id" = $9"#,
+            r#"UPDATE "Bot" SET "name" = $1, "model" = $2, "systemPrompt" = $3, "stepLimit" = $4, "toolLoadingMode" = $5, "vision" = $6, "maxToolResultChars" = $7, "nativeToolApproval" = $8, "updatedAt" = $9 WHERE "id" = $10"#,
         )
         .bind(&spec.name)
         .bind(&spec.model)
@@ -76,6 +83,7 @@ impl Store {
         .bind(spec.tool_loading_mode.as_str())
         .bind(i64::from(spec.vision))
         .bind(spec.max_tool_result_chars)
+        .bind(to_json_text(&spec.native_tool_approval))
         .bind(self.now_ms())
         .bind(id)
         .execute(self.pool())

@@ -72,6 +72,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "oauth tokens",
         include_str!("../migrations/sqlite/0006_oauth_tokens.sql"),
     ),
+    (
+        7,
+        "approvals",
+        include_str!("../migrations/sqlite/0007_approvals.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -103,6 +108,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         6,
         "oauth tokens",
         include_str!("../migrations/postgres/0006_oauth_tokens.sql"),
+    ),
+    (
+        7,
+        "approvals",
+        include_str!("../migrations/postgres/0007_approvals.sql"),
     ),
 ];
 

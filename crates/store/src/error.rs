@@ -5,6 +5,8 @@ use thiserror::Error;
 /// Why a server, bot or binding was refused before it reached the database.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ValidationError {
+    #[error("{field}: {reason}")]
+    BadApproval { field: &'static str, reason: String },
     #[error("{entity} name is empty")]
     EmptyName { entity: &'static str },
     #[error("{entity} name {name:?} has characters outside [A-Za-z0-9_.-]")]

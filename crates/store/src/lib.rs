@@ -14,12 +14,15 @@
 //!   `mcpServers` JSON of other MCP hosts.
 //! - [`registry`]: the MCP Registry's `server.json` (packages and remotes) as a config.
 //! - [`api_keys`]: the API's and `/mcp`'s keys with their roles, kept as digests.
+//! - [`approval`]: when a bot's tool call waits for a person (per binding, and per bot for its
+//!   native tools).
 //! - `McpOAuthToken`: a remote server's OAuth record, sealed by the caller (opaque here).
 //! - Writes are told to the process ([`Store::version`], [`Store::changes`]) and, on
 //!   PostgreSQL, to the other replicas (`pg_notify`), whose [`Store::listen_to_peers`] applies
 //!   them as their own.
 
 pub mod api_keys;
+pub mod approval;
 mod bindings;
 mod bots;
 mod changes;
@@ -38,6 +41,7 @@ mod tool_vectors;
 pub mod validate;
 
 pub use api_keys::{ApiKey, ApiKeySpec, KeyRole, NewApiKey};
+pub use approval::ApprovalPolicy;
 pub use changes::{CHANGES_CHANNEL, PeerListener, StoreChange};
 pub use database::{Backend, Clock, Store, StoreOptions, SystemClock, sqlite_url};
 pub use error::{StoreError, ValidationError};

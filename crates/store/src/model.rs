@@ -1,5 +1,6 @@
 //! The stored models, named as the Prisma models they mirror, and the specs used to write them.
 
+use crate::approval::ApprovalPolicy;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -264,6 +265,8 @@ pub struct Bot {
     pub vision: bool,
     /// The longest text one tool result gives the model; the rest is cut, and the cut said.
     pub max_tool_result_chars: i64,
+    /// When a call of one of its native tools waits for approval (`tool_search` never does).
+    pub native_tool_approval: ApprovalPolicy,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -287,6 +290,9 @@ pub struct BotSpec {
     /// The longest text one tool result gives the model (default 100,000 characters).
     #[serde(default = "default_max_tool_result_chars")]
     pub max_tool_result_chars: i64,
+    /// When a call of one of its native tools waits for approval (default `never`).
+    #[serde(default)]
+    pub native_tool_approval: ApprovalPolicy,
 }
 
 fn default_step_limit() -> i64 {
@@ -307,6 +313,7 @@ impl BotSpec {
             tool_loading_mode: ToolLoadingMode::Auto,
             vision: false,
             max_tool_result_chars: DEFAULT_MAX_TOOL_RESULT_CHARS,
+            native_tool_approval: ApprovalPolicy::Never,
         }
     }
 }
@@ -323,6 +330,8 @@ pub struct BotMcpServer {
     pub tool_filter: Vec<String>,
     /// Raw tool names always offered, even in deferred loading.
     pub pinned_tools: Vec<String>,
+    /// When a call of one of the server's tools waits for a person's approval.
+    pub approval: ApprovalPolicy,
 }
 
 /// What is written for a binding.
@@ -332,6 +341,9 @@ pub struct BindingSpec {
     pub enabled: bool,
     pub tool_filter: Vec<String>,
     pub pinned_tools: Vec<String>,
+    /// Default `never`.
+    #[serde(default)]
+    pub approval: ApprovalPolicy,
 }
 
 impl Default for BindingSpec {
@@ -340,6 +352,7 @@ impl Default for BindingSpec {
             enabled: true,
             tool_filter: Vec::new(),
             pinned_tools: Vec::new(),
+            approval: ApprovalPolicy::Never,
         }
     }
 }

@@ -183,11 +183,24 @@ impl Store {
         };
         for (server_id, server_name) in server_ids {
             if self.binding(&bot.id, &server_id).await?.is_none() {
-                self.bind(&bot.id, &server_id, &BindingSpec::default())
-                    .await?;
+                let spec = BindingSpec {
+                    approval: seeded_approval(&server_name),
+                    ..BindingSpec::default()
+                };
+                self.bind(&bot.id, &server_id, &spec).await?;
                 report.bindings_created.push(server_name);
             }
         }
         Ok(report)
+    }
+}
+
+/// What the seeded bot asks before: every command of forge-bash that is not read-only (all
+/// of them), and emptying the trash; nothing else.
+fn seeded_approval(server: &str) -> crate::ApprovalPolicy {
+    match server {
+        "forge-bash" => crate::ApprovalPolicy::Writes,
+        "forge-filesystem" => crate::ApprovalPolicy::Tools(vec!["empty_trash".to_owned()]),
+        _ => crate::ApprovalPolicy::Never,
     }
 }

@@ -14,6 +14,7 @@
 //! Keys are compared case-sensitively, as the loader and interpreters read them.
 
 use crate::api_keys::ApiKeySpec;
+use crate::approval::ApprovalPolicy;
 use crate::env_template::{is_variable_name, parse_env_value};
 use crate::error::ValidationError;
 use crate::model::{BindingSpec, BotSpec, McpServerSpec};
@@ -289,6 +290,7 @@ fn remote(spec: &McpServerSpec) -> Result<(), ValidationError> {
 /// Check a bot spec.
 pub fn bot(spec: &BotSpec) -> Result<(), ValidationError> {
     name("bot", &spec.name)?;
+    approval("nativeToolApproval", &spec.native_tool_approval)?;
     if spec.model.trim().is_empty() {
         return Err(ValidationError::EmptyModel {
             bot: spec.name.clone(),
@@ -313,6 +315,7 @@ pub fn bot(spec: &BotSpec) -> Result<(), ValidationError> {
 
 /// Check a binding spec (the bot and server are checked against the database).
 pub fn binding(spec: &BindingSpec) -> Result<(), ValidationError> {
+    approval("approval", &spec.approval)?;
     if spec.tool_filter.iter().any(|t| t.trim().is_empty()) {
         return Err(ValidationError::EmptyToolName { list: "toolFilter" });
     }
@@ -328,4 +331,37 @@ pub fn binding(spec: &BindingSpec) -> Result<(), ValidationError> {
 pub fn api_key(spec: &ApiKeySpec) -> Result<(), ValidationError> {
     name("key", &spec.name)?;
     crate::api_keys::check(spec)
+}
+
+/// An approval policy's globs: 1 to [`crate::approval::MAX_APPROVAL_GLOBS`] of them, each
+/// non-empty, at most 200 characters, no control characters.
+pub fn approval(field: &'static str, policy: &ApprovalPolicy) -> Result<(), ValidationError> {
+    let ApprovalPolicy::Tools(globs) = policy else {
+        return Ok(());
+    };
+    let bad = |reason: &str| ValidationError::BadApproval {
+        field,
+        reason: reason.to_owned(),
+    };
+    if globs.is_empty() {
+        return Err(bad("an empty list asks for nothing: use \"never\""));
+    }
+    if globs.len() > crate::approval::MAX_APPROVAL_GLOBS {
+        return Err(bad(&format!(
+            "{} globs; at most {}",
+            globs.len(),
+            crate::approval::MAX_APPROVAL_GLOBS
+        )));
+    }
+    for glob in globs {
+        if glob.trim().is_empty()
+            || glob.chars().count() > 200
+            || glob.chars().any(char::is_control)
+        {
+            return Err(bad(&format!(
+                "glob {glob:?} is empty, too long or has control characters"
+            )));
+        }
+    }
+    Ok(())
 }

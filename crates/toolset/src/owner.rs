@@ -203,6 +203,7 @@ impl Toolsets {
                             enabled: true,
                             tool_filter: Vec::new(),
                             pinned_tools: Vec::new(),
+                            approval: store::ApprovalPolicy::Never,
                         },
                         server,
                     })
@@ -378,6 +379,7 @@ fn everything_bot() -> Bot {
         tool_loading_mode: store::ToolLoadingMode::Eager,
         vision: false,
         max_tool_result_chars: store::DEFAULT_MAX_TOOL_RESULT_CHARS,
+        native_tool_approval: store::ApprovalPolicy::Never,
         created_at: 0,
         updated_at: 0,
     }

@@ -20,6 +20,9 @@ pub struct BotTool {
     pub tool: Tool,
     /// Offered even when the bot's tools are loaded on demand.
     pub pinned: bool,
+    /// A call waits for a person's approval: the binding's policy
+    /// ([`store::ApprovalPolicy::asks`]) applied to the tool's name and its `readOnlyHint`.
+    pub asks_approval: bool,
     /// The server's `instructions` (empty when it has none).
     pub server_instructions: String,
 }
@@ -94,7 +97,7 @@ impl BotToolset {
         let mut servers = Vec::new();
         let mut unavailable = Vec::new();
         let mut sources = Vec::new();
-        let mut described: BTreeMap<ToolRoute, (Tool, bool, String)> = BTreeMap::new();
+        let mut described: BTreeMap<ToolRoute, (Tool, bool, bool, String)> = BTreeMap::new();
         for (bound, list) in enabled.iter().zip(lists) {
             let server = &bound.server;
             servers.push(server.name.clone());
@@ -126,9 +129,15 @@ impl BotToolset {
                     continue;
                 }
                 let pinned = bound.binding.pinned_tools.iter().any(|p| p == name);
+                let read_only = tool
+                    .annotations
+                    .as_ref()
+                    .and_then(|annotations| annotations.read_only_hint)
+                    .unwrap_or(false);
+                let asks = bound.binding.approval.asks(name, read_only);
                 described
                     .entry(ToolRoute::new(&server.name, name))
-                    .or_insert_with(|| (tool.clone(), pinned, text.clone()));
+                    .or_insert_with(|| (tool.clone(), pinned, asks, text.clone()));
             }
             sources.push(Some(tools));
         }
@@ -139,18 +148,19 @@ impl BotToolset {
         let mut digest = Sha256::new();
         let mut tools = Vec::with_capacity(described.len());
         for (qualified, route) in names.iter() {
-            let Some((tool, pinned, text)) = described.remove(route) else {
+            let Some((tool, pinned, asks_approval, text)) = described.remove(route) else {
                 continue;
             };
             digest.update(qualified.as_bytes());
             digest.update([0]);
             digest.update(serde_json::to_vec(&tool).unwrap_or_default());
-            digest.update([u8::from(pinned)]);
+            digest.update([u8::from(pinned), u8::from(asks_approval)]);
             tools.push(BotTool {
                 qualified: qualified.to_owned(),
                 route: route.clone(),
                 tool,
                 pinned,
+                asks_approval,
                 server_instructions: text,
             });
         }

@@ -102,6 +102,9 @@ pub struct BindingBody {
     pub tool_filter: Vec<String>,
     #[serde(default)]
     pub pinned_tools: Vec<String>,
+    /// `"never"` (default), `"always"`, `"writes"` or a list of tool-name globs.
+    #[serde(default)]
+    pub approval: store::ApprovalPolicy,
 }
 
 fn enabled_default() -> bool {
@@ -121,6 +124,7 @@ pub async fn bind(
         enabled: body.enabled,
         tool_filter: body.tool_filter,
         pinned_tools: body.pinned_tools,
+        approval: body.approval,
     };
     Ok(Json(state.store.bind(&bot.id, &server.id, &spec).await?))
 }

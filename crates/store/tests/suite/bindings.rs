@@ -1,7 +1,9 @@
 //! `"BotMcpServer"`: bindings, unique per pair, refused for unknown ends, gone with either end.
 
 use pretty_assertions::assert_eq;
-use store::{BindingSpec, BotMcpServer, BotSpec, McpServerSpec, StoreError, ValidationError};
+use store::{
+    ApprovalPolicy, BindingSpec, BotMcpServer, BotSpec, McpServerSpec, StoreError, ValidationError,
+};
 
 use super::harness::TestDb;
 
@@ -24,12 +26,14 @@ async fn binding_is_unique_per_pair_and_updates_in_place(db: &TestDb) -> anyhow:
             enabled: true,
             tool_filter: vec![],
             pinned_tools: vec![],
+            approval: ApprovalPolicy::Never,
         }
     );
     let spec = BindingSpec {
         enabled: false,
         tool_filter: vec!["read".into(), "list".into()],
         pinned_tools: vec!["read".into()],
+        approval: ApprovalPolicy::Tools(vec!["write_*".into(), "empty_trash".into()]),
     };
     let second = db.store.bind(&bot.id, &server.id, &spec).await?;
     let expected = BotMcpServer {
@@ -39,6 +43,7 @@ async fn binding_is_unique_per_pair_and_updates_in_place(db: &TestDb) -> anyhow:
         enabled: false,
         tool_filter: vec!["read".into(), "list".into()],
         pinned_tools: vec!["read".into()],
+        approval: ApprovalPolicy::Tools(vec!["write_*".into(), "empty_trash".into()]),
     };
     assert_eq!(second, expected);
     assert_eq!(db.store.binding(&bot.id, &server.id).await?, Some(expected));
@@ -161,6 +166,7 @@ fn binding_allows_only_filtered_tools_when_enabled() {
         enabled,
         tool_filter: filter.iter().map(|t| (*t).to_owned()).collect(),
         pinned_tools: vec![],
+        approval: ApprovalPolicy::Never,
     };
     let cases = [
         (binding(true, &[]), "any", true),
@@ -173,7 +179,39 @@ fn binding_allows_only_filtered_tools_when_enabled() {
     }
 }
 
+async fn a_binding_with_bad_approval_globs_is_refused(db: &TestDb) -> anyhow::Result<()> {
+    let bot = db.store.create_bot(&BotSpec::new("b", "m")).await?;
+    let server = db
+        .store
+        .create_server(&McpServerSpec::new("s", "cmd"))
+        .await?;
+    for globs in [
+        vec![String::new()],
+        vec!["a\nb".to_owned()],
+        vec!["x".repeat(201)],
+    ] {
+        let spec = BindingSpec {
+            approval: ApprovalPolicy::Tools(globs.clone()),
+            ..BindingSpec::default()
+        };
+        let error = db.store.bind(&bot.id, &server.id, &spec).await;
+        assert!(
+            matches!(
+                &error,
+                Err(StoreError::Invalid(ValidationError::BadApproval {
+                    field: "approval",
+                    ..
+                }))
+            ),
+            "{globs:?}: {error:?}"
+        );
+    }
+    assert_eq!(db.store.binding(&bot.id, &server.id).await?, None);
+    Ok(())
+}
+
 backend_tests!(
+    a_binding_with_bad_approval_globs_is_refused,
     binding_is_unique_per_pair_and_updates_in_place,
     binding_to_unknown_server_or_bot_is_refused,
     bound_servers_come_with_their_server_by_name,

@@ -1,7 +1,7 @@
 //! `"Bot"` writes and reads.
 
 use pretty_assertions::assert_eq;
-use store::{Bot, BotSpec, StoreError, ToolLoadingMode, ValidationError};
+use store::{ApprovalPolicy, Bot, BotSpec, StoreError, ToolLoadingMode, ValidationError};
 
 use super::harness::{START_MS, TestDb};
 
@@ -14,6 +14,7 @@ async fn created_bot_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
         tool_loading_mode: ToolLoadingMode::Deferred,
         vision: true,
         max_tool_result_chars: 2_000,
+        native_tool_approval: ApprovalPolicy::Writes,
     };
     let created = db.store.create_bot(&spec).await?;
     let expected = Bot {
@@ -25,6 +26,7 @@ async fn created_bot_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
         tool_loading_mode: ToolLoadingMode::Deferred,
         vision: true,
         max_tool_result_chars: 2_000,
+        native_tool_approval: ApprovalPolicy::Writes,
         created_at: START_MS,
         updated_at: START_MS,
     };
@@ -82,7 +84,16 @@ async fn duplicate_or_invalid_bots_are_refused(db: &TestDb) -> anyhow::Result<()
     zero_steps.step_limit = 0;
     let mut no_result_text = BotSpec::new("c", "m");
     no_result_text.max_tool_result_chars = 0;
+    let mut empty_globs = BotSpec::new("c", "m");
+    empty_globs.native_tool_approval = ApprovalPolicy::Tools(vec![]);
     let cases = [
+        (
+            empty_globs,
+            ValidationError::BadApproval {
+                field: "nativeToolApproval",
+                reason: "an empty list asks for nothing: use \"never\"".into(),
+            },
+        ),
         (
             no_result_text,
             ValidationError::ToolResultCapOutOfRange {

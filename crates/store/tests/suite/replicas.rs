@@ -35,7 +35,10 @@ async fn a_write_on_one_replica_reaches_the_others(db: &TestDb) -> anyhow::Resul
         .await?;
     let wrote = written.elapsed();
     let change = next(&mut heard).await?;
-    eprintln!("replicas: the write itself took {:.1} ms", wrote.as_secs_f64() * 1000.0);
+    eprintln!(
+        "replicas: the write itself took {:.1} ms",
+        wrote.as_secs_f64() * 1000.0
+    );
     // Reported, not asserted (timings belong in benchmarks): docs/benchmarks.md quotes it.
     eprintln!(
         "replicas: a write reached the other replica {:.1} ms after it began",

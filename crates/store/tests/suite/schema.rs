@@ -57,7 +57,9 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
             "mcpServerId",
             "enabled",
             "toolFilter",
-            "pinnedTools"
+            "pinnedTools",
+            // Added by migration 0007 (tools that ask first).
+            "approval"
         ])
     );
     assert_eq!(
@@ -73,7 +75,9 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
             "updatedAt",
             // Added by migration 0004 (how the model reads tool results).
             "vision",
-            "maxToolResultChars"
+            "maxToolResultChars",
+            // Added by migration 0007.
+            "nativeToolApproval"
         ])
     );
     assert_eq!(

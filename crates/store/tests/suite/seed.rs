@@ -134,13 +134,26 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 enabled: b.binding.enabled,
                 tool_filter: b.binding.tool_filter,
                 pinned_tools: b.binding.pinned_tools,
+                approval: b.binding.approval,
             };
             (b.server.name, spec)
         })
         .collect();
+    // The seeded bot asks before forge-bash runs a command and before the trash is emptied.
     let mut expected: Vec<(String, BindingSpec)> = ALL
         .iter()
-        .map(|n| ((*n).to_owned(), BindingSpec::default()))
+        .map(|n| {
+            let approval = match *n {
+                "forge-bash" => store::ApprovalPolicy::Writes,
+                "forge-filesystem" => store::ApprovalPolicy::Tools(vec!["empty_trash".into()]),
+                _ => store::ApprovalPolicy::Never,
+            };
+            let spec = BindingSpec {
+                approval,
+                ..BindingSpec::default()
+            };
+            ((*n).to_owned(), spec)
+        })
         .collect();
     expected.sort_by(|a, b| a.0.cmp(&b.0));
     assert_eq!(bound, expected);
