@@ -26,6 +26,10 @@ pub enum BotsCommand {
         /// The longest text of one tool result the model reads (the rest is cut, and said).
         #[arg(long, default_value = "100000", value_name = "CHARS")]
         max_tool_result_chars: i64,
+        /// When a call of a native tool waits for approval: never, always, writes, or
+        /// comma-separated tool-name globs (tool_search never asks).
+        #[arg(long, default_value = "never", value_name = "POLICY")]
+        native_approval: String,
     },
     /// A bot and its bindings.
     Show { name: String },
@@ -41,6 +45,10 @@ pub enum BotsCommand {
         /// Keep the binding but switch it off.
         #[arg(long)]
         disabled: bool,
+        /// When a call waits for a person's approval in chat: never, always, writes (unless
+        /// the tool is readOnlyHint), or comma-separated tool-name globs (`run,empty_*`).
+        #[arg(long, default_value = "never", value_name = "POLICY")]
+        approval: String,
     },
     /// Remove a bot's binding to a server.
     Unbind { bot: String, server: String },
@@ -66,10 +74,12 @@ pub async fn run(remote: &Remote, command: BotsCommand) -> anyhow::Result<()> {
             step_limit,
             vision,
             max_tool_result_chars,
+            native_approval,
         } => {
             let body = json!({
                 "name": name, "model": model, "systemPrompt": system_prompt, "stepLimit": step_limit,
                 "vision": vision, "maxToolResultChars": max_tool_result_chars,
+                "nativeToolApproval": approval_policy(&native_approval),
             });
             print_json(&remote.send(Method::POST, "/api/bots", Some(&body)).await?);
         }
@@ -95,8 +105,11 @@ pub async fn run(remote: &Remote, command: BotsCommand) -> anyhow::Result<()> {
             server,
             tools,
             disabled,
+            approval,
         } => {
-            let body = json!({"enabled": !disabled, "toolFilter": tools});
+            let body = json!({
+                "enabled": !disabled, "toolFilter": tools, "approval": approval_policy(&approval),
+            });
             let path = format!("/api/bots/{}/servers/{}", segment(&bot), segment(&server));
             print_json(&remote.send(Method::PUT, &path, Some(&body)).await?);
         }
@@ -107,4 +120,32 @@ pub async fn run(remote: &Remote, command: BotsCommand) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// `--approval` as the API takes it: a word, or comma-separated globs as a list (the API
+/// refuses what is neither).
+fn approval_policy(text: &str) -> serde_json::Value {
+    match text.trim() {
+        word @ ("never" | "always" | "writes") => json!(word),
+        globs => json!(globs.split(',').map(str::trim).collect::<Vec<_>>()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn approval_flags_become_the_api_s_policies() {
+        let cases = [
+            ("never", json!("never")),
+            ("writes", json!("writes")),
+            ("run", json!(["run"])),
+            ("run, empty_*", json!(["run", "empty_*"])),
+        ];
+        for (flag, expected) in cases {
+            assert_eq!(approval_policy(flag), expected, "{flag}");
+        }
+    }
 }

@@ -150,6 +150,15 @@ pub struct ServeArgs {
         value_name = "SECONDS"
     )]
     unready_seconds: u64,
+    /// How long a person has to answer a tool's approval request; an answer given later is
+    /// refused and the model told so.
+    #[arg(
+        long,
+        env = "BOTCRAFT_APPROVAL_TTL_SECONDS",
+        default_value_t = http_api::DEFAULT_APPROVAL_TTL.as_secs(),
+        value_name = "SECONDS"
+    )]
+    approval_ttl_seconds: u64,
     /// The address browsers reach BotCraft at (`https://bots.example.com`), for OAuth
     /// redirects and the client ID metadata document; default: the address listened on.
     #[arg(long, env = "BOTCRAFT_PUBLIC_URL", value_name = "URL")]
@@ -299,6 +308,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             &public_url,
             crate::host::CLIENT_NAME,
         ),
+        approvals: approval_settings(&args),
         ..ApiConfig::default()
     };
     let draining = config.draining.clone();
@@ -515,6 +525,28 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
+    }
+}
+
+/// Approval ids are signed with a key derived from `BOTCRAFT_SECRET_KEY(_FILE)` (or the key
+/// generated in the data folder), so every replica over one store accepts the others'
+/// approvals; without a usable key, with one of this process alone (said on stderr).
+fn approval_settings(args: &ServeArgs) -> http_api::ApprovalSettings {
+    let ttl = Duration::from_secs(args.approval_ttl_seconds.max(1));
+    match secrets::SecretKey::load(|name| std::env::var(name).ok(), Some(&args.data.data_dir)) {
+        Ok(key) => http_api::ApprovalSettings {
+            key: key.derive("tool approvals"),
+            ttl,
+        },
+        Err(error) => {
+            eprintln!(
+                "botcraft: tool approvals are signed with a key of this process only ({error}); they do not survive a restart"
+            );
+            http_api::ApprovalSettings {
+                ttl,
+                ..http_api::ApprovalSettings::default()
+            }
+        }
     }
 }
 

@@ -44,7 +44,8 @@ pub use native_tools::default_native_tools;
 pub use redact::Redactor;
 pub use routes::RouteSpec;
 pub use state::{
-    ApiConfig, AppState, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CHAT_MESSAGES, new_toolsets,
+    ApiConfig, AppState, ApprovalSettings, DEFAULT_APPROVAL_TTL, DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_MAX_CHAT_MESSAGES, new_toolsets,
 };
 
 use axum::Router;

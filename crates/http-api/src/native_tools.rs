@@ -15,6 +15,10 @@ use tokio_util::sync::CancellationToken;
 pub struct CurrentTime;
 
 impl NativeTool for CurrentTime {
+    fn read_only(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         "current_time"
     }

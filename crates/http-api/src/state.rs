@@ -20,6 +20,37 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 /// Default limit of messages in one chat request.
 pub const DEFAULT_MAX_CHAT_MESSAGES: usize = 1_000;
 
+/// How approval ids are signed: a key every replica shares (from `BOTCRAFT_SECRET_KEY`), and
+/// the time a person has to answer.
+#[derive(Clone)]
+pub struct ApprovalSettings {
+    pub key: [u8; 32],
+    pub ttl: Duration,
+}
+
+/// How long a person has to answer an approval request by default.
+pub const DEFAULT_APPROVAL_TTL: Duration = Duration::from_secs(1800);
+
+impl Default for ApprovalSettings {
+    /// A key of this process alone: approvals do not outlive it (the edge passes the shared
+    /// one).
+    fn default() -> Self {
+        Self {
+            key: rand::random(),
+            ttl: DEFAULT_APPROVAL_TTL,
+        }
+    }
+}
+
+impl std::fmt::Debug for ApprovalSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalSettings")
+            .field("key", &"[hidden]")
+            .field("ttl", &self.ttl)
+            .finish()
+    }
+}
+
 /// The HTTP layer's settings, parsed once at the edge.
 #[derive(Debug, Clone)]
 pub struct ApiConfig {
@@ -47,6 +78,9 @@ pub struct ApiConfig {
     /// BotCraft's OAuth client ID metadata document, served at
     /// `/oauth/client-metadata.json` when BotCraft has a public HTTPS address.
     pub oauth_client_metadata: Option<serde_json::Value>,
+    /// Tools that ask first: the key approval ids are signed with and how long an answer
+    /// holds.
+    pub approvals: ApprovalSettings,
     /// Cancelled when this replica is going away: `/api/health/ready` answers 503
     /// ("draining") from then on, while requests are still served. Not a setting either.
     pub draining: tokio_util::sync::CancellationToken,
@@ -66,6 +100,7 @@ impl Default for ApiConfig {
             catalogs: ToolCatalogs::default(),
             oauth_client_metadata: None,
             draining: tokio_util::sync::CancellationToken::new(),
+            approvals: ApprovalSettings::default(),
         }
     }
 }

@@ -69,7 +69,9 @@ impl TurnRecorder {
                     self.metrics.tool_search(None);
                 }
             }
-            TurnEvent::ToolImages { .. } => {}
+            TurnEvent::ToolImages { .. }
+            | TurnEvent::ToolApprovalRequested { .. }
+            | TurnEvent::ToolOutputDenied { .. } => {}
             TurnEvent::StepFinished { usage, .. } => {
                 let tokens = TokenUsage {
                     input: usage.input_tokens,

@@ -14,12 +14,15 @@
 //!   ([`tool_search`]), loading modes eager/deferred/auto ([`loading`]) and
 //!   tool-definition token accounting ([`tokens`]);
 //! - the AI SDK UI message stream, out ([`ui_stream`]) and in
-//!   ([`ui_message`]).
+//!   ([`ui_message`]);
+//! - tools that ask first ([`approval`]): which calls wait for a person, and the keyed id
+//!   that binds an approval to one call, stateless across requests.
 //!
 //! It knows nothing of the MCP manager, the store or HTTP serving: those
 //! meet it through [`ToolExecutor`], plain values and event streams.
 
 pub mod active_tools;
+pub mod approval;
 pub mod conversation;
 pub mod loading;
 pub mod mcp_tools;
@@ -33,6 +36,7 @@ pub mod ui_message;
 pub mod ui_stream;
 
 pub use active_tools::{ActiveTools, EagerTools, StepContext};
+pub use approval::{ApprovalError, ApprovalGate, ApprovalSigner, Approvals, ResumedCall};
 pub use conversation::{FinishReason, Message, ToolCall, ToolImage, ToolResult, Usage};
 pub use loading::{
     DEFAULT_AUTO_THRESHOLD_TOKENS, DeferredTools, ToolLoading, ToolPlan, eager_tokens, plan_tools,
@@ -50,5 +54,5 @@ pub use tool_search::{
     CatalogEntry, FoundTool, QueryEmbedder, TOOL_SEARCH, ToolCatalog, ToolSearchTool,
 };
 pub use turn::{ChatTurn, ServerInstructions, TurnConfig, TurnEnd, TurnEvent, TurnOutcome};
-pub use ui_message::{UiMessage, to_provider_messages};
+pub use ui_message::{Conversation, UiMessage, read_conversation, to_provider_messages};
 pub use ui_stream::{UiMessageChunk, UiStreamEncoder};

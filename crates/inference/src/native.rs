@@ -18,6 +18,11 @@ pub trait NativeTool: Send + Sync {
     fn description(&self) -> &str;
     /// JSON schema of the input object.
     fn input_schema(&self) -> Value;
+    /// The tool changes nothing (MCP's `readOnlyHint`): a bot whose native tools ask under
+    /// `writes` does not ask for it. Default false.
+    fn read_only(&self) -> bool {
+        false
+    }
     /// Runs the tool. It should return promptly once `cancel` fires.
     fn call(&self, input: Value, cancel: CancellationToken) -> BoxFuture<'_, NativeToolResult>;
 }

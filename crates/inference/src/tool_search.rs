@@ -219,6 +219,10 @@ impl ToolSearchTool {
 }
 
 impl NativeTool for ToolSearchTool {
+    fn read_only(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &str {
         TOOL_SEARCH
     }

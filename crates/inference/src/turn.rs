@@ -22,6 +22,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::active_tools::{ActiveTools, EagerTools, StepContext};
+use crate::approval::{Approvals, ResumedCall};
 use crate::conversation::ToolImage;
 use crate::conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
 use crate::mcp_tools::{ToolCallError, ToolExecutor};
@@ -124,6 +125,16 @@ pub enum TurnEvent {
         call_id: String,
         error: String,
     },
+    /// The call waits for a person: the turn ends after this step without running it, and
+    /// a later turn runs it once the client sends the conversation back with the answer.
+    ToolApprovalRequested {
+        call_id: String,
+        approval_id: String,
+    },
+    /// The person denied the call: it was not run, and the model is told so.
+    ToolOutputDenied {
+        call_id: String,
+    },
     /// The images of a tool result, after its [`TurnEvent::ToolOutputAvailable`].
     ToolImages {
         call_id: String,
@@ -183,6 +194,8 @@ pub struct ChatTurn {
     executor: Option<Arc<dyn ToolExecutor>>,
     active_tools: Option<Arc<dyn ActiveTools>>,
     config: TurnConfig,
+    approvals: Option<Approvals>,
+    resumed: Vec<ResumedCall>,
 }
 
 impl ChatTurn {
@@ -197,7 +210,24 @@ impl ChatTurn {
             executor: None,
             active_tools: None,
             config: TurnConfig::default(),
+            approvals: None,
+            resumed: Vec::new(),
         }
+    }
+
+    /// Calls the gate names wait for a person: the turn asks and ends instead of running
+    /// them (see [`crate::approval`]). Without this, every call runs.
+    pub fn with_approvals(mut self, approvals: Approvals) -> Self {
+        self.approvals = Some(approvals);
+        self
+    }
+
+    /// The calls that asked in the previous turn, as the client answered them: settled
+    /// (run, or told to the model as denied or refused) before the first model step. Their
+    /// calls are in the messages, without results.
+    pub fn with_resumed_calls(mut self, resumed: Vec<ResumedCall>) -> Self {
+        self.resumed = resumed;
+        self
     }
 
     pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
@@ -299,6 +329,21 @@ impl ChatTurn {
             end,
         };
 
+        if !self.resumed.is_empty() {
+            let offered: BTreeSet<String> = active_tools
+                .tools_for_step(&StepContext {
+                    step: 0,
+                    messages: &history,
+                })
+                .into_iter()
+                .map(|tool| tool.name)
+                .collect();
+            let Some(results) = self.settle(&offered, &emitter).await else {
+                emitter.last(TurnEvent::Aborted).await;
+                return outcome(history, usage, steps, TurnEnd::Aborted);
+            };
+            attach_results(&mut history, results);
+        }
         for step in 0..self.config.max_steps {
             if cancel.is_cancelled() {
                 emitter.last(TurnEvent::Aborted).await;
@@ -364,7 +409,28 @@ impl ChatTurn {
                 };
                 return outcome(history, usage, steps, end);
             }
-            let Some(results) = self.run_tools(&streamed.calls, &offered, &emitter).await else {
+            // Calls that wait for a person are shown and not run; the others run.
+            let (asking, running): (Vec<PendingCall>, Vec<PendingCall>) = streamed
+                .calls
+                .iter()
+                .cloned()
+                .partition(|call| self.asks(call, &offered));
+            for call in &asking {
+                if let Some(approvals) = &self.approvals {
+                    emitter
+                        .send(TurnEvent::ToolApprovalRequested {
+                            call_id: call.id.clone(),
+                            approval_id: approvals.signer.issue(&call.to_tool_call()),
+                        })
+                        .await;
+                }
+            }
+            let ran = if running.is_empty() {
+                Some(Vec::new())
+            } else {
+                self.run_tools(&running, &offered, &emitter).await
+            };
+            let Some(results) = ran else {
                 // Leave no tool call without its result in the history.
                 history.pop();
                 emitter.last(TurnEvent::Aborted).await;
@@ -379,14 +445,32 @@ impl ChatTurn {
                     }
                 }
             }
-            history.push(Message::ToolResults(results));
+            if !results.is_empty() {
+                history.push(Message::ToolResults(results));
+            }
             emitter
                 .send(TurnEvent::StepFinished {
                     step,
-                    reason: streamed.reason,
+                    reason: streamed.reason.clone(),
                     usage: streamed.usage,
                 })
                 .await;
+            if !asking.is_empty() {
+                // The turn waits for the person: the client sends the conversation back with
+                // the answers, and the next turn settles them first.
+                emitter
+                    .last(TurnEvent::Finished {
+                        reason: FinishReason::ToolCalls,
+                        usage,
+                        step_limit_reached: false,
+                    })
+                    .await;
+                let end = TurnEnd::Finished {
+                    reason: FinishReason::ToolCalls,
+                    step_limit_reached: false,
+                };
+                return outcome(history, usage, steps, end);
+            }
         }
         emitter
             .last(TurnEvent::Finished {
@@ -463,6 +547,83 @@ impl ChatTurn {
                 }
             }
         }
+    }
+
+    /// Whether `call` waits for a person: approvals are on, the gate names its tool, and the
+    /// call could run (valid input, a tool offered in this step).
+    fn asks(&self, call: &PendingCall, offered: &BTreeSet<String>) -> bool {
+        self.approvals.as_ref().is_some_and(|approvals| {
+            call.input.is_ok() && offered.contains(&call.name) && approvals.gate.asks(&call.name)
+        })
+    }
+
+    /// The calls the previous turn asked about, settled: approved ones whose approval id
+    /// holds are run; denied, unanswered and refused ones are told to the model. Results in
+    /// the calls' order; `None` when the turn was cancelled meanwhile.
+    async fn settle(
+        &self,
+        offered: &BTreeSet<String>,
+        emitter: &Emitter,
+    ) -> Option<Vec<ToolResult>> {
+        let mut results = Vec::new();
+        let mut approved = Vec::new();
+        for resumed in &self.resumed {
+            let call = &resumed.call;
+            let not_run = |content: String| ToolResult {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                content,
+                is_error: true,
+                images: Vec::new(),
+            };
+            match resumed.approved {
+                Some(true) => {
+                    let checked = match &self.approvals {
+                        Some(approvals) => approvals
+                            .signer
+                            .check(&resumed.approval_id, call)
+                            .map_err(|error| error.to_string()),
+                        None => Err("this bot's calls need no approval now".to_owned()),
+                    };
+                    match checked {
+                        Ok(()) => approved.push(PendingCall {
+                            id: call.id.clone(),
+                            name: call.name.clone(),
+                            input: Ok(call.input.clone()),
+                        }),
+                        Err(why) => {
+                            tracing::warn!(tool = %call.name, call = %call.id, why, "an approval was refused");
+                            emitter
+                                .send(TurnEvent::ToolOutputError {
+                                    call_id: call.id.clone(),
+                                    error: format!("not run: {why}"),
+                                })
+                                .await;
+                            results.push(not_run(format!(
+                                "This call was not run: its approval was refused ({why}). Ask the user again if it is still needed."
+                            )));
+                        }
+                    }
+                }
+                answer => {
+                    emitter
+                        .send(TurnEvent::ToolOutputDenied {
+                            call_id: call.id.clone(),
+                        })
+                        .await;
+                    results.push(not_run(match answer {
+                        Some(_) => crate::ui_message::denied_text(resumed.reason.as_deref()),
+                        None => {
+                            "the user gave no answer to this tool call; it was not run".to_owned()
+                        }
+                    }));
+                }
+            }
+        }
+        if !approved.is_empty() {
+            results.extend(self.run_tools(&approved, offered, emitter).await?);
+        }
+        Some(results)
     }
 
     /// Runs the calls concurrently and emits each output as it arrives.
@@ -628,6 +789,33 @@ impl ChatTurn {
     }
 }
 
+/// Puts `results` after the assistant step whose calls they answer, beside the results that
+/// step already has, in the step's call order.
+fn attach_results(history: &mut Vec<Message>, results: Vec<ToolResult>) {
+    let Some(first) = results.first() else {
+        return;
+    };
+    let Some(at) = history.iter().rposition(|message| {
+        matches!(message, Message::Assistant { tool_calls, .. }
+            if tool_calls.iter().any(|call| call.id == first.call_id))
+    }) else {
+        return;
+    };
+    let order: Vec<String> = match &history[at] {
+        Message::Assistant { tool_calls, .. } => {
+            tool_calls.iter().map(|call| call.id.clone()).collect()
+        }
+        _ => Vec::new(),
+    };
+    if !matches!(history.get(at + 1), Some(Message::ToolResults(_))) {
+        history.insert(at + 1, Message::ToolResults(Vec::new()));
+    }
+    if let Some(Message::ToolResults(existing)) = history.get_mut(at + 1) {
+        existing.extend(results);
+        existing.sort_by_key(|result| order.iter().position(|id| *id == result.call_id));
+    }
+}
+
 /// Keeps the first definition of each name.
 fn unique_by_name(tools: Vec<ToolDefinition>) -> Vec<ToolDefinition> {
     let mut seen = BTreeSet::new();
@@ -643,6 +831,7 @@ fn unique_by_name(tools: Vec<ToolDefinition>) -> Vec<ToolDefinition> {
         .collect()
 }
 
+#[derive(Clone)]
 struct PendingCall {
     id: String,
     name: String,

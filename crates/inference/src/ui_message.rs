@@ -12,14 +12,19 @@
 //! - tool parts are `tool-{name}` or `dynamic-tool` (with `toolName`); only
 //!   finished calls are kept: `output-available` (the output, a string as
 //!   is, anything else as JSON), `output-error` (`errorText`, as an error
-//!   result) and `output-denied` (an error result saying so). Calls still
-//!   streaming or waiting for input are dropped with their part: a provider
-//!   refuses a call without a result;
+//!   result) and `output-denied` (an error result saying so, with the
+//!   person's reason). Calls still streaming or waiting for input are
+//!   dropped with their part: a provider refuses a call without a result;
+//! - except in [`read_conversation`], for the last message when it is the
+//!   assistant's: its calls that asked for approval (`approval-responded`,
+//!   or `approval-requested` left unanswered) stay in their step without a
+//!   result, and come back as [`ResumedCall`]s for the turn to settle first;
 //! - `reasoning`, `source-*`, `file` and `data-*` parts are skipped.
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::approval::ResumedCall;
 use crate::conversation::{Message, ToolCall, ToolResult};
 
 /// A message as the AI SDK client sends it.
@@ -53,9 +58,47 @@ pub enum UiMessageError {
     },
 }
 
+/// A conversation as a turn starts from it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Conversation {
+    pub messages: Vec<Message>,
+    /// The last assistant message's calls that asked for approval, answered or not: their
+    /// calls are in `messages` without results, for the turn to settle first.
+    pub resumed: Vec<ResumedCall>,
+    /// The id of the last message when it is the assistant's: the turn continues it.
+    pub continues: Option<String>,
+}
+
 /// Converts the conversation a client posted.
 pub fn to_provider_messages(messages: &[UiMessage]) -> Result<Vec<Message>, UiMessageError> {
+    convert(messages, None)
+}
+
+/// Converts the conversation a client posted, keeping what a turn must settle first: the
+/// calls of the last (assistant) message that asked for approval.
+pub fn read_conversation(messages: &[UiMessage]) -> Result<Conversation, UiMessageError> {
+    let mut resumed = Vec::new();
+    let last_is_assistant = messages
+        .last()
+        .is_some_and(|message| message.role == UiRole::Assistant);
+    let converted = convert(messages, last_is_assistant.then_some(&mut resumed))?;
+    Ok(Conversation {
+        messages: converted,
+        resumed,
+        continues: messages
+            .last()
+            .filter(|_| last_is_assistant)
+            .map(|message| message.id.clone())
+            .filter(|id| !id.is_empty()),
+    })
+}
+
+fn convert(
+    messages: &[UiMessage],
+    mut resume: Option<&mut Vec<ResumedCall>>,
+) -> Result<Vec<Message>, UiMessageError> {
     let mut out = Vec::new();
+    let last = messages.len().saturating_sub(1);
     for (index, message) in messages.iter().enumerate() {
         match message.role {
             UiRole::System => {}
@@ -71,7 +114,14 @@ pub fn to_provider_messages(messages: &[UiMessage]) -> Result<Vec<Message>, UiMe
                     out.push(Message::user(texts.join("\n\n")));
                 }
             }
-            UiRole::Assistant => assistant_steps(index, &message.parts, &mut out)?,
+            UiRole::Assistant => {
+                let resume = if index == last {
+                    resume.as_deref_mut()
+                } else {
+                    None
+                };
+                assistant_steps(index, &message.parts, &mut out, resume)?;
+            }
         }
     }
     Ok(out)
@@ -104,6 +154,7 @@ fn assistant_steps(
     message: usize,
     parts: &[Value],
     out: &mut Vec<Message>,
+    mut resume: Option<&mut Vec<ResumedCall>>,
 ) -> Result<(), UiMessageError> {
     let mut step = Step::default();
     for (part_index, part) in parts.iter().enumerate() {
@@ -133,18 +184,28 @@ fn assistant_steps(
                 .get("toolCallId")
                 .and_then(Value::as_str)
                 .ok_or_else(|| field("toolCallId"))?;
-            let Some((content, is_error)) = finished_output(part) else {
-                continue;
-            };
             let input = match part.get("input") {
                 Some(input @ Value::Object(_)) => input.clone(),
                 _ => Value::Object(Map::new()),
             };
-            step.calls.push(ToolCall {
+            let call = ToolCall {
                 id: call_id.to_owned(),
                 name: name.to_owned(),
                 input,
-            });
+            };
+            let Some((content, is_error)) = finished_output(part) else {
+                if let (Some(resumed), Some(answer)) = (resume.as_deref_mut(), asked(part)) {
+                    step.calls.push(call.clone());
+                    resumed.push(ResumedCall {
+                        call,
+                        approval_id: answer.0,
+                        approved: answer.1,
+                        reason: answer.2,
+                    });
+                }
+                continue;
+            };
+            step.calls.push(call);
             step.results.push(ToolResult {
                 call_id: call_id.to_owned(),
                 tool_name: name.to_owned(),
@@ -188,9 +249,48 @@ fn finished_output(part: &Value) -> Option<(String, bool)> {
                 .unwrap_or("the tool call failed");
             Some((error.to_owned(), true))
         }
-        "output-denied" => Some(("the user denied this tool call".to_owned(), true)),
+        "output-denied" => {
+            let reason = part
+                .get("approval")
+                .and_then(|approval| approval.get("reason"))
+                .and_then(Value::as_str)
+                .filter(|reason| !reason.trim().is_empty());
+            Some((denied_text(reason), true))
+        }
         _ => None,
     }
+}
+
+/// What the model reads for a call the person denied.
+pub fn denied_text(reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => {
+            format!("the user denied this tool call; it was not run. Their reason: {reason}")
+        }
+        None => "the user denied this tool call; it was not run".to_owned(),
+    }
+}
+
+/// A part that asked for approval: its approval id, the answer (`None`: none yet) and the
+/// reason given.
+fn asked(part: &Value) -> Option<(String, Option<bool>, Option<String>)> {
+    let state = part.get("state").and_then(Value::as_str)?;
+    if state != "approval-responded" && state != "approval-requested" {
+        return None;
+    }
+    let approval = part.get("approval")?;
+    let id = approval.get("id").and_then(Value::as_str)?.to_owned();
+    let approved = match state {
+        "approval-responded" => {
+            Some(approval.get("approved").and_then(Value::as_bool) == Some(true))
+        }
+        _ => None,
+    };
+    let reason = approval
+        .get("reason")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    Some((id, approved, reason))
 }
 
 #[cfg(test)]
@@ -202,6 +302,64 @@ mod tests {
     fn decode(messages: Value) -> Result<Vec<Message>, UiMessageError> {
         let messages: Vec<UiMessage> = serde_json::from_value(messages).expect("UIMessage JSON");
         to_provider_messages(&messages)
+    }
+
+    #[test]
+    fn calls_that_asked_come_back_only_from_the_last_assistant_message() {
+        let asked = |id: &str, state: &str, approval: Value| {
+            json!({"type": "dynamic-tool", "toolName": "forge-bash__run", "toolCallId": id,
+                   "state": state, "input": {"command": id}, "approval": approval})
+        };
+        let messages: Vec<UiMessage> = serde_json::from_value(json!([
+            {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "go"}]},
+            {"id": "a1", "role": "assistant", "parts": [
+                asked("old", "approval-responded", json!({"id": "ap-old", "approved": true})),
+            ]},
+            {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "again"}]},
+            {"id": "a2", "role": "assistant", "parts": [
+                asked("yes", "approval-responded", json!({"id": "ap-yes", "approved": true})),
+                asked("no", "approval-responded", json!({"id": "ap-no", "approved": false, "reason": "too risky"})),
+                asked("open", "approval-requested", json!({"id": "ap-open"})),
+            ]},
+        ]))
+        .expect("UIMessage JSON");
+        let call = |id: &str| ToolCall {
+            id: id.into(),
+            name: "forge-bash__run".into(),
+            input: json!({"command": id}),
+        };
+        let resumed = |id: &str, approval: &str, approved, reason: Option<&str>| ResumedCall {
+            call: call(id),
+            approval_id: approval.into(),
+            approved,
+            reason: reason.map(str::to_owned),
+        };
+        assert_eq!(
+            read_conversation(&messages),
+            Ok(Conversation {
+                // The earlier message's unfinished call is dropped; the last one's calls stay,
+                // without results, for the turn to settle.
+                messages: vec![
+                    Message::user("go"),
+                    Message::user("again"),
+                    Message::Assistant {
+                        text: String::new(),
+                        tool_calls: vec![call("yes"), call("no"), call("open")],
+                    },
+                ],
+                resumed: vec![
+                    resumed("yes", "ap-yes", Some(true), None),
+                    resumed("no", "ap-no", Some(false), Some("too risky")),
+                    resumed("open", "ap-open", None, None),
+                ],
+                continues: Some("a2".into()),
+            })
+        );
+        // Without resuming, as before: nothing unfinished reaches the model.
+        assert_eq!(
+            to_provider_messages(&messages),
+            Ok(vec![Message::user("go"), Message::user("again")])
+        );
     }
 
     #[test]

@@ -11,6 +11,10 @@
 //! - tool chunks carry `dynamic: true` by default: BotCraft's tools are not
 //!   known to the client at build time, so the client keeps them as
 //!   `dynamic-tool` parts (as the SDK does for MCP tools);
+//! - a call that waits for a person is `tool-input-available` then `tool-approval-request`
+//!   (AI SDK 6), and the turn ends there; a call the person denied is `tool-output-denied`;
+//! - a turn that continues the conversation's last assistant message (approvals answered)
+//!   starts with that message's id, so the client appends to it;
 //! - the finish reason and usage travel in `finish.messageMetadata`
 //!   (`finishReason`, `usage.inputTokens` / `outputTokens` / `totalTokens`,
 //!   `stepLimitReached`), never as fields the v5 schema does not know.
@@ -86,6 +90,16 @@ pub enum UiMessageChunk {
         error_text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         dynamic: Option<bool>,
+    },
+    /// A call waits for a person's approval (AI SDK 6): the client shows it and answers with
+    /// an `approval-responded` tool part carrying this `approvalId`.
+    ToolApprovalRequest {
+        approval_id: String,
+        tool_call_id: String,
+    },
+    /// A call the person denied (AI SDK 6): it was not run.
+    ToolOutputDenied {
+        tool_call_id: String,
     },
     /// A file of the message (an image from a tool result), as a `data:` URL.
     File {
@@ -207,6 +221,20 @@ impl UiStreamEncoder {
                     tool_call_id: call_id.clone(),
                     error_text: error.clone(),
                     dynamic,
+                });
+            }
+            TurnEvent::ToolApprovalRequested {
+                call_id,
+                approval_id,
+            } => {
+                chunks.push(UiMessageChunk::ToolApprovalRequest {
+                    approval_id: approval_id.clone(),
+                    tool_call_id: call_id.clone(),
+                });
+            }
+            TurnEvent::ToolOutputDenied { call_id } => {
+                chunks.push(UiMessageChunk::ToolOutputDenied {
+                    tool_call_id: call_id.clone(),
                 });
             }
             TurnEvent::ToolImages { images, .. } => {

@@ -151,6 +151,17 @@ impl SecretKey {
         &self.source
     }
 
+    /// A key for one `purpose` (say `"approvals"`), derived from this one: the same on every
+    /// process with the same key, and telling nothing of it or of another purpose's key.
+    pub fn derive(&self, purpose: &str) -> [u8; 32] {
+        let mut hasher = Sha256::new();
+        hasher.update(b"botcraft derived key v1\0");
+        hasher.update((purpose.len() as u64).to_be_bytes());
+        hasher.update(purpose.as_bytes());
+        hasher.update(self.key);
+        hasher.finalize().into()
+    }
+
     /// The sealer for this key.
     pub fn sealer(&self) -> Sealer {
         Sealer {
@@ -249,6 +260,22 @@ impl Sealer {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn derived_keys_depend_on_the_key_and_the_purpose() {
+        let key = |value: &str| {
+            SecretKey::from_value(value, "test", KeySource::Variable)
+                .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let a = key("a key of twenty-four chars");
+        let again = key("a key of twenty-four chars");
+        let b = key("another key, long enough");
+        assert_eq!(a.derive("approvals"), again.derive("approvals"));
+        assert_ne!(a.derive("approvals"), b.derive("approvals"));
+        assert_ne!(a.derive("approvals"), a.derive("other"));
+        assert_ne!(a.derive("approvals"), a.key);
+    }
+
     use std::collections::BTreeMap;
     use std::os::unix::fs::PermissionsExt;
 

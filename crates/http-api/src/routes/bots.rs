@@ -86,6 +86,7 @@ pub async fn bindings(
                 "enabled": bound.binding.enabled,
                 "toolFilter": bound.binding.tool_filter,
                 "pinnedTools": bound.binding.pinned_tools,
+                "approval": bound.binding.approval,
             })
         })
         .collect();
@@ -157,7 +158,15 @@ pub async fn tools(
         .native
         .definitions()
         .into_iter()
-        .map(|tool| json!({"name": tool.name, "description": tool.description}))
+        .map(|tool| {
+            let read_only = state.native.get(&tool.name).is_some_and(|t| t.read_only());
+            json!({
+                "name": tool.name,
+                "description": tool.description,
+                "asksApproval": tool.name != inference::TOOL_SEARCH
+                    && bot.native_tool_approval.asks(&tool.name, read_only),
+            })
+        })
         .collect();
     let mcp: Vec<Value> = definitions(&toolset)
         .iter()
@@ -168,6 +177,7 @@ pub async fn tools(
                 "server": route.server,
                 "tool": route.tool,
                 "description": tool.description,
+                "asksApproval": toolset.resolve(&tool.name).is_some_and(|t| t.asks_approval),
             }))
         })
         .collect();

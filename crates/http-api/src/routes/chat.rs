@@ -37,8 +37,8 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use inference::ui_stream::RESPONSE_HEADERS;
 use inference::{
-    ChatTurn, ProviderError, ServerInstructions, TurnConfig, TurnEvent, UiMessage, UiMessageChunk,
-    UiStreamEncoder, to_provider_messages,
+    ApprovalSigner, Approvals, ChatTurn, NativeToolRegistry, ProviderError, ServerInstructions,
+    TurnConfig, TurnEvent, UiMessage, UiMessageChunk, UiStreamEncoder, read_conversation,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -98,8 +98,9 @@ pub async fn chat(
         ));
     }
     let bot = find_bot(&state, &request.bot_id).await?;
-    let messages = to_provider_messages(&request.messages)
+    let conversation = read_conversation(&request.messages)
         .map_err(|error| ApiError::bad_request("bad_messages", error.to_string()))?;
+    let messages = conversation.messages;
     if messages.is_empty() {
         return Err(ApiError::bad_request(
             "bad_messages",
@@ -133,6 +134,7 @@ pub async fn chat(
             instructions: i.text.clone(),
         })
         .collect();
+    let approvals = approvals(&state, &bot, &toolset, &tools.native);
     let executor = Arc::new(McpToolExecutor::new(
         state.toolsets.clone(),
         toolset,
@@ -159,6 +161,8 @@ pub async fn chat(
         .with_native_tools(tools.native)
         .with_tool_executor(executor)
         .with_active_tools(tools.active)
+        .with_approvals(approvals)
+        .with_resumed_calls(conversation.resumed)
         .with_config(config);
     let (events, outcome) = turn.spawn(state.shutdown.child_token());
     let events = events.inspect(move |event| recorder.observe(event));
@@ -179,7 +183,8 @@ pub async fn chat(
             );
         }
     });
-    let id = message_id();
+    // Continuing the last assistant message (approvals answered): the client appends to it.
+    let id = conversation.continues.unwrap_or_else(message_id);
     let redactor = state.config.redactor.clone();
     if wants_json(&headers) {
         // The lease lives until the collected answer is ready.
@@ -198,6 +203,41 @@ pub async fn chat(
             .insert(name, HeaderValue::from_static(value));
     }
     Ok(response)
+}
+
+/// Which of this bot's tools ask before they run (the toolset's word for MCP tools, the
+/// bot's `nativeToolApproval` for native ones; `tool_search` never asks), and the signer of
+/// this bot's approval ids.
+fn approvals(
+    state: &AppState,
+    bot: &Bot,
+    toolset: &toolset::BotToolset,
+    native: &NativeToolRegistry,
+) -> Approvals {
+    let mut asking: std::collections::BTreeSet<String> = toolset
+        .tools
+        .iter()
+        .filter(|tool| tool.asks_approval)
+        .map(|tool| tool.qualified.clone())
+        .collect();
+    for name in native.names() {
+        let Some(tool) = native.get(name) else {
+            continue;
+        };
+        if name != inference::TOOL_SEARCH && bot.native_tool_approval.asks(name, tool.read_only()) {
+            asking.insert(name.to_owned());
+        }
+    }
+    let settings = &state.config.approvals;
+    Approvals {
+        gate: Arc::new(asking),
+        signer: ApprovalSigner::new(
+            settings.key,
+            bot.id.clone(),
+            settings.ttl,
+            inference::approval::system_clock(),
+        ),
+    }
 }
 
 /// The SSE body: `start`, the chunks of each event (error texts redacted, the tool report
@@ -240,6 +280,8 @@ struct CallRecord {
     input: Value,
     output: Option<String>,
     error: Option<String>,
+    approval_id: Option<String>,
+    denied: bool,
 }
 
 /// The whole turn as one JSON document.
@@ -279,6 +321,25 @@ where
                     call.error = Some(error);
                 }
             }
+            TurnEvent::ToolApprovalRequested {
+                call_id,
+                approval_id,
+            } => {
+                if let Some(call) = calls.iter_mut().find(|call| call.id == call_id) {
+                    call.approval_id = Some(approval_id);
+                }
+            }
+            TurnEvent::ToolOutputDenied { call_id } => {
+                if let Some(call) = calls.iter_mut().find(|call| call.id == call_id) {
+                    call.denied = true;
+                } else {
+                    calls.push(CallRecord {
+                        id: call_id,
+                        denied: true,
+                        ..CallRecord::default()
+                    });
+                }
+            }
             TurnEvent::ToolInputStarted { .. }
             | TurnEvent::ToolInputDelta { .. }
             | TurnEvent::ToolImages { .. }
@@ -297,6 +358,8 @@ where
                             "input": call.input,
                             "output": call.output,
                             "error": call.error,
+                            "approvalId": call.approval_id,
+                            "denied": call.denied,
                         })
                     })
                     .collect();

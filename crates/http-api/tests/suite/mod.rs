@@ -1,5 +1,6 @@
 mod admin;
 mod ai_sdk;
+mod approvals;
 mod bad_inputs;
 mod chat;
 mod harness;

@@ -1,5 +1,6 @@
 //! Scenarios, one module per concern; `harness` holds the fakes they share.
 
+mod approvals;
 mod cancellation;
 mod deferred;
 mod failures;

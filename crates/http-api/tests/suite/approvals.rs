@@ -1,0 +1,235 @@
+//! Tools that ask first, through `POST /api/ai/chat` as an AI SDK 6 client drives it: a call
+//! of a tool whose binding asks streams `tool-input-available` then `tool-approval-request`
+//! and the turn ends with nothing run; the conversation sent back with the answer on that
+//! part (`approval-responded`) continues the same assistant message: the call runs
+//! (`tool-output-available`) or is denied (`tool-output-denied`), then the model answers.
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use store::{ApprovalPolicy, BindingSpec};
+use test_support::{FakeReply, FakeToolCall, Wire};
+
+use super::harness::{Fixture, chat_body, model, request, types};
+
+/// How many `tools/call` the fake server named `name` received.
+fn calls_received(fx: &Fixture, name: &str) -> usize {
+    std::fs::read_to_string(fx.dir.path().join(format!("{name}.log")))
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| *line == "tools/call")
+        .count()
+}
+
+/// A fixture whose bot `asker` asks before `fake`'s `echo`.
+async fn asking_bot(replies: Vec<FakeReply>) -> anyhow::Result<Fixture> {
+    let fx = Fixture::new(replies).await?;
+    let fake = fx.add_fake_server("fake", |s| s).await?;
+    let bot = fx.add_bot("asker", model(Wire::OpenAi), &[]).await?;
+    let spec = BindingSpec {
+        approval: ApprovalPolicy::Tools(vec!["ec*".into()]),
+        ..BindingSpec::default()
+    };
+    fx.store.bind(&bot.id, &fake.id, &spec).await?;
+    Ok(fx)
+}
+
+fn first_turn() -> Vec<FakeReply> {
+    vec![FakeReply::tool_calls([FakeToolCall::new(
+        "call-1",
+        "fake__echo",
+        [r#"{"text":"hi"}"#],
+    )])]
+}
+
+/// The conversation an AI SDK 6 client sends after the person answered (its own part
+/// shape: `dynamic-tool`, `approval-responded`).
+fn answered(message_id: &str, approval_id: &str, approved: bool) -> Value {
+    let mut body = chat_body("asker", "say hi");
+    let approval = if approved {
+        json!({"id": approval_id, "approved": true})
+    } else {
+        json!({"id": approval_id, "approved": false, "reason": "not today"})
+    };
+    if let Some(messages) = body["messages"].as_array_mut() {
+        messages.push(json!({"id": message_id, "role": "assistant", "parts": [
+            {"type": "step-start"},
+            {"type": "dynamic-tool", "toolName": "fake__echo", "toolCallId": "call-1",
+             "state": "approval-responded", "input": {"text": "hi"}, "approval": approval}
+        ]}));
+    }
+    body
+}
+
+/// The first turn: asks, runs nothing; the message id and approval id it gave.
+async fn ask(fx: &Fixture) -> anyhow::Result<(String, String)> {
+    let reply = fx
+        .send(request(
+            "POST",
+            "/api/ai/chat",
+            Some(&chat_body("asker", "say hi")),
+        ))
+        .await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let chunks = reply.chunks()?;
+    let kinds = types(&chunks);
+    let at = kinds
+        .iter()
+        .position(|kind| kind == "tool-approval-request")
+        .ok_or_else(|| anyhow::anyhow!("no approval request: {kinds:?}"))?;
+    assert_eq!(kinds[at - 1], "tool-input-available");
+    assert_eq!(&kinds[at + 1..], ["finish-step", "finish"]);
+    assert_eq!(chunks[at]["toolCallId"], "call-1");
+    assert_eq!(
+        chunks
+            .last()
+            .map(|c| c["messageMetadata"]["finishReason"].clone()),
+        Some(json!("tool-calls"))
+    );
+    assert_eq!(
+        calls_received(fx, "fake"),
+        0,
+        "nothing ran before the answer"
+    );
+    let message_id = chunks[0]["messageId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let approval_id = chunks[at]["approvalId"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    Ok((message_id, approval_id))
+}
+
+#[tokio::test]
+async fn an_approved_call_runs_in_the_same_message_and_the_model_answers() -> anyhow::Result<()> {
+    let mut replies = first_turn();
+    replies.push(FakeReply::text(["It said hi."]));
+    let fx = asking_bot(replies).await?;
+    let (message_id, approval_id) = ask(&fx).await?;
+
+    let reply = fx
+        .send(request(
+            "POST",
+            "/api/ai/chat",
+            Some(&answered(&message_id, &approval_id, true)),
+        ))
+        .await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let chunks = reply.chunks()?;
+    assert_eq!(chunks[0], json!({"type": "start", "messageId": message_id}));
+    assert_eq!(chunks[1]["type"], "tool-output-available", "{chunks:?}");
+    assert_eq!(chunks[1]["toolCallId"], "call-1");
+    assert_eq!(calls_received(&fx, "fake"), 1);
+    let text: String = chunks
+        .iter()
+        .filter(|c| c["type"] == "text-delta")
+        .filter_map(|c| c["delta"].as_str())
+        .collect();
+    assert_eq!(text, "It said hi.");
+    // The model read the call's result.
+    let second = &fx.llm.requests()[1].body;
+    assert!(
+        second.to_string().contains("\"tool_call_id\":\"call-1\""),
+        "{second}"
+    );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_denied_call_never_runs_and_the_model_hears_the_reason() -> anyhow::Result<()> {
+    let mut replies = first_turn();
+    replies.push(FakeReply::text(["Fine, I will not."]));
+    let fx = asking_bot(replies).await?;
+    let (message_id, approval_id) = ask(&fx).await?;
+
+    let reply = fx
+        .send(request(
+            "POST",
+            "/api/ai/chat",
+            Some(&answered(&message_id, &approval_id, false)),
+        ))
+        .await?;
+    let chunks = reply.chunks()?;
+    assert_eq!(
+        chunks[1],
+        json!({"type": "tool-output-denied", "toolCallId": "call-1"})
+    );
+    assert_eq!(calls_received(&fx, "fake"), 0);
+    assert!(
+        fx.llm.requests()[1]
+            .body
+            .to_string()
+            .contains("Their reason: not today")
+    );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_approval_for_other_arguments_runs_nothing() -> anyhow::Result<()> {
+    let mut replies = first_turn();
+    replies.push(FakeReply::text(["ok"]));
+    let fx = asking_bot(replies).await?;
+    let (message_id, approval_id) = ask(&fx).await?;
+    let mut body = answered(&message_id, &approval_id, true);
+    body["messages"][1]["parts"][1]["input"] = json!({"text": "something else"});
+
+    let reply = fx
+        .send(request("POST", "/api/ai/chat", Some(&body)))
+        .await?;
+    let chunks = reply.chunks()?;
+    assert_eq!(chunks[1]["type"], "tool-output-error", "{chunks:?}");
+    assert_eq!(calls_received(&fx, "fake"), 0);
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn approval_policies_are_read_and_written_through_the_api() -> anyhow::Result<()> {
+    let fx = asking_bot(Vec::new()).await?;
+    let reply = fx
+        .send(request("GET", "/api/bots/asker/servers", None))
+        .await?;
+    assert_eq!(reply.json()?[0]["approval"], json!(["ec*"]));
+    let put = |approval: Value| {
+        request(
+            "PUT",
+            "/api/bots/asker/servers/fake",
+            Some(&json!({"enabled": true, "approval": approval})),
+        )
+    };
+    assert_eq!(fx.send(put(json!("writes"))).await?.status, 200);
+    let reply = fx
+        .send(request("GET", "/api/bots/asker/servers", None))
+        .await?;
+    assert_eq!(reply.json()?[0]["approval"], json!("writes"));
+    for bad in [json!("sometimes"), json!([]), json!([""])] {
+        let reply = fx.send(put(bad.clone())).await?;
+        assert!(
+            reply.status.is_client_error(),
+            "{bad}: {} {}",
+            reply.status,
+            reply.body
+        );
+    }
+    // Listed once (the bot tools route never starts a server).
+    fx.manager.start_server("fake").await?;
+    // The bot's tools say which ask: echo is not read-only, so `writes` asks for it; the
+    // native current_time is read-only and the bot's native policy is `never`.
+    let tools = fx
+        .send(request("GET", "/api/bots/asker/tools", None))
+        .await?
+        .json()?;
+    let asks = |list: &str, name: &str| {
+        tools[list]
+            .as_array()
+            .and_then(|items| items.iter().find(|t| t["name"] == name))
+            .map(|t| t["asksApproval"].clone())
+    };
+    assert_eq!(asks("mcp", "fake__echo"), Some(json!(true)));
+    assert_eq!(asks("native", "current_time"), Some(json!(false)));
+    fx.finish().await;
+    Ok(())
+}

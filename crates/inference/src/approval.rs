@@ -1,0 +1,324 @@
+//! Tools that ask first: which calls wait for a person ([`ApprovalGate`]), the id that binds
+//! an approval to exactly one call ([`ApprovalSigner`]), and what a client answered
+//! ([`ResumedCall`]).
+//!
+//! The turn stays stateless across requests, as deferred loading is. A call that asks is not
+//! run: the turn streams `tool-approval-request` with an `approvalId` and ends. The client
+//! sends the conversation back with its answer on that tool part (`approval-responded`), and
+//! the next turn starts by running the approved calls (or telling the model which were
+//! denied) before it asks the model again. Nothing is kept in between: the `approvalId` is
+//! `ap1.ISSUED_MS.MAC`, a keyed MAC (HMAC-SHA256) over the bot, the call's id, its tool name
+//! and its input in canonical JSON, and the time it was issued. So a client cannot approve a
+//! call other than the one shown (other arguments, another tool, another bot), and an answer
+//! given after the TTL is refused.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine;
+use hmac::{KeyInit, Mac};
+use serde_json::Value;
+use sha2::Sha256;
+
+use crate::conversation::ToolCall;
+
+/// Decides which calls wait for approval, by the name the model called.
+pub trait ApprovalGate: Send + Sync {
+    /// Whether a call of tool `name` (as the model sees it) waits for a person.
+    fn asks(&self, name: &str) -> bool;
+}
+
+/// A gate from a list of names that ask.
+impl ApprovalGate for std::collections::BTreeSet<String> {
+    fn asks(&self, name: &str) -> bool {
+        self.contains(name)
+    }
+}
+
+/// Approvals in one turn: which calls ask, and the signer of their ids.
+#[derive(Clone)]
+pub struct Approvals {
+    pub gate: Arc<dyn ApprovalGate>,
+    pub signer: ApprovalSigner,
+}
+
+/// What the client answered for one call that asked, read from the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumedCall {
+    pub call: ToolCall,
+    /// The `approvalId` the client answered (as the client sent it back).
+    pub approval_id: String,
+    /// `None`: the client sent the conversation back without answering this call.
+    pub approved: Option<bool>,
+    pub reason: Option<String>,
+}
+
+/// Why an answered approval was not taken.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApprovalError {
+    #[error("the approval id is not one BotCraft issued")]
+    Malformed,
+    #[error("the approval was given for another call (other tool, arguments or bot)")]
+    Mismatch,
+    #[error("the approval is {age_secs} s old; approvals last {ttl_secs} s")]
+    Expired { age_secs: u64, ttl_secs: u64 },
+}
+
+/// Milliseconds since the Unix epoch.
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// The system clock.
+pub fn system_clock() -> Clock {
+    Arc::new(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+    })
+}
+
+/// Issues and checks approval ids for one bot.
+#[derive(Clone)]
+pub struct ApprovalSigner {
+    key: [u8; 32],
+    bot: String,
+    ttl: Duration,
+    clock: Clock,
+}
+
+impl std::fmt::Debug for ApprovalSigner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ApprovalSigner")
+            .field("key", &"[hidden]")
+            .field("bot", &self.bot)
+            .field("ttl", &self.ttl)
+            .finish()
+    }
+}
+
+const PREFIX: &str = "ap1";
+
+impl ApprovalSigner {
+    /// A signer for bot `bot` with `key` (secret; the same on every replica), answers valid
+    /// for `ttl` after the request.
+    pub fn new(key: [u8; 32], bot: impl Into<String>, ttl: Duration, clock: Clock) -> Self {
+        Self {
+            key,
+            bot: bot.into(),
+            ttl,
+            clock,
+        }
+    }
+
+    /// The approval id of `call`, issued now.
+    pub fn issue(&self, call: &ToolCall) -> String {
+        let issued = (self.clock)();
+        format!("{PREFIX}.{issued}.{}", self.mac(issued, call))
+    }
+
+    /// Whether `approval_id` was issued for exactly `call` (this bot, tool, input) and is
+    /// still within the TTL.
+    pub fn check(&self, approval_id: &str, call: &ToolCall) -> Result<(), ApprovalError> {
+        let mut pieces = approval_id.splitn(3, '.');
+        let (Some(PREFIX), Some(issued), Some(mac)) = (pieces.next(), pieces.next(), pieces.next())
+        else {
+            return Err(ApprovalError::Malformed);
+        };
+        let issued: i64 = issued.parse().map_err(|_| ApprovalError::Malformed)?;
+        let given = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(mac)
+            .map_err(|_| ApprovalError::Malformed)?;
+        let mut expected = self.keyed();
+        expected.update(&message(&self.bot, issued, call));
+        expected
+            .verify_slice(&given)
+            .map_err(|_| ApprovalError::Mismatch)?;
+        let age_ms = (self.clock)().saturating_sub(issued);
+        let ttl_ms = i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX);
+        // Issued in the future (another replica's clock ahead by more than a minute) or past
+        // the TTL: refused either way.
+        if age_ms > ttl_ms || age_ms < -60_000 {
+            return Err(ApprovalError::Expired {
+                age_secs: u64::try_from(age_ms.max(0) / 1000).unwrap_or(0),
+                ttl_secs: self.ttl.as_secs(),
+            });
+        }
+        Ok(())
+    }
+
+    fn keyed(&self) -> hmac::Hmac<Sha256> {
+        // HMAC takes a key of any length: this cannot fail.
+        <hmac::Hmac<Sha256> as KeyInit>::new_from_slice(&self.key)
+            .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"))
+    }
+
+    fn mac(&self, issued: i64, call: &ToolCall) -> String {
+        let mut mac = self.keyed();
+        mac.update(&message(&self.bot, issued, call));
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+    }
+}
+
+/// What the MAC covers, unambiguously: every field length-prefixed.
+fn message(bot: &str, issued: i64, call: &ToolCall) -> Vec<u8> {
+    let mut out = b"botcraft-approval-v1".to_vec();
+    for field in [
+        bot,
+        &issued.to_string(),
+        &call.id,
+        &call.name,
+        &canonical(&call.input),
+    ] {
+        out.extend_from_slice(&(field.len() as u64).to_be_bytes());
+        out.extend_from_slice(field.as_bytes());
+    }
+    out
+}
+
+/// `value` as JSON with object keys sorted and integral numbers written as integers, so the
+/// input a client echoes (a JavaScript client writes `1.0` as `1`) maps to the same text.
+pub fn canonical(value: &Value) -> String {
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[key], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        Value::Number(number) => match number.as_f64() {
+            Some(float)
+                if number.is_f64()
+                    && float.fract() == 0.0
+                    && float.abs() < 9.007_199_254_740_992e15 =>
+            {
+                // Below 2^53 the value is exact as an integer.
+                out.push_str(&format!("{}", float as i64));
+            }
+            _ => out.push_str(&number.to_string()),
+        },
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+    use std::sync::atomic::{AtomicI64, Ordering};
+
+    fn call(name: &str, input: Value) -> ToolCall {
+        ToolCall {
+            id: "call_1".into(),
+            name: name.into(),
+            input,
+        }
+    }
+
+    fn signer(bot: &str, now: &Arc<AtomicI64>) -> ApprovalSigner {
+        let now = Arc::clone(now);
+        ApprovalSigner::new(
+            [7; 32],
+            bot,
+            Duration::from_secs(600),
+            Arc::new(move || now.load(Ordering::SeqCst)),
+        )
+    }
+
+    #[test]
+    fn an_approval_holds_for_its_own_call_only() {
+        let now = Arc::new(AtomicI64::new(1_700_000_000_000));
+        let forge = signer("forge", &now);
+        let shown = call("forge-bash__run", json!({"command": "ls", "n": 1.0}));
+        let id = forge.issue(&shown);
+        // The same call, its input re-encoded by a client: keys in another order, 1.0 as 1.
+        let echoed = call("forge-bash__run", json!({"n": 1, "command": "ls"}));
+        assert_eq!(forge.check(&id, &echoed), Ok(()));
+        let other_arguments = call("forge-bash__run", json!({"command": "rm -rf /", "n": 1}));
+        let other_tool = call(
+            "forge-filesystem__empty_trash",
+            json!({"command": "ls", "n": 1}),
+        );
+        let mut other_call_id = echoed.clone();
+        other_call_id.id = "call_2".into();
+        for tampered in [other_arguments, other_tool, other_call_id] {
+            assert_eq!(forge.check(&id, &tampered), Err(ApprovalError::Mismatch));
+        }
+        assert_eq!(
+            signer("other-bot", &now).check(&id, &echoed),
+            Err(ApprovalError::Mismatch)
+        );
+        let mut wrong_key = signer("forge", &now);
+        wrong_key.key = [8; 32];
+        assert_eq!(wrong_key.check(&id, &echoed), Err(ApprovalError::Mismatch));
+        // A later issue time written into the id is caught by the MAC.
+        let pieces: Vec<&str> = id.splitn(3, '.').collect();
+        let moved = format!("ap1.{}.{}", 1_700_000_500_000_i64, pieces[2]);
+        assert_eq!(forge.check(&moved, &echoed), Err(ApprovalError::Mismatch));
+        for malformed in ["", "ap1", "ap1.x.y", "ap2.1.AAAA", "ap1.1.!!"] {
+            assert_eq!(
+                forge.check(malformed, &echoed),
+                Err(ApprovalError::Malformed),
+                "{malformed}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_approval_answered_after_the_ttl_is_refused() {
+        let now = Arc::new(AtomicI64::new(1_700_000_000_000));
+        let forge = signer("forge", &now);
+        let shown = call("forge-bash__run", json!({"command": "ls"}));
+        let id = forge.issue(&shown);
+        now.fetch_add(600_000, Ordering::SeqCst);
+        assert_eq!(forge.check(&id, &shown), Ok(()));
+        now.fetch_add(1, Ordering::SeqCst);
+        assert_eq!(
+            forge.check(&id, &shown),
+            Err(ApprovalError::Expired {
+                age_secs: 600,
+                ttl_secs: 600
+            })
+        );
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_and_writes_integral_numbers_as_integers() {
+        let cases = [
+            (
+                json!({"b": 1, "a": [2.0, 2.5, {"d": null, "c": "x"}]}),
+                r#"{"a":[2,2.5,{"c":"x","d":null}],"b":1}"#,
+            ),
+            (json!("é\n"), r#""é\n""#),
+            (json!(-0.0), "0"),
+            (json!(1e300), "1e+300"),
+            (json!(0.5), "0.5"),
+        ];
+        for (value, expected) in cases {
+            assert_eq!(canonical(&value), expected, "{value}");
+        }
+    }
+}

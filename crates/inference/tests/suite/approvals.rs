@@ -1,0 +1,310 @@
+//! Tools that ask first: a call the gate names is shown with an approval id and not run, and
+//! the turn ends; the conversation sent back with the answer settles it before the model is
+//! asked again (run when approved and the id holds, told to the model when denied, refused
+//! when the id was made for another call or is too old).
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
+
+use inference::{
+    ApprovalSigner, Approvals, ChatTurn, FinishReason, Message, TurnEnd, TurnEvent, UiMessage,
+    read_conversation,
+};
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use test_support::{FakeLlm, FakeReply, FakeToolCall, Wire};
+
+use super::harness::{FakeExecutor, model, provider, run};
+
+const IDLE: Duration = Duration::from_secs(30);
+const TTL: Duration = Duration::from_secs(600);
+const ASKS: &str = "forge-bash__run";
+const READS: &str = "fs__read";
+
+struct Clock(Arc<AtomicI64>);
+
+impl Clock {
+    fn new() -> Self {
+        Self(Arc::new(AtomicI64::new(1_700_000_000_000)))
+    }
+
+    fn signer(&self, bot: &str) -> ApprovalSigner {
+        let now = Arc::clone(&self.0);
+        ApprovalSigner::new(
+            [42; 32],
+            bot,
+            TTL,
+            Arc::new(move || now.load(Ordering::SeqCst)),
+        )
+    }
+
+    fn advance(&self, by: Duration) {
+        self.0
+            .fetch_add(i64::try_from(by.as_millis()).unwrap_or(0), Ordering::SeqCst);
+    }
+}
+
+fn approvals(clock: &Clock) -> Approvals {
+    Approvals {
+        gate: Arc::new(BTreeSet::from([ASKS.to_owned()])),
+        signer: clock.signer("forge"),
+    }
+}
+
+fn turn(fake: &FakeLlm, executor: &Arc<FakeExecutor>, clock: &Clock) -> anyhow::Result<ChatTurn> {
+    Ok(
+        ChatTurn::new(provider(fake, Wire::OpenAi, IDLE)?, model(Wire::OpenAi))
+            .with_tool_executor(Arc::clone(executor) as Arc<dyn inference::ToolExecutor>)
+            .with_approvals(approvals(clock)),
+    )
+}
+
+/// The conversation as an AI SDK 6 client sends it back after the person answered: the
+/// assistant message with the call in `approval-responded`.
+fn answered(
+    input: Value,
+    approval_id: &str,
+    approved: bool,
+    reason: Option<&str>,
+) -> Vec<UiMessage> {
+    let mut approval = json!({"id": approval_id, "approved": approved});
+    if let Some(reason) = reason {
+        approval["reason"] = json!(reason);
+    }
+    let messages = json!([
+        {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "list the files"}]},
+        {"id": "a1", "role": "assistant", "parts": [
+            {"type": "step-start"},
+            {"type": "dynamic-tool", "toolName": ASKS, "toolCallId": "c1", "state": "approval-responded",
+             "input": input, "approval": approval},
+            {"type": "dynamic-tool", "toolName": READS, "toolCallId": "c2", "state": "output-available",
+             "input": {"command": "notes"}, "output": "ran fs__read"},
+        ]},
+    ]);
+    serde_json::from_value(messages).unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_call_that_asks_is_shown_not_run_and_the_turn_waits() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let fake = FakeLlm::start([FakeReply::tool_calls([
+        FakeToolCall::new("c1", ASKS, [r#"{"command":"ls"}"#]),
+        FakeToolCall::new("c2", READS, [r#"{"command":"notes"}"#]),
+    ])])
+    .await?;
+    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
+    let turn = turn(&fake, &executor, &clock)?.with_messages(vec![Message::user("list the files")]);
+
+    let (events, outcome) = run(turn).await?;
+
+    let approval_id = events
+        .iter()
+        .find_map(|event| match event {
+            TurnEvent::ToolApprovalRequested {
+                call_id,
+                approval_id,
+            } if call_id == "c1" => Some(approval_id.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| anyhow::anyhow!("no approval request: {events:?}"))?;
+    let shown = inference::ToolCall {
+        id: "c1".into(),
+        name: ASKS.into(),
+        input: json!({"command": "ls"}),
+    };
+    assert_eq!(clock.signer("forge").check(&approval_id, &shown), Ok(()));
+    // The other call of the step ran; the one that asks did not.
+    assert_eq!(
+        executor.recorded_calls(),
+        vec![(READS.to_owned(), json!({"command": "notes"}))]
+    );
+    let tail: Vec<&TurnEvent> = events.iter().rev().take(2).collect();
+    assert!(
+        matches!(
+            tail[0],
+            TurnEvent::Finished {
+                reason: FinishReason::ToolCalls,
+                step_limit_reached: false,
+                ..
+            }
+        ),
+        "{tail:?}"
+    );
+    assert!(
+        matches!(tail[1], TurnEvent::StepFinished { .. }),
+        "{tail:?}"
+    );
+    assert_eq!(
+        outcome.end,
+        TurnEnd::Finished {
+            reason: FinishReason::ToolCalls,
+            step_limit_reached: false
+        }
+    );
+    assert_eq!(fake.requests().len(), 1, "the model is not asked again");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_approved_call_runs_first_then_the_model_reads_its_result() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let shown = inference::ToolCall {
+        id: "c1".into(),
+        name: ASKS.into(),
+        input: json!({"command": "ls"}),
+    };
+    let approval_id = clock.signer("forge").issue(&shown);
+    clock.advance(Duration::from_secs(30));
+    let fake = FakeLlm::start([FakeReply::text(["Two files."])]).await?;
+    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
+    let conversation = read_conversation(&answered(
+        json!({"command": "ls"}),
+        &approval_id,
+        true,
+        None,
+    ))?;
+    assert_eq!(conversation.continues.as_deref(), Some("a1"));
+    let turn = turn(&fake, &executor, &clock)?
+        .with_messages(conversation.messages)
+        .with_resumed_calls(conversation.resumed);
+
+    let (events, _) = run(turn).await?;
+
+    assert_eq!(
+        events.first(),
+        Some(&TurnEvent::ToolOutputAvailable {
+            call_id: "c1".into(),
+            output: r#"ran forge-bash__run with {"command":"ls"}"#.into()
+        })
+    );
+    assert_eq!(
+        executor.recorded_calls(),
+        vec![(ASKS.to_owned(), json!({"command": "ls"}))]
+    );
+    // The model sees both results of the step, in the step's call order.
+    let body = &fake.requests()[0].body;
+    let tool_messages: Vec<(&str, &str)> = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|message| message["role"] == "tool")
+        .map(|m| {
+            (
+                m["tool_call_id"].as_str().unwrap_or(""),
+                m["content"].as_str().unwrap_or(""),
+            )
+        })
+        .collect();
+    assert_eq!(
+        tool_messages,
+        vec![
+            ("c1", r#"ran forge-bash__run with {"command":"ls"}"#),
+            ("c2", "ran fs__read")
+        ]
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_denied_call_is_not_run_and_the_model_is_told_why() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let shown = inference::ToolCall {
+        id: "c1".into(),
+        name: ASKS.into(),
+        input: json!({"command": "ls"}),
+    };
+    let approval_id = clock.signer("forge").issue(&shown);
+    let fake = FakeLlm::start([FakeReply::text(["Understood."])]).await?;
+    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
+    let conversation = read_conversation(&answered(
+        json!({"command": "ls"}),
+        &approval_id,
+        false,
+        Some("not now"),
+    ))?;
+    let turn = turn(&fake, &executor, &clock)?
+        .with_messages(conversation.messages)
+        .with_resumed_calls(conversation.resumed);
+
+    let (events, _) = run(turn).await?;
+
+    assert_eq!(
+        events.first(),
+        Some(&TurnEvent::ToolOutputDenied {
+            call_id: "c1".into()
+        })
+    );
+    assert_eq!(executor.recorded_calls(), vec![]);
+    let told = fake.requests()[0].body.to_string();
+    assert!(
+        told.contains("the user denied this tool call; it was not run. Their reason: not now"),
+        "{told}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_tampered_or_stale_approval_is_refused_and_nothing_runs() -> anyhow::Result<()> {
+    let shown = inference::ToolCall {
+        id: "c1".into(),
+        name: ASKS.into(),
+        input: json!({"command": "ls"}),
+    };
+    // (what the client sends back, how long after the request, what the model is told)
+    let cases = [
+        (
+            json!({"command": "rm -rf ~"}),
+            Duration::ZERO,
+            "another call",
+        ),
+        (
+            json!({"command": "ls"}),
+            TTL + Duration::from_secs(1),
+            "approvals last 600 s",
+        ),
+    ];
+    for (input, after, why) in cases {
+        let clock = Clock::new();
+        let approval_id = clock.signer("forge").issue(&shown);
+        clock.advance(after);
+        let fake = FakeLlm::start([FakeReply::text(["ok"])]).await?;
+        let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
+        let conversation = read_conversation(&answered(input.clone(), &approval_id, true, None))?;
+        let turn = turn(&fake, &executor, &clock)?
+            .with_messages(conversation.messages)
+            .with_resumed_calls(conversation.resumed);
+
+        let (events, _) = run(turn).await?;
+
+        assert!(
+            matches!(events.first(), Some(TurnEvent::ToolOutputError { call_id, error }) if call_id == "c1" && error.contains(why)),
+            "{input}: {events:?}"
+        );
+        assert_eq!(executor.recorded_calls(), vec![], "{input}");
+        let told = fake.requests()[0].body.to_string();
+        assert!(
+            told.contains("This call was not run: its approval was refused"),
+            "{told}"
+        );
+    }
+    // Another tool under the same id (the client renamed the part's tool).
+    let clock = Clock::new();
+    let approval_id = clock.signer("forge").issue(&shown);
+    let mut messages = answered(json!({"command": "ls"}), &approval_id, true, None);
+    messages[1].parts[1]["toolName"] = json!(READS);
+    let conversation = read_conversation(&messages)?;
+    let fake = FakeLlm::start([FakeReply::text(["ok"])]).await?;
+    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
+    let turn = turn(&fake, &executor, &clock)?
+        .with_messages(conversation.messages)
+        .with_resumed_calls(conversation.resumed);
+    let (events, _) = run(turn).await?;
+    assert!(
+        matches!(events.first(), Some(TurnEvent::ToolOutputError { .. })),
+        "{events:?}"
+    );
+    assert_eq!(executor.recorded_calls(), vec![]);
+    Ok(())
+}
