@@ -219,6 +219,18 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         assert!(listed.contains(name), "{name} in {listed}");
     }
 
+    // The seeded bot asks before forge-bash runs a command; this operator lets it run.
+    let (ok, _, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            cli(
+                &url,
+                &["bots", "bind", "forge", "forge-bash", "--approval", "never"],
+            )
+        }
+    })
+    .await??;
+    assert!(ok, "{err}");
     let (ok, chat, err) = tokio::task::spawn_blocking({
         let url = url.clone();
         move || cli(&url, &["chat", "--bot", "forge", "run echo"])
@@ -292,6 +304,14 @@ async fn sigterm_during_a_chat_and_a_tool_call_ends_the_stream_and_leaves_no_chi
             &["--drain-seconds", "1", "--stop-seconds", "10"],
         )
     })?;
+    // The seeded bot asks before forge-bash runs a command; here it may run unasked.
+    let unasked = reqwest::Client::new()
+        .put(format!("{}/api/bots/forge/servers/forge-bash", served.url))
+        .bearer_auth(KEY)
+        .json(&serde_json::json!({"approval": "never"}))
+        .send()
+        .await?;
+    assert_eq!(unasked.status(), 200);
     let health: Value = reqwest::Client::new()
         .get(format!("{}/api/health", served.url))
         .bearer_auth(KEY)

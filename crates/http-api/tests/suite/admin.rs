@@ -64,7 +64,7 @@ async fn servers_bots_and_bindings_round_trip() -> anyhow::Result<()> {
     assert_eq!(
         bindings,
         json!([{"server": {"id": id, "name": "echoer"}, "enabled": true,
-                "toolFilter": ["echo"], "pinnedTools": []}])
+                "toolFilter": ["echo"], "pinnedTools": [], "approval": "never"}])
     );
 
     // The bot's tools: the native one, and only the filtered MCP tool, qualified.

@@ -193,7 +193,7 @@ async fn json_answer_collects_text_tool_calls_and_usage() -> anyhow::Result<()> 
             "text": "It said pong.",
             "toolCalls": [{
                 "toolCallId": "c1", "toolName": "fake__echo", "input": {"text": "pong"},
-                "output": "pong", "error": null,
+                "output": "pong", "error": null, "approvalId": null, "denied": false,
             }],
             "steps": 2,
             "finishReason": "stop",
