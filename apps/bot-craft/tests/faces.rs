@@ -7,18 +7,19 @@
 //! - `tools/list_changed` reaches the session only when its listed tools changed;
 //! - with the caches warm, a gateway `tools/call` and a chat request send no store query.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use common::Listener;
 use mcp_lifecycle::{ManagerSettings, McpServerManager, ServerState};
 use pretty_assertions::assert_eq;
 use rmcp::ServiceExt;
-use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-};
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RoleClient;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
@@ -28,25 +29,6 @@ use tokio::sync::mpsc;
 
 const BOT_KEY: &str = "faces-bot-key";
 const ADMIN_KEY: &str = "faces-admin-key";
-
-#[derive(Clone)]
-struct Listener {
-    changed: mpsc::UnboundedSender<()>,
-}
-
-impl rmcp::ClientHandler for Listener {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("faces-test", "0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.changed.send(());
-    }
-}
 
 struct World {
     store: Store,

@@ -9,12 +9,11 @@ use std::process::Stdio;
 use std::collections::BTreeSet;
 
 use anyhow::Context;
-use common::{Api, BOUND, Served, serve_command, spawn_served};
+use common::{Api, BOUND, Listener, Served, serve_command, spawn_served};
 use pretty_assertions::assert_eq;
 use reqwest::Method;
 use rmcp::ServiceExt;
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation, ProtocolVersion};
-use rmcp::service::{NotificationContext, RoleClient};
+use rmcp::service::RoleClient;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use serde_json::json;
@@ -63,24 +62,6 @@ fn replica(data: &std::path::Path, database: &str, llm: &FakeLlm) -> anyhow::Res
 }
 
 /// A gateway client that reports `tools/list_changed`.
-#[derive(Clone)]
-struct Listener {
-    changed: mpsc::UnboundedSender<()>,
-}
-
-impl rmcp::ClientHandler for Listener {
-    fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("replicas-test", "0"),
-        )
-        .with_protocol_version(ProtocolVersion::V_2025_11_25)
-    }
-
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.changed.send(());
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_replicas_on_one_postgres_hear_each_others_writes() -> anyhow::Result<()> {

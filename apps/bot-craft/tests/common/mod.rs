@@ -231,3 +231,27 @@ pub fn cli(url: &str, key: &str, args: &[&str]) -> anyhow::Result<(bool, String,
         String::from_utf8(output.stderr)?,
     ))
 }
+
+/// An MCP client of BotCraft's gateway (protocol 2025-11-25, no capabilities) that reports
+/// each `tools/list_changed` on `changed`.
+#[derive(Clone)]
+pub struct Listener {
+    pub changed: tokio::sync::mpsc::UnboundedSender<()>,
+}
+
+impl rmcp::ClientHandler for Listener {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        rmcp::model::ClientConfig::new(
+            rmcp::model::ClientCapabilities::default(),
+            rmcp::model::Implementation::new("botcraft-test", "0"),
+        )
+        .with_protocol_version(rmcp::model::ProtocolVersion::V_2025_11_25)
+    }
+
+    async fn on_tool_list_changed(
+        &self,
+        _context: rmcp::service::NotificationContext<rmcp::service::RoleClient>,
+    ) {
+        let _ = self.changed.send(());
+    }
+}

@@ -60,6 +60,23 @@ fn answered(message_id: &str, approval_id: &str, approved: bool) -> Value {
     body
 }
 
+/// A bot that asked for `call-1` in a first turn whose model will then answer `then`; the
+/// fixture, the message id and the approval id.
+async fn asked(then: &str) -> anyhow::Result<(Fixture, String, String)> {
+    let mut replies = first_turn();
+    replies.push(FakeReply::text([then]));
+    let fx = asking_bot(replies).await?;
+    let (message_id, approval_id) = ask(&fx).await?;
+    Ok((fx, message_id, approval_id))
+}
+
+/// The chunks of the turn that continues `body`.
+async fn resume(fx: &Fixture, body: &Value) -> anyhow::Result<Vec<Value>> {
+    let reply = fx.send(request("POST", "/api/ai/chat", Some(body))).await?;
+    anyhow::ensure!(reply.status == 200, "{}", reply.body);
+    reply.chunks()
+}
+
 /// The first turn: asks, runs nothing; the message id and approval id it gave.
 async fn ask(fx: &Fixture) -> anyhow::Result<(String, String)> {
     let reply = fx
@@ -103,20 +120,8 @@ async fn ask(fx: &Fixture) -> anyhow::Result<(String, String)> {
 
 #[tokio::test]
 async fn an_approved_call_runs_in_the_same_message_and_the_model_answers() -> anyhow::Result<()> {
-    let mut replies = first_turn();
-    replies.push(FakeReply::text(["It said hi."]));
-    let fx = asking_bot(replies).await?;
-    let (message_id, approval_id) = ask(&fx).await?;
-
-    let reply = fx
-        .send(request(
-            "POST",
-            "/api/ai/chat",
-            Some(&answered(&message_id, &approval_id, true)),
-        ))
-        .await?;
-    assert_eq!(reply.status, 200, "{}", reply.body);
-    let chunks = reply.chunks()?;
+    let (fx, message_id, approval_id) = asked("It said hi.").await?;
+    let chunks = resume(&fx, &answered(&message_id, &approval_id, true)).await?;
     assert_eq!(chunks[0], json!({"type": "start", "messageId": message_id}));
     assert_eq!(chunks[1]["type"], "tool-output-available", "{chunks:?}");
     assert_eq!(chunks[1]["toolCallId"], "call-1");
@@ -139,19 +144,8 @@ async fn an_approved_call_runs_in_the_same_message_and_the_model_answers() -> an
 
 #[tokio::test]
 async fn a_denied_call_never_runs_and_the_model_hears_the_reason() -> anyhow::Result<()> {
-    let mut replies = first_turn();
-    replies.push(FakeReply::text(["Fine, I will not."]));
-    let fx = asking_bot(replies).await?;
-    let (message_id, approval_id) = ask(&fx).await?;
-
-    let reply = fx
-        .send(request(
-            "POST",
-            "/api/ai/chat",
-            Some(&answered(&message_id, &approval_id, false)),
-        ))
-        .await?;
-    let chunks = reply.chunks()?;
+    let (fx, message_id, approval_id) = asked("Fine, I will not.").await?;
+    let chunks = resume(&fx, &answered(&message_id, &approval_id, false)).await?;
     assert_eq!(
         chunks[1],
         json!({"type": "tool-output-denied", "toolCallId": "call-1"})
@@ -169,17 +163,10 @@ async fn a_denied_call_never_runs_and_the_model_hears_the_reason() -> anyhow::Re
 
 #[tokio::test]
 async fn an_approval_for_other_arguments_runs_nothing() -> anyhow::Result<()> {
-    let mut replies = first_turn();
-    replies.push(FakeReply::text(["ok"]));
-    let fx = asking_bot(replies).await?;
-    let (message_id, approval_id) = ask(&fx).await?;
+    let (fx, message_id, approval_id) = asked("ok").await?;
     let mut body = answered(&message_id, &approval_id, true);
     body["messages"][1]["parts"][1]["input"] = json!({"text": "something else"});
-
-    let reply = fx
-        .send(request("POST", "/api/ai/chat", Some(&body)))
-        .await?;
-    let chunks = reply.chunks()?;
+    let chunks = resume(&fx, &body).await?;
     assert_eq!(chunks[1]["type"], "tool-output-error", "{chunks:?}");
     assert_eq!(calls_received(&fx, "fake"), 0);
     fx.finish().await;

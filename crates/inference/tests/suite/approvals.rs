@@ -86,6 +86,41 @@ fn answered(
     serde_json::from_value(messages).unwrap_or_default()
 }
 
+/// The call the first turn showed: `forge-bash__run {"command": "ls"}` as `c1`.
+fn shown() -> inference::ToolCall {
+    inference::ToolCall {
+        id: "c1".into(),
+        name: ASKS.into(),
+        input: json!({"command": "ls"}),
+    }
+}
+
+/// A change the client made to the conversation before sending it back.
+type Edit = fn(Vec<UiMessage>) -> Vec<UiMessage>;
+
+/// What a resumed turn did: its events, the executor's calls, the provider's requests.
+struct Resumed {
+    events: Vec<TurnEvent>,
+    executor: Arc<FakeExecutor>,
+    fake: FakeLlm,
+}
+
+/// A turn over `messages` (a conversation sent back), its model then answering `reply`.
+async fn resume(clock: &Clock, messages: &[UiMessage], reply: &str) -> anyhow::Result<Resumed> {
+    let fake = FakeLlm::start([FakeReply::text([reply])]).await?;
+    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
+    let conversation = read_conversation(messages)?;
+    let turn = turn(&fake, &executor, clock)?
+        .with_messages(conversation.messages)
+        .with_resumed_calls(conversation.resumed);
+    let (events, _) = run(turn).await?;
+    Ok(Resumed {
+        events,
+        executor,
+        fake,
+    })
+}
+
 #[tokio::test]
 async fn a_call_that_asks_is_shown_not_run_and_the_turn_waits() -> anyhow::Result<()> {
     let clock = Clock::new();
@@ -109,12 +144,7 @@ async fn a_call_that_asks_is_shown_not_run_and_the_turn_waits() -> anyhow::Resul
             _ => None,
         })
         .ok_or_else(|| anyhow::anyhow!("no approval request: {events:?}"))?;
-    let shown = inference::ToolCall {
-        id: "c1".into(),
-        name: ASKS.into(),
-        input: json!({"command": "ls"}),
-    };
-    assert_eq!(clock.signer("forge").check(&approval_id, &shown), Ok(()));
+    assert_eq!(clock.signer("forge").check(&approval_id, &shown()), Ok(()));
     // The other call of the step ran; the one that asks did not.
     assert_eq!(
         executor.recorded_calls(),
@@ -150,41 +180,29 @@ async fn a_call_that_asks_is_shown_not_run_and_the_turn_waits() -> anyhow::Resul
 #[tokio::test]
 async fn an_approved_call_runs_first_then_the_model_reads_its_result() -> anyhow::Result<()> {
     let clock = Clock::new();
-    let shown = inference::ToolCall {
-        id: "c1".into(),
-        name: ASKS.into(),
-        input: json!({"command": "ls"}),
-    };
-    let approval_id = clock.signer("forge").issue(&shown);
+    let approval_id = clock.signer("forge").issue(&shown());
     clock.advance(Duration::from_secs(30));
-    let fake = FakeLlm::start([FakeReply::text(["Two files."])]).await?;
-    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
-    let conversation = read_conversation(&answered(
-        json!({"command": "ls"}),
-        &approval_id,
-        true,
-        None,
-    ))?;
-    assert_eq!(conversation.continues.as_deref(), Some("a1"));
-    let turn = turn(&fake, &executor, &clock)?
-        .with_messages(conversation.messages)
-        .with_resumed_calls(conversation.resumed);
+    let messages = answered(json!({"command": "ls"}), &approval_id, true, None);
+    assert_eq!(
+        read_conversation(&messages)?.continues.as_deref(),
+        Some("a1")
+    );
 
-    let (events, _) = run(turn).await?;
+    let done = resume(&clock, &messages, "Two files.").await?;
 
     assert_eq!(
-        events.first(),
+        done.events.first(),
         Some(&TurnEvent::ToolOutputAvailable {
             call_id: "c1".into(),
             output: r#"ran forge-bash__run with {"command":"ls"}"#.into()
         })
     );
     assert_eq!(
-        executor.recorded_calls(),
+        done.executor.recorded_calls(),
         vec![(ASKS.to_owned(), json!({"command": "ls"}))]
     );
     // The model sees both results of the step, in the step's call order.
-    let body = &fake.requests()[0].body;
+    let body = &done.fake.requests()[0].body;
     let tool_messages: Vec<(&str, &str)> = body["messages"]
         .as_array()
         .into_iter()
@@ -210,34 +228,24 @@ async fn an_approved_call_runs_first_then_the_model_reads_its_result() -> anyhow
 #[tokio::test]
 async fn a_denied_call_is_not_run_and_the_model_is_told_why() -> anyhow::Result<()> {
     let clock = Clock::new();
-    let shown = inference::ToolCall {
-        id: "c1".into(),
-        name: ASKS.into(),
-        input: json!({"command": "ls"}),
-    };
-    let approval_id = clock.signer("forge").issue(&shown);
-    let fake = FakeLlm::start([FakeReply::text(["Understood."])]).await?;
-    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
-    let conversation = read_conversation(&answered(
+    let approval_id = clock.signer("forge").issue(&shown());
+    let messages = answered(
         json!({"command": "ls"}),
         &approval_id,
         false,
         Some("not now"),
-    ))?;
-    let turn = turn(&fake, &executor, &clock)?
-        .with_messages(conversation.messages)
-        .with_resumed_calls(conversation.resumed);
+    );
 
-    let (events, _) = run(turn).await?;
+    let done = resume(&clock, &messages, "Understood.").await?;
 
     assert_eq!(
-        events.first(),
+        done.events.first(),
         Some(&TurnEvent::ToolOutputDenied {
             call_id: "c1".into()
         })
     );
-    assert_eq!(executor.recorded_calls(), vec![]);
-    let told = fake.requests()[0].body.to_string();
+    assert_eq!(done.executor.recorded_calls(), vec![]);
+    let told = done.fake.requests()[0].body.to_string();
     assert!(
         told.contains("the user denied this tool call; it was not run. Their reason: not now"),
         "{told}"
@@ -247,64 +255,51 @@ async fn a_denied_call_is_not_run_and_the_model_is_told_why() -> anyhow::Result<
 
 #[tokio::test]
 async fn a_tampered_or_stale_approval_is_refused_and_nothing_runs() -> anyhow::Result<()> {
-    let shown = inference::ToolCall {
-        id: "c1".into(),
-        name: ASKS.into(),
-        input: json!({"command": "ls"}),
+    let renamed = |mut messages: Vec<UiMessage>| {
+        messages[1].parts[1]["toolName"] = json!(READS);
+        messages
     };
     // (what the client sends back, how long after the request, what the model is told)
-    let cases = [
+    let cases: [(Value, Duration, Edit, &str); 3] = [
         (
             json!({"command": "rm -rf ~"}),
             Duration::ZERO,
+            |m| m,
             "another call",
         ),
         (
             json!({"command": "ls"}),
             TTL + Duration::from_secs(1),
+            |m| m,
             "approvals last 600 s",
         ),
+        // Another tool under the same id (the client renamed the part's tool).
+        (
+            json!({"command": "ls"}),
+            Duration::ZERO,
+            renamed,
+            "another call",
+        ),
     ];
-    for (input, after, why) in cases {
+    for (input, after, edit, why) in cases {
         let clock = Clock::new();
-        let approval_id = clock.signer("forge").issue(&shown);
+        let approval_id = clock.signer("forge").issue(&shown());
         clock.advance(after);
-        let fake = FakeLlm::start([FakeReply::text(["ok"])]).await?;
-        let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
-        let conversation = read_conversation(&answered(input.clone(), &approval_id, true, None))?;
-        let turn = turn(&fake, &executor, &clock)?
-            .with_messages(conversation.messages)
-            .with_resumed_calls(conversation.resumed);
+        let messages = edit(answered(input.clone(), &approval_id, true, None));
 
-        let (events, _) = run(turn).await?;
+        let done = resume(&clock, &messages, "ok").await?;
 
         assert!(
-            matches!(events.first(), Some(TurnEvent::ToolOutputError { call_id, error }) if call_id == "c1" && error.contains(why)),
-            "{input}: {events:?}"
+            matches!(done.events.first(), Some(TurnEvent::ToolOutputError { call_id, error }) if call_id == "c1" && error.contains(why)),
+            "{input}: {:?}",
+            done.events
         );
-        assert_eq!(executor.recorded_calls(), vec![], "{input}");
-        let told = fake.requests()[0].body.to_string();
+        assert_eq!(done.executor.recorded_calls(), vec![], "{input}");
+        let told = done.fake.requests()[0].body.to_string();
         assert!(
             told.contains("This call was not run: its approval was refused"),
             "{told}"
         );
     }
-    // Another tool under the same id (the client renamed the part's tool).
-    let clock = Clock::new();
-    let approval_id = clock.signer("forge").issue(&shown);
-    let mut messages = answered(json!({"command": "ls"}), &approval_id, true, None);
-    messages[1].parts[1]["toolName"] = json!(READS);
-    let conversation = read_conversation(&messages)?;
-    let fake = FakeLlm::start([FakeReply::text(["ok"])]).await?;
-    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
-    let turn = turn(&fake, &executor, &clock)?
-        .with_messages(conversation.messages)
-        .with_resumed_calls(conversation.resumed);
-    let (events, _) = run(turn).await?;
-    assert!(
-        matches!(events.first(), Some(TurnEvent::ToolOutputError { .. })),
-        "{events:?}"
-    );
-    assert_eq!(executor.recorded_calls(), vec![]);
     Ok(())
 }

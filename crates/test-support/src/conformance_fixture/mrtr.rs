@@ -213,19 +213,13 @@ pub(super) fn call(
             None => CallToolResponse::InputRequired(ask(vec![("client_roots", roots())], None)),
         },
         "test_input_required_result_request_state" => {
-            let confirm = || {
-                ask(
-                    vec![("confirm", elicitation("Please confirm", "ok", "boolean"))],
-                    Some(seal(tool, 1, None)),
-                )
-            };
             if first {
-                CallToolResponse::InputRequired(confirm())
+                CallToolResponse::InputRequired(confirm(tool))
             } else {
                 open(tool, state)?;
                 match elicited(answered, "confirm", "ok") {
                     Some(ok) => done(format!("state-ok: confirmed={ok}")),
-                    None => CallToolResponse::InputRequired(confirm()),
+                    None => CallToolResponse::InputRequired(confirm(tool)),
                 }
             }
         }
@@ -262,14 +256,8 @@ pub(super) fn call(
         }
         "test_input_required_result_multi_round" => multi_round(tool, first, answered, state)?,
         "test_input_required_result_tampered_state" => {
-            let confirm = || {
-                ask(
-                    vec![("confirm", elicitation("Please confirm", "ok", "boolean"))],
-                    Some(seal(tool, 1, None)),
-                )
-            };
             if first {
-                CallToolResponse::InputRequired(confirm())
+                CallToolResponse::InputRequired(confirm(tool))
             } else {
                 open(tool, state)?;
                 done("state verified".to_owned())
@@ -314,6 +302,14 @@ pub(super) fn call(
             ));
         }
     })
+}
+
+/// "Please confirm" (a boolean `ok`), with `tool`'s sealed first-round state.
+fn confirm(tool: &str) -> InputRequiredResult {
+    ask(
+        vec![("confirm", elicitation("Please confirm", "ok", "boolean"))],
+        Some(seal(tool, 1, None)),
+    )
 }
 
 fn ask_name() -> CallToolResponse {
