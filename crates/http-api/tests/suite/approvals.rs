@@ -12,7 +12,7 @@ use test_support::{FakeReply, FakeToolCall, Wire};
 use super::harness::{Fixture, chat_body, model, request, types};
 
 /// How many `tools/call` the fake server named `name` received.
-fn calls_received(fx: &Fixture, name: &str) -> usize {
+pub(super) fn calls_received(fx: &Fixture, name: &str) -> usize {
     std::fs::read_to_string(fx.dir.path().join(format!("{name}.log")))
         .unwrap_or_default()
         .lines()
@@ -21,7 +21,7 @@ fn calls_received(fx: &Fixture, name: &str) -> usize {
 }
 
 /// A fixture whose bot `asker` asks before `fake`'s `echo`.
-async fn asking_bot(replies: Vec<FakeReply>) -> anyhow::Result<Fixture> {
+pub(super) async fn asking_bot(replies: Vec<FakeReply>) -> anyhow::Result<Fixture> {
     let fx = Fixture::new(replies).await?;
     let fake = fx.add_fake_server("fake", |s| s).await?;
     let bot = fx.add_bot("asker", model(Wire::OpenAi), &[]).await?;

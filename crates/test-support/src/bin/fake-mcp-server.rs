@@ -20,7 +20,8 @@
 //!
 //! Tools: `echo {text}` → text; `env {name}` → the variable's value or `<unset>`;
 //! `sleep {ms}` → answers after ms (on a thread: other requests are still served);
-//! `change_tools` → adds tool `added`, then sends `notifications/tools/list_changed`.
+//! `change_tools` → adds tool `added`, then sends `notifications/tools/list_changed`;
+//! `picture` (only when named in `FAKE_MCP_TOOLS`) → a text and a 1×1 PNG image content.
 
 use std::io::{BufRead, Write};
 use std::process::Command;
@@ -28,6 +29,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+/// A 1×1 PNG, base64: what the `picture` tool shows.
+const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 type Out = Arc<Mutex<std::io::Stdout>>;
 
@@ -235,6 +239,10 @@ fn main() {
                         );
                         continue;
                     }
+                    "picture" if tools.iter().any(|t| t == "picture") => json!({"content": [
+                        {"type": "text", "text": "a picture"},
+                        {"type": "image", "mimeType": "image/png", "data": PIXEL_PNG}
+                    ]}),
                     other if tools.iter().any(|t| t == other) => text_result(&args.to_string()),
                     other => json!({
                         "content": [{"type": "text", "text": format!("unknown tool {other}")}],
