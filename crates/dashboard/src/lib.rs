@@ -1,14 +1,21 @@
 //! BotCraft's operator dashboard: a single static page that drives the admin API from the
-//! browser. [`router`] serves it at `/`, with its script and style sheet under
-//! `/dashboard/`. The files are embedded with `include_str!`, so the page needs no build
-//! step and no files on disk.
+//! browser, and chats with a bot. [`router`] serves it at `/`, with its scripts and style
+//! sheet under `/dashboard/`. The files are embedded with `include_str!`, so the page needs
+//! no build step and no files on disk.
 //!
 //! The page holds no data of its own. It asks for the admin key, keeps it in
 //! `sessionStorage` and sends it as `Authorization: Bearer` on every fetch, never in a URL.
 //! It polls `GET /api/servers` every 2 s. It calls `POST /api/servers/{name}/start|stop|restart`,
 //! `GET /api/servers/{name}/logs`, `GET /api/bots`, `GET /api/bots/{id}/servers` and
-//! `GET /api/tools/search`. Every response carries a strict Content-Security-Policy (no
-//! inline script, same-origin fetches only).
+//! `GET /api/tools/search`, and `PUT /api/bots/{id}/servers/{server}` to change a binding's
+//! approval policy.
+//!
+//! The chat (`chat.js`) posts to `/api/ai/chat` as an AI SDK client does, parses the UI
+//! message stream by hand, shows tool calls with their inputs, outputs and images, asks the
+//! person to approve or deny a call that asks, and keeps the conversation in
+//! `sessionStorage`. Every response carries a strict Content-Security-Policy (no inline
+//! script, same-origin fetches only; images from the page or `data:` URLs, which is how a
+//! tool result's image arrives).
 
 use axum::Router;
 use axum::http::{HeaderName, HeaderValue, header};
@@ -19,17 +26,21 @@ use axum::routing::get;
 pub const INDEX_HTML: &str = include_str!("../assets/index.html");
 /// Its script.
 pub const APP_JS: &str = include_str!("../assets/app.js");
+/// The chat's script.
+pub const CHAT_JS: &str = include_str!("../assets/chat.js");
 /// Its style sheet.
 pub const APP_CSS: &str = include_str!("../assets/app.css");
 
 /// Path of the script, as `index.html` links it.
 pub const APP_JS_PATH: &str = "/dashboard/app.js";
+/// Path of the chat's script, as `index.html` links it.
+pub const CHAT_JS_PATH: &str = "/dashboard/chat.js";
 /// Path of the style sheet, as `index.html` links it.
 pub const APP_CSS_PATH: &str = "/dashboard/app.css";
 
 /// What the page may load and where it may connect: itself only.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
-     style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; \
+     style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; \
      form-action 'none'; frame-ancestors 'none'";
 
 fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
@@ -52,7 +63,7 @@ fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     (headers, body)
 }
 
-/// `GET /`, `GET /dashboard/app.js`, `GET /dashboard/app.css`, for any router state; merge
+/// `GET /`, `GET /dashboard/app.js`, `GET /dashboard/chat.js`, `GET /dashboard/app.css`, for any router state; merge
 /// it into the app's router.
 pub fn router<S>() -> Router<S>
 where
@@ -66,6 +77,10 @@ where
         .route(
             APP_JS_PATH,
             get(|| async { asset("text/javascript; charset=utf-8", APP_JS) }),
+        )
+        .route(
+            CHAT_JS_PATH,
+            get(|| async { asset("text/javascript; charset=utf-8", CHAT_JS) }),
         )
         .route(
             APP_CSS_PATH,

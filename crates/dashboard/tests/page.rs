@@ -3,7 +3,10 @@
 
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
-use dashboard::{APP_CSS_PATH, APP_JS, APP_JS_PATH, CONTENT_SECURITY_POLICY, INDEX_HTML, router};
+use dashboard::{
+    APP_CSS_PATH, APP_JS, APP_JS_PATH, CHAT_JS, CHAT_JS_PATH, CONTENT_SECURITY_POLICY, INDEX_HTML,
+    router,
+};
 use pretty_assertions::assert_eq;
 use tower::ServiceExt;
 
@@ -41,6 +44,7 @@ async fn the_page_and_its_assets_are_served_with_a_strict_policy() {
     let cases = [
         ("/", "text/html; charset=utf-8", INDEX_HTML),
         (APP_JS_PATH, "text/javascript; charset=utf-8", APP_JS),
+        (CHAT_JS_PATH, "text/javascript; charset=utf-8", CHAT_JS),
         (APP_CSS_PATH, "text/css; charset=utf-8", dashboard::APP_CSS),
     ];
     for (path, content_type, body) in cases {
@@ -59,7 +63,7 @@ fn the_page_links_exactly_the_served_assets_and_no_inline_script() {
         .split(['"', '\''])
         .filter(|part| part.starts_with("/dashboard/"))
         .collect();
-    assert_eq!(linked, vec![APP_CSS_PATH, APP_JS_PATH]);
+    assert_eq!(linked, vec![APP_CSS_PATH, APP_JS_PATH, CHAT_JS_PATH]);
     // script-src 'self' blocks inline code: every <script> must have a src.
     for tag in INDEX_HTML.split("<script").skip(1) {
         let open = tag.split('>').next().unwrap_or_default();
@@ -75,17 +79,22 @@ fn the_page_links_exactly_the_served_assets_and_no_inline_script() {
 
 #[test]
 fn the_key_travels_in_a_header_and_stays_in_session_storage() {
-    assert!(APP_JS.contains(r#"Authorization: "Bearer " + key()"#));
-    assert!(APP_JS.contains("sessionStorage"));
-    assert!(
-        !APP_JS.contains("localStorage"),
-        "the key must not outlive the tab"
-    );
-    for leak in ["key=", "token=", "apiKey="] {
-        assert!(!APP_JS.contains(leak), "a key in a URL: {leak}");
+    for (name, script) in [("app.js", APP_JS), ("chat.js", CHAT_JS)] {
+        assert!(
+            script.contains(r#"Authorization: "Bearer " + key()"#),
+            "{name}"
+        );
+        assert!(script.contains("sessionStorage"), "{name}");
+        assert!(
+            !script.contains("localStorage"),
+            "{name}: the key and the conversation must not outlive the tab"
+        );
+        for leak in ["key=", "token=", "apiKey="] {
+            assert!(!script.contains(leak), "{name}: a key in a URL: {leak}");
+        }
+        assert!(
+            !script.contains("innerHTML"),
+            "{name}: server text is written with textContent"
+        );
     }
-    assert!(
-        !APP_JS.contains("innerHTML"),
-        "server text is written with textContent"
-    );
 }
