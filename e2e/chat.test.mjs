@@ -4,7 +4,8 @@
 // In a first conversation the person approves from the keyboard (the Approve button has the
 // focus) and the command's output appears; in a second one the person clicks Deny, the call
 // is shown denied, nothing runs, and the model is told. The conversation survives a reload
-// of the tab, and an approval policy edited in the bots table is saved through the API.
+// of the tab, an approval policy edited in the bots table is saved through the API, and a
+// screenshot taken by the real Playwright MCP is shown as an image in the conversation.
 // Screenshots go to target/e2e-artifacts/.
 //
 //   cargo build --workspace
@@ -32,7 +33,7 @@ const LIMIT = 60_000;
 const call = (id, name, input) => ({ toolCalls: [{ id, name, arguments: JSON.stringify(input) }] });
 // The seeded bot loads its tools on demand: the model finds forge-bash's `run` with
 // tool_search first, in each conversation.
-const search = (id) => call(id, "tool_search", { query: "run a shell command" });
+const search = (id, query = "run a shell command") => call(id, "tool_search", { query });
 const run = (id, command) => call(id, "forge-bash__run", { command });
 const script = (marker) => [
   search("search-1"),
@@ -41,6 +42,9 @@ const script = (marker) => [
   search("search-2"),
   run("call-deny", `touch ${marker}`),
   { text: "Understood: I did not run it." },
+  search("search-3", "take a screenshot of the browser page"),
+  call("shot", "playwright__browser_take_screenshot", {}),
+  { text: "Here is the page." },
 ];
 
 test("the chat page asks before forge-bash runs: approve runs it, deny tells the model", { timeout: 240_000 }, async () => {
@@ -147,8 +151,21 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     // 4. The conversation is kept in the tab: a reload shows it again.
     await page.reload();
     await page.getByText("Understood: I did not run it.").waitFor();
+    await page.getByRole("textbox", { name: /^Message/ }).waitFor();
     assert.equal(await bot.inputValue(), await page.locator("#chat-bot option:checked").getAttribute("value"));
     assert.equal(await page.locator("#chat-log > li").count(), 2);
+
+    // 5. An image from a tool result is shown as an image: real Playwright MCP (through the
+    // manager, never asks) takes a screenshot; the stream's file part becomes an <img>.
+    await page.getByRole("button", { name: "New conversation", exact: true }).click();
+    await page.getByRole("textbox", { name: /^Message/ }).fill("show me the browser");
+    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await page.getByText("Here is the page.").waitFor({ timeout: 120_000 });
+    const image = page.getByRole("img", { name: /^image \(image\/(png|jpeg)\) from a tool result$/ });
+    await image.waitFor();
+    assert.match(await image.getAttribute("src"), /^data:image\/(png|jpeg);base64,/);
+    assert.ok(await image.evaluate((img) => img.complete && img.naturalWidth > 0), "the image decoded");
+    await page.screenshot({ path: join(artifacts, "chat-image.png"), fullPage: true });
   } catch (error) {
     // What the page showed when it failed, for the artifacts and the log.
     if (page) {
