@@ -141,12 +141,19 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     await page.getByLabel("approval for forge-discovery in forge", { exact: true }).selectOption("tools");
     await page.getByLabel("tools that ask, for forge-discovery in forge (comma-separated globs)").fill("find, list_*");
     await page.getByRole("button", { name: "save approval for forge-discovery in forge", exact: true }).click();
-    await page.locator("#status").filter({ hasText: "forge / forge-discovery: asks for find, list_*" }).waitFor();
+    await page.locator("#status").filter({ hasText: "forge-discovery in forge: asks for find, list_*" }).waitFor();
     const bindings = await (await fetch(`${base}/api/bots/forge/servers`, {
       headers: { Authorization: `Bearer ${KEY}` },
     })).json();
     const discovery = bindings.find((binding) => binding.server.name === "forge-discovery");
     assert.deepEqual(discovery.approval, ["find", "list_*"]);
+    // And the bot's native tools' policy, the bot's other fields unchanged.
+    const before = await (await fetch(`${base}/api/bots/forge`, { headers: { Authorization: `Bearer ${KEY}` } })).json();
+    await page.getByLabel("approval for native tools of forge", { exact: true }).selectOption("always");
+    await page.getByRole("button", { name: "save approval for native tools of forge", exact: true }).click();
+    await page.locator("#status").filter({ hasText: "native tools of forge: always asks" }).waitFor();
+    const after = await (await fetch(`${base}/api/bots/forge`, { headers: { Authorization: `Bearer ${KEY}` } })).json();
+    assert.deepEqual({ ...after, updatedAt: 0 }, { ...before, nativeToolApproval: "always", updatedAt: 0 });
 
     // 4. The conversation is kept in the tab: a reload shows it again.
     await page.reload();

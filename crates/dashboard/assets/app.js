@@ -219,38 +219,52 @@ function approvalText(policy) {
   return { never: "never asks", always: "always asks", writes: "asks unless read-only" }[policy] || String(policy);
 }
 
-// The approval editor of one binding: a choice, the globs when the choice is a list, Save.
-function approvalEditor(bot, binding) {
-  const server = binding.server.name;
-  const policy = binding.approval;
-  const id = `approval-${bot.name}-${server}`.replace(/[^A-Za-z0-9_-]/g, "_");
-  const choice = el("select", { id, "aria-label": `approval for ${server} in ${bot.name}` },
+// An approval policy editor: a choice, the globs when the choice is a list, and Save, which
+// hands the policy to `store` (a PUT) and says what was saved. `what` names it for labels.
+function approvalEditor(what, policy, store) {
+  const choice = el("select", { "aria-label": `approval for ${what}` },
     ...[["never", "never asks"], ["always", "always asks"], ["writes", "asks unless read-only"],
       ["tools", "asks for these tools"]].map(([value, label]) => el("option", { value }, label)));
   choice.value = Array.isArray(policy) ? "tools" : policy;
-  const globs = el("input", { type: "text", "aria-label": `tools that ask, for ${server} in ${bot.name} (comma-separated globs)`,
+  const globs = el("input", { type: "text", "aria-label": `tools that ask, for ${what} (comma-separated globs)`,
     placeholder: "run, *_trash" });
   globs.value = Array.isArray(policy) ? policy.join(", ") : "";
   globs.hidden = choice.value !== "tools";
   choice.addEventListener("change", () => { globs.hidden = choice.value !== "tools"; });
-  const save = el("button", { type: "button", "aria-label": `save approval for ${server} in ${bot.name}` }, "Save");
+  const save = el("button", { type: "button", "aria-label": `save approval for ${what}` }, "Save");
   save.addEventListener("click", async () => {
     const approval = choice.value === "tools"
       ? globs.value.split(",").map((glob) => glob.trim()).filter(Boolean)
       : choice.value;
     save.disabled = true;
     try {
-      await api("PUT", `/api/bots/${encodeURIComponent(bot.id)}/servers/${encodeURIComponent(binding.server.id)}`, {
-        enabled: binding.enabled, toolFilter: binding.toolFilter, pinnedTools: binding.pinnedTools, approval,
-      });
-      say(`${bot.name} / ${server}: ${approvalText(approval)}`);
+      await store(approval);
+      say(`${what}: ${approvalText(approval)}`);
     } catch (error) {
-      if (error.status !== 401) say(`saving the approval of ${server} failed: ${error.message}`, true);
+      if (error.status !== 401) say(`saving the approval for ${what} failed: ${error.message}`, true);
     } finally {
       save.disabled = false;
     }
   });
-  return el("td", { class: "actions", "data-approval": Array.isArray(policy) ? "tools" : policy }, choice, globs, save);
+  return el("span", { class: "actions", "data-approval": Array.isArray(policy) ? "tools" : policy }, choice, globs, save);
+}
+
+// A binding's policy: the binding is written again with its other fields as they are.
+function bindingApproval(bot, binding) {
+  return approvalEditor(`${binding.server.name} in ${bot.name}`, binding.approval, (approval) =>
+    api("PUT", `/api/bots/${encodeURIComponent(bot.id)}/servers/${encodeURIComponent(binding.server.id)}`, {
+      enabled: binding.enabled, toolFilter: binding.toolFilter, pinnedTools: binding.pinnedTools, approval,
+    }));
+}
+
+// The bot's native tools' policy (tool_search never asks): the bot is written again as it is.
+function nativeApproval(bot) {
+  return approvalEditor(`native tools of ${bot.name}`, bot.nativeToolApproval ?? "never", (approval) =>
+    api("PUT", `/api/bots/${encodeURIComponent(bot.id)}`, {
+      name: bot.name, model: bot.model, systemPrompt: bot.systemPrompt, stepLimit: bot.stepLimit,
+      toolLoadingMode: bot.toolLoadingMode, vision: bot.vision, maxToolResultChars: bot.maxToolResultChars,
+      nativeToolApproval: approval,
+    }));
 }
 
 async function loadBots() {
@@ -281,11 +295,12 @@ async function loadBots() {
         el("td", {}, binding.enabled ? "yes" : "no"),
         el("td", {}, binding.toolFilter.length ? binding.toolFilter.join(", ") : "all tools"),
         el("td", {}, binding.pinnedTools.length ? binding.pinnedTools.join(", ") : "—"),
-        approvalEditor(bot, binding)));
+        el("td", {}, bindingApproval(bot, binding))));
     }
     if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "5" }, "no servers bound")));
     table.append(body);
-    sections.push(el("article", {}, el("h3", {}, bot.name), summary, table));
+    const native = el("p", {}, "Native tools: ", nativeApproval(bot));
+    sections.push(el("article", {}, el("h3", {}, bot.name), summary, native, table));
   }
   container.replaceChildren(...(sections.length ? sections : [el("p", {}, "No bots yet.")]));
 }

@@ -7,8 +7,8 @@
 //! `sessionStorage` and sends it as `Authorization: Bearer` on every fetch, never in a URL.
 //! It polls `GET /api/servers` every 2 s. It calls `POST /api/servers/{name}/start|stop|restart`,
 //! `GET /api/servers/{name}/logs`, `GET /api/bots`, `GET /api/bots/{id}/servers` and
-//! `GET /api/tools/search`, and `PUT /api/bots/{id}/servers/{server}` to change a binding's
-//! approval policy.
+//! `GET /api/tools/search`, and `PUT /api/bots/{id}/servers/{server}` and `PUT /api/bots/{id}`
+//! to change a binding's and a bot's native tools' approval policy.
 //!
 //! The chat (`chat.js`) posts to `/api/ai/chat` as an AI SDK client does, parses the UI
 //! message stream by hand, shows tool calls with their inputs, outputs and images, asks the
