@@ -1,6 +1,7 @@
 //! `botcraft serve` end to end: a fresh data folder is seeded, the always-on forge servers
 //! start (the real binaries, found next to `botcraft`), health is public and healthy, the CLI
-//! lists servers and chats through a fake LLM that calls a forge tool, and SIGTERM stops
+//! lists servers and chats through a fake LLM that calls a forge tool (which asks first:
+//! approved with `--approve`, denied with no terminal), and SIGTERM stops
 //! every child and exits 0. And a newcomer's first run: a fresh clone, `scripts/run.sh`, the
 //! README's example.
 
@@ -61,6 +62,17 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
             [r#"{"command": "echo from-bash"}"#],
         )]),
         FakeReply::text(["Bash said ", "hi."]),
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t2",
+            "tool_search",
+            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
+        )]),
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t3",
+            "forge-bash__run",
+            [r#"{"command": "echo never-run"}"#],
+        )]),
+        FakeReply::text(["Not run, then."]),
     ])
     .await?;
     let dir = tempfile::tempdir()?;
@@ -219,21 +231,10 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         assert!(listed.contains(name), "{name} in {listed}");
     }
 
-    // The seeded bot asks before forge-bash runs a command; this operator lets it run.
-    let (ok, _, err) = tokio::task::spawn_blocking({
-        let url = url.clone();
-        move || {
-            cli(
-                &url,
-                &["bots", "bind", "forge", "forge-bash", "--approval", "never"],
-            )
-        }
-    })
-    .await??;
-    assert!(ok, "{err}");
+    // The seeded bot asks before forge-bash runs a command: `--approve` answers yes.
     let (ok, chat, err) = tokio::task::spawn_blocking({
         let url = url.clone();
-        move || cli(&url, &["chat", "--bot", "forge", "run echo"])
+        move || cli(&url, &["chat", "--bot", "forge", "--approve", "run echo"])
     })
     .await??;
     assert!(ok, "{err}\n{chat}");
@@ -249,6 +250,48 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         first.headers["authorization"],
         format!("Bearer {OPENAI_KEY}")
     );
+    // Without --approve and with no terminal to ask, the call is denied and the model told.
+    let (ok, chat, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || cli(&url, &["chat", "--bot", "forge", "run it again"])
+    })
+    .await??;
+    assert!(ok, "{err}\n{chat}");
+    assert!(
+        chat.contains("✗ forge-bash__run denied: nobody at a terminal could approve it"),
+        "{chat}"
+    );
+    assert!(chat.contains("Not run, then."), "{chat}");
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 6, "three more model steps");
+    let sixth = requests[5].body.to_string();
+    assert!(sixth.contains("botcraft chat without --approve"), "{sixth}");
+    assert!(!sixth.contains("never-run\\n[exit:0"), "{sixth}");
+
+    // An operator can let it run unasked.
+    let (ok, _, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            cli(
+                &url,
+                &["bots", "bind", "forge", "forge-bash", "--approval", "never"],
+            )
+        }
+    })
+    .await??;
+    assert!(ok, "{err}");
+    let bindings: Value = client
+        .get(format!("{url}/api/bots/forge/servers"))
+        .bearer_auth(KEY)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let bash = bindings
+        .as_array()
+        .and_then(|list| list.iter().find(|b| b["server"]["name"] == "forge-bash"))
+        .context("forge-bash's binding")?;
+    assert_eq!(bash["approval"], "never");
 
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),
