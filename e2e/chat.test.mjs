@@ -16,7 +16,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { started } from "./processes.mjs";
-import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -46,6 +46,23 @@ const script = (marker) => [
   call("shot", "playwright__browser_take_screenshot", {}),
   { text: "Here is the page." },
 ];
+
+/// The model requests fake-llm recorded, once there are `count` (it appends each as it
+/// arrives, in a task of its own; the page may show the answer a moment before). Woken by
+/// the file's changes, not by a timer; gives what there is after LIMIT.
+function requestsRecorded(file, count) {
+  const read = () => readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+  return new Promise((resolve) => {
+    const done = () => {
+      watcher.close();
+      clearTimeout(timer);
+      resolve(read());
+    };
+    const watcher = watch(file, () => read().length >= count && done()); // before the first look
+    const timer = setTimeout(done, LIMIT);
+    if (read().length >= count) done();
+  });
+}
 
 test("the chat page asks before forge-bash runs: approve runs it, deny tells the model", { timeout: 240_000 }, async () => {
   mkdirSync(artifacts, { recursive: true });
@@ -123,6 +140,7 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     await page.getByRole("button", { name: "New conversation", exact: true }).click();
     await input.fill("write a file");
     await page.getByRole("button", { name: "Send", exact: true }).click();
+    await page.getByRole("status").filter({ hasText: "asks before running forge-bash__run" }).waitFor();
     await page.getByRole("button", { name: "deny forge-bash__run", exact: true }).click();
     await page.locator('[data-tool-call="call-deny"][data-state="output-denied"]').waitFor();
     await page.getByText("Understood: I did not run it.").waitFor();
@@ -130,7 +148,7 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     await page.screenshot({ path: join(artifacts, "chat-denied.png"), fullPage: true });
 
     // The model was told why, and the command never ran.
-    const sent = readFileSync(record, "utf8").trim().split("\n").map((line) => JSON.parse(line));
+    const sent = await requestsRecorded(record, 6);
     assert.equal(sent.length, 6, "six model requests");
     const told = JSON.stringify(sent[5].messages.filter((m) => m.role === "tool"));
     assert.match(told, /call-deny/);
@@ -138,7 +156,10 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     assert.ok(!existsSync(marker), "the denied command did not run");
 
     // 3. An approval policy changed from the bots table reaches the API.
-    await page.getByLabel("approval for forge-discovery in forge", { exact: true }).selectOption("tools");
+    // Focus first: the bots table is not redrawn while something in it has the focus.
+    const discoveryApproval = page.getByLabel("approval for forge-discovery in forge", { exact: true });
+    await discoveryApproval.focus();
+    await discoveryApproval.selectOption("tools");
     await page.getByLabel("tools that ask, for forge-discovery in forge (comma-separated globs)").fill("find, list_*");
     await page.getByRole("button", { name: "save approval for forge-discovery in forge", exact: true }).click();
     await page.locator("#status").filter({ hasText: "forge-discovery in forge: asks for find, list_*" }).waitFor();
@@ -149,7 +170,9 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     assert.deepEqual(discovery.approval, ["find", "list_*"]);
     // And the bot's native tools' policy, the bot's other fields unchanged.
     const before = await (await fetch(`${base}/api/bots/forge`, { headers: { Authorization: `Bearer ${KEY}` } })).json();
-    await page.getByLabel("approval for native tools of forge", { exact: true }).selectOption("always");
+    const nativeChoice = page.getByLabel("approval for native tools of forge", { exact: true });
+    await nativeChoice.focus();
+    await nativeChoice.selectOption("always");
     await page.getByRole("button", { name: "save approval for native tools of forge", exact: true }).click();
     await page.locator("#status").filter({ hasText: "native tools of forge: always asks" }).waitFor();
     const after = await (await fetch(`${base}/api/bots/forge`, { headers: { Authorization: `Bearer ${KEY}` } })).json();
@@ -159,7 +182,7 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     await page.reload();
     await page.getByText("Understood: I did not run it.").waitFor();
     await page.getByRole("textbox", { name: /^Message/ }).waitFor();
-    assert.equal(await bot.inputValue(), await page.locator("#chat-bot option:checked").getAttribute("value"));
+    assert.equal(await bot.inputValue(), before.id, "the forge bot is still chosen");
     assert.equal(await page.locator("#chat-log > li").count(), 2);
 
     // 5. An image from a tool result is shown as an image: real Playwright MCP (through the

@@ -2,8 +2,11 @@
 //! streamed to the terminal as it arrives, each tool call shown as it runs and ends.
 //!
 //! A call of a tool that asks first (`tool-approval-request`) is put to the person at the
-//! terminal (`[y/N]`); with `--approve` every such call is approved without asking, and with
-//! no terminal and no `--approve` it is denied, which the model is told. The answer goes
+//! terminal (`[y/N]` on stderr, with the call's whole input); with `--approve` every such
+//! call is approved without asking, and with no terminal and no `--approve` it is denied,
+//! which the model is told. At most 20 rounds of approvals per chat. Everything the model
+//! or a tool wrote is printed with control characters and bidi overrides escaped, so it
+//! cannot rewrite the terminal or fake the question. The answer goes
 //! back as an AI SDK client sends it: the conversation with the assistant message so far,
 //! its asked parts `approval-responded`; the turn continues in the same message.
 
@@ -36,8 +39,30 @@ const SHOWN_OUTPUT: usize = 400;
 /// Why a call was denied when nobody could be asked.
 const NO_TERMINAL: &str = "nobody at a terminal could approve it (botcraft chat without --approve)";
 
+/// Rounds of approvals one `botcraft chat` answers before it stops: each round is a new
+/// request with its own step limit, so a model that keeps calling tools that ask would
+/// otherwise go on for ever.
+const MAX_APPROVAL_ROUNDS: usize = 20;
+
+/// `text` safe to print on a terminal: control characters (escape sequences, carriage
+/// returns) and bidirectional overrides, which could hide or fake what is shown, are
+/// written as `\u{…}`; a newline stays one unless `one_line`.
+fn printable(text: &str, one_line: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
+        match c {
+            '\n' if one_line => out.push_str(" ⏎ "),
+            '\n' | '\t' => out.push(c),
+            c if c.is_control() || bidi => out.push_str(&c.escape_unicode().to_string()),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn shorten(text: &str) -> String {
-    let one_line = text.replace('\n', " ⏎ ");
+    let one_line = printable(text, true);
     match one_line.char_indices().nth(SHOWN_OUTPUT) {
         Some((cut, _)) => format!("{}…", &one_line[..cut]),
         None => one_line,
@@ -151,12 +176,15 @@ impl Answerer {
             Self::Everything => Ok((true, None)),
             Self::Nobody => Ok((false, Some(NO_TERMINAL.to_owned()))),
             Self::Terminal => {
+                // The whole input, so nothing the call would do is cut from the question.
+                let shown = serde_json::to_string_pretty(input).unwrap_or_default();
                 let question = format!(
-                    "? {tool} {} asks first. Run it? [y/N] ",
-                    shorten(&input.to_string())
+                    "? {} asks first, with:\n{}\nRun it? [y/N] ",
+                    printable(tool, true),
+                    printable(&shown, false)
                 );
                 let line = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
-                    let mut out = std::io::stdout();
+                    let mut out = std::io::stderr();
                     write!(out, "{question}")?;
                     out.flush()?;
                     let mut line = String::new();
@@ -185,7 +213,7 @@ pub async fn run(remote: &Remote, args: ChatArgs) -> anyhow::Result<()> {
     let user =
         json!({"id": "cli-1", "role": "user", "parts": [{"type": "text", "text": args.message}]});
     let mut assistant: Option<Assistant> = None;
-    loop {
+    for _ in 0..=MAX_APPROVAL_ROUNDS {
         let mut messages = vec![user.clone()];
         messages.extend(assistant.as_ref().map(Assistant::to_message));
         let mut message = assistant.take().unwrap_or_default();
@@ -195,7 +223,11 @@ pub async fn run(remote: &Remote, args: ChatArgs) -> anyhow::Result<()> {
             let tool = part["toolName"].as_str().unwrap_or_default().to_owned();
             let (approved, reason) = answerer.answer(&tool, &part["input"]).await?;
             if !approved {
-                println!("✗ {tool} denied: {}", reason.as_deref().unwrap_or_default());
+                println!(
+                    "✗ {} denied: {}",
+                    printable(&tool, true),
+                    reason.as_deref().unwrap_or_default()
+                );
             }
             let id = part["approval"]["id"].clone();
             part["state"] = json!("approval-responded");
@@ -210,6 +242,7 @@ pub async fn run(remote: &Remote, args: ChatArgs) -> anyhow::Result<()> {
         }
         assistant = Some(message);
     }
+    anyhow::bail!("stopped after {MAX_APPROVAL_ROUNDS} rounds of approvals in one chat")
 }
 
 /// One request: the answer streamed to the terminal and folded into `message`.
@@ -242,15 +275,16 @@ async fn turn(
         message.fold(&chunk);
         match chunk["type"].as_str().unwrap_or_default() {
             "text-delta" => {
-                write!(out, "{}", chunk["delta"].as_str().unwrap_or_default())?;
+                let delta = printable(chunk["delta"].as_str().unwrap_or_default(), false);
+                write!(out, "{delta}")?;
                 out.flush()?;
             }
             "text-end" => writeln!(out)?,
             "tool-input-available" => writeln!(
                 out,
                 "→ {} {}",
-                chunk["toolName"].as_str().unwrap_or_default(),
-                chunk["input"]
+                printable(chunk["toolName"].as_str().unwrap_or_default(), true),
+                shorten(&chunk["input"].to_string())
             )?,
             "tool-output-available" => {
                 let output = match &chunk["output"] {
@@ -264,7 +298,12 @@ async fn turn(
                 "✗ {}",
                 shorten(chunk["errorText"].as_str().unwrap_or_default())
             )?,
-            "error" => failed = Some(chunk["errorText"].as_str().unwrap_or_default().to_owned()),
+            "error" => {
+                failed = Some(printable(
+                    chunk["errorText"].as_str().unwrap_or_default(),
+                    true,
+                ))
+            }
             "abort" => failed = Some("the turn was cancelled".to_owned()),
             _ => {}
         }
@@ -272,5 +311,30 @@ async fn turn(
     match failed {
         Some(error) => anyhow::bail!("{error}"),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::printable;
+
+    #[test]
+    fn what_the_model_writes_cannot_drive_the_terminal() {
+        let cases = [
+            ("plain text", false, "plain text"),
+            ("two\nlines", false, "two\nlines"),
+            ("two\nlines", true, "two ⏎ lines"),
+            (
+                "\u{1b}[8mhidden\u{1b}[0m",
+                false,
+                "\\u{1b}[8mhidden\\u{1b}[0m",
+            ),
+            ("fake\rprompt", false, "fake\\u{d}prompt"),
+            ("abc\u{202e}txt.exe", false, "abc\\u{202e}txt.exe"),
+            ("c1\u{9b}31m", false, "c1\\u{9b}31m"),
+        ];
+        for (text, one_line, expected) in cases {
+            assert_eq!(printable(text, one_line), expected, "{text:?}");
+        }
     }
 }

@@ -249,22 +249,32 @@ function approvalEditor(what, policy, store) {
   return el("span", { class: "actions", "data-approval": Array.isArray(policy) ? "tools" : policy }, choice, globs, save);
 }
 
-// A binding's policy: the binding is written again with its other fields as they are.
+// A binding's policy. The binding is read again just before it is written, so a change made
+// meanwhile elsewhere (its filter, pins) is kept, and a binding removed meanwhile is not
+// brought back.
 function bindingApproval(bot, binding) {
-  return approvalEditor(`${binding.server.name} in ${bot.name}`, binding.approval, (approval) =>
-    api("PUT", `/api/bots/${encodeURIComponent(bot.id)}/servers/${encodeURIComponent(binding.server.id)}`, {
-      enabled: binding.enabled, toolFilter: binding.toolFilter, pinnedTools: binding.pinnedTools, approval,
-    }));
+  const botPath = `/api/bots/${encodeURIComponent(bot.id)}`;
+  return approvalEditor(`${binding.server.name} in ${bot.name}`, binding.approval, async (approval) => {
+    const current = (await api("GET", `${botPath}/servers`)).find((b) => b.server.id === binding.server.id);
+    if (!current) throw new ApiError(404, "not_found", `${bot.name} is no longer bound to ${binding.server.name}`);
+    return api("PUT", `${botPath}/servers/${encodeURIComponent(binding.server.id)}`, {
+      enabled: current.enabled, toolFilter: current.toolFilter, pinnedTools: current.pinnedTools, approval,
+    });
+  });
 }
 
-// The bot's native tools' policy (tool_search never asks): the bot is written again as it is.
+// The bot's native tools' policy (tool_search never asks). The bot is read again just before
+// it is written, with its other fields as they are then.
 function nativeApproval(bot) {
-  return approvalEditor(`native tools of ${bot.name}`, bot.nativeToolApproval ?? "never", (approval) =>
-    api("PUT", `/api/bots/${encodeURIComponent(bot.id)}`, {
-      name: bot.name, model: bot.model, systemPrompt: bot.systemPrompt, stepLimit: bot.stepLimit,
-      toolLoadingMode: bot.toolLoadingMode, vision: bot.vision, maxToolResultChars: bot.maxToolResultChars,
-      nativeToolApproval: approval,
-    }));
+  const path = `/api/bots/${encodeURIComponent(bot.id)}`;
+  return approvalEditor(`native tools of ${bot.name}`, bot.nativeToolApproval ?? "never", async (approval) => {
+    const current = await api("GET", path);
+    return api("PUT", path, {
+      name: current.name, model: current.model, systemPrompt: current.systemPrompt, stepLimit: current.stepLimit,
+      toolLoadingMode: current.toolLoadingMode, vision: current.vision,
+      maxToolResultChars: current.maxToolResultChars, nativeToolApproval: approval,
+    });
+  });
 }
 
 async function loadBots() {
@@ -302,6 +312,8 @@ async function loadBots() {
     const native = el("p", {}, "Native tools: ", nativeApproval(bot));
     sections.push(el("article", {}, el("h3", {}, bot.name), summary, native, table));
   }
+  // Looked at again: someone may have started editing while the bots were fetched.
+  if (container.contains(document.activeElement)) return;
   container.replaceChildren(...(sections.length ? sections : [el("p", {}, "No bots yet.")]));
 }
 

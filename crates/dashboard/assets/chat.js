@@ -12,6 +12,8 @@
 //   `lastAssistantMessageIsCompleteWithApprovalResponses` does.
 // - Server-provided text is written with textContent; an image is shown only from a
 //   `data:image/…` URL.
+// - A request that fails can be sent again (Retry): approval ids are signed, not stored, so
+//   an approved call that did not run yet runs on the retry, within the approval's TTL.
 "use strict";
 
 (() => {
@@ -20,8 +22,9 @@
   const $ = (id) => document.getElementById(id);
 
   let bots = [];
-  let messages = [];
+  let messages = []; // the shown bot's conversation
   let busy = null; // the AbortController of the request in flight
+  let answeredWhileBusy = false; // an approval answered while a stream was still open
 
   const key = () => sessionStorage.getItem(KEY_NAME);
   const botId = () => $("chat-bot").value;
@@ -45,8 +48,23 @@
     status.classList.toggle("error", Boolean(isError));
   }
 
-  function save() {
-    if (botId()) sessionStorage.setItem(storeKey(), JSON.stringify(messages));
+  /// Keeps `convo` as bot `bot`'s conversation. When the tab's storage is full (screenshots
+  /// add up), the images' data is left out of what is kept, and the page says so.
+  function save(bot = botId(), convo = messages) {
+    if (!bot) return;
+    try {
+      sessionStorage.setItem(STORE_PREFIX + bot, JSON.stringify(convo));
+    } catch (_) {
+      const light = convo.map((m) => ({
+        ...m, parts: m.parts.map((p) => (p.type === "file" ? { ...p, url: "", omitted: true } : p)),
+      }));
+      try {
+        sessionStorage.setItem(STORE_PREFIX + bot, JSON.stringify(light));
+        announce("This tab's storage is full: images are not kept after a reload.", true);
+      } catch (_) {
+        announce("This tab's storage is full: the conversation is not kept after a reload.", true);
+      }
+    }
   }
 
   function load() {
@@ -141,52 +159,82 @@
         break;
       case "error":
         return chunk.errorText || "the chat failed";
+      case "abort":
+        return "The turn was cancelled.";
       default:
-        break; // finish-step, message-metadata, abort, data parts: nothing to show
+        break; // finish-step, message-metadata, data parts: nothing to show
     }
     return null;
   }
 
-  /// The `data:` payloads of an SSE body, as they arrive.
+  /// The JSON `data:` payloads of an SSE body, as they arrive (lines end in LF, CRLF or
+  /// CR; an event ends at a blank line or at the end of the body). Leaving early (an error,
+  /// Stop) cancels the body, which ends the turn on the server.
   async function* events(body) {
     const reader = body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let end;
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const frame = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const data = frame.split("\n").filter((line) => line.startsWith("data:"))
-          .map((line) => line.slice(5).trimStart()).join("\n");
-        if (data && data !== "[DONE]") yield JSON.parse(data);
+    let data = [];
+    const dispatch = function* () {
+      const payload = data.join("\n");
+      data = [];
+      if (payload && payload !== "[DONE]") yield JSON.parse(payload);
+    };
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buffer += value;
+        let match;
+        // A CR at the very end may be the first half of a CRLF: wait for the next read.
+        while ((match = /\r\n|\r(?!$)|\n/.exec(buffer))) {
+          const line = buffer.slice(0, match.index);
+          buffer = buffer.slice(match.index + match[0].length);
+          if (line === "") yield* dispatch();
+          else if (line.startsWith("data:")) data.push(line.slice(line.startsWith("data: ") ? 6 : 5));
+        }
       }
+      const last = buffer.replace(/\r$/, "");
+      if (last.startsWith("data:")) data.push(last.slice(last.startsWith("data: ") ? 6 : 5));
+      yield* dispatch();
+    } finally {
+      reader.cancel().catch(() => {});
     }
   }
 
   // ---- sending ----
 
+  /// The conversation as a request carries it: images stay in the page (the server reads
+  /// no file part of an assistant message, and a screenshot would weigh on every request).
+  function outgoing(convo) {
+    return convo.map((m) => ({ ...m, parts: m.parts.filter((p) => p.type !== "file") }));
+  }
+
+  /// Sends the shown bot's conversation and streams the answer into it. The bot and its
+  /// conversation are fixed here: switching bots mid-answer cannot mix two conversations.
   async function send() {
+    const bot = botId();
+    const convo = messages;
+    if (!bot || busy) return;
     const controller = new AbortController();
     busy = controller;
+    answeredWhileBusy = false;
     setBusy(true);
+    $("chat-retry").hidden = true;
     announce("The bot is answering…");
-    const last = messages[messages.length - 1];
+    const last = convo[convo.length - 1];
     // An answer to approvals continues the last assistant message, as the SDK does.
-    const continuing = last && last.role === "assistant";
+    const continuing = Boolean(last && last.role === "assistant");
     const message = continuing ? last : { id: newId("msg-"), role: "assistant", parts: [] };
-    if (!continuing) messages.push(message);
+    const sent = outgoing(convo);
+    if (!continuing) convo.push(message);
+    const shown = () => convo === messages;
     let failure = null;
+    let finished = false;
     try {
       const response = await fetch("/api/ai/chat", {
         method: "POST",
         headers: { Authorization: "Bearer " + key(), "Content-Type": "application/json" },
-        body: JSON.stringify({
-          botId: botId(), id: "dashboard-" + botId(), trigger: "submit-message",
-          messages: messages.filter((m) => m !== message || continuing),
-        }),
+        body: JSON.stringify({ botId: bot, id: "dashboard-" + bot, trigger: "submit-message", messages: sent }),
         signal: controller.signal,
         cache: "no-store",
       });
@@ -197,23 +245,31 @@
       const open = new Map();
       for await (const chunk of events(response.body)) {
         failure = fold(message, chunk, open) || failure;
-        render();
+        if (chunk.type === "finish") finished = true;
+        if (shown()) render();
       }
+      if (!finished && !failure) failure = "The answer stopped before it was finished.";
     } catch (error) {
-      failure = error.name === "AbortError" ? "Stopped." : error.message;
+      failure = error.name === "AbortError" ? "Stopped." : `The chat failed: ${error.message}`;
     } finally {
       busy = null;
-      if (!message.parts.length) messages.splice(messages.indexOf(message), 1);
-      save();
-      render();
+      const at = convo.indexOf(message);
+      if (!message.parts.length && at >= 0) convo.splice(at, 1);
+      save(bot, convo);
       setBusy(false);
     }
+    if (!shown()) return;
+    render();
     const asked = pendingApprovals();
-    if (failure) announce(failure, true);
-    else if (asked.length) {
+    if (failure) {
+      announce(failure, true);
+      $("chat-retry").hidden = false;
+    } else if (asked.length) {
       announce(`The bot asks before running ${asked.map((p) => p.toolName).join(", ")}: approve or deny.`);
       const first = document.querySelector("#chat-log button[data-decision]");
       if (first) first.focus();
+    } else if (answeredWhileBusy && answersToSend()) {
+      send(); // answers given while the stream was open go back now
     } else {
       announce("Answered.");
       $("chat-input").focus();
@@ -226,14 +282,30 @@
     return last.parts.filter((part) => part.state === "approval-requested");
   }
 
+  /// Whether the last message holds answers the server has not read yet.
+  function answersToSend() {
+    const last = messages[messages.length - 1];
+    return Boolean(last && last.role === "assistant" &&
+      last.parts.some((part) => part.state === "approval-responded"));
+  }
+
   function answer(part, approved) {
+    if (part.state !== "approval-requested") return;
     part.state = "approval-responded";
     part.approval = approved
       ? { id: part.approval.id, approved: true }
       : { id: part.approval.id, approved: false, reason: "The person denied this call in the dashboard." };
     save();
     render();
-    if (pendingApprovals().length === 0 && !busy) send();
+    if (pendingApprovals().length > 0) {
+      const next = document.querySelector("#chat-log button[data-decision]");
+      if (next) next.focus();
+    } else if (busy) {
+      answeredWhileBusy = true;
+    } else {
+      $("chat-input").focus();
+      send();
+    }
   }
 
   function setBusy(on) {
@@ -252,8 +324,10 @@
     const state = part.state || "input-streaming";
     const box = el("div", { class: "tool", "data-tool-call": part.toolCallId, "data-state": state },
       el("p", {}, el("strong", {}, part.toolName), " ", el("span", { class: "muted" }, state.replace(/-/g, " "))));
+    const inputId = "input-" + String(part.toolCallId).replace(/[^A-Za-z0-9_-]/g, "_");
     if (part.input !== undefined) {
-      box.append(el("p", { class: "muted" }, "Input"), el("pre", { "aria-label": `input of ${part.toolName}` }, json(part.input)));
+      box.append(el("p", { class: "muted" }, "Input"),
+        el("pre", { id: inputId, "aria-label": `input of ${part.toolName}` }, json(part.input)));
     }
     if (state === "output-available") {
       box.append(el("p", { class: "muted" }, "Output"), el("pre", { "aria-label": `output of ${part.toolName}` }, json(part.output)));
@@ -265,7 +339,7 @@
       const actions = el("p", { class: "actions" });
       for (const [label, approved] of [["Approve", true], ["Deny", false]]) {
         const button = el("button", { type: "button", "data-decision": label.toLowerCase(),
-          "aria-label": `${label.toLowerCase()} ${part.toolName}` }, label);
+          "aria-label": `${label.toLowerCase()} ${part.toolName}`, "aria-describedby": inputId }, label);
         button.addEventListener("click", () => answer(part, approved));
         actions.append(button);
       }
@@ -285,6 +359,7 @@
       case "dynamic-tool":
         return renderTool(part);
       case "file":
+        if (part.omitted) return el("p", { class: "muted" }, `image (${part.mediaType}), not kept in this tab`);
         if (typeof part.url === "string" && /^data:image\/[a-z0-9.+-]+[;,]/i.test(part.url)) {
           return el("img", { src: part.url, alt: `image (${part.mediaType}) from a tool result`, class: "tool-image" });
         }
@@ -343,16 +418,31 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("chat-form").addEventListener("submit", submit);
     $("chat-input").addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.shiftKey) submit(event);
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) submit(event);
     });
     $("chat-bot").addEventListener("change", () => {
+      if (busy) busy.abort(); // the answer so far is kept in its own bot's conversation
       sessionStorage.setItem(STORE_PREFIX + "bot", botId());
       announce("");
+      $("chat-retry").hidden = true;
       load();
       setBusy(false);
     });
     $("chat-stop").addEventListener("click", () => busy && busy.abort());
+    $("chat-retry").addEventListener("click", () => {
+      // As the SDK's regenerate: a broken answer is dropped and asked again, unless it holds
+      // approvals the server has not read yet (those go back with it).
+      const last = messages[messages.length - 1];
+      if (last && last.role === "assistant" && !answersToSend()) {
+        messages.pop();
+        save();
+        render();
+      }
+      send();
+    });
     $("chat-clear").addEventListener("click", () => {
+      if (busy) busy.abort();
+      $("chat-retry").hidden = true;
       messages = [];
       save();
       render();
