@@ -411,6 +411,11 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
             .await;
         let outcome = match forwarded {
             Ok(ServerResult::CallToolResult(result)) => Ok(result),
+            // A 2026-07-28 client's call the server needs more input for: the client answers
+            // and retries (with `requestState`), and the retry comes through here again.
+            Ok(ServerResult::InputRequiredResult(asked)) => {
+                return Ok(CallToolResponse::InputRequired(asked));
+            }
             Ok(other) => expect::<CallToolResult>(other).map_err(|e| BackendError::Internal {
                 cause: e.message.to_string(),
             }),
@@ -530,6 +535,9 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
                 &context,
             )
             .await?;
+        if let ServerResult::InputRequiredResult(asked) = answer {
+            return Ok(GetPromptResponse::InputRequired(asked));
+        }
         expect::<rmcp::model::GetPromptResult>(answer).map(Into::into)
     }
 

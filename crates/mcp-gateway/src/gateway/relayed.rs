@@ -6,6 +6,15 @@
 //! unchanged. On `/mcp` lists are gathered from each of the bot's enabled servers (starting
 //! them if needed; a server without the capability is left out), resource URIs are exposed as
 //! `botcraft://SERVER/URI` and prompts as `server__prompt`; requests route back by those names.
+//!
+//! A client on 2026-07-28 or later has its requests go on as requests of that revision:
+//! the upstream request names the client's revision and declared capabilities in its
+//! `_meta` (rmcp servers read a request's revision from there before the connection's), so a
+//! server may answer it with an `InputRequiredResult` (multi round-trip requests), which
+//! comes back to the client unchanged and whose retry (`inputResponses`, `requestState`) goes
+//! on the same way. A server that does not know that revision (JSON-RPC -32022) gets the
+//! request again without it. Clients of 2025-11-25 are unchanged: their server requests
+//! (elicitation, sampling) are relayed to them as requests.
 
 #![allow(deprecated)] // logging is legacy in 2026-07-28; 2025-11-25 sessions use it
 
@@ -14,8 +23,8 @@ use std::collections::BTreeMap;
 use mcp_lifecycle::ForwardFor;
 use mcp_lifecycle::relay::ServerEvent;
 use rmcp::model::{
-    ClientRequest, ErrorCode, GetMeta, LoggingLevel, PaginatedRequestParams, RequestOptionalParam,
-    ServerResult,
+    ClientRequest, ErrorCode, GetMeta, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
+    RequestOptionalParam, ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -29,6 +38,15 @@ pub(crate) use crate::relay::expect;
 use crate::relay::{
     GatewayScope, SessionCaller, forwarded_meta, mark_complete, qualify_uri, split_uri,
 };
+
+/// The revision of this request's client when it is 2026-07-28 or later (requests that
+/// carry their own revision and may be answered with an `InputRequiredResult`).
+fn stateless_revision(context: &RequestContext<RoleServer>) -> Option<ProtocolVersion> {
+    context
+        .meta
+        .protocol_version()
+        .filter(|revision| *revision >= ProtocolVersion::V_2026_07_28)
+}
 
 /// Pages of one list gathered per server at most (a server that pages forever is cut).
 const MAX_PAGES: usize = 50;
@@ -165,21 +183,50 @@ impl<B: GatewayBackend> GatewayServer<B> {
         if let Some(meta) = forwarded_meta(&context.meta) {
             request.get_meta_mut().extend(meta);
         }
-        let target = ForwardFor {
+        let target = || ForwardFor {
             caller: Some(SessionCaller::new(
                 context.peer.clone(),
                 context.client_capabilities(),
             )),
             progress: context.meta.get_progress_token(),
         };
-        // Boxed: rmcp spawns a task per request whose future holds the largest handler's
-        // state, and the backend's forward (toolsets, manager, rmcp client) is most of it.
-        // On the heap, every request's task stays small instead of being copied whole.
-        Box::pin(
-            self.backend
-                .forward(bot, server, request, target, context.ct.clone()),
-        )
-        .await
+        let Some(revision) = stateless_revision(context) else {
+            // Boxed: rmcp spawns a task per request whose future holds the largest handler's
+            // state, and the backend's forward (toolsets, manager, rmcp client) is most of
+            // it. On the heap, every request's task stays small instead of being copied whole.
+            return Box::pin(self.backend.forward(
+                bot,
+                server,
+                request,
+                target(),
+                context.ct.clone(),
+            ))
+            .await;
+        };
+        let plain = request.clone();
+        let meta = request.get_meta_mut();
+        meta.set_protocol_version(revision);
+        if let Some(capabilities) = context.client_capabilities() {
+            meta.set_client_capabilities(capabilities);
+        }
+        let answer =
+            Box::pin(
+                self.backend
+                    .forward(bot, server, request, target(), context.ct.clone()),
+            )
+            .await;
+        match answer {
+            Err(BackendError::Refused { code, .. })
+                if code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 =>
+            {
+                Box::pin(
+                    self.backend
+                        .forward(bot, server, plain, target(), context.ct.clone()),
+                )
+                .await
+            }
+            other => other,
+        }
     }
 
     /// A list on this request's face: the server's page as it answered (`/mcp/{server}`),
@@ -405,6 +452,9 @@ impl<B: GatewayBackend> GatewayServer<B> {
         params.uri = raw.to_owned();
         let request = ClientRequest::ReadResourceRequest(rmcp::model::Request::new(params));
         let mut answer = self.relay(bot, server, request, context).await?;
+        if let ServerResult::InputRequiredResult(asked) = answer {
+            return Ok(rmcp::model::ReadResourceResponse::InputRequired(asked));
+        }
         if *scope == GatewayScope::Bot {
             mark_complete(&mut answer);
             let mut value = to_value(&answer)?;

@@ -304,3 +304,85 @@ async fn a_server_the_bot_does_not_bind_is_refused_at_initialize() -> anyhow::Re
     setup.manager.stop_all().await;
     Ok(())
 }
+
+/// One stateless 2026-07-28 `tools/call` to `url` (no session; the request names its
+/// revision, client and capabilities in `_meta`); the JSON-RPC answer.
+async fn stateless_call(url: &str, params: serde_json::Value) -> anyhow::Result<serde_json::Value> {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless-test", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}}
+    });
+    let name = params["name"].as_str().unwrap_or_default().to_owned();
+    let response = reqwest::Client::new()
+        .post(url)
+        .bearer_auth(KEY)
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", name)
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+        .send()
+        .await?;
+    let is_sse = response
+        .headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    let text = response.text().await?;
+    let body = if is_sse {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(str::trim)
+            .filter(|data| !data.is_empty())
+            .last()
+            .unwrap_or_default()
+            .to_owned()
+    } else {
+        text
+    };
+    Ok(serde_json::from_str(&body)?)
+}
+
+#[tokio::test]
+async fn a_2026_client_gets_the_server_s_input_required_result_and_its_retry_completes()
+-> anyhow::Result<()> {
+    let setup = setup().await?;
+    let url = format!("{}/fixture", setup.served.url);
+    let tool = "test_input_required_result_elicitation";
+    let first = stateless_call(&url, json!({"name": tool, "arguments": {}})).await?;
+    let asked = &first["result"];
+    assert_eq!(asked["resultType"], "input_required", "{first}");
+    assert_eq!(
+        asked["inputRequests"]["user_name"]["method"], "elicitation/create",
+        "{first}"
+    );
+    let mut retry = json!({"name": tool, "arguments": {},
+        "inputResponses": {"user_name": {"action": "accept", "content": {"name": "Ada"}}}});
+    if let Some(state) = asked.get("requestState") {
+        retry["requestState"] = state.clone();
+    }
+    let done = stateless_call(&url, retry).await?;
+    assert_eq!(
+        done["result"]["content"],
+        json!([{"type": "text", "text": "Hello, Ada!"}]),
+        "{done}"
+    );
+    assert_eq!(done["result"]["resultType"], "complete");
+    // A 2025-11-25 session never gets one: the server is not asked as 2026-07-28 for it.
+    let session = connect(&url, Client::default()).await?;
+    let refused = session
+        .call_tool(CallToolRequestParams::new(tool))
+        .await
+        .err()
+        .map(|error| error.to_string())
+        .unwrap_or_default();
+    assert!(
+        refused.contains("requires negotiated protocol version 2026-07-28"),
+        "{refused}"
+    );
+    session.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}
