@@ -336,7 +336,7 @@ async fn stateless_call(url: &str, params: serde_json::Value) -> anyhow::Result<
             .filter_map(|line| line.strip_prefix("data:"))
             .map(str::trim)
             .filter(|data| !data.is_empty())
-            .last()
+            .next_back()
             .unwrap_or_default()
             .to_owned()
     } else {
