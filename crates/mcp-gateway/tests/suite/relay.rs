@@ -335,8 +335,7 @@ async fn stateless_call(url: &str, params: serde_json::Value) -> anyhow::Result<
         text.lines()
             .filter_map(|line| line.strip_prefix("data:"))
             .map(str::trim)
-            .filter(|data| !data.is_empty())
-            .next_back()
+            .rfind(|data| !data.is_empty())
             .unwrap_or_default()
             .to_owned()
     } else {
