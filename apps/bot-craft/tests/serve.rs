@@ -1,7 +1,8 @@
 //! `botcraft serve` end to end: a fresh data folder is seeded, the always-on forge servers
 //! start (the real binaries, found next to `botcraft`), health is public and healthy, the CLI
 //! lists servers and chats through a fake LLM that calls a forge tool (which asks first:
-//! approved with `--approve`, denied with no terminal), and SIGTERM stops
+//! approved with `--approve`, denied with no terminal, approved by typing y at a pty), and
+//! SIGTERM stops
 //! every child and exits 0. And a newcomer's first run: a fresh clone, `scripts/run.sh`, the
 //! README's example.
 
@@ -47,6 +48,37 @@ fn cli(url: &str, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
     common::cli(url, KEY, args)
 }
 
+/// `botcraft chat --bot forge MESSAGE` on a pseudo-terminal (util-linux's `script`), with
+/// `typed` as what the person types; everything the terminal showed.
+fn at_a_terminal(url: &str, message: &str, typed: &str) -> anyhow::Result<String> {
+    use std::io::{Read, Write};
+    let command = format!(
+        "{} chat --bot forge '{message}'",
+        env!("CARGO_BIN_EXE_botcraft")
+    );
+    let mut child = Command::new("script")
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("BOTCRAFT_URL", url)
+        .env("BOTCRAFT_API_KEY", KEY)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .context("util-linux `script` (Debian's bsdutils)")?;
+    // Kept open until the chat ends: an end of input would end `script` early.
+    let mut input = child.stdin.take().context("stdin")?;
+    input.write_all(typed.as_bytes())?;
+    let mut shown = String::new();
+    child
+        .stdout
+        .take()
+        .context("stdout")?
+        .read_to_string(&mut shown)?;
+    let status = child.wait()?;
+    drop(input);
+    anyhow::ensure!(status.success(), "botcraft chat at a terminal: {shown}");
+    Ok(shown)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyhow::Result<()> {
     // The seeded `forge` bot defers its tools (auto mode): find `run`, then call it.
@@ -73,6 +105,17 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
             [r#"{"command": "echo never-run"}"#],
         )]),
         FakeReply::text(["Not run, then."]),
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t4",
+            "tool_search",
+            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
+        )]),
+        FakeReply::tool_calls([FakeToolCall::new(
+            "t5",
+            "forge-bash__run",
+            ["{\"command\": \"echo pty-approved # \u{202e}gnp.exe\"}"],
+        )]),
+        FakeReply::text(["Ran it."]),
     ])
     .await?;
     let dir = tempfile::tempdir()?;
@@ -267,6 +310,29 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     let sixth = requests[5].body.to_string();
     assert!(sixth.contains("botcraft chat without --approve"), "{sixth}");
     assert!(!sixth.contains("never-run\\n[exit:0"), "{sixth}");
+
+    // At a terminal (a pty from util-linux's `script`), the person is asked with the whole
+    // input, a bidi override shown escaped, and answers y.
+    let asked = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || at_a_terminal(&url, "run it at a terminal", "y\n")
+    })
+    .await??;
+    assert!(
+        asked.contains("? forge-bash__run asks first, with:"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("gnp.exe") && asked.contains("\\u{202e}"),
+        "{asked}"
+    );
+    assert!(
+        !asked.contains('\u{202e}'),
+        "the override reached the terminal: {asked}"
+    );
+    assert!(asked.contains("Ran it."), "{asked}");
+    let ninth = llm.requests()[8].body.to_string();
+    assert!(ninth.contains("pty-approved"), "the command ran: {ninth}");
 
     // An operator can let it run unasked.
     let (ok, _, err) = tokio::task::spawn_blocking({
