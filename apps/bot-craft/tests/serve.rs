@@ -2,9 +2,8 @@
 //! start (the real binaries, found next to `botcraft`), health is public and healthy, the CLI
 //! lists servers and chats through a fake LLM that calls a forge tool (which asks first:
 //! approved with `--approve`, denied with no terminal, approved by typing y at a pty), and
-//! SIGTERM stops
-//! every child and exits 0. And a newcomer's first run: a fresh clone, `scripts/run.sh`, the
-//! README's example.
+//! SIGTERM stops every child and exits 0. And a newcomer's first run: a fresh clone,
+//! `scripts/run.sh`, the README's example.
 
 use std::path::Path;
 use std::process::Command;
