@@ -15,17 +15,15 @@
 // and CHROMIUM (default /usr/bin/chromium) override the binaries.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { started } from "./processes.mjs";
+import { launchChromium, started } from "./processes.mjs";
 import { existsSync, mkdtempSync, mkdirSync, readFileSync, rmSync, watch, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const botcraft = process.env.BOTCRAFT_BIN || join(root, "target/debug/botcraft");
 const fakeLlm = process.env.FAKE_LLM_BIN || join(root, "target/debug/fake-llm");
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const artifacts = join(root, "target/e2e-artifacts");
 const KEY = "e2e-chat-key-" + Math.random().toString(36).slice(2);
 const LIMIT = 60_000;
@@ -88,12 +86,7 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
       RUST_LOG: "info",
     }, /http:\/\/127\.0\.0\.1:\d+/);
     const base = await serve.found;
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"],
-    });
+    browser = await launchChromium();
     page = await browser.newPage();
     page.setDefaultTimeout(LIMIT);
     const chatRequests = [];

