@@ -1,7 +1,8 @@
 //! Remote servers through the manager: streamable HTTP (test-support's conformance fixture in
 //! its HTTP mode, behind a bearer token) and HTTP+SSE (the fixture behind the real npm
 //! `supergateway`). Listed, called, lost and reconnected; headers resolved from `${VAR}` and
-//! never shown.
+//! never shown. A server with no sessions at all (2026-07-28 only) works the same, and a
+//! request that names 2026-07-28 may be answered with an `InputRequiredResult`.
 
 use std::process::Command;
 use std::time::Duration;
@@ -297,5 +298,77 @@ async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connecti
         .call_tool("everything", "echo", echo("two"))
         .await?;
     assert_eq!(text(&result), "Echo: two");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_server_without_sessions_is_listed_called_and_answers_a_2026_request_in_kind()
+-> anyhow::Result<()> {
+    use rmcp::model::{
+        CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientRequest, GetMeta as _,
+        ProtocolVersion, ServerResult,
+    };
+    let fx = remote_fixture().await?;
+    let mut command = Command::new(conformance_fixture_binary()?);
+    command.args([
+        "--http".to_owned(),
+        format!("127.0.0.1:{}", free_port()?),
+        "--stateless-only".to_owned(),
+    ]);
+    let (_served, line) = Served::start(command, "listening on ")?;
+    let url = line
+        .split("listening on ")
+        .nth(1)
+        .unwrap_or_default()
+        .trim();
+    fx.add_spec(
+        McpServerSpec::remote("stateless", Transport::StreamableHttp, url)
+            .init_timeout(10_000)
+            .timeout(10_000),
+    )
+    .await?;
+    // The 2025-11-25 handshake works without a session: lists and calls as usual.
+    let tools = fx.manager.get_tools("stateless").await?;
+    assert!(
+        tools.iter().any(|t| t.name == "test_simple_text"),
+        "{tools:?}"
+    );
+    let result = fx
+        .manager
+        .call_tool("stateless", "test_simple_text", args(json!({})))
+        .await?;
+    assert_eq!(text(&result), SIMPLE_TEXT);
+    // A request that names 2026-07-28 in its `_meta` (as the gateway sends a 2026-07-28
+    // client's) goes with that revision in its `MCP-Protocol-Version` header too (rmcp's
+    // client takes it from the request), so the server may answer it with an
+    // InputRequiredResult, which comes back as it is: without sessions, and on a 2025-11-25
+    // session alike.
+    let (_with_sessions, session_url) = http_fixture(free_port()?)?;
+    fx.add_spec(hosted(&session_url)).await?;
+    for server in ["stateless", "hosted"] {
+        let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
+            CallToolRequestParams::new("test_input_required_result_elicitation"),
+        ));
+        let meta = request.get_meta_mut();
+        meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+        meta.set_client_capabilities(ClientCapabilities::default());
+        let answer = fx
+            .manager
+            .forward(
+                server,
+                request,
+                mcp_lifecycle::ForwardFor::default(),
+                tokio_util::sync::CancellationToken::new(),
+            )
+            .await?;
+        let ServerResult::InputRequiredResult(asked) = answer else {
+            anyhow::bail!("{server}: not an InputRequiredResult: {answer:?}");
+        };
+        let asked = serde_json::to_value(&asked)?;
+        assert_eq!(
+            asked["inputRequests"]["user_name"]["method"], "elicitation/create",
+            "{server}: {asked}"
+        );
+    }
     Ok(())
 }

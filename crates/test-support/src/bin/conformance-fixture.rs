@@ -1,11 +1,12 @@
-//! `conformance-fixture [--http ADDR [--require-header NAME=VALUE | --oauth SECS]]`: test-support's
+//! `conformance-fixture [--http ADDR [--require-header NAME=VALUE | --oauth SECS | --stateless-only]]`: test-support's
 //! [`ConformanceFixture`] over stdio (the default) or over streamable HTTP at
 //! `http://ADDR/mcp` (sessions, and stateless 2026-07-28 requests on the same URL). In HTTP
 //! mode it prints `listening on URL` once it accepts connections and serves until SIGINT or
 //! SIGTERM; with `--require-header` every request without that header (exactly) is answered
 //! 401, as a server behind a bearer token would; with `--oauth SECS` it sits behind
 //! [`test_support::oauth_server`] (a fake authorization server on the same origin, tokens
-//! living SECS seconds). Logs go to stderr.
+//! living SECS seconds); with `--stateless-only` it keeps no 2025-11-25 sessions (rmcp's
+//! `legacy_session_mode` off: every request stands alone). Logs go to stderr.
 
 use std::sync::Arc;
 
@@ -30,6 +31,9 @@ async fn main() -> anyhow::Result<()> {
             Ok(())
         }
         [flag, addr] if flag == "--http" => serve_http(addr, Guard::None).await,
+        [flag, addr, only] if flag == "--http" && only == "--stateless-only" => {
+            serve_http(addr, Guard::StatelessOnly).await
+        }
         [flag, addr, oauth, secs] if flag == "--http" && oauth == "--oauth" => {
             let secs = secs
                 .parse()
@@ -44,7 +48,7 @@ async fn main() -> anyhow::Result<()> {
         }
         _ => {
             anyhow::bail!(
-                "usage: conformance-fixture [--http ADDR [--require-header NAME=VALUE | --oauth SECS]]"
+                "usage: conformance-fixture [--http ADDR [--require-header NAME=VALUE | --oauth SECS | --stateless-only]]"
             )
         }
     }
@@ -53,6 +57,8 @@ async fn main() -> anyhow::Result<()> {
 /// What stands in front of `/mcp`.
 enum Guard {
     None,
+    /// No 2025-11-25 sessions: only self-contained 2026-07-28 requests.
+    StatelessOnly,
     Header(String, String),
     OAuth(u64),
 }
@@ -63,7 +69,9 @@ async fn serve_http(addr: &str, guard: Guard) -> anyhow::Result<()> {
         .with_context(|| format!("bind {addr}"))?;
     let origin = format!("http://{}", listener.local_addr()?);
     let shutdown = CancellationToken::new();
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
+    let config = StreamableHttpServerConfig::default()
+        .with_cancellation_token(shutdown.clone())
+        .with_legacy_session_mode(!matches!(guard, Guard::StatelessOnly));
     let service = StreamableHttpService::new(
         || Ok(ConformanceFixture::new()),
         Arc::new(LocalSessionManager::default()),
