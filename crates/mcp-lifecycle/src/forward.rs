@@ -7,6 +7,11 @@
 //! call timeout. When the client cancels, `notifications/cancelled` goes to the server and the
 //! answer is [`LifecycleError::Cancelled`]. A JSON-RPC error of the server comes back as
 //! [`LifecycleError::Refused`], unchanged, for the client to see.
+//!
+//! A request may name its own revision in `_meta` (2026-07-28's per-request keys, which the
+//! gateway sets for its 2026-07-28 clients): a stdio server reads it per request. To a remote
+//! server it goes without those keys, because rmcp's HTTP client would make that revision the
+//! shared connection's for every later request.
 
 use std::sync::Arc;
 
@@ -27,6 +32,21 @@ pub struct ForwardFor {
     pub caller: Option<Arc<dyn Caller>>,
     /// The client's own progress token (its request's `_meta.progressToken`).
     pub progress: Option<ProgressToken>,
+}
+
+/// The per-request revision keys of 2026-07-28, which a request may carry in its `_meta`.
+const REVISION_KEYS: [&str; 3] = [
+    "io.modelcontextprotocol/protocolVersion",
+    "io.modelcontextprotocol/clientCapabilities",
+    "io.modelcontextprotocol/clientInfo",
+];
+
+fn without_request_revision(request: &mut ClientRequest) {
+    use rmcp::model::GetMeta as _;
+    let meta = request.get_meta_mut();
+    for key in REVISION_KEYS {
+        meta.0.remove(key);
+    }
 }
 
 impl McpServerManager {
@@ -53,7 +73,7 @@ impl McpServerManager {
     pub async fn forward(
         &self,
         server: &str,
-        request: ClientRequest,
+        mut request: ClientRequest,
         target: ForwardFor,
         cancel: CancellationToken,
     ) -> Result<ServerResult, LifecycleError> {
@@ -62,6 +82,13 @@ impl McpServerManager {
         let process = self
             .ensure_slot_running(server, &slot, Demand::OnDemand)
             .await?;
+        if process.is_remote() {
+            // rmcp's HTTP client takes a revision named in a request's `_meta` as the
+            // connection's from then on (its `MCP-Protocol-Version` header), which would turn
+            // the one connection every bot shares into a 2026-07-28 one. To a remote server a
+            // request goes as one of the connection's revision.
+            without_request_revision(&mut request);
+        }
         let method = request.method().to_owned();
         let tool = match &request {
             ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),

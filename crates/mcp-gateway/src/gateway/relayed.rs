@@ -12,8 +12,10 @@
 //! `_meta` (rmcp servers read a request's revision from there before the connection's), so a
 //! server may answer it with an `InputRequiredResult` (multi round-trip requests), which
 //! comes back to the client unchanged and whose retry (`inputResponses`, `requestState`) goes
-//! on the same way. A server that does not know that revision (JSON-RPC -32022) gets the
-//! request again without it. Clients of 2025-11-25 are unchanged: their server requests
+//! on the same way. Of the client's capabilities only elicitation, sampling and roots go on.
+//! A server that does not know that revision (JSON-RPC -32022 whose `supported` lacks it)
+//! gets the request again without it. A remote server gets it without it in any case (see
+//! `McpServerManager::forward`). Clients of 2025-11-25 are unchanged: their server requests
 //! (elicitation, sampling) are relayed to them as requests.
 
 #![allow(deprecated)] // logging is legacy in 2026-07-28; 2025-11-25 sessions use it
@@ -23,8 +25,8 @@ use std::collections::BTreeMap;
 use mcp_lifecycle::ForwardFor;
 use mcp_lifecycle::relay::ServerEvent;
 use rmcp::model::{
-    ClientRequest, ErrorCode, GetMeta, LoggingLevel, PaginatedRequestParams, ProtocolVersion,
-    RequestOptionalParam, ServerResult,
+    ClientCapabilities, ClientRequest, ErrorCode, GetMeta, LoggingLevel, PaginatedRequestParams,
+    ProtocolVersion, RequestOptionalParam, ServerResult,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -46,6 +48,30 @@ fn stateless_revision(context: &RequestContext<RoleServer>) -> Option<ProtocolVe
         .meta
         .protocol_version()
         .filter(|revision| *revision >= ProtocolVersion::V_2026_07_28)
+}
+
+/// What a 2026-07-28 client declared that a server's input requests may use: elicitation,
+/// sampling and roots. Nothing else (tasks, extensions) goes on: a server could otherwise
+/// answer in a form the gateway does not relay.
+fn input_capabilities(context: &RequestContext<RoleServer>) -> ClientCapabilities {
+    let declared = context.client_capabilities().unwrap_or_default();
+    let mut kept = ClientCapabilities::default();
+    kept.elicitation = declared.elicitation;
+    kept.sampling = declared.sampling;
+    kept.roots = declared.roots;
+    kept
+}
+
+/// Whether a -32022 refusal's `data.supported` lists `revision` (then the refusal is about
+/// something else, and nothing is sent again).
+fn supports(data: Option<&Value>, revision: &ProtocolVersion) -> bool {
+    data.and_then(|data| data.get("supported"))
+        .and_then(Value::as_array)
+        .is_some_and(|supported| {
+            supported
+                .iter()
+                .any(|v| v.as_str() == Some(revision.as_str()))
+        })
 }
 
 /// Pages of one list gathered per server at most (a server that pages forever is cut).
@@ -183,14 +209,18 @@ impl<B: GatewayBackend> GatewayServer<B> {
         if let Some(meta) = forwarded_meta(&context.meta) {
             request.get_meta_mut().extend(meta);
         }
+        let revision = stateless_revision(context);
+        // A 2026-07-28 client takes no requests from a server: what a server asks of it comes
+        // as an InputRequiredResult, so the manager refuses a server's request with the reason.
+        let declared = match revision {
+            Some(_) => None,
+            None => context.client_capabilities(),
+        };
         let target = || ForwardFor {
-            caller: Some(SessionCaller::new(
-                context.peer.clone(),
-                context.client_capabilities(),
-            )),
+            caller: Some(SessionCaller::new(context.peer.clone(), declared.clone())),
             progress: context.meta.get_progress_token(),
         };
-        let Some(revision) = stateless_revision(context) else {
+        let Some(revision) = revision else {
             // Boxed: rmcp spawns a task per request whose future holds the largest handler's
             // state, and the backend's forward (toolsets, manager, rmcp client) is most of
             // it. On the heap, every request's task stays small instead of being copied whole.
@@ -205,10 +235,8 @@ impl<B: GatewayBackend> GatewayServer<B> {
         };
         let plain = request.clone();
         let meta = request.get_meta_mut();
-        meta.set_protocol_version(revision);
-        if let Some(capabilities) = context.client_capabilities() {
-            meta.set_client_capabilities(capabilities);
-        }
+        meta.set_protocol_version(revision.clone());
+        meta.set_client_capabilities(input_capabilities(context));
         let answer =
             Box::pin(
                 self.backend
@@ -216,9 +244,12 @@ impl<B: GatewayBackend> GatewayServer<B> {
             )
             .await;
         match answer {
-            Err(BackendError::Refused { code, .. })
-                if code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0 =>
+            Err(BackendError::Refused { code, data, .. })
+                if code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0
+                    && !supports(data.as_ref(), &revision) =>
             {
+                // Refused before any handler ran (the revision is checked first): sent again
+                // as a request of the connection's revision.
                 Box::pin(
                     self.backend
                         .forward(bot, server, plain, target(), context.ct.clone()),

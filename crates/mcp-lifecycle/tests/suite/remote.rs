@@ -2,7 +2,7 @@
 //! its HTTP mode, behind a bearer token) and HTTP+SSE (the fixture behind the real npm
 //! `supergateway`). Listed, called, lost and reconnected; headers resolved from `${VAR}` and
 //! never shown. A server with no sessions at all (2026-07-28 only) works the same, and a
-//! request that names 2026-07-28 may be answered with an `InputRequiredResult`.
+//! request that names 2026-07-28 goes as one of the connection's revision.
 
 use std::process::Command;
 use std::time::Duration;
@@ -302,7 +302,7 @@ async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connecti
 }
 
 #[tokio::test]
-async fn a_server_without_sessions_is_listed_called_and_answers_a_2026_request_in_kind()
+async fn a_server_without_sessions_is_listed_and_called_and_a_2026_request_leaves_the_connection_as_it_was()
 -> anyhow::Result<()> {
     use rmcp::model::{
         CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientRequest, GetMeta as _,
@@ -339,15 +339,15 @@ async fn a_server_without_sessions_is_listed_called_and_answers_a_2026_request_i
         .await?;
     assert_eq!(text(&result), SIMPLE_TEXT);
     // A request that names 2026-07-28 in its `_meta` (as the gateway sends a 2026-07-28
-    // client's) goes with that revision in its `MCP-Protocol-Version` header too (rmcp's
-    // client takes it from the request), so the server may answer it with an
-    // InputRequiredResult, which comes back as it is: without sessions, and on a 2025-11-25
-    // session alike.
+    // client's) goes to a remote server as one of the connection's revision: rmcp's HTTP
+    // client would otherwise make 2026-07-28 the shared connection's for every later
+    // request, which a server refuses without the per-request metadata. With sessions and
+    // without, the next plain request still works.
     let (_with_sessions, session_url) = http_fixture(free_port()?)?;
     fx.add_spec(hosted(&session_url)).await?;
     for server in ["stateless", "hosted"] {
         let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new("test_input_required_result_elicitation"),
+            CallToolRequestParams::new("test_simple_text"),
         ));
         let meta = request.get_meta_mut();
         meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
@@ -361,14 +361,15 @@ async fn a_server_without_sessions_is_listed_called_and_answers_a_2026_request_i
                 tokio_util::sync::CancellationToken::new(),
             )
             .await?;
-        let ServerResult::InputRequiredResult(asked) = answer else {
-            anyhow::bail!("{server}: not an InputRequiredResult: {answer:?}");
+        let ServerResult::CallToolResult(result) = answer else {
+            anyhow::bail!("{server}: not a tool result: {answer:?}");
         };
-        let asked = serde_json::to_value(&asked)?;
-        assert_eq!(
-            asked["inputRequests"]["user_name"]["method"], "elicitation/create",
-            "{server}: {asked}"
-        );
+        assert_eq!(text(&result), SIMPLE_TEXT, "{server}");
+        let after = fx
+            .manager
+            .call_tool(server, "test_simple_text", args(json!({})))
+            .await?;
+        assert_eq!(text(&after), SIMPLE_TEXT, "{server}: the next plain call");
     }
     Ok(())
 }
