@@ -9,14 +9,18 @@
 //! [`LifecycleError::Refused`], unchanged, for the client to see.
 //!
 //! A request may name its own revision in `_meta` (2026-07-28's per-request keys, which the
-//! gateway sets for its 2026-07-28 clients): a stdio server reads it per request. To a remote
-//! server it goes without those keys, because rmcp's HTTP client would make that revision the
+//! gateway sets for its 2026-07-28 clients): a stdio server reads it per request. A remote
+//! server gets it on the connection's 2026-07-28 link ([`crate::stateless_link`]) when it has
+//! one, else without those keys, because rmcp's HTTP client would make that revision the
 //! shared connection's for every later request.
 
 use std::sync::Arc;
 
 use rmcp::ServiceError;
-use rmcp::model::{ClientRequest, ProgressToken, ServerCapabilities, ServerResult};
+use rmcp::model::{
+    ClientRequest, ProgressToken, ProtocolVersion, RequestMetaObject, ServerCapabilities,
+    ServerResult,
+};
 use rmcp::service::PeerRequestOptions;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -41,12 +45,21 @@ const REVISION_KEYS: [&str; 3] = [
     "io.modelcontextprotocol/clientInfo",
 ];
 
-fn without_request_revision(request: &mut ClientRequest) {
+/// Takes the per-request revision keys out of `request`; them, when they name 2026-07-28 or
+/// later.
+fn take_request_revision(request: &mut ClientRequest) -> Option<RequestMetaObject> {
     use rmcp::model::GetMeta as _;
     let meta = request.get_meta_mut();
+    let mut taken = RequestMetaObject::new();
     for key in REVISION_KEYS {
-        meta.0.remove(key);
+        if let Some(value) = meta.0.remove(key) {
+            taken.0.insert(key.to_owned(), value);
+        }
     }
+    taken
+        .protocol_version()
+        .is_some_and(|revision| revision >= ProtocolVersion::V_2026_07_28)
+        .then_some(taken)
 }
 
 impl McpServerManager {
@@ -82,12 +95,21 @@ impl McpServerManager {
         let process = self
             .ensure_slot_running(server, &slot, Demand::OnDemand)
             .await?;
+        // rmcp's HTTP client takes a revision named in a request's `_meta` as the
+        // connection's from then on (its `MCP-Protocol-Version` header), which would turn the
+        // one connection every bot shares into a 2026-07-28 one. A remote server's 2026-07-28
+        // request goes on its link instead (the client's revision and capabilities given as
+        // the request's own metadata, over the link's), else as one of the connection's.
+        let mut peer = process.peer().clone();
+        let mut own_meta = None;
         if process.is_remote() {
-            // rmcp's HTTP client takes a revision named in a request's `_meta` as the
-            // connection's from then on (its `MCP-Protocol-Version` header), which would turn
-            // the one connection every bot shares into a 2026-07-28 one. To a remote server a
-            // request goes as one of the connection's revision.
-            without_request_revision(&mut request);
+            let named = take_request_revision(&mut request);
+            if named.is_some()
+                && let Some(link) = process.stateless_peer().await
+            {
+                peer = link;
+                own_meta = named;
+            }
         }
         let method = request.method().to_owned();
         let tool = match &request {
@@ -103,9 +125,10 @@ impl McpServerManager {
             method: "forwarded request",
             source: Arc::new(error),
         };
-        let handle = process
-            .peer()
-            .send_request_with_option(request, PeerRequestOptions::with_timeout(timeout))
+        let mut options = PeerRequestOptions::with_timeout(timeout);
+        options.meta = own_meta;
+        let handle = peer
+            .send_request_with_option(request, options)
             .await
             .map_err(failed)?;
         if let Some(registration) = &registration {

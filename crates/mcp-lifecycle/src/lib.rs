@@ -48,6 +48,7 @@ mod restart;
 pub mod run_as;
 pub mod sse_client;
 mod state;
+mod stateless_link;
 mod stderr_tail;
 mod tap;
 mod tool_lists;

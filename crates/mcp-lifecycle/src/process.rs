@@ -56,6 +56,8 @@ enum Backing {
         /// As shown ([`crate::remote::shown_url`]).
         url: String,
         lost: Arc<crate::remote::ConnectionLoss>,
+        /// The 2026-07-28 link (streamable HTTP only), opened when first needed.
+        link: Option<Arc<crate::stateless_link::StatelessLink>>,
     },
 }
 
@@ -436,10 +438,11 @@ impl McpProcess {
         url: String,
         lost: Arc<crate::remote::ConnectionLoss>,
         exit: watch::Receiver<Option<ExitInfo>>,
+        link: Option<Arc<crate::stateless_link::StatelessLink>>,
     ) -> Self {
         Self {
             server: config.name.clone(),
-            backing: Backing::Remote { url, lost },
+            backing: Backing::Remote { url, lost, link },
             peer: service.peer().clone(),
             service: tokio::sync::Mutex::new(Some(service)),
             exit,
@@ -455,6 +458,17 @@ impl McpProcess {
         matches!(self.backing, Backing::Remote { .. })
     }
 
+    /// The peer for a 2026-07-28 request to a remote server: its link, opened the first time
+    /// (`None` for a stdio server, an SSE one, or one without that revision).
+    pub(crate) async fn stateless_peer(&self) -> Option<Peer<RoleClient>> {
+        match &self.backing {
+            Backing::Remote {
+                link: Some(link), ..
+            } => link.peer().await,
+            _ => None,
+        }
+    }
+
     /// The URL of a remote server, as shown.
     pub fn url(&self) -> Option<&str> {
         match &self.backing {
@@ -465,7 +479,7 @@ impl McpProcess {
 
     /// `NeedsAuth`, when `error` carries the OAuth challenge of a server that may use OAuth.
     fn auth_challenge(&self, error: &ServiceError) -> Option<LifecycleError> {
-        let Backing::Remote { url, lost } = &self.backing else {
+        let Backing::Remote { url, lost, .. } = &self.backing else {
             return None;
         };
         if !lost.oauth {
@@ -604,7 +618,7 @@ impl McpProcess {
         let response = match &self.backing {
             // A remote connection can be lost under the call without an answer ever coming
             // (a server that forgot the session): the loss ends the wait.
-            Backing::Remote { url, lost } => {
+            Backing::Remote { url, lost, .. } => {
                 let mut exit = self.exit.clone();
                 tokio::select! {
                     response = handle.await_response() => response,

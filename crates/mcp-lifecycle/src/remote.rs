@@ -27,6 +27,7 @@ use crate::environment::{EnvPolicy, resolve_template};
 use crate::error::LifecycleError;
 use crate::process::{HandshakeFailure, McpProcess, handshake_error, handshake_over};
 use crate::sse_client::SseClientTransport;
+use crate::stateless_link::StatelessLink;
 use crate::tap::ProgressTap;
 
 /// How a remote connection ends: its "exit" (the watch every waiter of the server holds),
@@ -157,19 +158,22 @@ pub(crate) async fn connect(
         transport: transport_name,
         reason,
     };
+    let mut link = None;
     let started = match endpoint.transport {
         RemoteTransport::StreamableHttp => {
-            let headers = headers
+            let headers: std::collections::HashMap<HeaderName, HeaderValue> = headers
                 .iter()
                 .map(|(name, value)| (name.clone(), value.clone()))
                 .collect();
             let settings = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
-                .custom_headers(headers);
+                .custom_headers(headers.clone());
             if let Some(Auth::Token(authorized)) = auth {
+                link = link_for(config, endpoint, &headers, authorized.clone(), &relay);
                 let transport = StreamableHttpClientTransport::with_client(authorized, settings);
                 let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
                 handshake_over(config, transport, &exit, client, &cancel).await
             } else {
+                link = link_for(config, endpoint, &headers, http.clone(), &relay);
                 let transport = StreamableHttpClientTransport::with_client(http, settings);
                 let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
                 handshake_over(config, transport, &exit, client, &cancel).await
@@ -192,7 +196,7 @@ pub(crate) async fn connect(
         }
     };
     match started {
-        Ok(service) => Ok(McpProcess::remote(config, service, url, lost, exit)),
+        Ok(service) => Ok(McpProcess::remote(config, service, url, lost, exit, link)),
         Err(HandshakeFailure::Refused(error)) => match crate::oauth::challenge_in(error.as_ref()) {
             Some(challenge) if oauth => Err(LifecycleError::NeedsAuth {
                 server: config.name.clone(),
@@ -206,6 +210,32 @@ pub(crate) async fn connect(
         )),
         Err(failure) => Err(handshake_error(config, failure, None, Vec::new())),
     }
+}
+
+/// The 2026-07-28 link of a streamable-HTTP connection ([`StatelessLink`]), over the same
+/// HTTP client (with the same OAuth client) and headers.
+fn link_for<C>(
+    config: &ServerConfig,
+    endpoint: &RemoteEndpoint,
+    headers: &std::collections::HashMap<HeaderName, HeaderValue>,
+    http: C,
+    relay: &Arc<crate::relay::Relay>,
+) -> Option<Arc<StatelessLink>>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+{
+    Some(Arc::new(StatelessLink::new(
+        config.name.clone(),
+        endpoint.url.clone(),
+        headers.clone(),
+        http,
+        Arc::clone(relay),
+        config.init_timeout,
+    )))
 }
 
 /// Why a remote `initialize` failed: the last two causes of the error chain (rmcp's outer

@@ -2,7 +2,7 @@
 //! its HTTP mode, behind a bearer token) and HTTP+SSE (the fixture behind the real npm
 //! `supergateway`). Listed, called, lost and reconnected; headers resolved from `${VAR}` and
 //! never shown. A server with no sessions at all (2026-07-28 only) works the same, and a
-//! request that names 2026-07-28 goes as one of the connection's revision.
+//! request that names 2026-07-28 goes on a 2026-07-28 link of its own.
 
 use std::process::Command;
 use std::time::Duration;
@@ -11,6 +11,10 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use mcp_lifecycle::{Health, LifecycleError, ServerState};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientRequest, GetMeta as _,
+    ProtocolVersion, ServerResult,
+};
 use store::{McpServerSpec, Transport};
 use test_support::{Served, conformance_fixture_binary, free_port};
 
@@ -298,16 +302,33 @@ async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connecti
         .call_tool("everything", "echo", echo("two"))
         .await?;
     assert_eq!(text(&result), "Echo: two");
+    // A request that names 2026-07-28, to a server that does not speak it (the TypeScript
+    // SDK's): no link opens, and it goes in the connection's revision, answered as usual.
+    let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
+        CallToolRequestParams::new("echo").with_arguments(echo("three").unwrap_or_default()),
+    ));
+    let meta = request.get_meta_mut();
+    meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+    meta.set_client_capabilities(ClientCapabilities::default());
+    let answer = fx
+        .manager
+        .forward(
+            "everything",
+            request,
+            mcp_lifecycle::ForwardFor::default(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await?;
+    let ServerResult::CallToolResult(result) = answer else {
+        anyhow::bail!("not a tool result: {answer:?}");
+    };
+    assert_eq!(text(&result), "Echo: three");
     Ok(())
 }
 
 #[tokio::test]
-async fn a_server_without_sessions_is_listed_and_called_and_a_2026_request_leaves_the_connection_as_it_was()
+async fn a_remote_server_s_2026_requests_go_on_a_link_of_their_own_with_or_without_sessions()
 -> anyhow::Result<()> {
-    use rmcp::model::{
-        CallToolRequest, CallToolRequestParams, ClientCapabilities, ClientRequest, GetMeta as _,
-        ProtocolVersion, ServerResult,
-    };
     let fx = remote_fixture().await?;
     let mut command = Command::new(conformance_fixture_binary()?);
     command.args([
@@ -339,37 +360,44 @@ async fn a_server_without_sessions_is_listed_and_called_and_a_2026_request_leave
         .await?;
     assert_eq!(text(&result), SIMPLE_TEXT);
     // A request that names 2026-07-28 in its `_meta` (as the gateway sends a 2026-07-28
-    // client's) goes to a remote server as one of the connection's revision: rmcp's HTTP
-    // client would otherwise make 2026-07-28 the shared connection's for every later
-    // request, which a server refuses without the per-request metadata. With sessions and
-    // without, the next plain request still works.
+    // client's) goes on the server's 2026-07-28 link (opened with `server/discover` when
+    // first needed), so the server may answer it with an InputRequiredResult, which comes
+    // back as it is. The shared connection stays as it was: rmcp's HTTP client would have
+    // taken the named revision as its own, and the next plain call still works. With
+    // sessions and without.
     let (_with_sessions, session_url) = http_fixture(free_port()?)?;
     fx.add_spec(hosted(&session_url)).await?;
     for server in ["stateless", "hosted"] {
-        let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
-            CallToolRequestParams::new("test_simple_text"),
-        ));
-        let meta = request.get_meta_mut();
-        meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
-        meta.set_client_capabilities(ClientCapabilities::default());
-        let answer = fx
-            .manager
-            .forward(
-                server,
-                request,
-                mcp_lifecycle::ForwardFor::default(),
-                tokio_util::sync::CancellationToken::new(),
-            )
-            .await?;
-        let ServerResult::CallToolResult(result) = answer else {
-            anyhow::bail!("{server}: not a tool result: {answer:?}");
-        };
-        assert_eq!(text(&result), SIMPLE_TEXT, "{server}");
-        let after = fx
-            .manager
-            .call_tool(server, "test_simple_text", args(json!({})))
-            .await?;
-        assert_eq!(text(&after), SIMPLE_TEXT, "{server}: the next plain call");
+        for round in 0..2 {
+            let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new("test_input_required_result_elicitation"),
+            ));
+            let meta = request.get_meta_mut();
+            meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+            meta.set_client_capabilities(ClientCapabilities::default());
+            let answer = fx
+                .manager
+                .forward(
+                    server,
+                    request,
+                    mcp_lifecycle::ForwardFor::default(),
+                    tokio_util::sync::CancellationToken::new(),
+                )
+                .await?;
+            let ServerResult::InputRequiredResult(asked) = answer else {
+                anyhow::bail!("{server} ({round}): not an InputRequiredResult: {answer:?}");
+            };
+            let asked = serde_json::to_value(&asked)?;
+            assert_eq!(
+                asked["inputRequests"]["user_name"]["method"], "elicitation/create",
+                "{server}: {asked}"
+            );
+            let after = fx
+                .manager
+                .call_tool(server, "test_simple_text", args(json!({})))
+                .await?;
+            assert_eq!(text(&after), SIMPLE_TEXT, "{server}: the next plain call");
+        }
     }
     Ok(())
 }
