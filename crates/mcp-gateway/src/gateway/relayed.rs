@@ -14,9 +14,10 @@
 //! comes back to the client unchanged and whose retry (`inputResponses`, `requestState`) goes
 //! on the same way. Of the client's capabilities only elicitation, sampling and roots go on.
 //! A server that does not know that revision (JSON-RPC -32022 whose `supported` lacks it)
-//! gets the request again without it. A remote server gets it without it in any case (see
-//! `McpServerManager::forward`). Clients of 2025-11-25 are unchanged: their server requests
-//! (elicitation, sampling) are relayed to them as requests.
+//! gets the request again without it. The manager sends it to a stdio server as it is and to
+//! a streamable-HTTP one on a 2026-07-28 link of its own (`McpServerManager::forward`).
+//! Clients of 2025-11-25 are unchanged: their server requests (elicitation, sampling) are
+//! relayed to them as requests.
 
 #![allow(deprecated)] // logging is legacy in 2026-07-28; 2025-11-25 sessions use it
 
