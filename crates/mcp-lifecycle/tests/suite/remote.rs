@@ -76,6 +76,28 @@ fn hosted(url: &str) -> McpServerSpec {
         .timeout(10_000)
 }
 
+/// `tools/call` forwarded to `server` as the gateway sends a 2026-07-28 client's: the
+/// revision and the client's capabilities in the request's `_meta`.
+async fn call_as_2026(
+    fx: &Fixture,
+    server: &str,
+    params: CallToolRequestParams,
+) -> anyhow::Result<ServerResult> {
+    let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let meta = request.get_meta_mut();
+    meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
+    meta.set_client_capabilities(ClientCapabilities::default());
+    Ok(fx
+        .manager
+        .forward(
+            server,
+            request,
+            mcp_lifecycle::ForwardFor::default(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await?)
+}
+
 async fn wait_for_state(fx: &Fixture, server: &str, wanted: ServerState) -> anyhow::Result<()> {
     let mut state = fx.manager.watch_state(server)?;
     tokio::time::timeout(Duration::from_secs(30), state.wait_for(|s| *s == wanted))
@@ -304,21 +326,9 @@ async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connecti
     assert_eq!(text(&result), "Echo: two");
     // A request that names 2026-07-28, to a server that does not speak it (the TypeScript
     // SDK's): no link opens, and it goes in the connection's revision, answered as usual.
-    let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
-        CallToolRequestParams::new("echo").with_arguments(echo("three").unwrap_or_default()),
-    ));
-    let meta = request.get_meta_mut();
-    meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
-    meta.set_client_capabilities(ClientCapabilities::default());
-    let answer = fx
-        .manager
-        .forward(
-            "everything",
-            request,
-            mcp_lifecycle::ForwardFor::default(),
-            tokio_util::sync::CancellationToken::new(),
-        )
-        .await?;
+    let params =
+        CallToolRequestParams::new("echo").with_arguments(echo("three").unwrap_or_default());
+    let answer = call_as_2026(&fx, "everything", params).await?;
     let ServerResult::CallToolResult(result) = answer else {
         anyhow::bail!("not a tool result: {answer:?}");
     };
@@ -369,21 +379,8 @@ async fn a_remote_server_s_2026_requests_go_on_a_link_of_their_own_with_or_witho
     fx.add_spec(hosted(&session_url)).await?;
     for server in ["stateless", "hosted"] {
         for round in 0..2 {
-            let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
-                CallToolRequestParams::new("test_input_required_result_elicitation"),
-            ));
-            let meta = request.get_meta_mut();
-            meta.set_protocol_version(ProtocolVersion::V_2026_07_28);
-            meta.set_client_capabilities(ClientCapabilities::default());
-            let answer = fx
-                .manager
-                .forward(
-                    server,
-                    request,
-                    mcp_lifecycle::ForwardFor::default(),
-                    tokio_util::sync::CancellationToken::new(),
-                )
-                .await?;
+            let params = CallToolRequestParams::new("test_input_required_result_elicitation");
+            let answer = call_as_2026(&fx, server, params).await?;
             let ServerResult::InputRequiredResult(asked) = answer else {
                 anyhow::bail!("{server} ({round}): not an InputRequiredResult: {answer:?}");
             };
