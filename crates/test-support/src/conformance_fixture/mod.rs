@@ -170,12 +170,35 @@ fn tools() -> Vec<Tool> {
         tool(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",
+            // With SEP-2106's wider vocabulary ($anchor, allOf/anyOf, if/then/else), which
+            // the 2026-07-28 scenario checks is kept.
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
+            }),
+        ),
+        // SEP-2243: a parameter the client also sends as the `Mcp-Param-Region` header (rmcp's
+        // HTTP server checks the two agree).
+        tool(
+            "test_header_param",
+            "Echoes its region, which travels in the Mcp-Param-Region header too",
+            json!({
+                "type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region", "description": "A region name"}},
+                "required": ["region"]
             }),
         ),
         tool(
@@ -377,6 +400,15 @@ impl ConformanceFixture {
                     ))]),
                 }
             }
+            "test_header_param" => text_result(format!(
+                "region: {}",
+                request
+                    .arguments
+                    .as_ref()
+                    .and_then(|args| args.get("region"))
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            )),
             "json_schema_2020_12_tool" => text_result(format!(
                 "received: {}",
                 Value::Object(request.arguments.clone().unwrap_or_default())
