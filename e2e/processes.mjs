@@ -13,9 +13,12 @@ export function launchChromium() {
   });
 }
 
-/// Spawns `command` and resolves with the first match of `pattern` in its output.
+/// Spawns `command` and resolves with the first match of `pattern` in its output. It runs
+/// through `setpriv --pdeathsig KILL` (util-linux; same pid, it execs the program), so it dies
+/// with this test process even when the test is killed before its `finally`.
 export function started(command, args, env, pattern) {
-  const child = spawn(command, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("setpriv", ["--pdeathsig", "KILL", "--", command, ...args],
+    { env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   const found = new Promise((resolve, reject) => {
     const look = (chunk) => {

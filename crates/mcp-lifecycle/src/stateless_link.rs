@@ -95,7 +95,14 @@ impl StatelessLink {
                 {
                     Ok(Ok(service)) => Some(service),
                     Ok(Err(error)) => {
-                        tracing::info!(server, %error, "no 2026-07-28 link: requests go in the connection's revision");
+                        // URLs in the error are cut to what may be shown (a query can hold a
+                        // token), as every remote error is.
+                        let error = crate::remote::cut_urls(&error.to_string());
+                        tracing::info!(
+                            server,
+                            error,
+                            "no 2026-07-28 link: requests go in the connection's revision"
+                        );
                         None
                     }
                     Err(_) => {

@@ -25,6 +25,24 @@ pub fn conformance_fixture_binary() -> anyhow::Result<PathBuf> {
     built(&FIXTURE, "conformance-fixture")
 }
 
+/// `conformance-fixture --http ADDR ARGS…` started and ready: the process and the URL of its
+/// `/mcp` endpoint, as it printed it.
+pub fn conformance_fixture_over_http(
+    addr: &str,
+    args: &[&str],
+) -> anyhow::Result<(crate::Served, String)> {
+    let mut command = Command::new(conformance_fixture_binary()?);
+    command.args(["--http", addr]).args(args);
+    let (served, line) = crate::Served::start(command, "listening on ")?;
+    let url = line
+        .split("listening on ")
+        .nth(1)
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    Ok((served, url))
+}
+
 fn built(cell: &OnceLock<Result<PathBuf, String>>, name: &str) -> anyhow::Result<PathBuf> {
     cell.get_or_init(|| build(name).map_err(|error| format!("{error:#}")))
         .clone()

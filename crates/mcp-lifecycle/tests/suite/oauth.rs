@@ -7,7 +7,6 @@
 //! once, with no loop.
 
 use std::collections::HashMap;
-use std::process::Command;
 use std::sync::Arc;
 
 use pretty_assertions::assert_eq;
@@ -15,7 +14,7 @@ use serde_json::Value;
 
 use mcp_lifecycle::{LifecycleError, McpServerManager, OAuthSettings, ServerState};
 use store::{McpServerSpec, Transport};
-use test_support::{Served, conformance_fixture_binary};
+use test_support::Served;
 
 use super::harness::{Fixture, settings, text};
 
@@ -35,14 +34,10 @@ fn oauth_settings(key: &str) -> OAuthSettings {
 
 /// The fixture behind the fake authorization server, tokens living `secs`: (served, origin).
 fn oauth_fixture(secs: u64) -> anyhow::Result<(Served, String)> {
-    let mut command = Command::new(conformance_fixture_binary()?);
-    command.args(["--http", "127.0.0.1:0", "--oauth", &secs.to_string()]);
-    let (served, line) = Served::start(command, "listening on ")?;
-    let url = line
-        .split("listening on ")
-        .nth(1)
-        .unwrap_or_default()
-        .trim();
+    let (served, url) = test_support::conformance_fixture_over_http(
+        "127.0.0.1:0",
+        &["--oauth", &secs.to_string()],
+    )?;
     Ok((served, url.trim_end_matches("/mcp").to_owned()))
 }
 

@@ -26,21 +26,10 @@ const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
 
 /// The conformance fixture over streamable HTTP on `port`, answering 401 without the token.
 fn http_fixture(port: u16) -> anyhow::Result<(Served, String)> {
-    let mut command = Command::new(conformance_fixture_binary()?);
-    command.args([
-        "--http".to_owned(),
-        format!("127.0.0.1:{port}"),
-        "--require-header".to_owned(),
-        format!("Authorization=Bearer {TOKEN}"),
-    ]);
-    let (served, line) = Served::start(command, "listening on ")?;
-    let url = line
-        .split("listening on ")
-        .nth(1)
-        .unwrap_or_default()
-        .trim()
-        .to_owned();
-    Ok((served, url))
+    test_support::conformance_fixture_over_http(
+        &format!("127.0.0.1:{port}"),
+        &["--require-header", &format!("Authorization=Bearer {TOKEN}")],
+    )
 }
 
 /// supergateway serving the fixture (stdio) as an HTTP+SSE server on `port`.
@@ -340,20 +329,10 @@ async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connecti
 async fn a_remote_server_s_2026_requests_go_on_a_link_of_their_own_with_or_without_sessions()
 -> anyhow::Result<()> {
     let fx = remote_fixture().await?;
-    let mut command = Command::new(conformance_fixture_binary()?);
-    command.args([
-        "--http".to_owned(),
-        format!("127.0.0.1:{}", free_port()?),
-        "--stateless-only".to_owned(),
-    ]);
-    let (_served, line) = Served::start(command, "listening on ")?;
-    let url = line
-        .split("listening on ")
-        .nth(1)
-        .unwrap_or_default()
-        .trim();
+    let (_served, url) =
+        test_support::conformance_fixture_over_http("127.0.0.1:0", &["--stateless-only"])?;
     fx.add_spec(
-        McpServerSpec::remote("stateless", Transport::StreamableHttp, url)
+        McpServerSpec::remote("stateless", Transport::StreamableHttp, &url)
             .init_timeout(10_000)
             .timeout(10_000),
     )
