@@ -77,6 +77,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "approvals",
         include_str!("../migrations/sqlite/0007_approvals.sql"),
     ),
+    (
+        8,
+        "bot oauth tokens",
+        include_str!("../migrations/sqlite/0008_bot_oauth_tokens.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -113,6 +118,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         7,
         "approvals",
         include_str!("../migrations/postgres/0007_approvals.sql"),
+    ),
+    (
+        8,
+        "bot oauth tokens",
+        include_str!("../migrations/postgres/0008_bot_oauth_tokens.sql"),
     ),
 ];
 

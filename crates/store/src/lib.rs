@@ -16,7 +16,8 @@
 //! - [`api_keys`]: the API's and `/mcp`'s keys with their roles, kept as digests.
 //! - [`approval`]: when a bot's tool call waits for a person (per binding, and per bot for its
 //!   native tools).
-//! - `McpOAuthToken`: a remote server's OAuth record, sealed by the caller (opaque here).
+//! - `McpOAuthToken`: a remote server's OAuth record, and `McpOAuthBotToken` a bot's own one
+//!   for a server (the per-bot override), both sealed by the caller (opaque here).
 //! - Writes are told to the process ([`Store::version`], [`Store::changes`]) and, on
 //!   PostgreSQL, to the other replicas (`pg_notify`), whose [`Store::listen_to_peers`] applies
 //!   them as their own.

@@ -89,6 +89,10 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
         list(&["mcpServerId", "sealed", "updatedAt"])
     );
     assert_eq!(
+        columns(db, "McpOAuthBotToken").await?,
+        list(&["mcpServerId", "botId", "sealed", "updatedAt"])
+    );
+    assert_eq!(
         columns(db, "ApiKey").await?,
         list(&[
             "id",
