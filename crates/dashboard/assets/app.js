@@ -6,7 +6,10 @@
 // POST /api/servers/{name}/oauth/start for the authorization URL and goes there in this tab;
 // the authorization server sends the browser back through /oauth/callback to
 // /?connected=NAME, which the page announces. Each binding's approval policy can be changed
-// in place (PUT /api/bots/{bot}/servers/{server}). The chat lives in chat.js; this script
+// in place (PUT /api/bots/{bot}/servers/{server}). A binding to a server that may use OAuth
+// shows whose account the bot uses there (GET /api/servers/{server}/oauth): the server's, or
+// one of the bot's own, connected with POST /api/servers/{server}/oauth/start?bot=ID (the same
+// round trip as Connect) and dropped with DELETE /api/servers/{server}/oauth?bot=ID. The chat lives in chat.js; this script
 // tells it when a key is used or forgotten (botcraft:signed-in, botcraft:signed-out).
 "use strict";
 
@@ -130,7 +133,12 @@ function serverRow(name) {
   return entry;
 }
 
+// The servers as last listed, by name (the bots' tables read their transports).
+const knownServers = new Map();
+
 function renderServers(servers) {
+  knownServers.clear();
+  for (const server of servers) knownServers.set(server.name, server);
   const body = $("servers").tBodies[0];
   const seen = new Set();
   for (const server of servers) {
@@ -191,12 +199,14 @@ async function act(name, action) {
   }
 }
 
-// Go to the authorization server for `name` (this tab; the key stays in sessionStorage).
-async function startOAuth(name, button) {
+// Go to the authorization server for `name` (this tab; the key stays in sessionStorage), for
+// the server's own account or, with `bot`, for that bot's own.
+async function startOAuth(name, button, bot) {
   button.disabled = true;
   say(`connecting ${name}…`);
   try {
-    const started = await api("POST", `/api/servers/${encodeURIComponent(name)}/oauth/start`);
+    const query = bot ? `?bot=${encodeURIComponent(bot.id)}` : "";
+    const started = await api("POST", `/api/servers/${encodeURIComponent(name)}/oauth/start${query}`);
     // Only an http(s) URL is followed (BotCraft checks it too): a javascript: or data: URL
     // from a server's metadata would run in this page.
     const target = new URL(started.authorizationUrl);
@@ -277,11 +287,61 @@ function nativeApproval(bot) {
   });
 }
 
-async function loadBots() {
+// Whether a server may use OAuth: streamable HTTP without an Authorization header of its own.
+function oauthCapable(server) {
+  return server.transport === "streamable-http"
+    && !Object.keys(server.headers || {}).some((name) => name.toLowerCase() === "authorization");
+}
+
+// Whose account `bot` uses at `server` (an OAuth server), with the buttons to change it.
+function accountCell(bot, server, accounts) {
+  const cell = el("td", { class: "account" });
+  if (!oauthCapable(server)) {
+    cell.textContent = "—";
+    return cell;
+  }
+  const own = accounts && accounts.bots.find((entry) => entry.botId === bot.id);
+  const label = el("span", { "data-account": own ? "own" : "server" },
+    own ? `own account (${own.authorized ? own.state : "needs-auth"})` : "the server's account");
+  cell.append(label);
+  if (!own || !own.authorized) {
+    const connect = el("button", { type: "button", "aria-label": `connect ${bot.name}'s own account to ${server.name}` },
+      "Connect own account");
+    connect.addEventListener("click", () => startOAuth(server.name, connect, bot));
+    cell.append(" ", connect);
+  }
+  if (own) {
+    const drop = el("button", { type: "button", "aria-label": `use the server's account for ${bot.name} on ${server.name}` },
+      "Use the server's");
+    drop.addEventListener("click", async () => {
+      drop.disabled = true;
+      try {
+        await api("DELETE", `/api/servers/${encodeURIComponent(server.name)}/oauth?bot=${encodeURIComponent(bot.id)}`);
+        say(`${bot.name} uses the server's account on ${server.name} now.`);
+      } catch (error) {
+        if (error.status !== 401) say(`could not change ${bot.name}'s account: ${error.message}`, true);
+      }
+      await loadBots(true);
+    });
+    cell.append(" ", drop);
+  }
+  return cell;
+}
+
+// `force`: after a change made in the bots section itself (its button still has the focus).
+async function loadBots(force = false) {
   const container = $("bots");
   // Not while someone is editing in it: the next refresh picks the change up.
-  if (container.contains(document.activeElement)) return;
+  if (!force && container.contains(document.activeElement)) return;
   const bots = await api("GET", "/api/bots");
+  // The accounts at each OAuth server, asked once per refresh.
+  const accounts = new Map();
+  const accountsOf = (server) => {
+    if (!accounts.has(server.name)) {
+      accounts.set(server.name, api("GET", `/api/servers/${encodeURIComponent(server.name)}/oauth`).catch(() => null));
+    }
+    return accounts.get(server.name);
+  };
   const sections = [];
   for (const bot of bots) {
     const summary = el("p", { class: "muted" },
@@ -297,23 +357,25 @@ async function loadBots() {
       el("thead", {}, el("tr", {},
         el("th", { scope: "col" }, "Server"), el("th", { scope: "col" }, "Enabled"),
         el("th", { scope: "col" }, "Tool filter"), el("th", { scope: "col" }, "Pinned tools"),
-        el("th", { scope: "col" }, "Approval"))));
+        el("th", { scope: "col" }, "Approval"), el("th", { scope: "col" }, "Account"))));
     const body = el("tbody");
     for (const binding of bindings) {
-      body.append(el("tr", {},
-        el("th", { scope: "row" }, binding.server.name),
+      const server = { ...binding.server, ...(knownServers.get(binding.server.name) || {}) };
+      body.append(el("tr", { "data-server": server.name },
+        el("th", { scope: "row" }, server.name),
         el("td", {}, binding.enabled ? "yes" : "no"),
         el("td", {}, binding.toolFilter.length ? binding.toolFilter.join(", ") : "all tools"),
         el("td", {}, binding.pinnedTools.length ? binding.pinnedTools.join(", ") : "—"),
-        el("td", {}, bindingApproval(bot, binding))));
+        el("td", {}, bindingApproval(bot, binding)),
+        accountCell(bot, server, oauthCapable(server) ? await accountsOf(server) : null)));
     }
-    if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "5" }, "no servers bound")));
+    if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "6" }, "no servers bound")));
     table.append(body);
     const native = el("p", {}, "Native tools: ", nativeApproval(bot));
     sections.push(el("article", {}, el("h3", {}, bot.name), summary, native, table));
   }
   // Looked at again: someone may have started editing while the bots were fetched.
-  if (container.contains(document.activeElement)) return;
+  if (!force && container.contains(document.activeElement)) return;
   container.replaceChildren(...(sections.length ? sections : [el("p", {}, "No bots yet.")]));
 }
 

@@ -66,11 +66,15 @@ pub enum LifecycleError {
         reason: String,
     },
     #[error(
-        "MCP server {server:?} ({url}) needs authorization before its tools can be used: an operator must connect it (dashboard: Servers, {server}, Connect; or POST /api/servers/{server}/oauth/start and open the URL it returns), then try again"
+        "MCP server {server:?} ({url}) needs authorization before its tools can be used{}, then try again",
+        connect_hint(.server, .bot.as_deref())
     )]
     NeedsAuth {
         server: String,
         url: String,
+        /// Set when it is a bot's own connection (the per-bot override) that needs it: the
+        /// bot's id.
+        bot: Option<String>,
         /// The server's `WWW-Authenticate` challenge (never shown: it is for the next
         /// authorization's discovery and scopes).
         challenge: Option<String>,
@@ -196,5 +200,17 @@ pub enum LifecycleError {
 impl From<store::StoreError> for LifecycleError {
     fn from(error: store::StoreError) -> Self {
         Self::Store(Arc::new(error))
+    }
+}
+
+/// What an operator does to authorize `server`, or bot `bot`'s own connection to it.
+fn connect_hint(server: &str, bot: Option<&str>) -> String {
+    match bot {
+        None => format!(
+            ": an operator must connect it (dashboard: Servers, {server}, Connect; or POST /api/servers/{server}/oauth/start and open the URL it returns)"
+        ),
+        Some(bot) => format!(
+            " with bot {bot:?}'s own account: an operator must connect it for that bot (POST /api/servers/{server}/oauth/start?bot={bot} and open the URL it returns), or remove the bot's own authorization (DELETE /api/servers/{server}/oauth?bot={bot}) so that the bot uses the server's"
+        ),
     }
 }

@@ -36,6 +36,9 @@ pub struct ForwardFor {
     pub caller: Option<Arc<dyn Caller>>,
     /// The client's own progress token (its request's `_meta.progressToken`).
     pub progress: Option<ProgressToken>,
+    /// The bot (its id) the request is for: it goes on the bot's own connection when the
+    /// bot has OAuth credentials of its own for the server ([`crate::bot_connections`]).
+    pub bot: Option<String>,
 }
 
 /// The per-request revision keys of 2026-07-28, which a request may carry in its `_meta`.
@@ -90,7 +93,7 @@ impl McpServerManager {
         target: ForwardFor,
         cancel: CancellationToken,
     ) -> Result<ServerResult, LifecycleError> {
-        let slot = self.slot(server)?;
+        let slot = self.slot_for(server, target.bot.as_deref()).await?;
         let _in_flight = InFlight::new(slot.clone());
         let process = self
             .ensure_slot_running(server, &slot, Demand::OnDemand)

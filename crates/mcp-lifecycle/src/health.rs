@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 use tokio::task::JoinHandle;
 
 use crate::error::LifecycleError;
-use crate::manager::{McpServerManager, Phase};
+use crate::manager::{McpServerManager, Phase, Slot};
 
 /// What a health check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,23 +66,18 @@ impl McpServerManager {
     }
 
     /// Stop every running server that is not always-on, has no call in flight, no lease,
-    /// and has been unused for its idle timeout as of `now`. Returns the servers stopped.
+    /// and has been unused for its idle timeout as of `now`; and every bot's own connection
+    /// ([`crate::bot_connections`]) under the same rule. Returns the servers stopped.
     pub async fn stop_idle_servers_at(&self, now: tokio::time::Instant) -> Vec<String> {
         let mut stopped = Vec::new();
         for (name, slot) in self.slots() {
-            let config = slot.config();
-            if config.always_on
-                || slot.in_flight.load(Ordering::SeqCst) > 0
-                || slot.leases.load(Ordering::SeqCst) > 0
-            {
-                continue;
+            for bot_slot in slot.bot_slots() {
+                if idle_at(&bot_slot, now) {
+                    self.stop_slot(&bot_slot).await;
+                    tracing::info!(server = %name, bot = bot_slot.bot.as_deref().unwrap_or_default(), "a bot's own connection closed after its idle timeout");
+                }
             }
-            let idle = {
-                let state = slot.lock();
-                matches!(state.phase, Phase::Running(_))
-                    && now.saturating_duration_since(state.last_activity) >= config.idle_timeout
-            };
-            if idle && self.stop_server(&name).await.is_ok() {
+            if idle_at(&slot, now) && self.stop_server(&name).await.is_ok() {
                 tracing::info!(server = %name, "MCP server stopped after its idle timeout");
                 stopped.push(name);
             }
@@ -112,4 +107,19 @@ impl McpServerManager {
             }
         })
     }
+}
+
+/// Whether `slot` runs, is not always-on, has no call in flight and no lease, and has been
+/// unused for its idle timeout as of `now`.
+fn idle_at(slot: &Slot, now: tokio::time::Instant) -> bool {
+    let config = slot.config();
+    if config.always_on
+        || slot.in_flight.load(Ordering::SeqCst) > 0
+        || slot.leases.load(Ordering::SeqCst) > 0
+    {
+        return false;
+    }
+    let state = slot.lock();
+    matches!(state.phase, Phase::Running(_))
+        && now.saturating_duration_since(state.last_activity) >= config.idle_timeout
 }

@@ -23,8 +23,11 @@
 //! A server can also be remote (streamable HTTP or HTTP+SSE, [`sse_client`]): a connection
 //! under the same rules, its loss counted as an exit. One that answers with an OAuth
 //! challenge is `needs-auth` until an operator authorizes it ([`oauth`]); its tokens are
-//! sealed in the store and refreshed single-flight.
+//! sealed in the store and refreshed single-flight. A bot may be authorized with an account
+//! of its own: its calls then go on a connection of its own (the per-bot override,
+//! [`McpServerManager::call_tool_as`], [`ForwardFor::bot`]).
 
+mod bot_connections;
 pub mod cgroup;
 mod client;
 mod config;
@@ -53,6 +56,7 @@ mod stderr_tail;
 mod tap;
 mod tool_lists;
 
+pub use bot_connections::BotAuthorization;
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{
     ManagerSettings, PASSED_THROUGH_ENV, RemoteEndpoint, RemoteTransport, ServerConfig,

@@ -102,12 +102,23 @@ pub(crate) struct Slot {
     pub start_cancel: Mutex<CancellationToken>,
     /// The server's notifications and server-initiated requests (outlives restarts).
     pub relay: Arc<crate::relay::Relay>,
+    /// Set on a bot's own connection to a remote server (the per-bot OAuth override,
+    /// [`crate::bot_connections`]): the bot's id.
+    pub bot: Option<String>,
+    /// The bots' own connections to this server, by bot id (empty but for OAuth servers).
+    pub bot_slots: Mutex<BTreeMap<String, Arc<Slot>>>,
 }
 
 impl Slot {
-    fn new(config: ServerConfig) -> Self {
+    pub(crate) fn new(config: ServerConfig) -> Self {
+        Self::with_bot(config, None)
+    }
+
+    pub(crate) fn with_bot(config: ServerConfig, bot: Option<String>) -> Self {
         Self {
             relay: crate::relay::Relay::new(config.name.clone()),
+            bot,
+            bot_slots: Mutex::new(BTreeMap::new()),
             config: Mutex::new(config),
             in_process: Mutex::new(None),
             state: Mutex::new(SlotState {
@@ -128,6 +139,23 @@ impl Slot {
             leases: AtomicUsize::new(0),
             start_cancel: Mutex::new(CancellationToken::new()),
         }
+    }
+
+    /// Take `config` from the next start on, here and on the bots' own connections.
+    pub fn set_config(&self, config: ServerConfig) {
+        for bot_slot in self.bot_slots() {
+            *bot_slot.config.lock().unwrap_or_else(|e| e.into_inner()) =
+                crate::bot_connections::bot_config(&config);
+        }
+        *self.config.lock().unwrap_or_else(|e| e.into_inner()) = config;
+    }
+
+    /// The bots' own connections to this server.
+    pub fn bot_slots(&self) -> Vec<Arc<Slot>> {
+        self.bot_slots
+            .lock()
+            .map(|slots| slots.values().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub fn config(&self) -> ServerConfig {
@@ -350,11 +378,7 @@ impl McpServerManager {
             for server in &servers {
                 let config = ServerConfig::from(server);
                 match slots.get(&server.name) {
-                    Some(slot) => {
-                        if let Ok(mut current) = slot.config.lock() {
-                            *current = config;
-                        }
-                    }
+                    Some(slot) => slot.set_config(config),
                     None => {
                         slots.insert(server.name.clone(), Arc::new(Slot::new(config)));
                     }
@@ -370,7 +394,7 @@ impl McpServerManager {
             }
         }
         for slot in removed {
-            self.stop_slot(&slot).await;
+            self.stop_with_bots(&slot).await;
         }
         Ok(())
     }
@@ -392,7 +416,7 @@ impl McpServerManager {
         let slot = slots
             .entry(config.name.clone())
             .or_insert_with(|| Arc::new(Slot::new(config.clone())));
-        *slot.config.lock().unwrap_or_else(|e| e.into_inner()) = config;
+        slot.set_config(config);
         *slot.in_process.lock().unwrap_or_else(|e| e.into_inner()) = server;
     }
 
@@ -451,7 +475,10 @@ impl McpServerManager {
                 }
             }
             if matches!(state.phase, Phase::NeedsAuth) && demand == Demand::OnDemand {
-                return Err(crate::oauth::needs_auth_error(&slot.config()));
+                return Err(crate::oauth::needs_auth_error(
+                    &slot.config(),
+                    slot.bot.as_deref(),
+                ));
             }
             match &state.phase {
                 // A remote connection lost a moment ago (its exit watcher has not run yet):
@@ -622,6 +649,7 @@ impl McpServerManager {
                     &self.inner.store,
                     oauth,
                     &config,
+                    slot.bot.as_deref(),
                     endpoint,
                     http.clone(),
                 )
@@ -721,8 +749,15 @@ impl McpServerManager {
     /// Stop `server` (close stdin, TERM, KILL its whole tree).
     pub async fn stop_server(&self, server: &str) -> Result<(), LifecycleError> {
         let slot = self.slot(server)?;
-        self.stop_slot(&slot).await;
+        self.stop_with_bots(&slot).await;
         Ok(())
+    }
+
+    /// Stop `slot` and the bots' own connections to it.
+    pub(crate) async fn stop_with_bots(&self, slot: &Arc<Slot>) {
+        let bots = slot.bot_slots();
+        futures::future::join_all(bots.iter().map(|bot| self.stop_slot(bot))).await;
+        self.stop_slot(slot).await;
     }
 
     /// Stop, then start `server`.
@@ -746,7 +781,20 @@ impl McpServerManager {
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, LifecycleError> {
-        let slot = self.slot(server)?;
+        self.call_tool_as(server, None, tool, arguments).await
+    }
+
+    /// [`Self::call_tool`] for bot `bot` (its id): on the bot's own connection when it has
+    /// OAuth credentials of its own for `server` ([`crate::bot_connections`]), else on the
+    /// server's.
+    pub async fn call_tool_as(
+        &self,
+        server: &str,
+        bot: Option<&str>,
+        tool: &str,
+        arguments: Option<JsonObject>,
+    ) -> Result<CallToolResult, LifecycleError> {
+        let slot = self.slot_for(server, bot).await?;
         let _in_flight = InFlight::new(slot.clone());
         let process = self
             .ensure_slot_running(server, &slot, Demand::OnDemand)
@@ -813,8 +861,10 @@ impl McpServerManager {
     pub fn begin_shutdown(&self) {
         self.inner.shutdown.cancel();
         for (_, slot) in self.slots() {
-            if matches!(slot.lock().phase, Phase::Starting(_)) {
-                slot.start_cancel().cancel();
+            for slot in slot.bot_slots().iter().chain([&slot]) {
+                if matches!(slot.lock().phase, Phase::Starting(_)) {
+                    slot.start_cancel().cancel();
+                }
             }
         }
     }
@@ -823,7 +873,7 @@ impl McpServerManager {
     pub async fn stop_all(&self) {
         self.inner.shutdown.cancel();
         let slots = self.slots();
-        futures::future::join_all(slots.iter().map(|(_, slot)| self.stop_slot(slot))).await;
+        futures::future::join_all(slots.iter().map(|(_, slot)| self.stop_with_bots(slot))).await;
         if let Some(cgroups) = &self.inner.cgroups {
             // Every server cgroup went with its server: BotCraft's own can go too.
             cgroups.tidy();

@@ -24,6 +24,10 @@
 //!   remembered for [`PENDING_TTL`]); [`McpServerManager::oauth_complete`] takes the
 //!   redirect's `code`, `state` and `iss`, exchanges the code, and the next use connects.
 //!   Neither a token, a code nor a client secret is ever logged or returned.
+//! - **Per-bot override**: the same flow for one bot ([`McpServerManager::oauth_start_for`])
+//!   keeps that bot's own record; the bot's calls then go on a connection of its own
+//!   ([`crate::bot_connections`]) with its own tokens, refreshed and dropped under the same
+//!   rules, while every other bot keeps the server's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -68,14 +72,20 @@ pub struct OAuthStatus {
 
 struct Pending {
     server: String,
+    /// The bot whose own authorization this is (the per-bot override).
+    bot: Option<String>,
     session: AuthorizationSession,
     started: Instant,
 }
 
+/// (server id, bot id): whose OAuth record.
+type CredentialsKey = (String, Option<String>);
+
 /// The manager's OAuth state: each server's credentials, and the flows under way.
 #[derive(Default)]
 pub(crate) struct OAuthFlows {
-    credentials: Mutex<HashMap<String, Arc<ServerCredentials>>>,
+    /// By (server id, bot id): `None` is the server's record, a bot id that bot's own.
+    credentials: Mutex<HashMap<CredentialsKey, Arc<ServerCredentials>>>,
     pending: tokio::sync::Mutex<HashMap<String, Pending>>,
 }
 
@@ -151,18 +161,21 @@ fn auth_failed(config: &ServerConfig, error: &AuthError) -> LifecycleError {
 }
 
 impl OAuthFlows {
+    /// The record of `config`'s server, or (`bot`) that bot's own record for it.
     pub(crate) fn credentials(
         &self,
         config: &ServerConfig,
+        bot: Option<&str>,
         store: &store::Store,
         settings: &OAuthSettings,
     ) -> Arc<ServerCredentials> {
         let mut all = self.credentials.lock().unwrap_or_else(|e| e.into_inner());
-        all.entry(config.id.clone())
+        all.entry((config.id.clone(), bot.map(str::to_owned)))
             .or_insert_with(|| {
                 Arc::new(ServerCredentials::new(
                     &config.name,
                     &config.id,
+                    bot,
                     store.clone(),
                     settings.sealer.clone(),
                 ))
@@ -191,17 +204,19 @@ async fn authorization_manager(
 }
 
 /// The HTTP client a connection to an OAuth server uses: `http` with a token from the
-/// server's stored record, refreshed when due. `None` when there is no token: the server
-/// is then connected without one (and a 401 makes it `needs-auth`).
+/// server's stored record (or, for `bot`'s own connection, the bot's), refreshed when due.
+/// `None` when there is no token: the server is then connected without one (and a 401
+/// makes it `needs-auth`).
 pub(crate) async fn authorized_client(
     flows: &OAuthFlows,
     store: &store::Store,
     settings: &OAuthSettings,
     config: &ServerConfig,
+    bot: Option<&str>,
     endpoint: &RemoteEndpoint,
     http: reqwest::Client,
 ) -> Result<Option<AuthClient<reqwest::Client>>, LifecycleError> {
-    let credentials = flows.credentials(config, store, settings);
+    let credentials = flows.credentials(config, bot, store, settings);
     let record = credentials
         .record()
         .await
@@ -245,8 +260,29 @@ impl McpServerManager {
     /// there if needed, and return the URL to open in a browser. `challenge` is the last
     /// `WWW-Authenticate` the server answered with, when there was one.
     pub async fn oauth_start(&self, server: &str) -> Result<String, LifecycleError> {
-        let slot = self.slot(server)?;
-        let config = slot.config();
+        self.oauth_start_for(server, None).await
+    }
+
+    /// [`Self::oauth_start`] for bot `bot` (its id) alone: the authorization becomes the
+    /// bot's own record for `server`, and the bot's calls then use it instead of the
+    /// server's (the per-bot override). A client registered out of band for the server is
+    /// used for the bot too.
+    pub async fn oauth_start_for(
+        &self,
+        server: &str,
+        bot: Option<&str>,
+    ) -> Result<String, LifecycleError> {
+        let server_slot = self.slot(server)?;
+        let slot = match bot {
+            Some(bot) => server_slot
+                .bot_slots
+                .lock()
+                .ok()
+                .and_then(|slots| slots.get(bot).cloned())
+                .unwrap_or_else(|| Arc::clone(&server_slot)),
+            None => Arc::clone(&server_slot),
+        };
+        let config = server_slot.config();
         let (settings, store) = self.oauth_parts(&config)?;
         let Some(endpoint) = config.remote.clone().filter(eligible) else {
             return Err(LifecycleError::OAuthUnavailable {
@@ -257,11 +293,27 @@ impl McpServerManager {
         let challenge = slot.lock().auth_challenge.clone();
         let (mut manager, metadata) =
             authorization_manager(&config, &endpoint, challenge.as_deref()).await?;
-        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        let credentials = self
+            .inner
+            .oauth
+            .credentials(&config, bot, &store, &settings);
         let previous = credentials
             .record()
             .await
             .map_err(|error| auth_failed(&config, &error))?;
+        // A bot's first authorization uses the client an operator registered for the server.
+        let server_client = match (bot, &previous) {
+            (Some(_), None) => self
+                .inner
+                .oauth
+                .credentials(&config, None, &store, &settings)
+                .record()
+                .await
+                .map_err(|error| auth_failed(&config, &error))?
+                .map(|record| record.client)
+                .filter(|client| client.preregistered),
+            _ => None,
+        };
 
         // Scopes: the union of what was granted and what the challenge requires (step-up),
         // or, on a first authorization, the challenge's, else the resource's.
@@ -295,7 +347,8 @@ impl McpServerManager {
         let preregistered = previous
             .as_ref()
             .map(|record| record.client.clone())
-            .filter(|client| client.preregistered);
+            .filter(|client| client.preregistered)
+            .or(server_client);
         let client = if let Some(mut client) = preregistered {
             request = request.with_preregistered_client(&client.client_id);
             if let Some(secret) = &client.client_secret {
@@ -376,11 +429,12 @@ impl McpServerManager {
             state,
             Pending {
                 server: config.name.clone(),
+                bot: bot.map(str::to_owned),
                 session,
                 started: Instant::now(),
             },
         );
-        tracing::info!(server = %config.name, "OAuth authorization started");
+        tracing::info!(server = %config.name, bot = bot.unwrap_or_default(), "OAuth authorization started");
         Ok(url)
     }
 
@@ -421,8 +475,12 @@ impl McpServerManager {
             tracing::warn!(server = %config.name, %error, "OAuth callback refused");
             return Err(error);
         }
+        let slot = match &flow.bot {
+            Some(bot) => self.bot_slot(&slot, bot),
+            None => slot,
+        };
         self.authorized(&slot).await;
-        tracing::info!(server = %config.name, "OAuth authorization completed");
+        tracing::info!(server = %config.name, bot = flow.bot.as_deref().unwrap_or_default(), "OAuth authorization completed");
         Ok(config.name)
     }
 
@@ -456,7 +514,10 @@ impl McpServerManager {
                 "the client id is empty or holds control characters",
             ));
         }
-        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        let credentials = self
+            .inner
+            .oauth
+            .credentials(&config, None, &store, &settings);
         credentials
             .put(OAuthRecord {
                 client: ClientRecord {
@@ -476,21 +537,57 @@ impl McpServerManager {
         Ok(())
     }
 
-    /// Forget `server`'s OAuth record (its tokens and client registration).
+    /// Forget `server`'s OAuth record (its tokens and client registration). The bots with
+    /// an authorization of their own keep it.
     pub async fn oauth_sign_out(&self, server: &str) -> Result<(), LifecycleError> {
+        self.oauth_sign_out_for(server, None).await
+    }
+
+    /// [`Self::oauth_sign_out`], or (`bot`) forget that bot's own record: its own connection
+    /// closes and its calls go on the server's again.
+    pub async fn oauth_sign_out_for(
+        &self,
+        server: &str,
+        bot: Option<&str>,
+    ) -> Result<(), LifecycleError> {
         let slot = self.slot(server)?;
         let config = slot.config();
         let (settings, store) = self.oauth_parts(&config)?;
-        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        let credentials = self
+            .inner
+            .oauth
+            .credentials(&config, bot, &store, &settings);
         credentials
             .clear()
             .await
             .map_err(|error| auth_failed(&config, &error))?;
-        self.stop_server(server).await
+        match bot {
+            None => self.stop_slot(&slot).await,
+            Some(bot) => {
+                let removed = slot
+                    .bot_slots
+                    .lock()
+                    .ok()
+                    .and_then(|mut slots| slots.remove(bot));
+                if let Some(removed) = removed {
+                    self.stop_slot(&removed).await;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// `server`'s authorization, when it is a server OAuth applies to and it has a record.
     pub async fn oauth_status(&self, server: &str) -> Result<Option<OAuthStatus>, LifecycleError> {
+        self.oauth_status_for(server, None).await
+    }
+
+    /// [`Self::oauth_status`], or (`bot`) that bot's own authorization for `server`.
+    pub async fn oauth_status_for(
+        &self,
+        server: &str,
+        bot: Option<&str>,
+    ) -> Result<Option<OAuthStatus>, LifecycleError> {
         let slot = self.slot(server)?;
         let config = slot.config();
         let Ok((settings, store)) = self.oauth_parts(&config) else {
@@ -499,7 +596,10 @@ impl McpServerManager {
         if !config.remote.as_ref().is_some_and(eligible) {
             return Ok(None);
         }
-        let credentials = self.inner.oauth.credentials(&config, &store, &settings);
+        let credentials = self
+            .inner
+            .oauth
+            .credentials(&config, bot, &store, &settings);
         let record = credentials.record().await.ok().flatten();
         Ok(record.map(|record| OAuthStatus {
             authorized: record.has_token(),
@@ -545,9 +645,10 @@ fn browser_safe(url: &str) -> bool {
     }
 }
 
-/// The error a call on a `needs-auth` server gets.
-pub(crate) fn needs_auth_error(config: &ServerConfig) -> LifecycleError {
+/// The error a call on a `needs-auth` server (or bot `bot`'s own connection to it) gets.
+pub(crate) fn needs_auth_error(config: &ServerConfig, bot: Option<&str>) -> LifecycleError {
     LifecycleError::NeedsAuth {
+        bot: bot.map(str::to_owned),
         server: config.name.clone(),
         url: shown_endpoint(config),
         challenge: None,
@@ -563,7 +664,7 @@ impl McpServerManager {
         challenge: Option<String>,
     ) -> LifecycleError {
         let config = slot.config();
-        let error = needs_auth_error(&config);
+        let error = needs_auth_error(&config, slot.bot.as_deref());
         let previous = {
             let mut state = slot.lock();
             if challenge.is_some() {
@@ -579,7 +680,7 @@ impl McpServerManager {
             let grace = self.inner.settings.stop_grace;
             tokio::spawn(async move { process.stop(grace).await });
         }
-        tracing::warn!(server = %config.name, "MCP server needs authorization");
+        tracing::warn!(server = %config.name, bot = slot.bot.as_deref().unwrap_or_default(), "MCP server needs authorization");
         error
     }
 

@@ -7,8 +7,13 @@
 //! copied onto another server does not open. A record that does not open (the key changed)
 //! reads as absent: the server needs authorization again.
 //!
-//! Refresh coordination: every connection of one server shares one [`ServerCredentials`]
-//! and its refresh lock, which rmcp holds across load, token request and save.
+//! A bot may have a record of its own for a server (the per-bot override, in
+//! `"McpOAuthBotToken"`): the same shape, sealed bound to the server's id *and* the bot's, so
+//! it opens neither as the server's record nor as another bot's.
+//!
+//! Refresh coordination: every connection of one server (or of one bot's override) shares
+//! one [`ServerCredentials`] and its refresh lock, which rmcp holds across load, token
+//! request and save.
 
 use std::sync::Arc;
 
@@ -64,10 +69,14 @@ impl OAuthRecord {
     }
 }
 
-/// One server's record: the store row and its clear cache.
+/// One server's record (or one bot's own record for it): the store row and its clear cache.
 pub(crate) struct ServerCredentials {
     server: String,
     server_id: String,
+    /// Set for a bot's own record (the per-bot override).
+    bot_id: Option<String>,
+    /// What the sealed record is bound to: the server's id, or the server's and the bot's.
+    binding: String,
     store: store::Store,
     sealer: secrets::Sealer,
     cache: tokio::sync::Mutex<Option<Option<OAuthRecord>>>,
@@ -78,12 +87,18 @@ impl ServerCredentials {
     pub fn new(
         server: &str,
         server_id: &str,
+        bot_id: Option<&str>,
         store: store::Store,
         sealer: secrets::Sealer,
     ) -> Self {
         Self {
             server: server.to_owned(),
             server_id: server_id.to_owned(),
+            bot_id: bot_id.map(str::to_owned),
+            binding: match bot_id {
+                None => server_id.to_owned(),
+                Some(bot) => format!("{server_id}\u{0}bot\u{0}{bot}"),
+            },
             store,
             sealer,
             cache: tokio::sync::Mutex::new(None),
@@ -104,14 +119,14 @@ impl ServerCredentials {
         if let Some(record) = cache.as_ref() {
             return Ok(record.clone());
         }
-        let sealed = self
-            .store
-            .oauth_record(&self.server_id)
-            .await
-            .map_err(|error| self.store_error("cannot read it", error))?;
+        let sealed = match &self.bot_id {
+            None => self.store.oauth_record(&self.server_id).await,
+            Some(bot) => self.store.bot_oauth_record(&self.server_id, bot).await,
+        }
+        .map_err(|error| self.store_error("cannot read it", error))?;
         let record = match sealed {
             None => None,
-            Some(sealed) => match self.sealer.open(&sealed, &self.server_id) {
+            Some(sealed) => match self.sealer.open(&sealed, &self.binding) {
                 Ok(clear) => match serde_json::from_slice::<OAuthRecord>(&clear) {
                     Ok(record) => Some(record),
                     Err(error) => {
@@ -133,12 +148,17 @@ impl ServerCredentials {
     pub async fn put(&self, record: OAuthRecord) -> Result<(), AuthError> {
         let clear = serde_json::to_vec(&record)
             .map_err(|error| self.store_error("cannot encode it", error))?;
-        let sealed = self.sealer.seal(&clear, &self.server_id);
+        let sealed = self.sealer.seal(&clear, &self.binding);
         let mut cache = self.cache.lock().await;
-        self.store
-            .put_oauth_record(&self.server_id, &sealed)
-            .await
-            .map_err(|error| self.store_error("cannot write it", error))?;
+        match &self.bot_id {
+            None => self.store.put_oauth_record(&self.server_id, &sealed).await,
+            Some(bot) => {
+                self.store
+                    .put_bot_oauth_record(&self.server_id, bot, &sealed)
+                    .await
+            }
+        }
+        .map_err(|error| self.store_error("cannot write it", error))?;
         *cache = Some(Some(record));
         Ok(())
     }
@@ -146,10 +166,15 @@ impl ServerCredentials {
     /// Forget the record (sign out).
     pub async fn clear(&self) -> Result<(), AuthError> {
         let mut cache = self.cache.lock().await;
-        self.store
-            .delete_oauth_record(&self.server_id)
-            .await
-            .map_err(|error| self.store_error("cannot delete it", error))?;
+        match &self.bot_id {
+            None => self.store.delete_oauth_record(&self.server_id).await,
+            Some(bot) => {
+                self.store
+                    .delete_bot_oauth_record(&self.server_id, bot)
+                    .await
+            }
+        }
+        .map_err(|error| self.store_error("cannot delete it", error))?;
         *cache = Some(None);
         Ok(())
     }

@@ -486,6 +486,7 @@ impl McpProcess {
             return None;
         }
         crate::oauth::challenge_in(error).map(|challenge| LifecycleError::NeedsAuth {
+            bot: None,
             server: self.server.clone(),
             url: url.clone(),
             challenge: Some(challenge),

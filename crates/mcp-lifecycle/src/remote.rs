@@ -199,6 +199,7 @@ pub(crate) async fn connect(
         Ok(service) => Ok(McpProcess::remote(config, service, url, lost, exit, link)),
         Err(HandshakeFailure::Refused(error)) => match crate::oauth::challenge_in(error.as_ref()) {
             Some(challenge) if oauth => Err(LifecycleError::NeedsAuth {
+                bot: None,
                 server: config.name.clone(),
                 url,
                 challenge: Some(challenge),

@@ -34,6 +34,11 @@ pub(crate) async fn publish(
         .collect();
     let count = tools.len();
     slot.lock().tools = Some(Arc::new(tools));
+    if slot.bot.is_some() {
+        // A bot's own connection: the server's catalog (cache, search, bindings) is the
+        // server connection's, not one bot's view of it.
+        return;
+    }
     let hash = store::tools_hash(&values);
     if !config.id.is_empty()
         && let Err(error) = manager

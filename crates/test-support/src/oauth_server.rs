@@ -10,8 +10,11 @@
 //!   "Approve" button, as a person sees it), `POST /authorize/approve` (redirects with `code`,
 //!   `state` and `iss`), `POST /token` (`authorization_code` with PKCE S256 checked and the
 //!   `resource` required; `refresh_token`, rotating).
+//! - Each token is issued to the user named on the login page (`tester` unless changed), and
+//!   `/mcp` requests are counted per user (`calls_by_user`): whose account a client used.
 //! - `/admin/*` drives tests: `GET /admin/state` (counters), `POST /admin/lifetime?secs=N[&advertised=M]`
-//!   (lifetime of the next tokens, and the `expires_in` told to the client if it differs), `POST /admin/revoke-refresh`, `POST /admin/revoke-access`.
+//!   (lifetime of the next tokens, and the `expires_in` told to the client if it differs), `POST /admin/revoke-refresh`, `POST /admin/revoke-access`,
+//!   `POST /admin/revoke-user?user=U` (that user's access and refresh tokens).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -37,9 +40,12 @@ pub struct Counters {
     pub refreshes: u32,
     pub refused_refreshes: u32,
     pub unauthorized: u32,
+    /// `/mcp` requests let through, by the user their token was issued to.
+    pub calls_by_user: std::collections::BTreeMap<String, u32>,
 }
 
 struct Grant {
+    user: String,
     client_id: String,
     challenge: String,
     redirect_uri: String,
@@ -50,8 +56,10 @@ struct Inner {
     counters: Counters,
     clients: HashSet<String>,
     codes: HashMap<String, Grant>,
-    access: HashMap<String, Instant>,
-    refresh: HashSet<String>,
+    /// Access token → (expiry, user).
+    access: HashMap<String, (Instant, String)>,
+    /// Refresh token → user.
+    refresh: HashMap<String, String>,
     lifetime_secs: u64,
     /// The `expires_in` told to the client when it differs from the real lifetime: a token
     /// that looks expired to the client while the server still accepts it, so that a test
@@ -114,6 +122,7 @@ impl OAuthServer {
             .route("/admin/lifetime", post(admin_lifetime))
             .route("/admin/revoke-refresh", post(admin_revoke_refresh))
             .route("/admin/revoke-access", post(admin_revoke_access))
+            .route("/admin/revoke-user", post(admin_revoke_user))
             .with_state(self.clone());
         guarded.merge(oauth)
     }
@@ -126,14 +135,21 @@ async fn guard(State(server): State<OAuthServer>, request: Request, next: Next) 
         .and_then(|value| value.to_str().ok())
         .and_then(|value| value.strip_prefix("Bearer "))
         .map(str::to_owned);
-    let valid = token.is_some_and(|token| {
+    let user = token.and_then(|token| {
         server
             .lock()
             .access
             .get(&token)
-            .is_some_and(|expires| Instant::now() < *expires)
+            .filter(|(expires, _)| Instant::now() < *expires)
+            .map(|(_, user)| user.clone())
     });
-    if valid {
+    if let Some(user) = user {
+        *server
+            .lock()
+            .counters
+            .calls_by_user
+            .entry(user)
+            .or_default() += 1;
         return next.run(request).await;
     }
     server.lock().counters.unauthorized += 1;
@@ -216,6 +232,7 @@ async fn authorize_page(request: Request) -> Html<String> {
 #[derive(Deserialize)]
 struct Approval {
     request: String,
+    user: Option<String>,
 }
 
 async fn approve(State(server): State<OAuthServer>, Form(form): Form<Approval>) -> Response {
@@ -237,6 +254,11 @@ async fn approve(State(server): State<OAuthServer>, Form(form): Form<Approval>) 
         inner.codes.insert(
             code.clone(),
             Grant {
+                user: form
+                    .user
+                    .clone()
+                    .filter(|user| !user.is_empty())
+                    .unwrap_or_else(|| "tester".to_owned()),
                 client_id: get("client_id"),
                 challenge: get("code_challenge"),
                 redirect_uri: redirect.clone(),
@@ -273,15 +295,15 @@ fn token_error(error: &str) -> Response {
     (StatusCode::BAD_REQUEST, Json(json!({"error": error}))).into_response()
 }
 
-fn issue(inner: &mut Inner) -> Value {
+fn issue(inner: &mut Inner, user: String) -> Value {
     let access = format!("at-{}", random());
     let refresh = format!("rt-{}", random());
     let lifetime = inner.lifetime_secs;
     inner.access.insert(
         access.clone(),
-        Instant::now() + Duration::from_secs(lifetime),
+        (Instant::now() + Duration::from_secs(lifetime), user.clone()),
     );
-    inner.refresh.insert(refresh.clone());
+    inner.refresh.insert(refresh.clone(), user);
     json!({
         "access_token": access,
         "token_type": "Bearer",
@@ -318,16 +340,16 @@ async fn token(State(server): State<OAuthServer>, Form(request): Form<TokenReque
                 return token_error("invalid_grant");
             }
             inner.counters.code_exchanges += 1;
-            Json(issue(&mut inner)).into_response()
+            Json(issue(&mut inner, grant.user)).into_response()
         }
         "refresh_token" => {
             let presented = request.refresh_token.unwrap_or_default();
-            if !inner.refresh.remove(&presented) {
+            let Some(user) = inner.refresh.remove(&presented) else {
                 inner.counters.refused_refreshes += 1;
                 return token_error("invalid_grant");
-            }
+            };
             inner.counters.refreshes += 1;
-            Json(issue(&mut inner)).into_response()
+            Json(issue(&mut inner, user)).into_response()
         }
         _ => token_error("unsupported_grant_type"),
     }
@@ -360,6 +382,21 @@ async fn admin_revoke_refresh(State(server): State<OAuthServer>) -> StatusCode {
 
 async fn admin_revoke_access(State(server): State<OAuthServer>) -> StatusCode {
     server.lock().access.clear();
+    StatusCode::NO_CONTENT
+}
+
+#[derive(Deserialize)]
+struct User {
+    user: String,
+}
+
+async fn admin_revoke_user(
+    State(server): State<OAuthServer>,
+    Query(revoked): Query<User>,
+) -> StatusCode {
+    let mut inner = server.lock();
+    inner.access.retain(|_, (_, user)| *user != revoked.user);
+    inner.refresh.retain(|_, user| *user != revoked.user);
     StatusCode::NO_CONTENT
 }
 

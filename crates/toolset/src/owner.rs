@@ -32,6 +32,13 @@ struct Bound {
     bindings: Arc<Vec<BoundServer>>,
 }
 
+impl Bound {
+    /// The bot's id, for the manager's per-bot connections (none for the everything view).
+    fn bot_id(&self) -> Option<&str> {
+        Some(self.bot.id.as_str()).filter(|id| !id.is_empty())
+    }
+}
+
 #[derive(Default)]
 struct Cache {
     /// The store version the entries below were read at.
@@ -284,7 +291,7 @@ impl Toolsets {
         let _lease = self.manager.lease([route.server.as_str()]);
         tokio::select! {
             () = cancel.cancelled() => Err(CallError::Cancelled),
-            result = self.manager.call_tool(&route.server, &route.tool, arguments) => {
+            result = self.manager.call_tool_as(&route.server, bound.bot_id(), &route.tool, arguments) => {
                 result.map_err(|error| CallError::from_lifecycle(error, &route.server, &route.tool))
             }
         }
@@ -300,10 +307,11 @@ impl Toolsets {
         key: &str,
         server: &str,
         request: rmcp::model::ClientRequest,
-        target: mcp_lifecycle::ForwardFor,
+        mut target: mcp_lifecycle::ForwardFor,
         cancel: CancellationToken,
     ) -> Result<rmcp::model::ServerResult, CallError> {
         let bound = self.bound(key).await?;
+        target.bot = bound.bot_id().map(str::to_owned);
         let tool = match &request {
             rmcp::model::ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),
             _ => None,

@@ -121,6 +121,7 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .post("/api/servers/{server}/restart", servers::restart)
         .post("/api/servers/{server}/oauth/start", oauth::start)
         .put("/api/servers/{server}/oauth/client", oauth::set_client)
+        .get("/api/servers/{server}/oauth", oauth::status)
         .delete("/api/servers/{server}/oauth", oauth::sign_out)
         .get("/api/servers/{server}/logs", servers::logs)
         .get("/api/servers/{server}/tools", servers::tools)

@@ -1,9 +1,14 @@
 //! OAuth for remote servers, as an operator drives it:
-//! - `POST /api/servers/{server}/oauth/start` (admin): the authorization URL to open;
+//! - `POST /api/servers/{server}/oauth/start[?bot=B]` (admin): the authorization URL to open;
+//!   with `bot`, the authorization is that bot's own (the per-bot override: the bot's calls
+//!   then use it, every other bot keeps the server's);
+//! - `GET /api/servers/{server}/oauth` (admin): the server's authorization and the bots'
+//!   own ones, with the state of their connections;
 //! - `GET /oauth/callback` (public: the browser comes back here from the authorization
 //!   server): completes the flow its `state` names, then sends the browser to the dashboard;
 //! - `PUT /api/servers/{server}/oauth/client` (admin): a client registered out of band;
-//! - `DELETE /api/servers/{server}/oauth` (admin): forget the server's tokens;
+//! - `DELETE /api/servers/{server}/oauth[?bot=B]` (admin): forget the server's tokens, or
+//!   that bot's own (it then uses the server's again);
 //! - `GET /oauth/client-metadata.json` (public): BotCraft's client ID metadata document,
 //!   for authorization servers that accept a URL as client id.
 //!
@@ -22,13 +27,71 @@ use crate::error::ApiError;
 use crate::routes::servers::{managed_name, status_of};
 use crate::state::AppState;
 
+/// `?bot=B`: a bot, by id or name.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForBot {
+    bot: Option<String>,
+}
+
+impl ForBot {
+    /// The bot named, if one is: (id, name).
+    async fn resolve(&self, state: &AppState) -> Result<Option<(String, String)>, ApiError> {
+        match &self.bot {
+            None => Ok(None),
+            Some(key) => {
+                let bot = crate::routes::chat::find_bot(state, key).await?;
+                Ok(Some((bot.id, bot.name)))
+            }
+        }
+    }
+}
+
 pub async fn start(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+    Query(for_bot): Query<ForBot>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    let bot = for_bot.resolve(&state).await?;
+    let url = state
+        .manager
+        .oauth_start_for(&name, bot.as_ref().map(|(id, _)| id.as_str()))
+        .await?;
+    Ok(Json(match bot {
+        None => json!({"server": name, "authorizationUrl": url}),
+        Some((_, bot)) => json!({"server": name, "bot": bot, "authorizationUrl": url}),
+    }))
+}
+
+/// `GET /api/servers/{server}/oauth`: the server's authorization (null when OAuth does not
+/// apply or it has none) and each bot's own.
+pub async fn status(
     State(state): State<AppState>,
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let name = managed_name(&state, &key).await?;
-    let url = state.manager.oauth_start(&name).await?;
-    Ok(Json(json!({"server": name, "authorizationUrl": url})))
+    let server = state.manager.oauth_status(&name).await?;
+    let mut bots = Vec::new();
+    for own in state.manager.bot_authorizations(&name).await? {
+        let bot = state.store.bot(&own.bot_id).await?;
+        bots.push(json!({
+            "bot": bot.map(|bot| bot.name),
+            "botId": own.bot_id,
+            "authorized": own.authorized,
+            "scopes": own.scopes,
+            "state": own.state.to_string(),
+            "lastError": own.last_error.map(|error| state.config.redactor.redact(&error)),
+        }));
+    }
+    Ok(Json(json!({
+        "server": name,
+        "authorization": server.map(|server| json!({
+            "authorized": server.authorized,
+            "scopes": server.scopes,
+        })),
+        "bots": bots,
+    })))
 }
 
 /// A client registered out of band at the server's authorization server.
@@ -69,9 +132,14 @@ pub async fn set_client(
 pub async fn sign_out(
     State(state): State<AppState>,
     Path(key): Path<String>,
+    Query(for_bot): Query<ForBot>,
 ) -> Result<Json<Value>, ApiError> {
     let name = managed_name(&state, &key).await?;
-    state.manager.oauth_sign_out(&name).await?;
+    let bot = for_bot.resolve(&state).await?;
+    state
+        .manager
+        .oauth_sign_out_for(&name, bot.as_ref().map(|(id, _)| id.as_str()))
+        .await?;
     Ok(status_of(&state, &name))
 }
 

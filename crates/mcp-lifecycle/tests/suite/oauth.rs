@@ -12,8 +12,10 @@ use std::sync::Arc;
 use pretty_assertions::assert_eq;
 use serde_json::Value;
 
-use mcp_lifecycle::{LifecycleError, McpServerManager, OAuthSettings, ServerState};
-use store::{McpServerSpec, Transport};
+use mcp_lifecycle::{
+    BotAuthorization, LifecycleError, McpServerManager, OAuthSettings, ServerState,
+};
+use store::{BotSpec, McpServerSpec, Transport};
 use test_support::Served;
 
 use super::harness::{Fixture, settings, text};
@@ -59,6 +61,15 @@ async fn admin(origin: &str, path: &str) -> anyhow::Result<()> {
 
 /// Approve `authorization_url` as the person at the login page would: the redirect's query.
 async fn approve(origin: &str, authorization_url: &str) -> anyhow::Result<HashMap<String, String>> {
+    approve_as(origin, authorization_url, "tester").await
+}
+
+/// [`approve`], signed in as `user`.
+async fn approve_as(
+    origin: &str,
+    authorization_url: &str,
+    user: &str,
+) -> anyhow::Result<HashMap<String, String>> {
     let url = reqwest::Url::parse(authorization_url)?;
     let query = url.query().unwrap_or_default().to_owned();
     let browser = reqwest::Client::builder()
@@ -74,7 +85,9 @@ async fn approve(origin: &str, authorization_url: &str) -> anyhow::Result<HashMa
         )
         .body({
             let mut form = reqwest::Url::parse("http://form/")?;
-            form.query_pairs_mut().append_pair("request", &query);
+            form.query_pairs_mut()
+                .append_pair("request", &query)
+                .append_pair("user", user);
             form.query().unwrap_or_default().to_owned()
         })
         .send()
@@ -338,6 +351,168 @@ async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_on
                 .await?
         ),
         SIMPLE_TEXT
+    );
+    fx.manager.stop_all().await;
+    Ok(())
+}
+
+/// How many `/mcp` requests the fake authorization server let through for `user`.
+async fn calls_of(origin: &str, user: &str) -> anyhow::Result<u64> {
+    Ok(counters(origin).await?["calls_by_user"][user]
+        .as_u64()
+        .unwrap_or(0))
+}
+
+/// Authorize `bot`'s own account (`user`) for "hosted".
+async fn authorize_bot(
+    manager: &McpServerManager,
+    origin: &str,
+    bot: &str,
+    user: &str,
+) -> anyhow::Result<()> {
+    let url = manager.oauth_start_for("hosted", Some(bot)).await?;
+    let redirect = approve_as(origin, &url, user).await?;
+    let name = manager
+        .oauth_complete(
+            &redirect["code"],
+            &redirect["state"],
+            redirect.get("iss").map(String::as_str),
+        )
+        .await?;
+    assert_eq!(name, "hosted");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_keep_the_servers()
+-> anyhow::Result<()> {
+    let (_served, origin) = oauth_fixture(3600)?;
+    let fx = oauth_fx(&origin, "per-bot key of enough length").await?;
+    let alice = fx.store.create_bot(&BotSpec::new("alice", "m")).await?;
+    let bob = fx.store.create_bot(&BotSpec::new("bob", "m")).await?;
+    let call = |bot: &str| {
+        let bot = bot.to_owned();
+        let manager = Arc::clone(&fx.manager);
+        async move {
+            manager
+                .call_tool_as("hosted", Some(&bot), "test_simple_text", None)
+                .await
+        }
+    };
+
+    // The server's account ("team") serves every bot.
+    let url = fx.manager.oauth_start("hosted").await?;
+    let redirect = approve_as(&origin, &url, "team").await?;
+    fx.manager
+        .oauth_complete(
+            &redirect["code"],
+            &redirect["state"],
+            redirect.get("iss").map(String::as_str),
+        )
+        .await?;
+    assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
+    assert_eq!(calls_of(&origin, "bob").await?, 0);
+    assert!(calls_of(&origin, "team").await? > 0);
+    assert_eq!(fx.manager.bot_authorizations("hosted").await?, Vec::new());
+
+    // Bob gets an account of his own: his calls use it, Alice's still use the team's.
+    authorize_bot(&fx.manager, &origin, &bob.id, "bob").await?;
+    let team_before = calls_of(&origin, "team").await?;
+    assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
+    let bob_calls = calls_of(&origin, "bob").await?;
+    assert!(bob_calls > 0, "bob's call used bob's token");
+    assert_eq!(calls_of(&origin, "team").await?, team_before);
+    assert_eq!(text(&call(&alice.id).await?), SIMPLE_TEXT);
+    assert_eq!(calls_of(&origin, "team").await?, team_before + 1);
+    assert_eq!(calls_of(&origin, "bob").await?, bob_calls);
+    // The server's own calls (no bot) use the team's too.
+    assert_eq!(
+        text(
+            &fx.manager
+                .call_tool("hosted", "test_simple_text", None)
+                .await?
+        ),
+        SIMPLE_TEXT
+    );
+    assert_eq!(calls_of(&origin, "team").await?, team_before + 2);
+    let scopes = vec!["mcp:tools".to_owned(), "offline_access".to_owned()];
+    assert_eq!(
+        fx.manager.bot_authorizations("hosted").await?,
+        vec![BotAuthorization {
+            bot_id: bob.id.clone(),
+            authorized: true,
+            scopes: scopes.clone(),
+            state: ServerState::Running,
+            last_error: None,
+        }]
+    );
+    // Sealed apart from the server's, with no token in the clear.
+    let server = fx.store.server_by_name("hosted").await?.expect("stored");
+    let sealed = fx
+        .store
+        .bot_oauth_record(&server.id, &bob.id)
+        .await?
+        .expect("bob's record");
+    assert!(
+        sealed.starts_with("v1.") && !sealed.contains("at-") && !sealed.contains("rt-"),
+        "{sealed}"
+    );
+    assert_ne!(fx.store.oauth_record(&server.id).await?, Some(sealed));
+
+    // Bob's account is revoked: Bob's connection needs authorization (his own, named in the
+    // error), with no fall-back to the team's account; Alice is not affected.
+    admin(&origin, "/admin/revoke-user?user=bob").await?;
+    let refused = call(&bob.id).await;
+    let Err(
+        error @ LifecycleError::NeedsAuth {
+            bot: Some(named), ..
+        },
+    ) = &refused
+    else {
+        panic!("expected bob's needs-auth, got {refused:?}");
+    };
+    assert_eq!(named, &bob.id);
+    assert!(
+        error
+            .to_string()
+            .contains(&format!("oauth/start?bot={}", bob.id)),
+        "{error}"
+    );
+    assert_eq!(state_of(&fx.manager), Some(ServerState::Running));
+    assert_eq!(text(&call(&alice.id).await?), SIMPLE_TEXT);
+    let team_now = calls_of(&origin, "team").await?;
+    assert!(matches!(
+        call(&bob.id).await,
+        Err(LifecycleError::NeedsAuth { bot: Some(_), .. })
+    ));
+    assert_eq!(calls_of(&origin, "team").await?, team_now, "no fall-back");
+    let listed = fx.manager.bot_authorizations("hosted").await?;
+    assert_eq!(
+        listed
+            .iter()
+            .map(|found| (found.bot_id.as_str(), found.authorized, found.state))
+            .collect::<Vec<_>>(),
+        vec![(bob.id.as_str(), false, ServerState::NeedsAuth)]
+    );
+
+    // Connected again for Bob, then his own authorization removed: back on the team's.
+    authorize_bot(&fx.manager, &origin, &bob.id, "bob").await?;
+    assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
+    fx.manager
+        .oauth_sign_out_for("hosted", Some(&bob.id))
+        .await?;
+    assert_eq!(fx.manager.bot_authorizations("hosted").await?, Vec::new());
+    let (team_before, bob_before) = (
+        calls_of(&origin, "team").await?,
+        calls_of(&origin, "bob").await?,
+    );
+    assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
+    assert_eq!(
+        (
+            calls_of(&origin, "team").await?,
+            calls_of(&origin, "bob").await?
+        ),
+        (team_before + 1, bob_before)
     );
     fx.manager.stop_all().await;
     Ok(())
