@@ -115,8 +115,18 @@ fn query_of(url: &str) -> HashMap<String, String> {
 }
 
 async fn authorize(manager: &McpServerManager, origin: &str) -> anyhow::Result<()> {
-    let url = manager.oauth_start("hosted").await?;
-    let redirect = approve(origin, &url).await?;
+    authorize_as(manager, origin, None, "tester").await
+}
+
+/// Authorize "hosted" signed in as `user`: the server's account, or `bot`'s own.
+async fn authorize_as(
+    manager: &McpServerManager,
+    origin: &str,
+    bot: Option<&str>,
+    user: &str,
+) -> anyhow::Result<()> {
+    let url = manager.oauth_start_for("hosted", bot).await?;
+    let redirect = approve_as(origin, &url, user).await?;
     let name = manager
         .oauth_complete(
             &redirect["code"],
@@ -363,26 +373,6 @@ async fn calls_of(origin: &str, user: &str) -> anyhow::Result<u64> {
         .unwrap_or(0))
 }
 
-/// Authorize `bot`'s own account (`user`) for "hosted".
-async fn authorize_bot(
-    manager: &McpServerManager,
-    origin: &str,
-    bot: &str,
-    user: &str,
-) -> anyhow::Result<()> {
-    let url = manager.oauth_start_for("hosted", Some(bot)).await?;
-    let redirect = approve_as(origin, &url, user).await?;
-    let name = manager
-        .oauth_complete(
-            &redirect["code"],
-            &redirect["state"],
-            redirect.get("iss").map(String::as_str),
-        )
-        .await?;
-    assert_eq!(name, "hosted");
-    Ok(())
-}
-
 #[tokio::test]
 async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_keep_the_servers()
 -> anyhow::Result<()> {
@@ -401,22 +391,14 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     };
 
     // The server's account ("team") serves every bot.
-    let url = fx.manager.oauth_start("hosted").await?;
-    let redirect = approve_as(&origin, &url, "team").await?;
-    fx.manager
-        .oauth_complete(
-            &redirect["code"],
-            &redirect["state"],
-            redirect.get("iss").map(String::as_str),
-        )
-        .await?;
+    authorize_as(&fx.manager, &origin, None, "team").await?;
     assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
     assert_eq!(calls_of(&origin, "bob").await?, 0);
     assert!(calls_of(&origin, "team").await? > 0);
     assert_eq!(fx.manager.bot_authorizations("hosted").await?, Vec::new());
 
     // Bob gets an account of his own: his calls use it, Alice's still use the team's.
-    authorize_bot(&fx.manager, &origin, &bob.id, "bob").await?;
+    authorize_as(&fx.manager, &origin, Some(&bob.id), "bob").await?;
     let team_before = calls_of(&origin, "team").await?;
     assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
     let bob_calls = calls_of(&origin, "bob").await?;
@@ -496,7 +478,7 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     );
 
     // Connected again for Bob, then his own authorization removed: back on the team's.
-    authorize_bot(&fx.manager, &origin, &bob.id, "bob").await?;
+    authorize_as(&fx.manager, &origin, Some(&bob.id), "bob").await?;
     assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
     fx.manager
         .oauth_sign_out_for("hosted", Some(&bob.id))
