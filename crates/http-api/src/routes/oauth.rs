@@ -17,6 +17,7 @@
 //! and never a code or a token.
 
 use axum::Json;
+use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -35,6 +36,18 @@ pub struct ForBot {
 }
 
 impl ForBot {
+    /// The query, or a 400 naming what is wrong with it. Unknown parameters are refused: a
+    /// misspelt `bot` must not authorize (or sign out) the server's own account instead.
+    fn from_query(query: Result<Query<Self>, QueryRejection>) -> Result<Self, ApiError> {
+        query.map(|Query(for_bot)| for_bot).map_err(|rejection| {
+            ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "bad_request",
+                rejection.body_text(),
+            )
+        })
+    }
+
     /// The bot named, if one is: (id, name).
     async fn resolve(&self, state: &AppState) -> Result<Option<(String, String)>, ApiError> {
         match &self.bot {
@@ -50,8 +63,9 @@ impl ForBot {
 pub async fn start(
     State(state): State<AppState>,
     Path(key): Path<String>,
-    Query(for_bot): Query<ForBot>,
+    for_bot: Result<Query<ForBot>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let for_bot = ForBot::from_query(for_bot)?;
     let name = managed_name(&state, &key).await?;
     let bot = for_bot.resolve(&state).await?;
     let url = state
@@ -132,8 +146,9 @@ pub async fn set_client(
 pub async fn sign_out(
     State(state): State<AppState>,
     Path(key): Path<String>,
-    Query(for_bot): Query<ForBot>,
+    for_bot: Result<Query<ForBot>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
+    let for_bot = ForBot::from_query(for_bot)?;
     let name = managed_name(&state, &key).await?;
     let bot = for_bot.resolve(&state).await?;
     state

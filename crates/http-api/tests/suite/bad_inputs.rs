@@ -58,6 +58,30 @@ async fn bad_requests_get_json_errors_with_4xx() -> anyhow::Result<()> {
         >()))?;
     let cases: Vec<(&str, Request<Body>, StatusCode, &str)> = vec![
         (
+            "a misspelt bot on an OAuth start (never the server's own account instead)",
+            raw(
+                "POST",
+                "/api/servers/anything/oauth/start?bto=tester",
+                Some(&bearer),
+                json,
+                Vec::new(),
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
+            "a misspelt bot on an OAuth sign-out",
+            raw(
+                "DELETE",
+                "/api/servers/anything/oauth?bots=tester",
+                Some(&bearer),
+                json,
+                Vec::new(),
+            ),
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+        ),
+        (
             "a declared body over the limit, never sent",
             declared,
             StatusCode::PAYLOAD_TOO_LARGE,
