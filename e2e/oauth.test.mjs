@@ -128,7 +128,7 @@ test("a remote server behind OAuth is connected from the dashboard", { timeout: 
     assert.equal(await callsOf("bob"), 0);
 
     await page.reload();
-    const bobRow = page.locator('table[data-bot="bob"] tr[data-server="hosted"]');
+    const bobRow = page.locator('table[data-bot="bob"] tr[data-binding="hosted"]');
     await bobRow.locator('[data-account="server"]').waitFor();
     await page.getByRole("button", { name: "connect bob's own account to hosted", exact: true }).click();
     await page.getByRole("heading", { name: /Sign in to the fake authorization server/ }).waitFor();

@@ -361,7 +361,7 @@ async function loadBots(force = false) {
     const body = el("tbody");
     for (const binding of bindings) {
       const server = { ...binding.server, ...(knownServers.get(binding.server.name) || {}) };
-      body.append(el("tr", { "data-server": server.name },
+      body.append(el("tr", { "data-binding": server.name },
         el("th", { scope: "row" }, server.name),
         el("td", {}, binding.enabled ? "yes" : "no"),
         el("td", {}, binding.toolFilter.length ? binding.toolFilter.join(", ") : "all tools"),
