@@ -81,6 +81,17 @@ pub fn error_chain(error: &dyn std::error::Error) -> String {
     text
 }
 
+impl From<axum::extract::rejection::QueryRejection> for ApiError {
+    /// A query string that does not parse, or names a parameter the route does not take.
+    fn from(rejection: axum::extract::rejection::QueryRejection) -> Self {
+        Self::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            rejection.body_text(),
+        )
+    }
+}
+
 impl From<JsonRejection> for ApiError {
     fn from(rejection: JsonRejection) -> Self {
         let status = rejection.status();

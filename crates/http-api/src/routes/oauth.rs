@@ -39,13 +39,7 @@ impl ForBot {
     /// The query, or a 400 naming what is wrong with it. Unknown parameters are refused: a
     /// misspelt `bot` must not authorize (or sign out) the server's own account instead.
     fn from_query(query: Result<Query<Self>, QueryRejection>) -> Result<Self, ApiError> {
-        query.map(|Query(for_bot)| for_bot).map_err(|rejection| {
-            ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "bad_request",
-                rejection.body_text(),
-            )
-        })
+        Ok(query?.0)
     }
 
     /// The bot named, if one is: (id, name).

@@ -150,13 +150,7 @@ pub async fn import(
     options: Result<axum::extract::Query<ImportOptions>, axum::extract::rejection::QueryRejection>,
     body: Result<Json<Value>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
-    let axum::extract::Query(options) = options.map_err(|rejection| {
-        ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "bad_request",
-            rejection.body_text(),
-        )
-    })?;
+    let axum::extract::Query(options) = options?;
     let Json(document) = body?;
     let (plan, notes) = if store::is_server_json(&document) {
         let prefer = match options.prefer.as_deref() {
