@@ -11,6 +11,10 @@
 //! and its input in canonical JSON, and the time it was issued. So a client cannot approve a
 //! call other than the one shown (other arguments, another tool, another bot), and an answer
 //! given after the TTL is refused.
+//!
+//! An approval is single-use: before its call runs, its id is consumed in an
+//! [`ApprovalLedger`] (the store, on every replica), so a replayed message or a duplicated
+//! approved part runs nothing, and the model is told why.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,11 +39,92 @@ impl ApprovalGate for std::collections::BTreeSet<String> {
     }
 }
 
-/// Approvals in one turn: which calls ask, and the signer of their ids.
+/// Approvals in one turn: which calls ask, the signer of their ids, and where used ids are
+/// recorded.
 #[derive(Clone)]
 pub struct Approvals {
     pub gate: Arc<dyn ApprovalGate>,
     pub signer: ApprovalSigner,
+    pub ledger: Arc<dyn ApprovalLedger>,
+}
+
+impl Approvals {
+    /// Checks `approval_id` against `call`, then consumes it in the ledger: `Ok` once per
+    /// id, so the call it approves runs at most once.
+    pub async fn consume(&self, approval_id: &str, call: &ToolCall) -> Result<(), ApprovalError> {
+        self.signer.check(approval_id, call)?;
+        let expires = self
+            .signer
+            .expires_at(approval_id)
+            .ok_or(ApprovalError::Malformed)?;
+        match self
+            .ledger
+            .consume(approval_id, self.signer.bot(), expires)
+            .await
+        {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ApprovalError::Replayed),
+            Err(error) => Err(ApprovalError::Unrecorded(error)),
+        }
+    }
+}
+
+/// Where used approval ids are recorded, so each approval runs its call once.
+pub trait ApprovalLedger: Send + Sync {
+    /// Record `approval_id` (issued for bot `bot`, refused by its TTL after `expires_at_ms`)
+    /// as used. `Ok(true)`: first use, the call may run; `Ok(false)`: used before.
+    fn consume<'a>(
+        &'a self,
+        approval_id: &'a str,
+        bot: &'a str,
+        expires_at_ms: i64,
+    ) -> futures::future::BoxFuture<'a, Result<bool, LedgerError>>;
+}
+
+/// The ledger could not record a use (its store is unreachable): the call does not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct LedgerError(pub String);
+
+/// A ledger in this process's memory: for one process (tests, one `botcraft serve` on
+/// SQLite); a deployment with replicas uses the store's.
+pub struct MemoryLedger {
+    used: std::sync::Mutex<std::collections::HashMap<String, i64>>,
+    clock: Clock,
+}
+
+impl MemoryLedger {
+    /// A ledger that forgets an id once `clock` is past its expiry.
+    pub fn new(clock: Clock) -> Self {
+        Self {
+            used: std::sync::Mutex::default(),
+            clock,
+        }
+    }
+}
+
+impl Default for MemoryLedger {
+    fn default() -> Self {
+        Self::new(system_clock())
+    }
+}
+
+impl ApprovalLedger for MemoryLedger {
+    fn consume<'a>(
+        &'a self,
+        approval_id: &'a str,
+        _bot: &'a str,
+        expires_at_ms: i64,
+    ) -> futures::future::BoxFuture<'a, Result<bool, LedgerError>> {
+        let now = (self.clock)();
+        let mut used = self
+            .used
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        used.retain(|_, expires| *expires >= now);
+        let first = used.insert(approval_id.to_owned(), expires_at_ms).is_none();
+        Box::pin(std::future::ready(Ok(first)))
+    }
 }
 
 /// What the client answered for one call that asked, read from the conversation.
@@ -62,6 +147,10 @@ pub enum ApprovalError {
     Mismatch,
     #[error("the approval is {age_secs} s old; approvals last {ttl_secs} s")]
     Expired { age_secs: u64, ttl_secs: u64 },
+    #[error("this approval was already used: an approval runs its call once")]
+    Replayed,
+    #[error("the approval could not be recorded as used ({0}), so its call was not run")]
+    Unrecorded(LedgerError),
 }
 
 /// Milliseconds since the Unix epoch.
@@ -143,6 +232,19 @@ impl ApprovalSigner {
             });
         }
         Ok(())
+    }
+
+    /// The bot whose approvals this signer issues.
+    pub fn bot(&self) -> &str {
+        &self.bot
+    }
+
+    /// When `approval_id` stops being accepted (issued + TTL + the minute of clock skew
+    /// allowed), in ms since the epoch; `None` when it is not an approval id.
+    pub fn expires_at(&self, approval_id: &str) -> Option<i64> {
+        let issued: i64 = approval_id.split('.').nth(1)?.parse().ok()?;
+        let ttl_ms = i64::try_from(self.ttl.as_millis()).unwrap_or(i64::MAX);
+        Some(issued.saturating_add(ttl_ms).saturating_add(60_000))
     }
 
     fn keyed(&self) -> hmac::Hmac<Sha256> {

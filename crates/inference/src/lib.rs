@@ -36,7 +36,10 @@ pub mod ui_message;
 pub mod ui_stream;
 
 pub use active_tools::{ActiveTools, EagerTools, StepContext};
-pub use approval::{ApprovalError, ApprovalGate, ApprovalSigner, Approvals, ResumedCall};
+pub use approval::{
+    ApprovalError, ApprovalGate, ApprovalLedger, ApprovalSigner, Approvals, LedgerError,
+    MemoryLedger, ResumedCall,
+};
 pub use conversation::{FinishReason, Message, ToolCall, ToolImage, ToolResult, Usage};
 pub use loading::{
     DEFAULT_AUTO_THRESHOLD_TOKENS, DeferredTools, ToolLoading, ToolPlan, eager_tokens, plan_tools,

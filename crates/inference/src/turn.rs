@@ -580,8 +580,8 @@ impl ChatTurn {
                 Some(true) => {
                     let checked = match &self.approvals {
                         Some(approvals) => approvals
-                            .signer
-                            .check(&resumed.approval_id, call)
+                            .consume(&resumed.approval_id, call)
+                            .await
                             .map_err(|error| error.to_string()),
                         None => Err("this bot's calls need no approval now".to_owned()),
                     };

@@ -82,6 +82,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "bot oauth tokens",
         include_str!("../migrations/sqlite/0008_bot_oauth_tokens.sql"),
     ),
+    (
+        9,
+        "approval uses",
+        include_str!("../migrations/sqlite/0009_approval_uses.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -123,6 +128,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         8,
         "bot oauth tokens",
         include_str!("../migrations/postgres/0008_bot_oauth_tokens.sql"),
+    ),
+    (
+        9,
+        "approval uses",
+        include_str!("../migrations/postgres/0009_approval_uses.sql"),
     ),
 ];
 

@@ -16,6 +16,8 @@
 //! - [`api_keys`]: the API's and `/mcp`'s keys with their roles, kept as digests.
 //! - [`approval`]: when a bot's tool call waits for a person (per binding, and per bot for its
 //!   native tools).
+//! - `ApprovalUse`: the approval ids whose calls ran ([`Store::consume_approval`]), so an
+//!   approval runs its call once on every replica.
 //! - `McpOAuthToken`: a remote server's OAuth record, and `McpOAuthBotToken` a bot's own one
 //!   for a server (the per-bot override), both sealed by the caller (opaque here).
 //! - Writes are told to the process ([`Store::version`], [`Store::changes`]) and, on
@@ -24,6 +26,7 @@
 
 pub mod api_keys;
 pub mod approval;
+mod approval_uses;
 mod bindings;
 mod bots;
 mod changes;

@@ -237,6 +237,30 @@ fn approvals(
             settings.ttl,
             inference::approval::system_clock(),
         ),
+        ledger: Arc::new(StoreLedger(state.store.clone())),
+    }
+}
+
+/// The store as the ledger of used approval ids: one table every replica shares, so an
+/// approval runs its call once in the whole deployment.
+struct StoreLedger(store::Store);
+
+impl inference::ApprovalLedger for StoreLedger {
+    fn consume<'a>(
+        &'a self,
+        approval_id: &'a str,
+        bot: &'a str,
+        expires_at_ms: i64,
+    ) -> futures::future::BoxFuture<'a, Result<bool, inference::LedgerError>> {
+        Box::pin(async move {
+            self.0
+                .consume_approval(approval_id, bot, expires_at_ms)
+                .await
+                .map_err(|error| {
+                    tracing::error!(%error, "could not record an approval as used");
+                    inference::LedgerError("the store could not be written".to_owned())
+                })
+        })
     }
 }
 

@@ -162,6 +162,33 @@ async fn a_denied_call_never_runs_and_the_model_hears_the_reason() -> anyhow::Re
 }
 
 #[tokio::test]
+async fn an_approved_message_sent_three_times_runs_its_call_once() -> anyhow::Result<()> {
+    let mut replies = first_turn();
+    replies.extend((0..3).map(|_| FakeReply::text(["done"])));
+    let fx = asking_bot(replies).await?;
+    let (message_id, approval_id) = ask(&fx).await?;
+    let body = answered(&message_id, &approval_id, true);
+    let mut outputs = Vec::new();
+    for _ in 0..3 {
+        let chunks = resume(&fx, &body).await?;
+        outputs.push(chunks[1]["type"].clone());
+    }
+    assert_eq!(
+        outputs,
+        [
+            json!("tool-output-available"),
+            json!("tool-output-error"),
+            json!("tool-output-error")
+        ]
+    );
+    assert_eq!(calls_received(&fx, "fake"), 1);
+    let told = fx.llm.requests()[2].body.to_string();
+    assert!(told.contains("an approval runs its call once"), "{told}");
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
 async fn an_approval_for_other_arguments_runs_nothing() -> anyhow::Result<()> {
     let (fx, message_id, approval_id) = asked("ok").await?;
     let mut body = answered(&message_id, &approval_id, true);

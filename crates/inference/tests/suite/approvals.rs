@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use inference::{
-    ApprovalSigner, Approvals, ChatTurn, FinishReason, Message, TurnEnd, TurnEvent, UiMessage,
-    read_conversation,
+    ApprovalSigner, Approvals, ChatTurn, FinishReason, MemoryLedger, Message, TurnEnd, TurnEvent,
+    UiMessage, read_conversation,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -23,11 +23,16 @@ const TTL: Duration = Duration::from_secs(600);
 const ASKS: &str = "forge-bash__run";
 const READS: &str = "fs__read";
 
-struct Clock(Arc<AtomicI64>);
+/// The test's clock, and the ledger of used approval ids every turn of the test shares (as
+/// replicas share the store's).
+struct Clock(Arc<AtomicI64>, Arc<MemoryLedger>);
 
 impl Clock {
     fn new() -> Self {
-        Self(Arc::new(AtomicI64::new(1_700_000_000_000)))
+        let now = Arc::new(AtomicI64::new(1_700_000_000_000));
+        let read = Arc::clone(&now);
+        let ledger = MemoryLedger::new(Arc::new(move || read.load(Ordering::SeqCst)));
+        Self(now, Arc::new(ledger))
     }
 
     fn signer(&self, bot: &str) -> ApprovalSigner {
@@ -50,6 +55,7 @@ fn approvals(clock: &Clock) -> Approvals {
     Approvals {
         gate: Arc::new(BTreeSet::from([ASKS.to_owned()])),
         signer: clock.signer("forge"),
+        ledger: Arc::clone(&clock.1) as Arc<dyn inference::ApprovalLedger>,
     }
 }
 
@@ -301,5 +307,52 @@ async fn a_tampered_or_stale_approval_is_refused_and_nothing_runs() -> anyhow::R
             "{told}"
         );
     }
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_approval_runs_its_call_once_however_often_it_is_sent() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let approval_id = clock.signer("forge").issue(&shown());
+    let messages = answered(json!({"command": "ls"}), &approval_id, true, None);
+
+    let first = resume(&clock, &messages, "Two files.").await?;
+    assert_eq!(first.executor.recorded_calls().len(), 1);
+
+    // The same approved message again, twice (a replay within the TTL): nothing runs, and the
+    // model reads why.
+    for _ in 0..2 {
+        let again = resume(&clock, &messages, "ok").await?;
+        assert_eq!(again.executor.recorded_calls(), vec![]);
+        assert!(
+            matches!(again.events.first(), Some(TurnEvent::ToolOutputError { call_id, error }) if call_id == "c1" && error.contains("already used")),
+            "{:?}",
+            again.events
+        );
+        let told = again.fake.requests()[0].body.to_string();
+        assert!(told.contains("an approval runs its call once"), "{told}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_duplicated_approved_part_runs_once() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let approval_id = clock.signer("forge").issue(&shown());
+    let mut messages = answered(json!({"command": "ls"}), &approval_id, true, None);
+    let part = messages[1].parts[1].clone();
+    messages[1].parts.insert(2, part);
+
+    let done = resume(&clock, &messages, "ok").await?;
+
+    assert_eq!(
+        done.executor.recorded_calls(),
+        vec![(ASKS.to_owned(), json!({"command": "ls"}))]
+    );
+    assert!(
+        done.events.iter().any(|event| matches!(event, TurnEvent::ToolOutputError { call_id, error } if call_id == "c1" && error.contains("already used"))),
+        "{:?}",
+        done.events
+    );
     Ok(())
 }

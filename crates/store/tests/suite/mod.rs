@@ -7,6 +7,7 @@
 mod harness;
 
 mod api_keys;
+mod approval_uses;
 mod bindings;
 mod bots;
 mod connect;

@@ -93,6 +93,10 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
         list(&["mcpServerId", "botId", "sealed", "updatedAt"])
     );
     assert_eq!(
+        columns(db, "ApprovalUse").await?,
+        list(&["approvalId", "botId", "usedAt", "expiresAt"])
+    );
+    assert_eq!(
         columns(db, "ApiKey").await?,
         list(&[
             "id",

@@ -1,0 +1,88 @@
+//! `"ApprovalUse"`: an approval id is consumed once, on every replica; expired rows are
+//! forgotten, and a consumed id stays consumed until its own expiry.
+
+use pretty_assertions::assert_eq;
+use store::{Store, StoreOptions};
+
+use super::harness::{START_MS, TestDb};
+
+/// Another replica on the same database, on the test's clock (a replica on the system clock
+/// would rightly forget the test's rows, whose expiry is in 2023).
+async fn replica(db: &TestDb) -> anyhow::Result<Store> {
+    let options = StoreOptions {
+        clock: db.clock.clone(),
+        ..StoreOptions::default()
+    };
+    Ok(Store::connect_with(&db.url, options).await?)
+}
+
+async fn an_approval_is_consumed_once_on_every_replica(db: &TestDb) -> anyhow::Result<()> {
+    let other = replica(db).await?;
+    let expires = START_MS + 600_000;
+    let consumed = [
+        db.store
+            .consume_approval("ap1.1.a", "forge", expires)
+            .await?,
+        db.store
+            .consume_approval("ap1.1.a", "forge", expires)
+            .await?,
+        other.consume_approval("ap1.1.a", "forge", expires).await?,
+        other.consume_approval("ap1.1.b", "forge", expires).await?,
+        db.store
+            .consume_approval("ap1.1.b", "forge", expires)
+            .await?,
+    ];
+    assert_eq!(consumed, [true, false, false, true, false]);
+    Ok(())
+}
+
+async fn concurrent_consumers_of_one_id_get_one_yes(db: &TestDb) -> anyhow::Result<()> {
+    let other = replica(db).await?;
+    let expires = START_MS + 600_000;
+    let attempts = (0..8).map(|index| {
+        let store = if index % 2 == 0 { &db.store } else { &other };
+        store.consume_approval("ap1.2.race", "forge", expires)
+    });
+    let answers = futures::future::try_join_all(attempts).await?;
+    assert_eq!(answers.iter().filter(|yes| **yes).count(), 1, "{answers:?}");
+    Ok(())
+}
+
+async fn expired_rows_are_forgotten_and_live_ones_kept(db: &TestDb) -> anyhow::Result<()> {
+    assert!(
+        db.store
+            .consume_approval("ap1.3.old", "forge", START_MS + 1_000)
+            .await?
+    );
+    assert!(
+        db.store
+            .consume_approval("ap1.3.live", "forge", START_MS + 60_000)
+            .await?
+    );
+    db.clock.advance(2_000);
+    // The old row is gone once past its expiry (its id is refused by its TTL from then on);
+    // the live one still answers "used".
+    assert!(
+        db.store
+            .consume_approval("ap1.3.other", "forge", START_MS + 60_000)
+            .await?
+    );
+    assert_eq!(
+        db.store
+            .consume_approval("ap1.3.live", "forge", START_MS + 60_000)
+            .await?,
+        false
+    );
+    assert!(
+        db.store
+            .consume_approval("ap1.3.old", "forge", START_MS + 3_000)
+            .await?
+    );
+    Ok(())
+}
+
+backend_tests!(
+    an_approval_is_consumed_once_on_every_replica,
+    concurrent_consumers_of_one_id_get_one_yes,
+    expired_rows_are_forgotten_and_live_ones_kept
+);
