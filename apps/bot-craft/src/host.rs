@@ -61,6 +61,49 @@ pub struct HostOptions<'a> {
     pub run_as: Option<mcp_lifecycle::RunAs>,
     /// OAuth for remote servers that ask for it ([`oauth_settings`]).
     pub oauth: Option<mcp_lifecycle::OAuthSettings>,
+    /// The sandbox of every stdio server ([`sandbox_settings`]); `None`: unconfined.
+    pub sandbox: Option<mcp_lifecycle::SandboxSettings>,
+}
+
+/// Whether BotCraft sandboxes its tool servers (`--sandbox`, `BOTCRAFT_SANDBOX`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SandboxMode {
+    /// Each stdio server by its stored policy, with Landlock where the kernel has it.
+    Auto,
+    /// None: every server runs as BotCraft runs it (said at start).
+    Off,
+}
+
+/// The sandbox settings for this host: the workspace read-write and where servers start, the
+/// data folder unreachable. Says at start what this kernel offers, never silently.
+pub fn sandbox_settings(
+    mode: SandboxMode,
+    workspace: &Path,
+    data_dir: &Path,
+) -> Option<mcp_lifecycle::SandboxSettings> {
+    if mode == SandboxMode::Off {
+        eprintln!(
+            "botcraft: sandbox: off (BOTCRAFT_SANDBOX=off): MCP servers run unconfined, with BotCraft's own reach"
+        );
+        return None;
+    }
+    let availability = sandbox::availability();
+    match availability {
+        sandbox::Availability::Landlock { abi } => {
+            eprintln!(
+                "botcraft: sandbox: landlock (ABI {abi}): each MCP server runs confined by its policy"
+            );
+        }
+        sandbox::Availability::Unavailable => eprintln!(
+            "botcraft: sandbox: unavailable: this kernel has no Landlock, so MCP servers run unconfined (no new privileges only); see docs/deployment.md"
+        ),
+    }
+    let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    Some(mcp_lifecycle::SandboxSettings {
+        workspace: Some(absolute(workspace)),
+        forbidden: vec![absolute(data_dir)],
+        availability,
+    })
 }
 
 /// OAuth for remote servers: tokens sealed with the key of `BOTCRAFT_SECRET_KEY(_FILE)` (or
@@ -117,7 +160,69 @@ pub fn manager_settings(options: HostOptions<'_>) -> ManagerSettings {
         reap_orphans,
         cgroups: options.cgroups,
         oauth: options.oauth,
+        sandbox: options.sandbox,
         ..ManagerSettings::default()
+    }
+}
+
+/// Make the workspace usable by tools that run as `run_as`: when it lies inside the data
+/// folder (`scripts/run.sh`'s `.botcraft/workspace`), the data folder becomes traversable
+/// (0711: no listing, and every file in it stays 0600; the sandbox keeps tools out of it
+/// anyway); when BotCraft is root and the workspace is root's, it is handed to the tool user
+/// (`chown -R`, symlinks not followed), said on stderr. Problems are said, never fatal.
+pub fn open_workspace_to(run_as: &mcp_lifecycle::RunAs, workspace: &Path, data_dir: &Path) {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let (Ok(workspace), Ok(data)) = (
+        std::fs::canonicalize(workspace),
+        std::fs::canonicalize(data_dir),
+    ) else {
+        return;
+    };
+    if workspace.starts_with(&data) && workspace != data {
+        let traversable = std::fs::Permissions::from_mode(0o711);
+        if let Err(error) = std::fs::set_permissions(&data, traversable) {
+            eprintln!(
+                "botcraft: the workspace {} is inside the data folder, which {} cannot enter: {error}",
+                workspace.display(),
+                run_as.label()
+            );
+        }
+    }
+    let root_owned = std::fs::metadata(&workspace).is_ok_and(|meta| meta.uid() == 0);
+    if nix::unistd::geteuid().is_root() && root_owned {
+        let (uid, gid) = (
+            nix::unistd::Uid::from_raw(run_as.uid),
+            nix::unistd::Gid::from_raw(run_as.gid),
+        );
+        let mut pending = vec![workspace.clone()];
+        let mut failures = 0usize;
+        while let Some(path) = pending.pop() {
+            if nix::unistd::fchownat(
+                nix::fcntl::AT_FDCWD,
+                &path,
+                Some(uid),
+                Some(gid),
+                nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW,
+            )
+            .is_err()
+            {
+                failures += 1;
+            }
+            let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir());
+            if is_dir && let Ok(entries) = std::fs::read_dir(&path) {
+                pending.extend(entries.flatten().map(|entry| entry.path()));
+            }
+        }
+        eprintln!(
+            "botcraft: the workspace {} was root's: handed to {} so tools can write it{}",
+            workspace.display(),
+            run_as.label(),
+            if failures > 0 {
+                format!(" ({failures} entries could not be changed)")
+            } else {
+                String::new()
+            }
+        );
     }
 }
 

@@ -59,6 +59,11 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
         cgroups: true,
         pid_registry: Some(registry),
         run_as: None,
+        sandbox: crate::host::sandbox_settings(
+            crate::host::SandboxMode::Auto,
+            &command.seed.workspace_root,
+            &command.data.data_dir,
+        ),
         // Tokens a `serve` over the same store obtained are used (and refreshed) here too;
         // an authorization itself is started from `serve`.
         oauth: crate::host::oauth_settings(

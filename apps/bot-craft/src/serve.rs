@@ -131,8 +131,13 @@ pub struct ServeArgs {
     /// Run every MCP server process as this Unix user (a name, or UID[:GID]) instead of
     /// BotCraft's own, so tools cannot read BotCraft's data folder or memory. Needs root, or
     /// CAP_SETUID, CAP_SETGID and CAP_KILL (the image gives them to the binary).
+    /// When BotCraft runs as root and this is unset, they run as `nobody`.
     #[arg(long, env = "BOTCRAFT_TOOL_USER", value_name = "USER")]
     tool_user: Option<String>,
+    /// Sandbox each stdio MCP server by its stored policy (Landlock, no new privileges), or
+    /// not at all (`off`, said at start).
+    #[arg(long, env = "BOTCRAFT_SANDBOX", value_enum, default_value = "auto")]
+    sandbox: crate::host::SandboxMode,
     /// Log format on stderr.
     #[arg(long, env = "BOTCRAFT_LOG_FORMAT", default_value = "text")]
     log_format: observability::LogFormat,
@@ -202,6 +207,11 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let (pid_registry, _registry_claim) =
         crate::host::claim_pid_registry(&args.data.data_dir, args.replica_id.as_deref())?;
     let run_as = tool_user(args.tool_user.as_deref())?;
+    if let Some(run_as) = &run_as {
+        crate::host::open_workspace_to(run_as, &args.seed.workspace_root, &args.data.data_dir);
+    }
+    let sandbox =
+        crate::host::sandbox_settings(args.sandbox, &args.seed.workspace_root, &args.data.data_dir);
     // Bound now (accepting starts once everything is ready) so that the OAuth redirect can
     // name the address, a free port chosen by the system included.
     let listener = tokio::net::TcpListener::bind(args.addr)
@@ -219,6 +229,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         pid_registry: Some(pid_registry),
         run_as,
         oauth: crate::host::oauth_settings(&args.data.data_dir, &public_url),
+        sandbox,
     });
     if let Some(file) = &args.seed.tool_env_file {
         let count = mcp_lifecycle::write_deployment_env(file, &settings.env)
@@ -550,11 +561,26 @@ fn approval_settings(args: &ServeArgs) -> http_api::ApprovalSettings {
     }
 }
 
+/// The user tools run as when BotCraft runs as root and none is named: root's tools would
+/// read every file, and root reads BotCraft's `/proc/PID/environ` whatever it sets.
+pub const ROOT_DEFAULT_TOOL_USER: &str = "nobody";
+
 /// The user MCP servers run as, checked now: an unknown user, root, or a BotCraft that cannot
 /// switch to it stops `serve` with the reason (never a server failing later on every start).
+/// As root with none named, [`ROOT_DEFAULT_TOOL_USER`] (or 65534 where it has no entry).
 fn tool_user(spec: Option<&str>) -> anyhow::Result<Option<mcp_lifecycle::RunAs>> {
     let Some(spec) = spec.map(str::trim).filter(|spec| !spec.is_empty()) else {
-        return Ok(None);
+        if !nix::unistd::geteuid().is_root() {
+            return Ok(None);
+        }
+        let run_as = mcp_lifecycle::RunAs::resolve(ROOT_DEFAULT_TOOL_USER)
+            .or_else(|_| mcp_lifecycle::RunAs::resolve("65534:65534"))
+            .context("the default tool user")?;
+        eprintln!(
+            "botcraft: running as root: MCP servers run as {} (set BOTCRAFT_TOOL_USER to choose another user)",
+            run_as.label()
+        );
+        return Ok(Some(run_as));
     };
     let run_as = mcp_lifecycle::RunAs::resolve(spec).context("BOTCRAFT_TOOL_USER")?;
     if run_as.uid == nix::unistd::geteuid().as_raw() {

@@ -4,11 +4,12 @@
 //! `POST /api/ai/chat` with a chat key and the fake provider. Then every tool result, stream
 //! part, provider request, log line and server log is searched for BotCraft's secrets.
 //!
-//! Two layouts:
-//! - **one user** (`scripts/run.sh` on a developer's machine): BotCraft and its tools are the
-//!   same Unix user. Protected: the environment, `/proc` of BotCraft, configs, git, Origin.
-//!   Not protected, and asserted so (docs/deployment.md says it): the data folder, which the
-//!   same user can read.
+//! Three layouts, every tool process sandboxed (Landlock) in each:
+//! - **root** (`scripts/run.sh` as root: a container, CI, a single-purpose server): BotCraft
+//!   as root, its tools as `nobody` by default, the workspace handed to them.
+//! - **one user** (`scripts/run.sh` as a normal user, which the test creates when it runs as
+//!   root): BotCraft and its tools are the same Unix user; the sandbox keeps the data folder
+//!   out of reach and `PR_SET_DUMPABLE` BotCraft's `/proc`.
 //! - **two users** (the image's split): BotCraft as one user, its binary holding `CAP_SETUID`,
 //!   `CAP_SETGID` and `CAP_KILL` as permitted file capabilities (the image's `setcap … +p`), PID 1 of its own PID namespace a shell holding the secrets in its
 //!   environment (as tini does with `docker run -e`), and the tools as another user
@@ -28,6 +29,10 @@ use test_support::{FakeLlm, FakeReply, FakeToolCall};
 mod common;
 use common::{Api, Served, bin_dir, spawn_served};
 
+#[path = "attack/false_blocks.rs"]
+mod false_blocks;
+use false_blocks::ordinary_work_is_not_blocked;
+
 const CHAT_KEY: &str = "attack-chat-key-7f3a";
 const OPENAI_KEY: &str = "sk-attack-openai-91c2";
 const ANTHROPIC_KEY: &str = "sk-ant-attack-44d0";
@@ -38,9 +43,13 @@ const TOOL_UID: u32 = 61_002;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Layout {
+    Root,
     OneUser,
     TwoUsers,
 }
+
+/// The uid tools run as when BotCraft runs as root with no BOTCRAFT_TOOL_USER (`nobody`).
+const ROOT_DEFAULT_TOOL_UID: u32 = 65_534;
 
 /// One attempt, through a tool.
 struct Case {
@@ -48,8 +57,6 @@ struct Case {
     server: &'static str,
     tool: &'static str,
     args: Value,
-    /// On one user the same user can read it anyway (the data folder): asserted to leak there.
-    leaks_on_one_user: bool,
 }
 
 struct Attacked {
@@ -136,8 +143,14 @@ fn chown(path: &Path, uid: u32) -> anyhow::Result<()> {
 async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked>> {
     let root = nix::unistd::geteuid().is_root();
     if layout == Layout::TwoUsers && !root {
-        eprintln!(
+        println!(
             "attack suite, two users: skipped (building two Unix users and a PID namespace needs root; CI runs as root)"
+        );
+        return Ok(None);
+    }
+    if layout == Layout::Root && !root {
+        println!(
+            "attack suite, root: skipped (BotCraft as root needs a test run as root; CI runs as root)"
         );
         return Ok(None);
     }
@@ -161,15 +174,20 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
     let bash_logs = dir.path().join("bash-logs");
     std::fs::create_dir(&bash_logs)?;
     std::fs::set_permissions(&bash_logs, std::fs::Permissions::from_mode(0o700))?;
-    if root {
-        chown(&data, BOTCRAFT_UID)?;
-        chown(&run, BOTCRAFT_UID)?;
-        let tools = match layout {
-            Layout::OneUser => BOTCRAFT_UID,
-            Layout::TwoUsers => TOOL_UID,
-        };
-        chown(&workspace, tools)?;
-        chown(&bash_logs, tools)?;
+    match (layout, root) {
+        // The workspace stays root's: BotCraft hands it to its tool user.
+        (Layout::Root, _) => chown(&bash_logs, ROOT_DEFAULT_TOOL_UID)?,
+        (Layout::OneUser | Layout::TwoUsers, true) => {
+            chown(&data, BOTCRAFT_UID)?;
+            chown(&run, BOTCRAFT_UID)?;
+            let tools = match layout {
+                Layout::TwoUsers => TOOL_UID,
+                _ => BOTCRAFT_UID,
+            };
+            chown(&workspace, tools)?;
+            chown(&bash_logs, tools)?;
+        }
+        (_, false) => {}
     }
     let mut botcraft = std::path::PathBuf::from(env!("CARGO_BIN_EXE_botcraft"));
     if layout == Layout::TwoUsers {
@@ -203,6 +221,11 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
                 .args(&setpriv)
                 .args(["--", "sh", "-c", r#""$0" serve --addr 127.0.0.1:0 & wait"#])
                 .arg(&botcraft);
+            command
+        }
+        (Layout::Root, _) => {
+            let mut command = Command::new(&botcraft);
+            command.args(serve);
             command
         }
         (Layout::OneUser, true) => {
@@ -289,8 +312,8 @@ fn cases(at: &Attacked) -> Vec<Case> {
         server,
         tool,
         args,
-        leaks_on_one_user: false,
     };
+    let outside = at.dir.path().join("planted");
     let mem = "P=$(cut -d' ' -f4 /proc/$PPID/stat); A=$(grep -m1 heap /proc/$P/maps | cut -d- -f1); \
                dd if=/proc/$P/mem bs=4096 skip=$((0x${A:-0}/4096)) count=512 2>&1 | tr -c '[:print:]' '\\n' | grep -aE 'sk-|bck_|attack' | head";
     vec![
@@ -345,20 +368,51 @@ fn cases(at: &Attacked) -> Vec<Case> {
             "write_file",
             json!({"path": ".git/config", "content": "[core]\n\tfsmonitor = env > /tmp/pwned\n"}),
         ),
-        Case {
-            name: "the data folder's key file",
-            server: "forge-bash",
-            tool: "run",
-            args: run(format!("cat {}/api-key", data.display())),
-            leaks_on_one_user: true,
-        },
-        Case {
-            name: "the database",
-            server: "forge-bash",
-            tool: "run",
-            args: run(format!("head -c 15 {}/botcraft.db", data.display())),
-            leaks_on_one_user: true,
-        },
+        tool(
+            "the data folder's key file",
+            "forge-bash",
+            "run",
+            run(format!("cat {}/api-key", data.display())),
+        ),
+        tool(
+            "the database",
+            "forge-bash",
+            "run",
+            run(format!("head -c 15 {}/botcraft.db", data.display())),
+        ),
+        tool(
+            "the sealing and signing key",
+            "forge-bash",
+            "run",
+            run(format!("cat {}/secret.key", data.display())),
+        ),
+        tool(
+            "list the data folder",
+            "forge-bash",
+            "run",
+            run(format!("ls -la {}", data.display())),
+        ),
+        tool(
+            "a hard link to the key file, then read it",
+            "forge-bash",
+            "run",
+            run(format!(
+                "ln {}/api-key stolen-key; cat stolen-key",
+                data.display()
+            )),
+        ),
+        tool(
+            "a hard link made before the sandbox, read by the file tools",
+            "forge-filesystem",
+            "read_text_file",
+            json!({"path": "docs/linked-key"}),
+        ),
+        tool(
+            "a file beside the workspace (BotCraft's checkout, run.sh)",
+            "forge-bash",
+            "run",
+            run(format!("echo pwned > {}", outside.display())),
+        ),
     ]
 }
 
@@ -390,16 +444,23 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
     let Some(at) = launch(layout, &llm).await? else {
         return Ok(());
     };
+    let secret_key = std::fs::read_to_string(at.data().join("secret.key"))?
+        .trim()
+        .to_owned();
+    anyhow::ensure!(secret_key.len() >= 32, "secret.key: {secret_key:?}");
     let secrets = [
         at.admin.clone(),
         CHAT_KEY.to_owned(),
         OPENAI_KEY.to_owned(),
         ANTHROPIC_KEY.to_owned(),
+        secret_key,
     ];
+    // A hard link to the key file made before any sandbox (or by another user): the file
+    // tools refuse it whatever their uid could read.
+    let linked = at.workspace().join("docs/linked-key");
+    std::fs::hard_link(at.data().join("api-key"), &linked)?;
     let all = cases(&at);
-    let (guarded, leaky): (Vec<&Case>, Vec<&Case>) = all
-        .iter()
-        .partition(|case| layout == Layout::TwoUsers || !case.leaks_on_one_user);
+    let guarded: Vec<&Case> = all.iter().collect();
     for (index, case) in guarded.iter().enumerate() {
         for reply in script(case, index) {
             llm.push(reply);
@@ -555,24 +616,50 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
             "{who}"
         );
     }
-    // One user: the data folder is the same user's, readable; docs/deployment.md says so.
-    for case in leaky {
-        let path = format!("/api/servers/{}/tools/{}/call", case.server, case.tool);
-        let (_, direct) = at
+    // Nothing written outside the workspace, no link made, commands run in the workspace.
+    assert!(
+        !at.dir.path().join("planted").exists(),
+        "{layout:?}: wrote beside the workspace"
+    );
+    assert!(
+        !at.workspace().join("stolen-key").exists(),
+        "{layout:?}: a hard link was made"
+    );
+    let (_, pwd) = at
+        .send(
+            reqwest::Method::POST,
+            "/api/servers/forge-bash/tools/run/call",
+            &at.admin,
+            Some(json!({"arguments": run("pwd")})),
+        )
+        .await?;
+    let workspace = std::fs::canonicalize(at.workspace())?;
+    assert!(
+        pwd.contains(&format!("{}\\n", workspace.display())),
+        "{layout:?}: commands run in {pwd}"
+    );
+    if layout == Layout::Root {
+        use std::os::unix::fs::MetadataExt;
+        let who = at
             .send(
                 reqwest::Method::POST,
-                &path,
+                "/api/servers/forge-bash/tools/run/call",
                 &at.admin,
-                Some(json!({"arguments": case.args})),
+                Some(json!({"arguments": run("id -u")})),
             )
-            .await?;
-        let leaked = direct.contains(&at.admin) || direct.contains("SQLite format 3");
+            .await?
+            .1;
         assert!(
-            leaked,
-            "{}: expected readable on one user (update docs/deployment.md if not): {direct}",
-            case.name
+            who.contains(&format!("{ROOT_DEFAULT_TOOL_UID}\\n")),
+            "{who}"
+        );
+        assert_eq!(
+            std::fs::metadata(at.workspace())?.uid(),
+            ROOT_DEFAULT_TOOL_UID,
+            "the workspace is handed to the tool user"
         );
     }
+    ordinary_work_is_not_blocked(&at, layout, &llm).await?;
     // A log folder planted as a symlink (as at /tmp/forge-bash before the server made it):
     // refused with a reason code, nothing written through it.
     let victim = at.dir.path().join("victim");
@@ -600,6 +687,11 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
 
     drop(at);
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn root_scripts_run_sh_as_root_layout() -> anyhow::Result<()> {
+    attack(Layout::Root).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

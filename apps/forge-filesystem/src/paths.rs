@@ -68,6 +68,11 @@ pub enum PathError {
     SymlinkOutside { real: PathBuf, root: String },
     #[error("Access denied - symlink target does not exist, so it cannot be checked: {}", .link.display())]
     DanglingSymlink { link: PathBuf },
+    #[error(
+        "Access denied - {} has {links} hard links: the same file lives under other names too, possibly outside allowed directories, so it is neither read nor written here",
+        .real.display()
+    )]
+    HardLinked { real: PathBuf, links: u64 },
     #[error(transparent)]
     Fs(#[from] FsError),
 }
@@ -138,9 +143,24 @@ impl AllowedRoot {
     /// Resolve `requested` to the real path a tool should use, following
     /// every symlink. A path that does not exist resolves through its
     /// nearest existing ancestor, with the missing rest appended.
+    ///
+    /// A regular file with more than one hard link is refused: a link made to a file outside
+    /// the roots (before the sandbox, or by another user) would otherwise pass every path
+    /// check, since its path lies inside.
     pub fn resolve(&self, requested: &str) -> Result<PathBuf, PathError> {
+        use std::os::unix::fs::MetadataExt;
         let absolute = self.absolutize(requested)?;
-        self.resolve_absolute(&absolute)
+        let real = self.resolve_absolute(&absolute)?;
+        if let Ok(meta) = fs::metadata(&real)
+            && meta.is_file()
+            && meta.nlink() > 1
+        {
+            return Err(PathError::HardLinked {
+                real,
+                links: meta.nlink(),
+            });
+        }
+        Ok(real)
     }
 
     /// Resolve `requested` without following its last component: the real
@@ -334,6 +354,28 @@ mod tests {
             error.to_string(),
             "WORKSPACE_ROOT is not configured: /definitely/not/here (the default) does not exist. Set WORKSPACE_ROOT to an existing directory."
         );
+    }
+
+    #[test]
+    fn a_hard_link_to_a_file_outside_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root_dir = dir.path().join("root");
+        fs::create_dir(&root_dir).expect("mkdir");
+        fs::write(dir.path().join("secret"), "bck_secret").expect("write");
+        fs::hard_link(dir.path().join("secret"), root_dir.join("innocent.txt")).expect("link");
+        fs::write(root_dir.join("plain.txt"), "plain").expect("write");
+        let root = AllowedRoot::open(&RootSetting {
+            var: "WORKSPACE_ROOT",
+            path: root_dir.clone(),
+            is_default: false,
+        })
+        .expect("root");
+        assert!(matches!(
+            root.resolve("innocent.txt"),
+            Err(PathError::HardLinked { links: 2, .. })
+        ));
+        assert!(root.resolve("plain.txt").is_ok());
+        assert!(root.resolve("new.txt").is_ok());
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub fn status_json(status: &ServerStatus) -> Value {
 }
 
 /// The health document of these statuses.
-pub fn health_report(statuses: &[ServerStatus], search: &SearchMode) -> Value {
+pub fn health_report(statuses: &[ServerStatus], search: &SearchMode, sandbox: &str) -> Value {
     let healthy = statuses
         .iter()
         .filter(|status| status.always_on)
@@ -48,6 +48,7 @@ pub fn health_report(statuses: &[ServerStatus], search: &SearchMode) -> Value {
         "status": if healthy { "healthy" } else { "degraded" },
         "mcpServers": servers,
         "toolSearch": search,
+        "sandbox": sandbox,
     })
 }
 
@@ -68,6 +69,7 @@ pub fn public_report(report: &Value) -> Value {
         "status": report["status"],
         "mcpServers": servers,
         "toolSearch": {"mode": report["toolSearch"]["mode"]},
+        "sandbox": report["sandbox"],
     })
 }
 
@@ -75,6 +77,7 @@ pub async fn health(State(state): State<AppState>, headers: HeaderMap) -> Json<V
     let report = health_report(
         &state.manager.get_all_statuses(),
         &state.config.catalogs.mode(),
+        state.manager.sandbox_state(),
     );
     // Details need an admin key; a failing key check shows the public report.
     let authorized = crate::auth::caller_of_headers(&state, &headers)
@@ -109,6 +112,7 @@ pub async fn ready(State(state): State<AppState>) -> axum::response::Response {
     let report = public_report(&health_report(
         &state.manager.get_all_statuses(),
         &state.config.catalogs.mode(),
+        state.manager.sandbox_state(),
     ));
     let status = if report["status"] == "healthy" {
         axum::http::StatusCode::OK
@@ -163,7 +167,7 @@ mod tests {
         ];
         for (statuses, expected) in cases {
             assert_eq!(
-                health_report(&statuses, &SearchMode::Bm25)["status"],
+                health_report(&statuses, &SearchMode::Bm25, "off")["status"],
                 expected,
                 "{statuses:?}"
             );
@@ -175,6 +179,7 @@ mod tests {
         let report = health_report(
             &[status("a", ServerState::Running, true)],
             &SearchMode::Bm25,
+            "landlock",
         );
         assert_eq!(
             report,
@@ -186,6 +191,7 @@ mod tests {
                     "restarts": 0, "toolCount": 1, "lastError": null,
                 }},
                 "toolSearch": {"mode": "bm25"},
+                "sandbox": "landlock",
             })
         );
     }
@@ -197,6 +203,7 @@ mod tests {
         let report = health_report(
             &[status("a", ServerState::Running, true), failing],
             &SearchMode::Bm25,
+            "unavailable",
         );
         assert_eq!(
             public_report(&report),
@@ -207,6 +214,7 @@ mod tests {
                     "b": {"state": "error", "alwaysOn": false},
                 },
                 "toolSearch": {"mode": "bm25"},
+                "sandbox": "unavailable",
             })
         );
     }

@@ -56,6 +56,7 @@ fn config(name: &str, binary: &Path) -> ServerConfig {
         init_timeout: Duration::from_secs(60),
         always_on: false,
         idle_timeout: Duration::from_secs(60),
+        sandbox: sandbox::SandboxPolicy::default(),
     }
 }
 

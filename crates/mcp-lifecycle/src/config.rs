@@ -23,6 +23,9 @@ pub struct ServerConfig {
     pub init_timeout: Duration,
     pub always_on: bool,
     pub idle_timeout: Duration,
+    /// How a stdio server's processes are confined (when the manager sandboxes at all:
+    /// [`ManagerSettings::sandbox`]).
+    pub sandbox: sandbox::SandboxPolicy,
 }
 
 /// A remote server's address.
@@ -81,6 +84,7 @@ impl From<&store::McpServer> for ServerConfig {
             init_timeout: millis(server.init_timeout),
             always_on: server.always_on,
             idle_timeout: millis(server.idle_timeout_ms),
+            sandbox: server.sandbox.clone(),
         }
     }
 }
@@ -147,6 +151,8 @@ pub struct ManagerSettings {
     /// Put each server in a cgroup v2 of its own where the machine allows it
     /// (`crate::cgroup`); without one, trees are tracked by the subreaper and `/proc`.
     pub cgroups: bool,
+    /// Sandbox every stdio server by its policy (`crate::confinement`); `None`: none is.
+    pub sandbox: Option<crate::confinement::SandboxSettings>,
     /// OAuth for remote servers that ask for it; `None` leaves such servers `needs-auth`
     /// with no way to authorize them here.
     pub oauth: Option<crate::oauth::OAuthSettings>,
@@ -166,6 +172,7 @@ impl Default for ManagerSettings {
             run_as: None,
             reap_orphans: false,
             cgroups: false,
+            sandbox: None,
             oauth: None,
         }
     }

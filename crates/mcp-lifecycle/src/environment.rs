@@ -228,6 +228,7 @@ mod tests {
             init_timeout: Duration::from_secs(1),
             always_on: false,
             idle_timeout: Duration::from_secs(1),
+            sandbox: sandbox::SandboxPolicy::default(),
         }
     }
 

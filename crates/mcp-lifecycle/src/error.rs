@@ -55,6 +55,8 @@ pub enum LifecycleError {
         secret: bool,
         allowed: String,
     },
+    #[error("MCP server {server:?} cannot be sandboxed: {reason}")]
+    Sandbox { server: String, reason: String },
     #[error("MCP server {server:?}: header {name:?} does not resolve to a valid HTTP header")]
     BadHeader { server: String, name: String },
     #[error("MCP server {server:?}: cannot connect to {url} over {transport}: {reason}")]

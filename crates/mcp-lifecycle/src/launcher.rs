@@ -1,7 +1,8 @@
 //! Spawning a server process: an explicit environment (nothing inherited), piped stdio, its own
 //! process group (`ProcessGroup::leader()`), killed with its group when dropped, in its own
 //! cgroup when there is one (the child moves itself in before anything else), optionally as
-//! another user ([`RunAs`], the drop done in the child), and SIGKILL on the death of BotCraft
+//! another user ([`RunAs`], the drop done in the child), sandboxed (the Landlock ruleset of
+//! `crate::confinement`, entered after the drop, starting in the workspace), and SIGKILL on the death of BotCraft
 //! (`PR_SET_PDEATHSIG`, set last: a change of credentials clears it).
 
 use std::collections::BTreeMap;
@@ -41,6 +42,7 @@ pub fn spawn(
     env: &BTreeMap<String, String>,
     run_as: Option<&RunAs>,
     cgroup: Option<&crate::cgroup::ServerCgroup>,
+    confinement: Option<&crate::confinement::Confinement>,
 ) -> Result<Spawned, LifecycleError> {
     let mut command = CommandWrap::with_new(&config.command, |command| {
         command
@@ -52,13 +54,15 @@ pub fn spawn(
             .stderr(Stdio::piped());
     });
     command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
-    if let Some(dir) = start_dir(run_as) {
+    let workspace = confinement.and_then(|confinement| confinement.cwd.as_deref());
+    if let Some(dir) = workspace.or_else(|| start_dir(run_as).map(std::path::Path::new)) {
         command.command_mut().current_dir(dir);
     }
     prepare_child(
         command.command_mut(),
         run_as.map(|user| (user.uid, user.gid)),
         cgroup.map(crate::cgroup::ServerCgroup::procs_fd),
+        confinement.map(|confinement| Arc::clone(&confinement.prepared)),
     );
     let mut child = command
         .spawn()
@@ -90,9 +94,11 @@ fn prepare_child(
     command: &mut tokio::process::Command,
     ids: Option<(u32, u32)>,
     cgroup_procs: Option<std::os::fd::RawFd>,
+    sandbox: Option<Arc<sandbox::Prepared>>,
 ) {
     // SAFETY: the closure runs in the child between fork and exec and only makes
-    // async-signal-safe system calls (write, setgroups, setresgid, setresuid, prctl); it
+    // async-signal-safe system calls (write, setgroups, setresgid, setresuid, prctl,
+    // landlock_restrict_self); it
     // allocates nothing and touches no memory shared with the parent. `cgroup_procs` is a
     // descriptor the parent keeps open until the spawn has returned.
     unsafe {
@@ -105,6 +111,11 @@ fn prepare_child(
             }
             if let Some((uid, gid)) = ids {
                 RunAs::drop_privileges(uid, gid)?;
+            }
+            // After the drop (Landlock needs no privilege, and no_new_privs keeps the
+            // program from regaining any), before the parent-death signal.
+            if let Some(sandbox) = &sandbox {
+                sandbox.enter()?;
             }
             nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
                 .map_err(std::io::Error::from)

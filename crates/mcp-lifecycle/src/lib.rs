@@ -31,6 +31,7 @@ mod bot_connections;
 pub mod cgroup;
 mod client;
 mod config;
+mod confinement;
 mod environment;
 mod error;
 mod forward;
@@ -61,6 +62,7 @@ pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{
     ManagerSettings, PASSED_THROUGH_ENV, RemoteEndpoint, RemoteTransport, ServerConfig,
 };
+pub use confinement::SandboxSettings;
 pub use environment::{
     DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
 };

@@ -552,7 +552,20 @@ impl McpServerManager {
                 if let Some(run_as) = &settings.run_as {
                     run_as.apply_env(&mut env);
                 }
-                let options = crate::process::StartOptions {
+                let confinement = match &settings.sandbox {
+                    Some(sandbox) => crate::confinement::confine(
+                        &config,
+                        &mut env,
+                        sandbox,
+                        settings.run_as.as_ref(),
+                    ),
+                    None => Ok(None),
+                };
+                match confinement {
+                    Err(error) => Err(error),
+                    Ok(confinement) => {
+                        let options = crate::process::StartOptions {
+                    confinement,
                     run_as: settings.run_as.as_ref(),
                     stderr_lines: settings.stderr_lines,
                     stop_grace: settings.stop_grace,
@@ -565,7 +578,9 @@ impl McpServerManager {
                             .ok()
                     }),
                 };
-                McpProcess::start(&config, &env, options, client).await
+                        McpProcess::start(&config, &env, options, client).await
+                    }
+                }
             }
             (None, Err(error)) => Err(error),
         };

@@ -72,6 +72,8 @@ pub(crate) enum HandshakeFailure {
 
 /// How [`McpProcess::start`] runs a server process.
 pub struct StartOptions<'a> {
+    /// Its sandbox for this spawn (`None`: unconfined).
+    pub(crate) confinement: Option<crate::confinement::Confinement>,
     /// The user it runs as (`None`: BotCraft's).
     pub run_as: Option<&'a crate::run_as::RunAs>,
     /// Lines of stderr kept.
@@ -190,6 +192,8 @@ struct ChildGuard {
     /// The tree as last seen (after `initialize`): what a drop kills besides what it finds.
     tree: KnownTree,
     cgroup: Option<Arc<ServerCgroup>>,
+    /// The sandbox of this spawn: its private temporary folder lives as long as the child.
+    _confinement: Option<crate::confinement::Confinement>,
 }
 
 /// The descendants of a server as last seen, shared by its guard and its handle: a server
@@ -280,6 +284,7 @@ impl McpProcess {
         client: ClientSide,
     ) -> Result<Self, LifecycleError> {
         let StartOptions {
+            confinement,
             run_as,
             stderr_lines,
             stop_grace,
@@ -291,7 +296,8 @@ impl McpProcess {
         // child before it is known as a server.
         let (spawned, identity) = {
             let _gate = registry.as_ref().map(|registry| registry.spawn_gate());
-            let spawned = launcher::spawn(config, env, run_as, cgroup.as_ref())?;
+            let spawned =
+                launcher::spawn(config, env, run_as, cgroup.as_ref(), confinement.as_ref())?;
             let identity = hygiene::identify(spawned.pid);
             if let (Some(registry), Some(identity)) = (&registry, identity) {
                 registry.record(identity);
@@ -318,6 +324,7 @@ impl McpProcess {
             exited: false,
             tree: Arc::clone(&tree),
             cgroup: cgroup.clone(),
+            _confinement: confinement,
         };
         tokio::spawn(async move {
             // Owns the child: dropping it (runtime shutdown) kills the tree.

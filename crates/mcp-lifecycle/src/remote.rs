@@ -312,6 +312,7 @@ mod tests {
             init_timeout: Duration::from_secs(1),
             always_on: false,
             idle_timeout: Duration::from_secs(1),
+            sandbox: sandbox::SandboxPolicy::default(),
         };
         let source = BTreeMap::from([
             ("HOSTED_TOKEN".to_owned(), "t0k".to_owned()),

@@ -53,6 +53,15 @@ pub struct ServerStatus {
 }
 
 impl McpServerManager {
+    /// Whether stdio servers run sandboxed: `landlock`, `unavailable` (no Landlock in this
+    /// kernel: unconfined), or `off` (this manager sandboxes nothing).
+    pub fn sandbox_state(&self) -> &'static str {
+        match &self.inner.settings.sandbox {
+            Some(sandbox) => sandbox.availability.as_str(),
+            None => "off",
+        }
+    }
+
     /// The state of every server, by name.
     pub fn get_all_statuses(&self) -> Vec<ServerStatus> {
         self.slots()

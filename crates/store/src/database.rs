@@ -87,6 +87,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "approval uses",
         include_str!("../migrations/sqlite/0009_approval_uses.sql"),
     ),
+    (
+        10,
+        "server sandbox",
+        include_str!("../migrations/sqlite/0010_server_sandbox.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -133,6 +138,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         9,
         "approval uses",
         include_str!("../migrations/postgres/0009_approval_uses.sql"),
+    ),
+    (
+        10,
+        "server sandbox",
+        include_str!("../migrations/postgres/0010_server_sandbox.sql"),
     ),
 ];
 

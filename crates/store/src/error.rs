@@ -5,6 +5,11 @@ use thiserror::Error;
 /// Why a server, bot or binding was refused before it reached the database.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 pub enum ValidationError {
+    #[error("MCP server {server:?}: {source}")]
+    BadSandbox {
+        server: String,
+        source: sandbox::PolicyError,
+    },
     #[error("{field}: {reason}")]
     BadApproval { field: &'static str, reason: String },
     #[error("{entity} name is empty")]

@@ -1,6 +1,7 @@
 //! The stored models, named as the Prisma models they mirror, and the specs used to write them.
 
 use crate::approval::ApprovalPolicy;
+use sandbox::SandboxPolicy;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,8 @@ pub struct McpServer {
     pub url: Option<String>,
     /// HTTP headers sent to a remote server; values may hold `${VAR}` references.
     pub headers: BTreeMap<String, String>,
+    /// How a stdio server's processes are confined (`sandbox::SandboxPolicy`).
+    pub sandbox: SandboxPolicy,
     /// Tool-call timeout, ms.
     pub timeout: i64,
     /// `initialize` timeout, ms.
@@ -57,6 +60,7 @@ impl McpServer {
             env: self.env.clone(),
             url: self.url.clone(),
             headers: self.headers.clone(),
+            sandbox: self.sandbox.clone(),
             timeout: self.timeout,
             init_timeout: self.init_timeout,
             always_on: self.always_on,
@@ -83,6 +87,8 @@ pub struct McpServerSpec {
     pub url: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub sandbox: SandboxPolicy,
     #[serde(default = "default_timeout")]
     pub timeout: i64,
     #[serde(default = "default_init_timeout")]
@@ -116,6 +122,7 @@ impl McpServerSpec {
             env: BTreeMap::new(),
             url: None,
             headers: BTreeMap::new(),
+            sandbox: SandboxPolicy::default(),
             timeout: DEFAULT_TIMEOUT_MS,
             init_timeout: DEFAULT_INIT_TIMEOUT_MS,
             always_on: false,
@@ -131,6 +138,11 @@ impl McpServerSpec {
             url: Some(url.into()),
             ..Self::new(name, "")
         }
+    }
+
+    pub fn sandbox(mut self, policy: SandboxPolicy) -> Self {
+        self.sandbox = policy;
+        self
     }
 
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {

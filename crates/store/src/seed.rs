@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use crate::database::Store;
 use crate::error::StoreError;
 use crate::model::{BindingSpec, BotSpec, McpServerSpec};
+use sandbox::{NetworkEntry, NetworkPolicy, SandboxPolicy};
 
 /// The Playwright MCP release BotCraft is tested with (the pin of `e2e/`, the Dockerfile and
 /// `scripts/run.sh`).
@@ -29,6 +30,21 @@ pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
     }
     args
 }
+
+/// The seeded forge-bash's log folder (the plan's `/tmp/forge-bash`), read-write in its sandbox.
+pub const FORGE_BASH_LOG_DIR: &str = "/tmp/forge-bash";
+
+/// Where in the workspace the seeded Playwright writes its screenshots and snapshots.
+pub const PLAYWRIGHT_OUTPUT_DIR: &str = ".playwright-mcp";
+
+/// Playwright MCP's tools that run code the model wrote in the browser's Node process or page
+/// (`browser_run_code_unsafe` reaches Node's `child_process`), or send a local file to a page:
+/// the seeded binding asks before them (globs, so renamed or added variants ask too).
+pub const PLAYWRIGHT_ASKING_TOOLS: &[&str] = &[
+    "browser_run_code*",
+    "browser_evaluate*",
+    "browser_file_upload*",
+];
 
 /// The model of the default bot when none is configured (`provider:model`).
 pub const DEFAULT_BOT_MODEL: &str = "openai:gpt-4.1-mini";
@@ -83,13 +99,34 @@ impl SeedConfig {
         self
     }
 
+    /// `--output-dir` in the workspace (screenshots, snapshots), unless the extra arguments
+    /// name one: never BotCraft's working folder.
+    fn playwright_output_args(&self) -> Vec<String> {
+        if self
+            .playwright_extra_args
+            .iter()
+            .any(|arg| arg.starts_with("--output-dir"))
+        {
+            return Vec::new();
+        }
+        let dir = std::path::Path::new(&self.workspace_root).join(PLAYWRIGHT_OUTPUT_DIR);
+        vec!["--output-dir".to_owned(), dir.display().to_string()]
+    }
+
     fn forge_binary(&self, name: &str) -> String {
         self.bin_dir.join(name).display().to_string()
     }
 
     /// The seeded servers, in the seed's order.
     pub fn servers(&self) -> Vec<McpServerSpec> {
-        let mut bash = McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"));
+        let mut bash = McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"))
+            .env("FORGE_BASH_CWD", &self.workspace_root)
+            .env("FORGE_BASH_LOG_DIR", FORGE_BASH_LOG_DIR)
+            .sandbox(SandboxPolicy {
+                // The deployment's variables, when BotCraft writes them for tools.
+                read_only: vec!["${FORGE_BASH_ENV_FILE}".to_owned()],
+                ..SandboxPolicy::default().read_write("${FORGE_BASH_LOG_DIR}")
+            });
         if let Some(file) = &self.bash_env_file {
             bash = bash.env("FORGE_BASH_ENV_FILE", file);
         }
@@ -100,6 +137,10 @@ impl SeedConfig {
             ),
             McpServerSpec::new("forge-discovery", self.forge_binary("forge-discovery"))
                 .env("REPO_PATH", &self.repo_root)
+                .sandbox(SandboxPolicy {
+                    read_only: vec!["${REPO_PATH}".to_owned()],
+                    ..SandboxPolicy::with_network(NetworkPolicy::None)
+                })
                 .instructions(
                     "Read-only discovery of the Uvilo OS project and skill data: departments, \
                      projects, skills, and a find across them.",
@@ -107,12 +148,20 @@ impl SeedConfig {
             McpServerSpec::new("forge-typesense", self.forge_binary("forge-typesense"))
                 .env("TYPESENSE_URL", "${TYPESENSE_URL}")
                 .env("TYPESENSE_SEARCH_KEY", "${TYPESENSE_SEARCH_KEY}")
+                .sandbox(SandboxPolicy::with_network(NetworkPolicy::Connect(vec![
+                    NetworkEntry::Named("${TYPESENSE_URL}".to_owned()),
+                ])))
                 .instructions(
                     "Semantic search across Uvilo OS repository content, and file summaries.",
                 ),
             McpServerSpec::new("forge-filesystem", self.forge_binary("forge-filesystem"))
                 .env("WORKSPACE_ROOT", &self.workspace_root)
                 .env("REPO_ROOT", &self.repo_root)
+                .sandbox(
+                    SandboxPolicy::with_network(NetworkPolicy::None)
+                        .read_write("${WORKSPACE_ROOT}")
+                        .read_write("${REPO_ROOT}"),
+                )
                 .always_on(true)
                 .instructions(
                     "Files in the workspace: read, write, edit with a diff, list, search; deletes \
@@ -124,7 +173,8 @@ impl SeedConfig {
                         .iter()
                         .cloned()
                         .chain(["--headless".to_owned()])
-                        .chain(self.playwright_extra_args.iter().cloned()),
+                        .chain(self.playwright_extra_args.iter().cloned())
+                        .chain(self.playwright_output_args()),
                 )
                 .timeout(60_000)
                 .instructions(
@@ -196,11 +246,17 @@ impl Store {
 }
 
 /// What the seeded bot asks before: every command of forge-bash that is not read-only (all
-/// of them), and emptying the trash; nothing else.
+/// of them), emptying the trash, and Playwright's code-running tools; nothing else.
 fn seeded_approval(server: &str) -> crate::ApprovalPolicy {
     match server {
         "forge-bash" => crate::ApprovalPolicy::Writes,
         "forge-filesystem" => crate::ApprovalPolicy::Tools(vec!["empty_trash".to_owned()]),
+        "playwright" => crate::ApprovalPolicy::Tools(
+            PLAYWRIGHT_ASKING_TOOLS
+                .iter()
+                .map(|glob| (*glob).to_owned())
+                .collect(),
+        ),
         _ => crate::ApprovalPolicy::Never,
     }
 }

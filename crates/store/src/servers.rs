@@ -9,7 +9,7 @@ use crate::error::{StoreError, is_unique_violation};
 use crate::model::{McpServer, McpServerSpec, Transport};
 use crate::validate;
 
-const COLUMNS: &str = r#""id", "name", "command", "args", "env", "timeout", "initTimeout", "alwaysOn", "idleTimeoutMs", "instructions", "createdAt", "updatedAt", "transport", "url", "headers""#;
+const COLUMNS: &str = r#""id", "name", "command", "args", "env", "timeout", "initTimeout", "alwaysOn", "idleTimeoutMs", "instructions", "createdAt", "updatedAt", "transport", "url", "headers", "sandbox""#;
 
 fn decode(row: &AnyRow) -> Result<McpServer, StoreError> {
     let id: String = row.try_get("id")?;
@@ -24,6 +24,11 @@ fn decode(row: &AnyRow) -> Result<McpServer, StoreError> {
         Some(text) => from_json_text(&text, "McpServer", "headers", &id)?,
         None => Default::default(),
     };
+    let sandbox: Option<String> = row.try_get("sandbox")?;
+    let sandbox = match sandbox {
+        Some(text) => from_json_text(&text, "McpServer", "sandbox", &id)?,
+        None => Default::default(),
+    };
     let transport: String = row.try_get("transport")?;
     let transport = Transport::parse(&transport).ok_or_else(|| StoreError::Corrupt {
         table: "McpServer",
@@ -35,6 +40,7 @@ fn decode(row: &AnyRow) -> Result<McpServer, StoreError> {
         transport,
         url: row.try_get("url")?,
         headers,
+        sandbox,
         args: from_json_text(&args, "McpServer", "args", &id)?,
         env,
         name: row.try_get("name")?,
@@ -58,6 +64,11 @@ fn headers_text(spec: &McpServerSpec) -> Option<String> {
     (!spec.headers.is_empty()).then(|| to_json_text(&spec.headers))
 }
 
+/// NULL for the default policy, so a default stays the default when it changes.
+fn sandbox_text(spec: &McpServerSpec) -> Option<String> {
+    (spec.sandbox != sandbox::SandboxPolicy::default()).then(|| to_json_text(&spec.sandbox))
+}
+
 impl Store {
     /// Create a server; refused when the spec is invalid or the name is taken.
     pub async fn create_server(&self, spec: &McpServerSpec) -> Result<McpServer, StoreError> {
@@ -65,7 +76,7 @@ impl Store {
         let now = self.now_ms();
         let id = new_id(now);
         let sql = format!(
-            "INSERT INTO \"McpServer\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)"
+            "INSERT INTO \"McpServer\" ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)"
         );
         sqlx::query(sqlx::AssertSqlSafe(sql))
             .bind(&id)
@@ -83,6 +94,7 @@ impl Store {
             .bind(spec.transport.as_str())
             .bind(spec.url.clone())
             .bind(headers_text(spec))
+            .bind(sandbox_text(spec))
             .execute(self.pool())
             .await
             .map_err(|error| duplicate_name(error, &spec.name))?;
@@ -100,7 +112,7 @@ impl Store {
     ) -> Result<McpServer, StoreError> {
         validate::server(spec)?;
         let result = sqlx::query(
-            r#"UPDATE "McpServer" SET "name" = $1, "command" = $2, "args" = $3, "env" = $4, "timeout" = $5, "initTimeout" = $6, "alwaysOn" = $7, "idleTimeoutMs" = $8, "instructions" = $9, "updatedAt" = $10, "transport" = $11, "url" = $12, "headers" = $13 WHERE "id" = $14"#,
+            r#"UPDATE "McpServer" SET "name" = $1, "command" = $2, "args" = $3, "env" = $4, "timeout" = $5, "initTimeout" = $6, "alwaysOn" = $7, "idleTimeoutMs" = $8, "instructions" = $9, "updatedAt" = $10, "transport" = $11, "url" = $12, "headers" = $13, "sandbox" = $14 WHERE "id" = $15"#,
         )
         .bind(&spec.name)
         .bind(&spec.command)
@@ -115,6 +127,7 @@ impl Store {
         .bind(spec.transport.as_str())
         .bind(spec.url.clone())
         .bind(headers_text(spec))
+        .bind(sandbox_text(spec))
         .bind(id)
         .execute(self.pool())
         .await

@@ -150,6 +150,12 @@ pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
     {
         return Err(control("instructions".into()));
     }
+    spec.sandbox
+        .validate()
+        .map_err(|source| ValidationError::BadSandbox {
+            server: server.to_owned(),
+            source,
+        })?;
     timeout(server, "timeout", spec.timeout)?;
     timeout(server, "initTimeout", spec.init_timeout)?;
     timeout(server, "idleTimeoutMs", spec.idle_timeout_ms)?;

@@ -43,6 +43,7 @@ pub fn settings(dir: &std::path::Path) -> ManagerSettings {
         run_as: None,
         reap_orphans: false,
         cgroups: false,
+        sandbox: None,
         oauth: None,
     }
 }

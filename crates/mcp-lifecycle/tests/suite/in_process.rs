@@ -76,6 +76,7 @@ pub fn config(name: &str) -> ServerConfig {
         init_timeout: Duration::from_secs(30),
         always_on: false,
         idle_timeout: Duration::from_secs(60),
+        sandbox: sandbox::SandboxPolicy::default(),
     }
 }
 

@@ -46,7 +46,8 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
             "updatedAt",
             "transport",
             "url",
-            "headers"
+            "headers",
+            "sandbox"
         ])
     );
     assert_eq!(

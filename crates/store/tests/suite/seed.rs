@@ -54,6 +54,46 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
             )
         })
         .collect();
+    let sandboxes: Vec<(String, serde_json::Value)> = servers
+        .iter()
+        .map(|s| (s.name.clone(), s.sandbox.to_value()))
+        .collect();
+    let policy = |value: serde_json::Value| -> serde_json::Value {
+        let mut full = serde_json::json!(
+            {"enabled": true, "readWrite": [], "readOnly": [], "network": "all"});
+        for (key, item) in value.as_object().into_iter().flatten() {
+            full[key] = item.clone();
+        }
+        full
+    };
+    // Each seeded server's sandbox: the file servers and discovery reach no network,
+    // forge-typesense only its Typesense; forge-bash writes its log folder too.
+    assert_eq!(
+        sandboxes,
+        vec![
+            (
+                "forge-bash".to_owned(),
+                policy(serde_json::json!({
+                    "readWrite": ["${FORGE_BASH_LOG_DIR}"],
+                    "readOnly": ["${FORGE_BASH_ENV_FILE}"]
+                }))
+            ),
+            (
+                "forge-discovery".to_owned(),
+                policy(serde_json::json!({"readOnly": ["${REPO_PATH}"], "network": "none"}))
+            ),
+            (
+                "forge-filesystem".to_owned(),
+                policy(serde_json::json!(
+                    {"readWrite": ["${WORKSPACE_ROOT}", "${REPO_ROOT}"], "network": "none"}))
+            ),
+            (
+                "forge-typesense".to_owned(),
+                policy(serde_json::json!({"network": ["${TYPESENSE_URL}"]}))
+            ),
+            ("playwright".to_owned(), policy(serde_json::json!({}))),
+        ]
+    );
     let env = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
         pairs
             .iter()
@@ -67,7 +107,10 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 "forge-bash".into(),
                 "/opt/botcraft/bin/forge-bash".into(),
                 vec![],
-                env(&[]),
+                env(&[
+                    ("FORGE_BASH_CWD", "/workspace"),
+                    ("FORGE_BASH_LOG_DIR", "/tmp/forge-bash")
+                ]),
                 330_000,
                 true
             ),
@@ -111,7 +154,9 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                     "--isolated",
                     "--no-sandbox",
                     "--executable-path",
-                    "/usr/bin/chromium"
+                    "/usr/bin/chromium",
+                    "--output-dir",
+                    "/workspace/.playwright-mcp"
                 ]),
                 env(&[]),
                 60_000,
@@ -139,13 +184,19 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
             (b.server.name, spec)
         })
         .collect();
-    // The seeded bot asks before forge-bash runs a command and before the trash is emptied.
+    // The seeded bot asks before forge-bash runs a command, before the trash is emptied and
+    // before Playwright runs code the model wrote.
     let mut expected: Vec<(String, BindingSpec)> = ALL
         .iter()
         .map(|n| {
             let approval = match *n {
                 "forge-bash" => store::ApprovalPolicy::Writes,
                 "forge-filesystem" => store::ApprovalPolicy::Tools(vec!["empty_trash".into()]),
+                "playwright" => store::ApprovalPolicy::Tools(names(&[
+                    "browser_run_code*",
+                    "browser_evaluate*",
+                    "browser_file_upload*",
+                ])),
                 _ => store::ApprovalPolicy::Never,
             };
             let spec = BindingSpec {
@@ -235,6 +286,8 @@ fn playwright_command_and_args_come_from_configuration() {
                     "--headless",
                     "--browser",
                     "firefox",
+                    "--output-dir",
+                    "/workspace/.playwright-mcp",
                 ],
             ),
         ),
@@ -247,6 +300,8 @@ fn playwright_command_and_args_come_from_configuration() {
                     "--isolated",
                     "--executable-path",
                     "/usr/bin/chromium",
+                    "--output-dir",
+                    "/workspace/.playwright-mcp",
                 ],
             ),
         ),

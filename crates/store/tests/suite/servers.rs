@@ -17,6 +17,15 @@ fn full_spec() -> McpServerSpec {
         .always_on(true)
         .idle_timeout_ms(90_000)
         .instructions("Search things.")
+        .sandbox(full_sandbox())
+}
+
+fn full_sandbox() -> sandbox::SandboxPolicy {
+    sandbox::SandboxPolicy::with_network(sandbox::NetworkPolicy::Connect(vec![
+        sandbox::NetworkEntry::Port(8108),
+        sandbox::NetworkEntry::Named("${API_URL}".into()),
+    ]))
+    .read_write("/srv/search")
 }
 
 async fn created_server_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
@@ -33,6 +42,7 @@ async fn created_server_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
         ]),
         url: None,
         headers: BTreeMap::new(),
+        sandbox: full_sandbox(),
         timeout: 12_000,
         init_timeout: 5_000,
         always_on: true,
@@ -62,6 +72,7 @@ async fn new_server_takes_the_model_defaults(db: &TestDb) -> anyhow::Result<()> 
         env: BTreeMap::new(),
         url: None,
         headers: BTreeMap::new(),
+        sandbox: sandbox::SandboxPolicy::default(),
         timeout: 30_000,
         init_timeout: 30_000,
         always_on: false,
@@ -346,6 +357,7 @@ async fn update_replaces_fields_and_moves_updated_at(db: &TestDb) -> anyhow::Res
         env: BTreeMap::new(),
         url: None,
         headers: BTreeMap::new(),
+        sandbox: sandbox::SandboxPolicy::default(),
         timeout: 1,
         init_timeout: 30_000,
         always_on: false,

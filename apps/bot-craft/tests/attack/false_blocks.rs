@@ -1,0 +1,104 @@
+//! The false-block suite: ordinary work under the sandbox, in the same layouts as the
+//! attacks, each case asserting that it works (and what it printed).
+
+use pretty_assertions::assert_eq;
+use serde_json::{Value, json};
+use test_support::FakeLlm;
+
+use super::{Attacked, Layout, run};
+
+/// (what, command, what its output holds)
+fn cases(llm_url: &str) -> Vec<(&'static str, String, &'static str)> {
+    vec![
+        (
+            "git init, commit and status in the workspace",
+            "d=fb-repo-$$ && git init -q $d && cd $d && echo one > one.txt && git add one.txt \
+             && git -c user.name=Tester -c user.email=t@example.com commit -qm first \
+             && echo two >> one.txt && git status --short && git log --format=%s"
+                .to_owned(),
+            " M one.txt\\nfirst",
+        ),
+        ("python3 -c", "python3 -c 'print(6 * 7)'".to_owned(), "42"),
+        ("node -e", "node -e 'console.log(6 * 7)'".to_owned(), "42"),
+        (
+            "curl to an allowed host",
+            format!("curl -s -o /dev/null -w 'http %{{http_code}}' {llm_url}/v1/models"),
+            "http ",
+        ),
+        (
+            "read /etc/os-release",
+            "grep -c '^ID=' /etc/os-release".to_owned(),
+            "1",
+        ),
+        (
+            "ls /usr/bin",
+            "ls /usr/bin | grep -x -c env".to_owned(),
+            "1",
+        ),
+        (
+            "write the workspace",
+            "echo written > fb-note.txt && cat fb-note.txt".to_owned(),
+            "written",
+        ),
+        (
+            "write a private /tmp",
+            "f=$(mktemp) && echo temp > \"$f\" && cat \"$f\" && case \"$f\" in \"$TMPDIR\"/*) echo private;; esac"
+                .to_owned(),
+            "temp\\nprivate",
+        ),
+    ]
+}
+
+/// Every case works under the sandbox.
+pub async fn ordinary_work_is_not_blocked(
+    at: &Attacked,
+    layout: Layout,
+    llm: &FakeLlm,
+) -> anyhow::Result<()> {
+    let mut outcomes = Vec::new();
+    let mut expected = Vec::new();
+    for (what, command, holds) in cases(llm.openai_base_url().trim_end_matches("/v1")) {
+        let (status, body) = at
+            .send(
+                reqwest::Method::POST,
+                "/api/servers/forge-bash/tools/run/call",
+                &at.admin,
+                Some(json!({"arguments": run(command)})),
+            )
+            .await?;
+        let result: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let worked = status == 200
+            && result["isError"] != json!(true)
+            && body.contains(holds)
+            && body.contains("[exit:0");
+        if !worked {
+            println!("{layout:?}: false block? {what}: {status} {body}");
+        }
+        outcomes.push((what, worked));
+        expected.push((what, true));
+    }
+    // The file tools in the workspace: write, then read back.
+    let (_, wrote) = at
+        .send(
+            reqwest::Method::POST,
+            "/api/servers/forge-filesystem/tools/write_file/call",
+            &at.admin,
+            Some(json!({"arguments": {"path": "docs/fb.md", "content": "plain work\n"}})),
+        )
+        .await?;
+    let (_, read) = at
+        .send(
+            reqwest::Method::POST,
+            "/api/servers/forge-filesystem/tools/read_text_file/call",
+            &at.admin,
+            Some(json!({"arguments": {"path": "docs/fb.md"}})),
+        )
+        .await?;
+    outcomes.push((
+        "forge-filesystem writes and reads the workspace",
+        !wrote.contains("\"isError\":true") && read.contains("plain work"),
+    ));
+    expected.push(("forge-filesystem writes and reads the workspace", true));
+    assert_eq!(outcomes, expected, "{layout:?}: false blocks");
+    Ok(())
+}

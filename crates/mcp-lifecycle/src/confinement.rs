@@ -1,0 +1,267 @@
+//! How the launcher sandboxes a stdio server ([`confine`]): its stored policy
+//! (`ServerConfig::sandbox`) made concrete for one spawn with the `sandbox` crate.
+//!
+//! For each spawn of a confined server:
+//! - a private temporary folder (made by the child as the tool user, mode 0700), removed when
+//!   the process ends, is its `TMPDIR`, `TMP`, `TEMP` and `HOME` (a home outside the sandbox would be unusable,
+//!   and the user's own holds their keys);
+//! - its `readWrite` / `readOnly` entries are expanded against its own environment
+//!   (`${WORKSPACE_ROOT}`); an entry naming an unset variable is left out, and a read-write
+//!   folder that does not exist yet is made (the tool user's);
+//! - it starts in the workspace;
+//! - the ruleset is built here and entered by the child after it dropped to the tool user.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use sandbox::{NetworkEntry, NetworkPolicy, Plan, Prepared, SpawnContext};
+
+use crate::config::ServerConfig;
+use crate::error::LifecycleError;
+use crate::run_as::RunAs;
+
+/// What the manager knows for every sandbox: set by `botcraft serve`; `None` in
+/// [`crate::ManagerSettings`] runs every server unconfined (a library user's choice).
+#[derive(Debug, Clone)]
+pub struct SandboxSettings {
+    /// The bots' workspace: read-write for every confined server, and where it starts.
+    pub workspace: Option<PathBuf>,
+    /// Folders no tool may ever reach (BotCraft's data folder).
+    pub forbidden: Vec<PathBuf>,
+    /// What this kernel offers (asked once at start).
+    pub availability: sandbox::Availability,
+}
+
+/// One spawn's sandbox, kept for as long as the process runs.
+pub(crate) struct Confinement {
+    pub prepared: Arc<Prepared>,
+    /// Where the server starts (the workspace).
+    pub cwd: Option<PathBuf>,
+    /// Its private temporary folder, removed with this value.
+    pub _private_tmp: PrivateTmp,
+}
+
+/// A private temporary folder the child makes (as the tool user, mode 0700): removed, as
+/// far as BotCraft may, when the process is gone.
+pub(crate) struct PrivateTmp(PathBuf);
+
+impl Drop for PrivateTmp {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn failed(config: &ServerConfig, reason: impl Into<String>) -> LifecycleError {
+    LifecycleError::Sandbox {
+        server: config.name.clone(),
+        reason: reason.into(),
+    }
+}
+
+/// The sandbox of one spawn of `config`, and `env` changed to match; `None` when its policy
+/// says it runs unconfined.
+pub(crate) fn confine(
+    config: &ServerConfig,
+    env: &mut BTreeMap<String, String>,
+    settings: &SandboxSettings,
+    run_as: Option<&RunAs>,
+) -> Result<Option<Confinement>, LifecycleError> {
+    let policy = &config.sandbox;
+    if !policy.enabled {
+        return Ok(None);
+    }
+    // Named here, made by the child once it is the tool user (mkdir fails on anything
+    // planted under the name, so nobody else's folder is ever used).
+    let private_tmp = PrivateTmp(std::env::temp_dir().join(format!(
+        "botcraft-{}-{:016x}",
+        file_safe(&config.name),
+        rand::random::<u64>()
+    )));
+    let tmp = private_tmp.0.display().to_string();
+    for key in ["TMPDIR", "TMP", "TEMP", "HOME"] {
+        env.insert(key.to_owned(), tmp.clone());
+    }
+    let expand = |entry: &str| expand(entry, env);
+    let mut dropped = Vec::new();
+    let mut expanded = |entries: &[String]| -> Vec<String> {
+        entries
+            .iter()
+            .filter_map(|entry| {
+                let value = expand(entry);
+                if value.is_none() {
+                    dropped.push(format!(
+                        "{entry:?}: names a variable the server has not got"
+                    ));
+                }
+                value
+            })
+            .collect()
+    };
+    let read_write = expanded(&policy.read_write);
+    let read_only = expanded(&policy.read_only);
+    for entry in &read_write {
+        let path = Path::new(entry);
+        if path.is_absolute() && !path.exists() {
+            make_private_dir(path, run_as).map_err(|error| {
+                failed(
+                    config,
+                    format!("cannot make read-write folder {entry}: {error}"),
+                )
+            })?;
+        }
+    }
+    let network = network(&policy.network, env, &mut dropped);
+    let context = SpawnContext {
+        program: program_path(&config.command, env.get("PATH").map(String::as_str)),
+        path_env: env.get("PATH").cloned(),
+        workspace: settings.workspace.clone(),
+        private_tmp: None,
+        forbidden: settings.forbidden.clone(),
+    };
+    let plan = Plan::new(&context, &read_write, &read_only, network);
+    dropped.extend(plan.dropped.iter().cloned());
+    for reason in &dropped {
+        tracing::warn!(server = %config.name, %reason, "sandbox entry left out");
+    }
+    let prepared = Prepared::new(&plan, Some(&private_tmp.0))
+        .map_err(|error| failed(config, error.to_string()))?;
+    Ok(Some(Confinement {
+        prepared: Arc::new(prepared),
+        cwd: settings.workspace.clone().filter(|dir| dir.is_dir()),
+        _private_tmp: private_tmp,
+    }))
+}
+
+/// `entry` with each `${NAME}` replaced by the server's own variable; `None` when one is
+/// unset.
+fn expand(entry: &str, env: &BTreeMap<String, String>) -> Option<String> {
+    let mut out = String::new();
+    let mut rest = entry;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}')?;
+        let value = env.get(&after[..end]).filter(|value| !value.is_empty())?;
+        out.push_str(value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+fn network(
+    policy: &NetworkPolicy,
+    env: &BTreeMap<String, String>,
+    dropped: &mut Vec<String>,
+) -> sandbox::NetworkPlan {
+    // An entry naming an unset variable allows nothing (the server has no such service).
+    let resolvable = match policy {
+        NetworkPolicy::Connect(entries) => NetworkPolicy::Connect(
+            entries
+                .iter()
+                .filter(|entry| match entry {
+                    NetworkEntry::Port(_) => true,
+                    NetworkEntry::Named(text) => {
+                        let port = expand(text, env).and_then(|url| sandbox::port_of(&url));
+                        if port.is_none() {
+                            dropped.push(format!("network {text:?}: names no port here"));
+                        }
+                        port.is_some()
+                    }
+                })
+                .cloned()
+                .collect(),
+        ),
+        other => other.clone(),
+    };
+    sandbox::network_plan(&resolvable, |text| expand(text, env))
+        .unwrap_or(sandbox::NetworkPlan::Connect(Vec::new()))
+}
+
+/// The program as `execvp` would find it.
+fn program_path(command: &str, path: Option<&str>) -> Option<PathBuf> {
+    if command.contains('/') {
+        return std::path::absolute(command).ok();
+    }
+    std::env::split_paths(path?)
+        .map(|dir| dir.join(command))
+        .find(|candidate| candidate.is_file())
+}
+
+fn file_safe(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(40)
+        .collect()
+}
+
+fn make_private_dir(path: &Path, run_as: Option<&RunAs>) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(path)?;
+    give_to(path, run_as)
+}
+
+/// The folder made the tool user's (when tools run as another user).
+fn give_to(path: &Path, run_as: Option<&RunAs>) -> std::io::Result<()> {
+    match run_as {
+        Some(user) => nix::unistd::chown(
+            path,
+            Some(nix::unistd::Uid::from_raw(user.uid)),
+            Some(nix::unistd::Gid::from_raw(user.gid)),
+        )
+        .map_err(std::io::Error::from),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn entries_expand_from_the_servers_own_variables() {
+        let env: BTreeMap<String, String> = [("ROOT", "/srv/w"), ("EMPTY", "")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let cases = [
+            ("${ROOT}", Some("/srv/w")),
+            ("${ROOT}/logs", Some("/srv/w/logs")),
+            ("/plain", Some("/plain")),
+            ("${MISSING}", None),
+            ("${EMPTY}", None),
+            ("${ROOT", None),
+        ];
+        for (entry, expected) in cases {
+            assert_eq!(expand(entry, &env).as_deref(), expected, "{entry}");
+        }
+    }
+
+    #[test]
+    fn a_network_entry_without_its_service_allows_nothing() {
+        let env: BTreeMap<String, String> = [("TYPESENSE_URL", "http://127.0.0.1:8108")]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        let policy = NetworkPolicy::Connect(vec![
+            NetworkEntry::Named("${TYPESENSE_URL}".into()),
+            NetworkEntry::Named("${OTHER_URL}".into()),
+            NetworkEntry::Port(443),
+        ]);
+        let mut dropped = Vec::new();
+        assert_eq!(
+            network(&policy, &env, &mut dropped),
+            sandbox::NetworkPlan::Connect(vec![8108, 443])
+        );
+        assert_eq!(dropped.len(), 1);
+        assert_eq!(
+            network(&policy, &BTreeMap::new(), &mut Vec::new()),
+            sandbox::NetworkPlan::Connect(vec![443])
+        );
+    }
+}

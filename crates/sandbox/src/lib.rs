@@ -1,0 +1,22 @@
+//! The sandbox of every tool process BotCraft starts. It owns:
+//! - [`SandboxPolicy`]: a server's policy as stored with its config and shown by the API, the
+//!   CLI and the dashboard (`policy`);
+//! - [`Plan`]: the concrete allow-list of one spawn, from the policy and the [`SpawnContext`]
+//!   (`plan`): system folders read-only, the workspace and a private temporary folder
+//!   read-write, the program's folders read and execute, BotCraft's data folder never;
+//! - [`Prepared`]: its enforcement with Landlock and no_new_privs, built in the parent and
+//!   entered by the child between fork and exec (`enter`), and [`availability`], what this
+//!   kernel offers.
+//!
+//! The launcher (`mcp-lifecycle`) decides when to use it; this crate knows no server.
+
+mod enter;
+mod plan;
+mod policy;
+
+pub use enter::{Availability, Prepared, SandboxError, availability};
+pub use plan::{DEVICES, NetworkPlan, Plan, SYSTEM_READ_ONLY, SpawnContext, network_plan};
+pub use policy::{
+    MAX_ENTRY_LEN, MAX_PATHS, MAX_PORTS, NetworkEntry, NetworkPolicy, PolicyError, SandboxPolicy,
+    port_of,
+};

@@ -1,0 +1,297 @@
+//! What one spawn of a server may touch: [`Plan`], made from the server's
+//! [`SandboxPolicy`](crate::SandboxPolicy) (its `${VAR}` entries already expanded by the caller)
+//! and what BotCraft knows at the spawn ([`SpawnContext`]).
+//!
+//! Every sandboxed server gets:
+//! - the system folders ([`SYSTEM_READ_ONLY`]) to read and execute;
+//! - its program's folder, the folders of its `PATH`, and for a Node program the
+//!   `node_modules` tree it lives in, to read and execute;
+//! - the workspace and a private temporary folder (its `TMPDIR` and `HOME`) to read, write
+//!   and execute;
+//! - the device files every program expects ([`DEVICES`]) and `/dev/shm`.
+//!
+//! Nothing else: BotCraft's data folder, its checkout, other users' homes and the machine's
+//! `/tmp` are outside every allowed hierarchy. `/proc` is readable, but Landlock itself
+//! refuses a sandboxed process `ptrace` access to any process outside its domain, and with
+//! it `/proc/PID/environ`, `mem`, `maps`, `fd` and the like of BotCraft.
+
+use std::path::{Path, PathBuf};
+
+use crate::policy::NetworkPolicy;
+
+/// Folders every sandboxed server may read and execute (those that exist).
+pub const SYSTEM_READ_ONLY: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/proc", "/sys",
+];
+
+/// Device files every sandboxed server may read and write (those that exist).
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// What BotCraft knows when it spawns a server, beyond its policy.
+#[derive(Debug, Clone, Default)]
+pub struct SpawnContext {
+    /// The program as it will be executed (absolute, after a `PATH` search).
+    pub program: Option<PathBuf>,
+    /// The server's `PATH` value.
+    pub path_env: Option<String>,
+    /// The bots' workspace.
+    pub workspace: Option<PathBuf>,
+    /// The private temporary folder made for this spawn.
+    pub private_tmp: Option<PathBuf>,
+    /// Folders that must never be reachable whatever the policy says (BotCraft's data
+    /// folder): an entry at or above one of them is dropped.
+    pub forbidden: Vec<PathBuf>,
+}
+
+/// Where TCP may go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetworkPlan {
+    All,
+    /// Connect to these ports only; never listen. Empty: no TCP at all.
+    Connect(Vec<u16>),
+}
+
+/// The concrete allow-list of one spawn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub read_exec: Vec<PathBuf>,
+    pub read_write: Vec<PathBuf>,
+    pub devices: Vec<PathBuf>,
+    pub network: NetworkPlan,
+    /// Policy entries left out, with why (for the operator's log).
+    pub dropped: Vec<String>,
+}
+
+impl Plan {
+    /// The plan for a server whose policy lists `read_write` and `read_only` (expanded) and
+    /// `network` (ports resolved by the caller with [`crate::port_of`]).
+    pub fn new(
+        context: &SpawnContext,
+        read_write: &[String],
+        read_only: &[String],
+        network: NetworkPlan,
+    ) -> Self {
+        let mut plan = Self {
+            read_exec: Vec::new(),
+            read_write: Vec::new(),
+            devices: Vec::new(),
+            network,
+            dropped: Vec::new(),
+        };
+        for dir in SYSTEM_READ_ONLY {
+            plan.add_read(Path::new(dir), context);
+        }
+        if let Some(program) = &context.program {
+            for dir in program_dirs(program) {
+                plan.add_read(&dir, context);
+            }
+        }
+        for dir in context
+            .path_env
+            .iter()
+            .flat_map(|path| std::env::split_paths(path))
+        {
+            if dir.is_absolute() {
+                plan.add_read(&dir, context);
+            }
+        }
+        for entry in read_only {
+            plan.add_entry(entry, false, context);
+        }
+        for dir in [&context.workspace, &context.private_tmp]
+            .into_iter()
+            .flatten()
+        {
+            plan.add_write(dir, context);
+        }
+        for entry in read_write {
+            plan.add_entry(entry, true, context);
+        }
+        plan.devices = DEVICES
+            .iter()
+            .map(PathBuf::from)
+            .filter(|path| path.exists())
+            .collect();
+        plan
+    }
+
+    fn add_entry(&mut self, entry: &str, write: bool, context: &SpawnContext) {
+        let path = Path::new(entry);
+        if !path.is_absolute() {
+            self.dropped
+                .push(format!("{entry:?}: not an absolute path once expanded"));
+        } else if !path.exists() {
+            self.dropped.push(format!("{entry:?}: does not exist"));
+        } else if write {
+            self.add_write(path, context);
+        } else {
+            self.add_read(path, context);
+        }
+    }
+
+    fn allowed(&mut self, path: &Path, context: &SpawnContext) -> Option<PathBuf> {
+        let path = std::fs::canonicalize(path).ok()?;
+        let forbidden = context.forbidden.iter().find(|secret| {
+            let secret = std::fs::canonicalize(secret).unwrap_or_else(|_| secret.to_path_buf());
+            secret.starts_with(&path)
+        });
+        match forbidden {
+            // The workspace may sit inside the data folder (scripts/run.sh's layout): allowed,
+            // since it holds none of the data folder; a folder holding the data folder is not.
+            Some(secret) => {
+                self.dropped.push(format!(
+                    "{}: holds {}, which no tool may reach",
+                    path.display(),
+                    secret.display()
+                ));
+                None
+            }
+            None => Some(path),
+        }
+    }
+
+    fn add_read(&mut self, path: &Path, context: &SpawnContext) {
+        if let Some(path) = self.allowed(path, context)
+            && !self.read_exec.contains(&path)
+        {
+            self.read_exec.push(path);
+        }
+    }
+
+    fn add_write(&mut self, path: &Path, context: &SpawnContext) {
+        if let Some(path) = self.allowed(path, context)
+            && !self.read_write.contains(&path)
+        {
+            self.read_write.push(path);
+        }
+    }
+}
+
+/// The folders a program needs to run: its own (as named and as resolved), and the topmost
+/// `node_modules` above either (a Node program loads its dependencies from there).
+fn program_dirs(program: &Path) -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let resolved = std::fs::canonicalize(program).ok();
+    for path in std::iter::once(program.to_path_buf()).chain(resolved) {
+        if let Some(parent) = path.parent() {
+            dirs.push(parent.to_path_buf());
+        }
+        if let Some(modules) = path
+            .ancestors()
+            .filter(|dir| dir.file_name().is_some_and(|name| name == "node_modules"))
+            .last()
+        {
+            dirs.push(modules.to_path_buf());
+        }
+    }
+    dirs
+}
+
+/// The ports a policy's network resolves to, given each named entry's expansion.
+pub fn network_plan(
+    policy: &NetworkPolicy,
+    expand: impl Fn(&str) -> Option<String>,
+) -> Result<NetworkPlan, String> {
+    match policy {
+        NetworkPolicy::All => Ok(NetworkPlan::All),
+        NetworkPolicy::None => Ok(NetworkPlan::Connect(Vec::new())),
+        NetworkPolicy::Connect(entries) => {
+            let mut ports = Vec::new();
+            for entry in entries {
+                let port = match entry {
+                    crate::policy::NetworkEntry::Port(port) => Some(*port),
+                    crate::policy::NetworkEntry::Named(text) => {
+                        let expanded = expand(text)
+                            .ok_or_else(|| format!("sandbox.network: {text:?} does not resolve"))?;
+                        crate::policy::port_of(&expanded)
+                    }
+                };
+                let port =
+                    port.ok_or_else(|| format!("sandbox.network: {entry:?} names no port"))?;
+                if !ports.contains(&port) {
+                    ports.push(port);
+                }
+            }
+            Ok(NetworkPlan::Connect(ports))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_data_folder_is_never_in_a_plan_but_a_workspace_inside_it_is() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let data = dir.path().join("data");
+        let workspace = data.join("workspace");
+        std::fs::create_dir_all(&workspace).expect("mkdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let context = SpawnContext {
+            workspace: Some(workspace.clone()),
+            forbidden: vec![data.clone()],
+            ..SpawnContext::default()
+        };
+        let plan = Plan::new(
+            &context,
+            &[
+                data.display().to_string(),
+                dir.path().display().to_string(),
+                "relative".into(),
+                "/no/such/folder".into(),
+            ],
+            &[],
+            NetworkPlan::All,
+        );
+        assert_eq!(plan.read_write, vec![root.join("data/workspace")]);
+        assert!(!plan.read_exec.iter().any(|path| path.starts_with(&root)));
+        assert_eq!(plan.dropped.len(), 4, "{:?}", plan.dropped);
+    }
+
+    #[test]
+    fn a_node_program_reads_its_node_modules() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let modules = dir.path().join("app/node_modules");
+        std::fs::create_dir_all(modules.join(".bin")).expect("mkdir");
+        std::fs::create_dir_all(modules.join("@scope/tool")).expect("mkdir");
+        std::fs::write(modules.join("@scope/tool/cli.js"), "").expect("write");
+        std::os::unix::fs::symlink("../@scope/tool/cli.js", modules.join(".bin/tool"))
+            .expect("symlink");
+        let dirs = program_dirs(&modules.join(".bin/tool"));
+        let canonical = std::fs::canonicalize(&modules).expect("canonical");
+        assert!(dirs.contains(&modules), "{dirs:?}");
+        assert!(dirs.contains(&canonical.join("@scope/tool")), "{dirs:?}");
+    }
+
+    #[test]
+    fn network_entries_resolve_to_ports() {
+        use crate::policy::NetworkEntry;
+        let policy = NetworkPolicy::Connect(vec![
+            NetworkEntry::Port(443),
+            NetworkEntry::Named("${TYPESENSE_URL}".into()),
+            NetworkEntry::Named("https://example.com".into()),
+        ]);
+        let expand = |text: &str| Some(text.replace("${TYPESENSE_URL}", "http://127.0.0.1:8108"));
+        assert_eq!(
+            network_plan(&policy, expand),
+            Ok(NetworkPlan::Connect(vec![443, 8108]))
+        );
+        assert_eq!(
+            network_plan(&NetworkPolicy::None, |_| None),
+            Ok(NetworkPlan::Connect(Vec::new()))
+        );
+        assert!(network_plan(&policy, |_| None).is_err());
+    }
+}

@@ -1,0 +1,225 @@
+//! A shell confined by a [`Plan`]: what it may do works, what it may not fails. On a kernel
+//! without Landlock every case says "skipped".
+
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use pretty_assertions::assert_eq;
+use sandbox::{Availability, NetworkPlan, Plan, Prepared, SpawnContext, availability};
+
+struct Layout {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    data: PathBuf,
+    workspace: PathBuf,
+    tmp: PathBuf,
+}
+
+fn layout() -> Layout {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = std::fs::canonicalize(dir.path()).expect("canonical");
+    let data = root.join("data");
+    let workspace = root.join("workspace");
+    let tmp = root.join("tmp");
+    for folder in [&data, &workspace, &tmp] {
+        std::fs::create_dir(folder).expect("mkdir");
+    }
+    std::fs::write(data.join("api-key"), "bck_secret\n").expect("write");
+    Layout {
+        _dir: dir,
+        root,
+        data,
+        workspace,
+        tmp,
+    }
+}
+
+fn plan(at: &Layout, network: NetworkPlan) -> Plan {
+    let context = SpawnContext {
+        program: Some(PathBuf::from("/bin/sh")),
+        path_env: Some("/usr/bin:/bin".into()),
+        workspace: Some(at.workspace.clone()),
+        private_tmp: Some(at.tmp.clone()),
+        forbidden: vec![at.data.clone()],
+    };
+    Plan::new(&context, &[], &[], network)
+}
+
+/// `sh -c script` confined by `plan`, in the workspace.
+#[allow(unsafe_code)]
+fn confined(plan: &Plan, cwd: &Path, script: &str) -> Output {
+    confined_with(plan, None, cwd, script).expect("spawn")
+}
+
+/// `sh -c script` confined by `plan`, making `private` as the child.
+#[allow(unsafe_code)]
+fn confined_with(
+    plan: &Plan,
+    private: Option<&Path>,
+    cwd: &Path,
+    script: &str,
+) -> std::io::Result<Output> {
+    let prepared = Prepared::new(plan, private).expect("ruleset");
+    let mut command = Command::new("/bin/sh");
+    command
+        .args(["-c", script])
+        .current_dir(cwd)
+        .env_clear()
+        .env("PATH", "/usr/bin:/bin");
+    // SAFETY: `enter` makes two async-signal-safe system calls and allocates nothing.
+    unsafe {
+        command.pre_exec(move || prepared.enter());
+    }
+    command.output()
+}
+
+fn skipped(case: &str) -> bool {
+    if availability() == Availability::Unavailable {
+        println!("sandbox {case}: skipped (this kernel has no Landlock)");
+        return true;
+    }
+    false
+}
+
+#[test]
+fn what_a_tool_may_do_works_and_the_rest_is_refused() {
+    if skipped("filesystem") {
+        return;
+    }
+    let at = layout();
+    let plan = plan(&at, NetworkPlan::All);
+    let key = at.data.join("api-key");
+    // (what, script, works)
+    let cases = [
+        (
+            "read /etc/os-release",
+            "head -c 1 /etc/os-release".to_owned(),
+            true,
+        ),
+        ("list /usr/bin", "ls /usr/bin >/dev/null".to_owned(), true),
+        (
+            "write the workspace",
+            "echo x > note.txt && cat note.txt".to_owned(),
+            true,
+        ),
+        (
+            "write the private tmp",
+            format!(
+                "echo x > {}/t && cat {}/t",
+                at.tmp.display(),
+                at.tmp.display()
+            ),
+            true,
+        ),
+        (
+            "read the data folder",
+            format!("cat {}", key.display()),
+            false,
+        ),
+        (
+            "list the data folder",
+            format!("ls {}", at.data.display()),
+            false,
+        ),
+        (
+            "write beside the workspace",
+            format!("echo x > {}/planted", at.root.display()),
+            false,
+        ),
+        (
+            "write /etc",
+            "echo x > /etc/botcraft-sandbox-probe".to_owned(),
+            false,
+        ),
+        (
+            "hard-link a data file into the workspace",
+            format!("ln {} stolen", key.display()),
+            false,
+        ),
+        (
+            "symlink to the data folder and read",
+            format!("ln -s {} link && cat link", key.display()),
+            false,
+        ),
+        // Landlock refuses ptrace attach (and `/proc/PID/mem`) of a process outside the
+        // sandbox, root or not. `environ` is a ptrace *read*, which Landlock lets through:
+        // another uid (root's tools) or PR_SET_DUMPABLE (one user) refuses that.
+        (
+            "the parent's memory",
+            "exec 3</proc/$PPID/mem".to_owned(),
+            false,
+        ),
+        (
+            "the parent's executable",
+            "head -c 1 /proc/$PPID/exe".to_owned(),
+            false,
+        ),
+        (
+            "its own status",
+            "grep -q NoNewPrivs /proc/self/status".to_owned(),
+            true,
+        ),
+    ];
+    let mut outcomes = Vec::new();
+    for (what, script, _) in &cases {
+        let output = confined(&plan, &at.workspace, script);
+        outcomes.push((*what, output.status.success()));
+    }
+    let expected: Vec<(&str, bool)> = cases
+        .iter()
+        .map(|(what, _, works)| (*what, *works))
+        .collect();
+    assert_eq!(outcomes, expected);
+    assert!(!at.workspace.join("stolen").exists());
+    // A folder the child makes itself is its own, read-write; one planted first is refused.
+    let own = at.root.join("own-tmp");
+    let made = confined_with(
+        &plan,
+        Some(&own),
+        &at.workspace,
+        &format!("echo x > {}/f && cat {}/f", own.display(), own.display()),
+    )
+    .expect("spawn");
+    assert_eq!(String::from_utf8_lossy(&made.stdout), "x\n");
+    let planted = confined_with(&plan, Some(&own), &at.workspace, "true");
+    assert_eq!(
+        planted.map_err(|error| error.kind()).err(),
+        Some(std::io::ErrorKind::AlreadyExists),
+        "a planted private folder fails the spawn"
+    );
+    let status = confined(&plan, &at.workspace, "grep NoNewPrivs /proc/self/status");
+    assert_eq!(
+        String::from_utf8_lossy(&status.stdout)
+            .split_whitespace()
+            .last(),
+        Some("1")
+    );
+}
+
+#[test]
+fn the_network_is_what_the_plan_allows() {
+    if skipped("network") {
+        return;
+    }
+    let at = layout();
+    let allowed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let other = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = |listener: &std::net::TcpListener| listener.local_addr().expect("addr").port();
+    let connect = |port: u16| format!("exec 3<>/dev/tcp/127.0.0.1/{port}");
+    let bash = |plan: &Plan, script: &str| {
+        confined(plan, &at.workspace, &format!("bash -c '{script}'"))
+            .status
+            .success()
+    };
+    let all = plan(&at, NetworkPlan::All);
+    let some = plan(&at, NetworkPlan::Connect(vec![port(&allowed)]));
+    let none = plan(&at, NetworkPlan::Connect(Vec::new()));
+    let outcomes = [
+        bash(&all, &connect(port(&other))),
+        bash(&some, &connect(port(&allowed))),
+        bash(&some, &connect(port(&other))),
+        bash(&none, &connect(port(&allowed))),
+    ];
+    assert_eq!(outcomes, [true, true, false, false]);
+}
