@@ -65,6 +65,15 @@ pub struct HostOptions<'a> {
     pub sandbox: Option<mcp_lifecycle::SandboxSettings>,
 }
 
+/// This process's folder of private tool folders, said when it cannot be made.
+pub fn tool_tmp_root() -> Option<mcp_lifecycle::ToolTmpRoot> {
+    mcp_lifecycle::ToolTmpRoot::create()
+        .inspect_err(|error| {
+            eprintln!("botcraft: no folder for the tools' temporary folders: {error}")
+        })
+        .ok()
+}
+
 /// Whether BotCraft sandboxes its tool servers (`--sandbox`, `BOTCRAFT_SANDBOX`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum SandboxMode {
@@ -80,6 +89,7 @@ pub fn sandbox_settings(
     mode: SandboxMode,
     workspace: &Path,
     data_dir: &Path,
+    tmp_root: Option<&mcp_lifecycle::ToolTmpRoot>,
 ) -> Option<mcp_lifecycle::SandboxSettings> {
     if mode == SandboxMode::Off {
         eprintln!(
@@ -87,6 +97,13 @@ pub fn sandbox_settings(
         );
         return None;
     }
+    let Some(tmp_root) = tmp_root else {
+        eprintln!(
+            "botcraft: sandbox: off: no folder for the tools' private temporary folders could be made in {}",
+            std::env::temp_dir().display()
+        );
+        return None;
+    };
     let availability = sandbox::availability();
     match availability {
         sandbox::Availability::Landlock { abi } => {
@@ -103,6 +120,7 @@ pub fn sandbox_settings(
         workspace: Some(absolute(workspace)),
         forbidden: vec![absolute(data_dir)],
         availability,
+        tmp_root: tmp_root.path().to_path_buf(),
     })
 }
 

@@ -54,6 +54,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
     // A pid registry of this process's own (`serve` or another aggregator may share the data
     // folder); each server also dies with this process (its parent-death signal).
     let registry = crate::host::local_pid_registry(&command.data.data_dir)?;
+    let tool_tmp = crate::host::tool_tmp_root();
     let settings = crate::host::manager_settings(crate::host::HostOptions {
         server_env: &command.server_env.server_env,
         cgroups: true,
@@ -63,6 +64,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
             crate::host::SandboxMode::Auto,
             &command.seed.workspace_root,
             &command.data.data_dir,
+            tool_tmp.as_ref(),
         ),
         // Tokens a `serve` over the same store obtained are used (and refreshed) here too;
         // an authorization itself is started from `serve`.

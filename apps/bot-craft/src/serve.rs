@@ -131,7 +131,8 @@ pub struct ServeArgs {
     /// Run every MCP server process as this Unix user (a name, or UID[:GID]) instead of
     /// BotCraft's own, so tools cannot read BotCraft's data folder or memory. Needs root, or
     /// CAP_SETUID, CAP_SETGID and CAP_KILL (the image gives them to the binary).
-    /// When BotCraft runs as root and this is unset, they run as `nobody`.
+    /// When BotCraft runs as root and this is unset, they run as `nobody`; `same` keeps them
+    /// as BotCraft's own user (said at start).
     #[arg(long, env = "BOTCRAFT_TOOL_USER", value_name = "USER")]
     tool_user: Option<String>,
     /// Sandbox each stdio MCP server by its stored policy (Landlock, no new privileges), or
@@ -175,7 +176,7 @@ impl ServeArgs {
     pub fn runs_tools_as_another_user(&self) -> bool {
         self.tool_user
             .as_deref()
-            .is_some_and(|user| !user.trim().is_empty())
+            .is_some_and(|user| !user.trim().is_empty() && user.trim() != SAME_USER)
     }
 }
 
@@ -210,8 +211,13 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     if let Some(run_as) = &run_as {
         crate::host::open_workspace_to(run_as, &args.seed.workspace_root, &args.data.data_dir);
     }
-    let sandbox =
-        crate::host::sandbox_settings(args.sandbox, &args.seed.workspace_root, &args.data.data_dir);
+    let tool_tmp = crate::host::tool_tmp_root();
+    let sandbox = crate::host::sandbox_settings(
+        args.sandbox,
+        &args.seed.workspace_root,
+        &args.data.data_dir,
+        tool_tmp.as_ref(),
+    );
     // Bound now (accepting starts once everything is ready) so that the OAuth redirect can
     // name the address, a free port chosen by the system included.
     let listener = tokio::net::TcpListener::bind(args.addr)
@@ -565,10 +571,25 @@ fn approval_settings(args: &ServeArgs) -> http_api::ApprovalSettings {
 /// read every file, and root reads BotCraft's `/proc/PID/environ` whatever it sets.
 pub const ROOT_DEFAULT_TOOL_USER: &str = "nobody";
 
+/// `BOTCRAFT_TOOL_USER` that keeps tools as BotCraft's own user, root included: an explicit,
+/// loudly said choice (never the default).
+pub const SAME_USER: &str = "same";
+
 /// The user MCP servers run as, checked now: an unknown user, root, or a BotCraft that cannot
 /// switch to it stops `serve` with the reason (never a server failing later on every start).
 /// As root with none named, [`ROOT_DEFAULT_TOOL_USER`] (or 65534 where it has no entry).
 fn tool_user(spec: Option<&str>) -> anyhow::Result<Option<mcp_lifecycle::RunAs>> {
+    if spec.map(str::trim) == Some(SAME_USER) {
+        eprintln!(
+            "botcraft: BOTCRAFT_TOOL_USER={SAME_USER}: MCP servers run as BotCraft's own user{}",
+            if nix::unistd::geteuid().is_root() {
+                " (root: the sandbox still confines their files, but root's tools may read BotCraft's /proc/PID/environ; see docs/deployment.md)"
+            } else {
+                ""
+            }
+        );
+        return Ok(None);
+    }
     let Some(spec) = spec.map(str::trim).filter(|spec| !spec.is_empty()) else {
         if !nix::unistd::geteuid().is_root() {
             return Ok(None);

@@ -58,10 +58,12 @@ impl FaultApi for Api {
         Ok(i32::try_from(pid)?)
     }
 
-    /// A server `name` running `script` under `sh -c`, lazy.
+    /// A server `name` running `script` under `sh -c`, lazy, unconfined: its script writes
+    /// pid files into the test's folder, which is also the data folder no sandbox reaches
+    /// (these cases are about process hygiene; the attack suite covers the sandbox).
     async fn add_shell_server(&self, name: &str, script: &str, init_ms: u64) -> anyhow::Result<()> {
         let spec = json!({"name": name, "command": "/bin/sh", "args": ["-c", script],
-                          "initTimeout": init_ms});
+                          "initTimeout": init_ms, "sandbox": {"enabled": false}});
         let (status, body) = self
             .send(reqwest::Method::POST, "/api/servers", Some(spec))
             .await?;
@@ -213,9 +215,13 @@ async fn start_leaver(api: &Api, dir: &Path) -> anyhow::Result<(Vec<i32>, PidPip
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_forge_bash_takes_its_commands_with_it() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
+    // In the workspace (made before the start: a sandbox reaches the folders that exist when
+    // it is made): forge-bash is sandboxed, and the data folder is out of its reach.
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace)?;
     let served = serve(dir.path())?;
     let api = Api::new(&served.url, KEY);
-    let mut pipe = PidPipe::new(dir.path(), "sleep.pid")?;
+    let mut pipe = PidPipe::new(&workspace, "sleep.pid")?;
     let file = pipe.path.clone();
     let call = {
         let api = Api::new(&served.url, KEY);

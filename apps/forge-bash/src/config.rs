@@ -11,6 +11,8 @@ use std::time::Duration;
 
 pub const LOG_DIR_VAR: &str = "FORGE_BASH_LOG_DIR";
 pub const CWD_VAR: &str = "FORGE_BASH_CWD";
+/// The standard temporary-folder variable: the log folder's default lives there when set.
+pub const TMPDIR_VAR: &str = "TMPDIR";
 pub const TIMEOUT_VAR: &str = "FORGE_BASH_TIMEOUT_SECS";
 pub const MAX_BUFFER_VAR: &str = "FORGE_BASH_MAX_BUFFER_BYTES";
 pub const ENV_FILE_VAR: &str = "FORGE_BASH_ENV_FILE";
@@ -27,7 +29,7 @@ pub const FALLBACK_SHELL: &str = "/bin/sh";
 
 /// What `--help` prints under ENVIRONMENT.
 pub const ENVIRONMENT_HELP: &str = "\
-FORGE_BASH_LOG_DIR           audit log and overflow files (default: /tmp/forge-bash)
+FORGE_BASH_LOG_DIR           audit log and overflow files (default: $TMPDIR/forge-bash when TMPDIR is set, else /tmp/forge-bash)
 FORGE_BASH_CWD               working directory of commands (default: /workspace if it exists, else the server's current directory)
 FORGE_BASH_TIMEOUT_SECS      a command's time limit in seconds (default: 300)
 FORGE_BASH_MAX_BUFFER_BYTES  a command's output limit in bytes, stdout and stderr together (default: 52428800)
@@ -64,7 +66,7 @@ impl Config {
         Ok(Self {
             log_dir: settings
                 .path(LOG_DIR_VAR)
-                .unwrap_or_else(|| DEFAULT_LOG_DIR.into()),
+                .unwrap_or_else(|| default_log_dir(settings.path(TMPDIR_VAR))),
             cwd: settings.path(CWD_VAR).unwrap_or(default_cwd),
             timeout: Duration::from_secs(settings.positive(TIMEOUT_VAR, DEFAULT_TIMEOUT_SECS)?),
             max_buffer_bytes: settings.positive(MAX_BUFFER_VAR, DEFAULT_MAX_BUFFER_BYTES)?,
@@ -72,6 +74,16 @@ impl Config {
                 .path(ENV_FILE_VAR)
                 .unwrap_or_else(|| DEFAULT_ENV_FILE.into()),
         })
+    }
+}
+
+/// The log folder when `FORGE_BASH_LOG_DIR` is unset: `forge-bash` in `$TMPDIR` when that is
+/// set (a sandboxed server's private temporary folder, which BotCraft gives it), else
+/// [`DEFAULT_LOG_DIR`].
+pub fn default_log_dir(tmpdir: Option<PathBuf>) -> PathBuf {
+    match tmpdir {
+        Some(dir) if dir.is_absolute() => dir.join("forge-bash"),
+        _ => DEFAULT_LOG_DIR.into(),
     }
 }
 
@@ -104,6 +116,25 @@ pub fn find_shell(path: Option<&OsStr>) -> PathBuf {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_log_folder_defaults_to_tmpdir_then_tmp() {
+        let cases = [
+            (
+                Some("/tmp/botcraft-tools-1/forge-bash-ab"),
+                "/tmp/botcraft-tools-1/forge-bash-ab/forge-bash",
+            ),
+            (Some("relative"), DEFAULT_LOG_DIR),
+            (None, DEFAULT_LOG_DIR),
+        ];
+        for (tmpdir, expected) in cases {
+            assert_eq!(
+                default_log_dir(tmpdir.map(PathBuf::from)),
+                PathBuf::from(expected),
+                "{tmpdir:?}"
+            );
+        }
+    }
 
     fn config(vars: &[(&str, &str)]) -> Result<Config, ConfigError> {
         let settings = server_kit::Settings::from_vars(vars.iter().map(|(k, v)| (*k, *v)));

@@ -1,4 +1,4 @@
-//! The log folder (`FORGE_BASH_LOG_DIR`, default `/tmp/forge-bash`) holds the audit log and
+//! The log folder (`FORGE_BASH_LOG_DIR`, default `$TMPDIR/forge-bash`, else `/tmp/forge-bash`) holds the audit log and
 //! the overflow files, i.e. every command and its output. In a shared `/tmp` another user can
 //! plant the folder, or a symlink to a folder of theirs, before the server first runs, and
 //! then read (or swap) what it writes. So before each call the folder is made safe:

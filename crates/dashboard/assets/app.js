@@ -5,7 +5,8 @@
 // no logs and no bindings. A remote server that needs OAuth shows a "Connect" button: it asks
 // POST /api/servers/{name}/oauth/start for the authorization URL and goes there in this tab;
 // the authorization server sends the browser back through /oauth/callback to
-// /?connected=NAME, which the page announces. Each binding's approval policy can be changed
+// /?connected=NAME, which the page announces. A stdio server shows its sandbox in a few words;
+// each bot lists, on request, which of its tools ask before they run. Each binding's approval policy can be changed
 // in place (PUT /api/bots/{bot}/servers/{server}). A binding to a server that may use OAuth
 // shows whose account the bot uses there (GET /api/servers/{server}/oauth): the server's, or
 // one of the bot's own, connected with POST /api/servers/{server}/oauth/start?bot=ID (the same
@@ -157,7 +158,7 @@ function renderServers(servers) {
     const transport = status.transport || server.transport || "stdio";
     const url = status.url || (transport === "stdio" ? "" : server.url || "");
     const headers = Object.keys(server.headers || {});
-    entry.cells.endpoint.textContent = transport === "stdio" ? "stdio"
+    entry.cells.endpoint.textContent = transport === "stdio" ? `stdio · ${sandboxText(server.sandbox)}`
       : `${transport} ${url}` + (headers.length ? ` (headers: ${headers.join(", ")})` : "");
     entry.connect.hidden = readOnly || status.state !== "needs-auth";
     if (entry.row.parentNode !== body) body.append(entry.row, entry.logRow);
@@ -221,6 +222,34 @@ async function startOAuth(name, button, bot) {
 }
 
 // ---- bots ----
+
+// A stdio server's sandbox policy in a few words (the whole policy is in the API's server).
+function sandboxText(policy) {
+  if (!policy) return "sandbox: default";
+  if (policy.enabled === false) return "unconfined";
+  const network = Array.isArray(policy.network) ? `network: ports ${policy.network.join(", ")}`
+    : `network: ${policy.network ?? "all"}`;
+  const extra = (policy.readWrite || []).length ? ` · writes ${policy.readWrite.join(", ")}` : "";
+  return `sandboxed · ${network}${extra}`;
+}
+
+// A bot's tools and whether each asks for approval before it runs.
+function toolAsks(bot) {
+  const list = el("ul", { "data-tool-asks": bot.name });
+  const details = el("details", {}, el("summary", {}, `Tools of ${bot.name}: which ask before they run`), list);
+  details.addEventListener("toggle", async () => {
+    if (!details.open) return;
+    try {
+      const tools = await api("GET", `/api/bots/${encodeURIComponent(bot.id)}/tools`);
+      const items = [...tools.native, ...tools.mcp].map((tool) =>
+        el("li", { "data-tool": tool.name }, `${tool.name}: ${tool.asksApproval ? "asks" : "runs without asking"}`));
+      list.replaceChildren(...(items.length ? items : [el("li", {}, "no tools known yet")]));
+    } catch (error) {
+      if (error.status !== 401) list.replaceChildren(el("li", {}, `could not list the tools: ${error.message}`));
+    }
+  });
+  return details;
+}
 
 // An approval policy as the API writes it ("never", "always", "writes" or a list of globs),
 // in words.
@@ -372,7 +401,7 @@ async function loadBots(force = false) {
     if (!bindings.length) body.append(el("tr", {}, el("td", { colspan: "6" }, "no servers bound")));
     table.append(body);
     const native = el("p", {}, "Native tools: ", nativeApproval(bot));
-    sections.push(el("article", {}, el("h3", {}, bot.name), summary, native, table));
+    sections.push(el("article", {}, el("h3", {}, bot.name), summary, native, table, toolAsks(bot)));
   }
   // Looked at again: someone may have started editing while the bots were fetched.
   if (!force && container.contains(document.activeElement)) return;

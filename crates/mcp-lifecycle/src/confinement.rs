@@ -31,6 +31,59 @@ pub struct SandboxSettings {
     pub forbidden: Vec<PathBuf>,
     /// What this kernel offers (asked once at start).
     pub availability: sandbox::Availability,
+    /// Where the private temporary folders of this process's servers are made (one folder
+    /// per BotCraft process: [`ToolTmpRoot`]).
+    pub tmp_root: PathBuf,
+}
+
+/// The folder under the system's temporary folder that holds one BotCraft process's private
+/// tool folders: `botcraft-tools-PID`, mode 1733 (anyone may make an entry, nobody may list
+/// or remove another's), so a tool user makes its own inside. Removed with this value; the
+/// folders of a BotCraft that died without removing them are swept at the next start.
+#[derive(Debug)]
+pub struct ToolTmpRoot(PathBuf);
+
+impl ToolTmpRoot {
+    const PREFIX: &'static str = "botcraft-tools-";
+
+    /// Make this process's folder, after sweeping those of processes that are gone.
+    pub fn create() -> std::io::Result<Self> {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let base = std::env::temp_dir();
+        for entry in std::fs::read_dir(&base)?.flatten() {
+            let name = entry.file_name();
+            let Some(pid) = name
+                .to_str()
+                .and_then(|name| name.strip_prefix(Self::PREFIX))
+                .and_then(|pid| pid.parse::<i32>().ok())
+            else {
+                continue;
+            };
+            let gone = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None)
+                == Err(nix::errno::Errno::ESRCH);
+            let ours = entry.metadata().is_ok_and(|meta| {
+                std::os::unix::fs::MetadataExt::uid(&meta) == nix::unistd::geteuid().as_raw()
+            });
+            if gone && ours {
+                let _ = std::fs::remove_dir_all(entry.path());
+            }
+        }
+        let root = base.join(format!("{}{}", Self::PREFIX, std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::DirBuilder::new().mode(0o700).create(&root)?;
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1733))?;
+        Ok(Self(root))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ToolTmpRoot {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// One spawn's sandbox, kept for as long as the process runs.
@@ -73,8 +126,8 @@ pub(crate) fn confine(
     }
     // Named here, made by the child once it is the tool user (mkdir fails on anything
     // planted under the name, so nobody else's folder is ever used).
-    let private_tmp = PrivateTmp(std::env::temp_dir().join(format!(
-        "botcraft-{}-{:016x}",
+    let private_tmp = PrivateTmp(settings.tmp_root.join(format!(
+        "{}-{:016x}",
         file_safe(&config.name),
         rand::random::<u64>()
     )));
@@ -84,15 +137,15 @@ pub(crate) fn confine(
     }
     let expand = |entry: &str| expand(entry, env);
     let mut dropped = Vec::new();
-    let mut expanded = |entries: &[String]| -> Vec<String> {
+    // An entry naming a variable this server has not got stands for nothing here (the seed's
+    // `${FORGE_BASH_ENV_FILE}` where no file is written): left out quietly.
+    let expanded = |entries: &[String]| -> Vec<String> {
         entries
             .iter()
             .filter_map(|entry| {
                 let value = expand(entry);
                 if value.is_none() {
-                    dropped.push(format!(
-                        "{entry:?}: names a variable the server has not got"
-                    ));
+                    tracing::debug!(server = %config.name, %entry, "sandbox entry names an unset variable");
                 }
                 value
             })

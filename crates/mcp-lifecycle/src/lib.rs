@@ -62,7 +62,7 @@ pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{
     ManagerSettings, PASSED_THROUGH_ENV, RemoteEndpoint, RemoteTransport, ServerConfig,
 };
-pub use confinement::SandboxSettings;
+pub use confinement::{SandboxSettings, ToolTmpRoot};
 pub use environment::{
     DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
 };

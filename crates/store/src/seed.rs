@@ -31,9 +31,6 @@ pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
     args
 }
 
-/// The seeded forge-bash's log folder (the plan's `/tmp/forge-bash`), read-write in its sandbox.
-pub const FORGE_BASH_LOG_DIR: &str = "/tmp/forge-bash";
-
 /// Where in the workspace the seeded Playwright writes its screenshots and snapshots.
 pub const PLAYWRIGHT_OUTPUT_DIR: &str = ".playwright-mcp";
 
@@ -121,7 +118,6 @@ impl SeedConfig {
     pub fn servers(&self) -> Vec<McpServerSpec> {
         let mut bash = McpServerSpec::new("forge-bash", self.forge_binary("forge-bash"))
             .env("FORGE_BASH_CWD", &self.workspace_root)
-            .env("FORGE_BASH_LOG_DIR", FORGE_BASH_LOG_DIR)
             .sandbox(SandboxPolicy {
                 // The deployment's variables, when BotCraft writes them for tools.
                 read_only: vec!["${FORGE_BASH_ENV_FILE}".to_owned()],

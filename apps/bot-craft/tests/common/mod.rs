@@ -59,7 +59,10 @@ pub fn serve_command(data: &Path, key: &str) -> anyhow::Result<Command> {
         .env("BOTCRAFT_BIN_DIR", bin_dir()?)
         .env("BOTCRAFT_WORKSPACE_ROOT", data.join("workspace"))
         .env("BOTCRAFT_REPO_ROOT", data.join("workspace"))
-        .env("BOTCRAFT_EMBEDDING_MODEL", "");
+        .env("BOTCRAFT_EMBEDDING_MODEL", "")
+        // These tests are about other things than the root layout (the attack suite runs
+        // that one): tools stay this test's user, whatever it is.
+        .env("BOTCRAFT_TOOL_USER", "same");
     Ok(command)
 }
 

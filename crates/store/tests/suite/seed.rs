@@ -107,10 +107,7 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 "forge-bash".into(),
                 "/opt/botcraft/bin/forge-bash".into(),
                 vec![],
-                env(&[
-                    ("FORGE_BASH_CWD", "/workspace"),
-                    ("FORGE_BASH_LOG_DIR", "/tmp/forge-bash")
-                ]),
+                env(&[("FORGE_BASH_CWD", "/workspace")]),
                 330_000,
                 true
             ),
