@@ -37,7 +37,7 @@ pub struct SandboxSettings {
 }
 
 /// The folder under the system's temporary folder that holds one BotCraft process's private
-/// tool folders: `botcraft-tools-PID`, mode 1733 (anyone may make an entry, nobody may list
+/// tool folders: `botcraft-tools-PID-RANDOM`, mode 1733 (anyone may make an entry, nobody may list
 /// or remove another's), so a tool user makes its own inside. Removed with this value; the
 /// folders of a BotCraft that died without removing them are swept at the next start.
 #[derive(Debug)]
@@ -55,6 +55,7 @@ impl ToolTmpRoot {
             let Some(pid) = name
                 .to_str()
                 .and_then(|name| name.strip_prefix(Self::PREFIX))
+                .and_then(|rest| rest.split('-').next())
                 .and_then(|pid| pid.parse::<i32>().ok())
             else {
                 continue;
@@ -68,8 +69,14 @@ impl ToolTmpRoot {
                 let _ = std::fs::remove_dir_all(entry.path());
             }
         }
-        let root = base.join(format!("{}{}", Self::PREFIX, std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
+        // The pid, for the sweep; a random part, since BotCraft in a PID namespace of its own
+        // shares its pid (and /tmp) with others.
+        let root = base.join(format!(
+            "{}{}-{:08x}",
+            Self::PREFIX,
+            std::process::id(),
+            rand::random::<u32>()
+        ));
         std::fs::DirBuilder::new().mode(0o700).create(&root)?;
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o1733))?;
         Ok(Self(root))
