@@ -124,12 +124,38 @@ pub fn sandbox_settings(
     })
 }
 
-/// OAuth for remote servers: tokens sealed with the key of `BOTCRAFT_SECRET_KEY(_FILE)` (or
-/// one generated in the data folder), the browser sent back to `public_url`'s
+/// BotCraft's key (`BOTCRAFT_SECRET_KEY(_FILE)`, or the one generated in the data folder)
+/// bound to the store's share ([`store::Store::key_share`]), so that neither the key file
+/// nor the database alone seals, opens or signs anything; and the key alone, to open what
+/// was sealed before the binding.
+pub struct Keys {
+    pub bound: secrets::SecretKey,
+    pub unbound: secrets::SecretKey,
+}
+
+/// The keys, or why there are none (said by the callers, which then go without).
+pub async fn load_keys(data_dir: &Path, store: &store::Store) -> Result<Keys, String> {
+    let unbound = secrets::SecretKey::load(|name| std::env::var(name).ok(), Some(data_dir))
+        .map_err(|error| error.to_string())?;
+    let share = store
+        .key_share()
+        .await
+        .map_err(|error| format!("the store's key share cannot be read: {error}"))?;
+    Ok(Keys {
+        bound: unbound.bound_to(share.as_bytes()),
+        unbound,
+    })
+}
+
+/// OAuth for remote servers: tokens sealed with [`Keys`] (records sealed before the binding
+/// still open, and are sealed anew when written), the browser sent back to `public_url`'s
 /// `/oauth/callback`. Off, with the reason printed, when there is no usable key.
-pub fn oauth_settings(data_dir: &Path, public_url: &str) -> Option<mcp_lifecycle::OAuthSettings> {
-    let key = match secrets::SecretKey::load(|name| std::env::var(name).ok(), Some(data_dir)) {
-        Ok(key) => key,
+pub fn oauth_settings(
+    keys: &Result<Keys, String>,
+    public_url: &str,
+) -> Option<mcp_lifecycle::OAuthSettings> {
+    let keys = match keys {
+        Ok(keys) => keys,
         Err(error) => {
             eprintln!("botcraft: OAuth for remote MCP servers is off: {error}");
             return None;
@@ -140,7 +166,7 @@ pub fn oauth_settings(data_dir: &Path, public_url: &str) -> Option<mcp_lifecycle
         .map(|_| format!("{base}/oauth/client-metadata.json"));
     Some(mcp_lifecycle::OAuthSettings {
         redirect_uri: format!("{base}/oauth/callback"),
-        sealer: key.sealer(),
+        sealer: keys.bound.sealer().with_previous(&keys.unbound),
         client_name: CLIENT_NAME.to_owned(),
         client_metadata_url,
     })

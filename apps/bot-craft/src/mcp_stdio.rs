@@ -69,7 +69,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
         // Tokens a `serve` over the same store obtained are used (and refreshed) here too;
         // an authorization itself is started from `serve`.
         oauth: crate::host::oauth_settings(
-            &command.data.data_dir,
+            &crate::host::load_keys(&command.data.data_dir, &store).await,
             &std::env::var("BOTCRAFT_PUBLIC_URL")
                 .unwrap_or_else(|_| "http://127.0.0.1:3000".to_owned()),
         ),

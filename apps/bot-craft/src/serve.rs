@@ -194,6 +194,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let _sole_replica = crate::host::claim_sqlite(&url)?;
     let seed = (!args.no_seed).then_some(&args.seed);
     let store = crate::host::open_store(&args.data, seed).await?;
+    let secret_keys = crate::host::load_keys(&args.data.data_dir, &store).await;
     let keys = match args.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
         Some(keys) => keys.split(',').map(|k| k.trim().to_owned()).collect(),
         None => {
@@ -234,7 +235,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         cgroups: args.cgroups == "auto",
         pid_registry: Some(pid_registry),
         run_as,
-        oauth: crate::host::oauth_settings(&args.data.data_dir, &public_url),
+        oauth: crate::host::oauth_settings(&secret_keys, &public_url),
         sandbox,
     });
     if let Some(file) = &args.seed.tool_env_file {
@@ -325,7 +326,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             &public_url,
             crate::host::CLIENT_NAME,
         ),
-        approvals: approval_settings(&args),
+        approvals: approval_settings(&args, &secret_keys),
         ..ApiConfig::default()
     };
     let draining = config.draining.clone();
@@ -545,14 +546,18 @@ pub async fn shutdown_signal() {
     }
 }
 
-/// Approval ids are signed with a key derived from `BOTCRAFT_SECRET_KEY(_FILE)` (or the key
-/// generated in the data folder), so every replica over one store accepts the others'
-/// approvals; without a usable key, with one of this process alone (said on stderr).
-fn approval_settings(args: &ServeArgs) -> http_api::ApprovalSettings {
+/// Approval ids are signed with a key derived from BotCraft's key bound to the store's share
+/// ([`crate::host::Keys`]), so every replica over one store accepts the others' approvals and
+/// a stolen key file alone forges none; without a usable key, with one of this process alone
+/// (said on stderr).
+fn approval_settings(
+    args: &ServeArgs,
+    keys: &Result<crate::host::Keys, String>,
+) -> http_api::ApprovalSettings {
     let ttl = Duration::from_secs(args.approval_ttl_seconds.max(1));
-    match secrets::SecretKey::load(|name| std::env::var(name).ok(), Some(&args.data.data_dir)) {
-        Ok(key) => http_api::ApprovalSettings {
-            key: key.derive("tool approvals"),
+    match keys {
+        Ok(keys) => http_api::ApprovalSettings {
+            key: keys.bound.derive("tool approvals"),
             ttl,
         },
         Err(error) => {

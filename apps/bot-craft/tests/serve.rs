@@ -39,6 +39,10 @@ fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Serve
         .env("BOTCRAFT_DEFAULT_MODEL", "openai:gpt-test")
         .env("OPENAI_API_KEY_FILE", secrets.join("openai"))
         .env("OPENAI_BASE_URL", llm.openai_base_url())
+        .env("BOTCRAFT_WORKSPACE_ROOT", data_dir.join("workspace"))
+        .env("BOTCRAFT_REPO_ROOT", data_dir.join("workspace"))
+        // Tools as this test's user (the attack suite covers root's default, `nobody`).
+        .env("BOTCRAFT_TOOL_USER", "same")
         .env("RUST_LOG", "warn");
     spawn_served(command)
 }
@@ -374,7 +378,11 @@ async fn sigterm_during_a_chat_and_a_tool_call_ends_the_stream_and_leaves_no_chi
     // The command reports its pid through a FIFO the test reads asynchronously: the line
     // arrives exactly when the tool call is running (a readiness signal, no polling). The
     // test holds the FIFO open read-write, so the read waits for data instead of seeing EOF.
-    let fifo = dir.path().join("sleeper.fifo");
+    // In the workspace (made before BotCraft starts): forge-bash is sandboxed, and the data
+    // folder is out of its reach.
+    let workspace = dir.path().join("workspace");
+    std::fs::create_dir_all(&workspace)?;
+    let fifo = workspace.join("sleeper.fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))?;
     let receiver = tokio::net::unix::pipe::OpenOptions::new()
         .read_write(true)

@@ -8,10 +8,11 @@
 //!    by the idle sweep) and with 5 of them running;
 //! 5. the cost of one orphan sweep (`reaper::sweep`, run every second by `botcraft serve`)
 //!    with no server and with 20 recorded servers below this process, and the machine's
-//!    process table as it is and with 2,000 more processes.
+//!    process table as it is and with 2,000 more processes;
+//! 6. spawn → tools/list of each forge server, unconfined and sandboxed (Landlock).
 //!
 //! usage: `cargo bench -p mcp-lifecycle --bench manager -- [--bin-dir target/release]
-//! [--only memory|latency|concurrent|cold-start|sweep]`
+//! [--only memory|latency|concurrent|cold-start|sweep|sandbox]`
 //! (build first: `cargo build --release -p forge-bash -p forge-filesystem -p forge-discovery
 //! -p forge-typesense -p test-support`).
 
@@ -261,6 +262,68 @@ async fn cold_start(dir: &Path, bin_dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Spawn → initialize → tools/list of each forge server, unconfined and sandboxed (the policy
+/// `botcraft serve` applies: Landlock ruleset built, private folder made by the child),
+/// interleaved run by run so both sides see the same machine.
+async fn sandbox_cost(dir: &Path, bin_dir: &Path) -> anyhow::Result<()> {
+    const RUNS: usize = 20;
+    let workspace = dir.join("sandbox-workspace");
+    let data = dir.join("sandbox-data");
+    std::fs::create_dir_all(&workspace)?;
+    std::fs::create_dir_all(&data)?;
+    let tmp_root = mcp_lifecycle::ToolTmpRoot::create()?;
+    let availability = sandbox::availability();
+    ensure!(
+        availability != sandbox::Availability::Unavailable,
+        "this kernel has no Landlock: nothing to measure"
+    );
+    let plain = manager(dir).await?;
+    let store = store::Store::connect(&store::sqlite_url(&dir.join("bench-sandbox.db"))).await?;
+    let confined = McpServerManager::new(
+        store,
+        ManagerSettings {
+            env: env(),
+            health_interval: Duration::from_secs(3600),
+            sandbox: Some(mcp_lifecycle::SandboxSettings {
+                workspace: Some(workspace.clone()),
+                forbidden: vec![data.clone()],
+                availability,
+                tmp_root: tmp_root.path().to_path_buf(),
+            }),
+            ..ManagerSettings::default()
+        },
+    );
+    for name in FORGE {
+        let binary = bin_dir.join(name);
+        plain.add_server(config(name, &binary));
+        confined.add_server(config(name, &binary));
+        let (mut open, mut boxed) = (Vec::new(), Vec::new());
+        for _ in 0..RUNS {
+            let started = Instant::now();
+            let tools = plain.get_tools(name).await?.len();
+            open.push(started.elapsed());
+            plain.stop_server(name).await?;
+            let started = Instant::now();
+            let sandboxed = confined.get_tools(name).await?.len();
+            boxed.push(started.elapsed());
+            confined.stop_server(name).await?;
+            ensure!(sandboxed == tools, "{name}: {sandboxed} vs {tools} tools");
+        }
+        let (p50_open, p50_boxed) = (quantile(&open, 0.5), quantile(&boxed, 0.5));
+        println!(
+            "| {name} | {} | {} | {:.2} | {} | {} |",
+            ms(p50_open),
+            ms(p50_boxed),
+            p50_boxed.as_secs_f64() / p50_open.as_secs_f64().max(1e-9),
+            ms(quantile(&open, 0.9)),
+            ms(quantile(&boxed, 0.9)),
+        );
+    }
+    plain.stop_all().await;
+    confined.stop_all().await;
+    Ok(())
+}
+
 async fn memory(dir: &Path, fake: &Path) -> anyhow::Result<()> {
     let me = std::process::id();
     let row = |state: &str, kib: u64, children: &str| {
@@ -472,6 +535,16 @@ async fn main() -> anyhow::Result<()> {
         );
         println!("|---|---|---|---|---|---|");
         cold_start(dir.path(), &bin_dir).await?;
+    }
+    if run("sandbox") {
+        println!(
+            "\n### the sandbox's cost: spawn → tools/list, unconfined vs sandboxed (20 runs each, interleaved)\n"
+        );
+        println!(
+            "| server | p50 ms unconfined | p50 ms sandboxed | ratio p50 | p90 ms unconfined | p90 ms sandboxed |"
+        );
+        println!("|---|---|---|---|---|---|");
+        sandbox_cost(dir.path(), &bin_dir).await?;
     }
     Ok(())
 }

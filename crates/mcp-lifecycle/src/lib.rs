@@ -15,7 +15,10 @@
 //! elicitation declared and relayed to BotCraft's own MCP clients, [`relay`]); stderr drained continuously, the last
 //! lines kept. Stopping closes stdin, then TERMs, then KILLs the group *and* every descendant
 //! snapshotted from `/proc` (Chromium leaves the group with `setsid`), and, where the machine
-//! allows one, the server's own cgroup v2 ([`cgroup`]). A server can also run
+//! allows one, the server's own cgroup v2 ([`cgroup`]). Where the manager is given
+//! [`SandboxSettings`], each stdio server runs sandboxed by its stored policy (Landlock, no new
+//! privileges, a private temporary folder, the workspace as its working folder:
+//! `confinement`). A server can also run
 //! inside BotCraft's process over an in-memory pipe ([`InProcessServer`]), under the same rules.
 //! Server processes can run as another Unix user than BotCraft ([`RunAs`]): the privilege
 //! drop happens in the child, before exec, with no capability left.

@@ -10,6 +10,10 @@
 //!   the record to a `context` (e.g. the server id it belongs to) as associated data: a
 //!   sealed record copied onto another row does not open. The text form is
 //!   `v1.<base64url(nonce ‖ ciphertext)>`.
+//! - [`SecretKey::bound_to`] mixes in a second secret kept elsewhere (BotCraft keeps one in
+//!   its store), so neither the key file nor the database alone is enough to unseal a record
+//!   or forge an approval. [`Sealer::with_previous`] still opens what the unbound key sealed
+//!   (records from before), sealing anew with the bound key only.
 //! - Nothing here prints a key or a plaintext: `Debug` of both types is redacted, and
 //!   errors say what failed, never with what.
 
@@ -162,10 +166,25 @@ impl SecretKey {
         hasher.finalize().into()
     }
 
+    /// This key bound to `share`, a second secret kept apart from it (the store's): what it
+    /// seals or signs needs both. The same key and share give the same key everywhere.
+    pub fn bound_to(&self, share: &[u8]) -> Self {
+        let mut hasher = Sha256::new();
+        hasher.update(b"botcraft key bound to a share v1\0");
+        hasher.update(self.key);
+        hasher.update((share.len() as u64).to_be_bytes());
+        hasher.update(share);
+        Self {
+            key: hasher.finalize().into(),
+            source: self.source.clone(),
+        }
+    }
+
     /// The sealer for this key.
     pub fn sealer(&self) -> Sealer {
         Sealer {
             cipher: ChaCha20Poly1305::new(&Key::from(self.key)),
+            previous: None,
         }
     }
 }
@@ -202,10 +221,11 @@ fn generate_key_file(path: &Path) -> Result<String, SecretsError> {
     }
 }
 
-/// Seals and opens records with one key.
+/// Seals and opens records with one key (and opens those of a previous one, when given).
 #[derive(Clone)]
 pub struct Sealer {
     cipher: ChaCha20Poly1305,
+    previous: Option<ChaCha20Poly1305>,
 }
 
 impl std::fmt::Debug for Sealer {
@@ -215,6 +235,12 @@ impl std::fmt::Debug for Sealer {
 }
 
 impl Sealer {
+    /// This sealer, also opening records sealed with `previous` (never sealing with it).
+    pub fn with_previous(mut self, previous: &SecretKey) -> Self {
+        self.previous = Some(ChaCha20Poly1305::new(&Key::from(previous.key)));
+        self
+    }
+
     /// `plaintext` encrypted and bound to `context`, as text.
     pub fn seal(&self, plaintext: &[u8], context: &str) -> String {
         let nonce: [u8; NONCE_BYTES] = rand::random();
@@ -246,14 +272,16 @@ impl Sealer {
         }
         let (nonce, ciphertext) = body.split_at(NONCE_BYTES);
         let nonce: [u8; NONCE_BYTES] = nonce.try_into().map_err(|_| SecretsError::Malformed)?;
+        let payload = || Payload {
+            msg: ciphertext,
+            aad: context.as_bytes(),
+        };
         self.cipher
-            .decrypt(
-                &Nonce::from(nonce),
-                Payload {
-                    msg: ciphertext,
-                    aad: context.as_bytes(),
-                },
-            )
+            .decrypt(&Nonce::from(nonce), payload())
+            .or_else(|_| match &self.previous {
+                Some(previous) => previous.decrypt(&Nonce::from(nonce), payload()),
+                None => Err(chacha20poly1305::aead::Error),
+            })
             .map_err(|_| SecretsError::WrongKey)
     }
 }
@@ -274,6 +302,37 @@ mod tests {
         assert_ne!(a.derive("approvals"), b.derive("approvals"));
         assert_ne!(a.derive("approvals"), a.derive("other"));
         assert_ne!(a.derive("approvals"), a.key);
+    }
+
+    #[test]
+    fn a_bound_key_needs_both_secrets_and_still_opens_what_the_unbound_one_sealed() {
+        let key = SecretKey::from_value("a key of twenty-four chars", "test", KeySource::Variable)
+            .unwrap_or_else(|e| panic!("{e}"));
+        let bound = key.bound_to(b"the store's share");
+        assert_ne!(bound.key, key.key);
+        assert_eq!(bound.key, key.bound_to(b"the store's share").key);
+        assert_ne!(bound.key, key.bound_to(b"another share").key);
+        assert_ne!(bound.derive("tool approvals"), key.derive("tool approvals"));
+        let old = key.sealer().seal(b"token", "server-1");
+        let new = bound.sealer().seal(b"token", "server-1");
+        let upgraded = bound.sealer().with_previous(&key);
+        assert_eq!(
+            upgraded.open(&old, "server-1").ok(),
+            Some(b"token".to_vec())
+        );
+        assert_eq!(
+            upgraded.open(&new, "server-1").ok(),
+            Some(b"token".to_vec())
+        );
+        // The key file alone opens nothing the bound key sealed.
+        assert!(matches!(
+            key.sealer().open(&new, "server-1"),
+            Err(SecretsError::WrongKey)
+        ));
+        assert!(matches!(
+            upgraded.open(&old, "server-2"),
+            Err(SecretsError::WrongKey)
+        ));
     }
 
     use std::collections::BTreeMap;

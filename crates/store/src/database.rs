@@ -92,6 +92,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "server sandbox",
         include_str!("../migrations/sqlite/0010_server_sandbox.sql"),
     ),
+    (
+        11,
+        "key share",
+        include_str!("../migrations/sqlite/0011_key_share.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -143,6 +148,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         10,
         "server sandbox",
         include_str!("../migrations/postgres/0010_server_sandbox.sql"),
+    ),
+    (
+        11,
+        "key share",
+        include_str!("../migrations/postgres/0011_key_share.sql"),
     ),
 ];
 

@@ -18,6 +18,8 @@
 //!   native tools).
 //! - `ApprovalUse`: the approval ids whose calls ran ([`Store::consume_approval`]), so an
 //!   approval runs its call once on every replica.
+//! - `KeyShare`: the store's share of BotCraft's key ([`Store::key_share`]), which the key is
+//!   bound to before it seals or signs.
 //! - `McpOAuthToken`: a remote server's OAuth record, and `McpOAuthBotToken` a bot's own one
 //!   for a server (the per-bot override), both sealed by the caller (opaque here).
 //! - Writes are told to the process ([`Store::version`], [`Store::changes`]) and, on
@@ -35,6 +37,7 @@ pub mod env_template;
 mod error;
 mod import;
 pub mod key_digest;
+mod key_share;
 mod model;
 mod oauth_tokens;
 pub mod registry;

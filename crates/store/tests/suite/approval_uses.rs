@@ -81,7 +81,27 @@ async fn expired_rows_are_forgotten_and_live_ones_kept(db: &TestDb) -> anyhow::R
     Ok(())
 }
 
+/// The key share is made once and the same for every replica, however many ask at once.
+async fn the_key_share_is_one_for_all_replicas(db: &TestDb) -> anyhow::Result<()> {
+    let other = replica(db).await?;
+    let shares = futures::future::join_all((0..6).map(|i| {
+        if i % 2 == 0 {
+            db.store.key_share()
+        } else {
+            other.key_share()
+        }
+    }))
+    .await
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
+    assert_eq!(shares[0].len(), 64, "{shares:?}");
+    assert!(shares.iter().all(|share| share == &shares[0]), "{shares:?}");
+    assert_eq!(other.key_share().await?, shares[0]);
+    Ok(())
+}
+
 backend_tests!(
+    the_key_share_is_one_for_all_replicas,
     an_approval_is_consumed_once_on_every_replica,
     concurrent_consumers_of_one_id_get_one_yes,
     expired_rows_are_forgotten_and_live_ones_kept

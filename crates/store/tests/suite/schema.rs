@@ -98,6 +98,10 @@ async fn tables_and_columns_have_the_prisma_names(db: &TestDb) -> anyhow::Result
         list(&["approvalId", "botId", "usedAt", "expiresAt"])
     );
     assert_eq!(
+        columns(db, "KeyShare").await?,
+        list(&["id", "share", "createdAt"])
+    );
+    assert_eq!(
         columns(db, "ApiKey").await?,
         list(&[
             "id",
