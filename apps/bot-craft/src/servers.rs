@@ -48,6 +48,10 @@ pub enum ServersCommand {
         always_on: bool,
         #[arg(long)]
         instructions: Option<String>,
+        /// The sandbox policy of a stdio server, as JSON (default `{}`: confined, network
+        /// open), e.g. `{"network": "none", "readWrite": ["/srv/cache"]}`.
+        #[arg(long, value_name = "JSON")]
+        sandbox: Option<String>,
     },
     /// Import an `mcpServers` JSON file (Claude Desktop, Cursor, VS Code) or an MCP Registry
     /// `server.json`.
@@ -131,18 +135,19 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
         ServersCommand::List => {
             let servers = remote.get("/api/servers").await?;
             println!(
-                "{:<20} {:<9} {:<9} {:<8} {:<6} command",
-                "name", "state", "always-on", "pid", "tools"
+                "{:<20} {:<9} {:<9} {:<8} {:<6} {:<16} command",
+                "name", "state", "always-on", "pid", "tools", "sandbox"
             );
             for server in servers.as_array().into_iter().flatten() {
                 let status = &server["status"];
                 println!(
-                    "{:<20} {:<9} {:<9} {:<8} {:<6} {}",
+                    "{:<20} {:<9} {:<9} {:<8} {:<6} {:<16} {}",
                     or_dash(&server["name"]),
                     or_dash(&status["state"]),
                     or_dash(&server["alwaysOn"]),
                     or_dash(&status["pid"]),
                     or_dash(&status["toolCount"]),
+                    sandbox_summary(server),
                     match server["url"].as_str() {
                         Some(url) => format!("{url} ({})", or_dash(&server["transport"])),
                         None => or_dash(&server["command"]),
@@ -161,6 +166,7 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
             timeout,
             always_on,
             instructions,
+            sandbox,
         } => {
             let mut body = match (command, endpoint) {
                 (Some(command), _) => json!({
@@ -175,6 +181,10 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
             };
             body["alwaysOn"] = json!(always_on);
             body["instructions"] = json!(instructions);
+            if let Some(policy) = sandbox {
+                body["sandbox"] = serde_json::from_str(&policy)
+                    .map_err(|error| anyhow::anyhow!("--sandbox is not JSON: {error}"))?;
+            }
             if let Some(timeout) = timeout {
                 body["timeout"] = json!(timeout);
             }
@@ -310,4 +320,32 @@ async fn fetch_server_json(base: &str, name: &str, version: Option<&str>) -> any
         .json()
         .await
         .with_context(|| format!("the MCP Registry's answer for {name:?} is not JSON"))
+}
+
+/// A server's sandbox in a column: `off`, or `net:all`, `net:none`, `net:PORTS`, plus `+rw`
+/// when it names read-write paths (`-` for a remote server). The API's server shows it whole.
+fn sandbox_summary(server: &serde_json::Value) -> String {
+    if server["url"].is_string() {
+        return "-".to_owned();
+    }
+    let policy = &server["sandbox"];
+    if policy["enabled"] == serde_json::Value::Bool(false) {
+        return "off".to_owned();
+    }
+    let network = match &policy["network"] {
+        serde_json::Value::Array(ports) => ports
+            .iter()
+            .map(|port| {
+                port.as_str()
+                    .map_or_else(|| port.to_string(), str::to_owned)
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        serde_json::Value::String(word) => word.clone(),
+        _ => "all".to_owned(),
+    };
+    let writes = policy["readWrite"]
+        .as_array()
+        .is_some_and(|paths| !paths.is_empty());
+    format!("net:{network}{}", if writes { " +rw" } else { "" })
 }

@@ -32,6 +32,9 @@ use common::{Api, Served, bin_dir, spawn_served};
 #[path = "attack/false_blocks.rs"]
 mod false_blocks;
 use false_blocks::ordinary_work_is_not_blocked;
+#[path = "attack/forged_approval.rs"]
+mod forged_approval;
+use forged_approval::a_stolen_key_file_forges_no_approval;
 
 const CHAT_KEY: &str = "attack-chat-key-7f3a";
 const OPENAI_KEY: &str = "sk-attack-openai-91c2";
@@ -660,6 +663,7 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
         );
     }
     ordinary_work_is_not_blocked(&at, layout, &llm).await?;
+    a_stolen_key_file_forges_no_approval(&at, &llm).await?;
     // A log folder planted as a symlink (as at /tmp/forge-bash before the server made it):
     // refused with a reason code, nothing written through it.
     let victim = at.dir.path().join("victim");

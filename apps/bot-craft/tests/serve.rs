@@ -259,14 +259,22 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     })
     .await??;
     assert!(ok, "{err}");
-    for name in [
-        "forge-bash",
-        "forge-discovery",
-        "forge-filesystem",
-        "forge-typesense",
-        "playwright",
+    // Each seeded server with its sandbox, as the CLI shows it.
+    for (name, sandbox) in [
+        ("forge-bash", "net:all +rw"),
+        ("forge-discovery", "net:none"),
+        ("forge-filesystem", "net:none +rw"),
+        ("forge-typesense", "net:${TYPESENSE_URL}"),
+        ("playwright", "net:all"),
     ] {
-        assert!(listed.contains(name), "{name} in {listed}");
+        let row = listed
+            .lines()
+            .find(|line| line.starts_with(&format!("{name} ")))
+            .unwrap_or_default();
+        assert!(
+            row.contains(&format!(" {sandbox} ")),
+            "{name}: {sandbox} in {listed}"
+        );
     }
 
     // The seeded bot asks before forge-bash runs a command: `--approve` answers yes.
