@@ -79,6 +79,15 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
     assert.match(await first.innerText(), /score \d+\.\d{3}/);
     await page.screenshot({ path: join(artifacts, "dashboard-search.png"), fullPage: true });
 
+    // Each stdio server shows its sandbox; each bot, on request, which of its tools ask.
+    assert.match(await page.locator('tr[data-server="forge-filesystem"] td.endpoint').innerText(),
+      /^stdio · sandboxed · network: none · writes/);
+    await page.getByText("Tools of forge: which ask before they run").click();
+    const asks = page.locator('ul[data-tool-asks="forge"]');
+    assert.match(await asks.locator('li[data-tool="forge-bash__run"]').innerText(), /: asks$/);
+    assert.match(await asks.locator('li[data-tool="forge-filesystem__read_text_file"]').innerText(), /: runs without asking$/);
+    assert.match(await asks.locator('li[data-tool="forge-filesystem__empty_trash"]').innerText(), /: asks$/);
+
     // The key went in the Authorization header of every API call and never into a URL.
     const api = requests.filter((r) => new URL(r.url).pathname.startsWith("/api/"));
     assert.ok(api.length > 0, "the page called the API");
