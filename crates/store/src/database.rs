@@ -97,6 +97,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "key share",
         include_str!("../migrations/sqlite/0011_key_share.sql"),
     ),
+    (
+        12,
+        "seeded playwright asks",
+        include_str!("../migrations/sqlite/0012_seeded_playwright_asks.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -153,6 +158,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         11,
         "key share",
         include_str!("../migrations/postgres/0011_key_share.sql"),
+    ),
+    (
+        12,
+        "seeded playwright asks",
+        include_str!("../migrations/postgres/0012_seeded_playwright_asks.sql"),
     ),
 ];
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use anyhow::Context;
 use pretty_assertions::assert_eq;
 use store::{BindingSpec, McpServerSpec, SeedConfig, SeedReport};
 
@@ -328,7 +329,74 @@ fn seed_names_no_outdated_server() {
     );
 }
 
+/// Migration 12 on a store seeded before it: the forge bot's Playwright binding, still
+/// `never`, asks before the code-running tools; any other choice stays as it was.
+async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> anyhow::Result<()> {
+    db.store.seed(&SeedConfig::new("/bin")).await?;
+    let forge = db.store.bot_by_name("forge").await?.context("forge")?;
+    let other = db
+        .store
+        .create_bot(&store::BotSpec::new("other", "openai:gpt-test"))
+        .await?;
+    let playwright = db
+        .store
+        .server_by_name("playwright")
+        .await?
+        .context("playwright")?;
+    let bash = db
+        .store
+        .server_by_name("forge-bash")
+        .await?
+        .context("forge-bash")?;
+    let never = BindingSpec::default();
+    // As a store seeded before issue 32 has them.
+    db.store.bind(&forge.id, &playwright.id, &never).await?;
+    db.store.bind(&other.id, &playwright.id, &never).await?;
+    let always = BindingSpec {
+        approval: store::ApprovalPolicy::Always,
+        ..BindingSpec::default()
+    };
+    db.store.bind(&forge.id, &bash.id, &always).await?;
+    let sql = if db.url.starts_with("postgres") {
+        include_str!("../../migrations/postgres/0012_seeded_playwright_asks.sql")
+    } else {
+        include_str!("../../migrations/sqlite/0012_seeded_playwright_asks.sql")
+    };
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&db.url).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&pool)
+        .await?;
+    pool.close().await;
+    let approval = |bot: &str, server: &str| {
+        let (bot, server) = (bot.to_owned(), server.to_owned());
+        async move {
+            anyhow::Ok(
+                db.store
+                    .binding(&bot, &server)
+                    .await?
+                    .context("a binding")?
+                    .approval,
+            )
+        }
+    };
+    assert_eq!(
+        (
+            approval(&forge.id, &playwright.id).await?,
+            approval(&other.id, &playwright.id).await?,
+            approval(&forge.id, &bash.id).await?,
+        ),
+        (
+            store::ApprovalPolicy::Tools(names(store::PLAYWRIGHT_ASKING_TOOLS)),
+            store::ApprovalPolicy::Never,
+            store::ApprovalPolicy::Always,
+        )
+    );
+    Ok(())
+}
+
 backend_tests!(
+    migration_12_makes_the_seeded_playwright_binding_ask,
     seed_writes_the_five_servers_and_the_forge_bot,
     seeding_twice_changes_nothing_and_keeps_edits,
     seed_restores_a_deleted_server_and_its_binding,
