@@ -172,6 +172,10 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
     anyhow::ensure!(git.success(), "git init");
     let run = dir.path().join("run");
     std::fs::create_dir(&run)?;
+    // BotCraft's TMPDIR: the tools' private folders land in this case's folder and go with
+    // it (a SIGKILLed BotCraft in a PID namespace leaves no sweepable trace in /tmp).
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp)?;
     // forge-bash's log folder: this test's own (the default /tmp/forge-bash is shared by
     // every test on the machine and refused when another user made it).
     let bash_logs = dir.path().join("bash-logs");
@@ -183,6 +187,7 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         (Layout::OneUser | Layout::TwoUsers, true) => {
             chown(&data, BOTCRAFT_UID)?;
             chown(&run, BOTCRAFT_UID)?;
+            chown(&tmp, BOTCRAFT_UID)?;
             let tools = match layout {
                 Layout::TwoUsers => TOOL_UID,
                 _ => BOTCRAFT_UID,
@@ -247,6 +252,7 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .env("HOME", &data)
         .env("BOTCRAFT_DATA_DIR", &data)
+        .env("TMPDIR", &tmp)
         .env("BOTCRAFT_BIN_DIR", bin_dir()?)
         .env("BOTCRAFT_WORKSPACE_ROOT", &workspace)
         .env("BOTCRAFT_REPO_ROOT", &workspace)

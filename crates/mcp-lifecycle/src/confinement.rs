@@ -133,11 +133,13 @@ pub(crate) fn confine(
     }
     // Named here, made by the child once it is the tool user (mkdir fails on anything
     // planted under the name, so nobody else's folder is ever used).
-    let private_tmp = PrivateTmp(settings.tmp_root.join(format!(
-        "{}-{:016x}",
-        file_safe(&config.name),
-        rand::random::<u64>()
-    )));
+    // Short: programs make Unix sockets below their TMPDIR (Chromium's singleton socket), and
+    // a socket's path is at most 107 bytes, so no server name goes in it.
+    let private_tmp = PrivateTmp(
+        settings
+            .tmp_root
+            .join(format!("{:012x}", rand::random::<u64>() >> 16)),
+    );
     let tmp = private_tmp.0.display().to_string();
     for key in ["TMPDIR", "TMP", "TEMP", "HOME"] {
         env.insert(key.to_owned(), tmp.clone());
@@ -247,13 +249,6 @@ fn program_path(command: &str, path: Option<&str>) -> Option<PathBuf> {
     std::env::split_paths(path?)
         .map(|dir| dir.join(command))
         .find(|candidate| candidate.is_file())
-}
-
-fn file_safe(name: &str) -> String {
-    name.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .take(40)
-        .collect()
 }
 
 fn make_private_dir(path: &Path, run_as: Option<&RunAs>) -> std::io::Result<()> {
