@@ -1,65 +1,135 @@
-//! `read_text_file`: the whole file (up to a cap: the first `max_bytes`, cut at a character
-//! boundary, and a notice saying what was left), its first N lines or its last N lines.
+//! `read_text_file`: the whole file, its first N lines or its last N lines, never more than
+//! `max_bytes` (`FORGE_FS_MAX_READ_BYTES`) read or returned: the cap applies before the read,
+//! so a file of one 10 GB line (a sparse file) or `/dev/zero` costs one cap's worth.
 //!
-//! Head reads forward only as far as it needs; tail seeks to the end and
-//! reads backwards in chunks until it has seen enough line breaks, so neither
-//! reads a large file whole. Bytes that are not UTF-8 are replaced with
-//! U+FFFD, as Node's `utf-8` decoding does.
+//! Head reads forward only as far as it needs; tail seeks to the end and reads backwards in
+//! chunks until it has seen enough line breaks; a read that reaches the cap first stops
+//! there (cut at a character boundary) and says so. Only regular files are read: a FIFO, a
+//! device or a socket is refused before any read, opened without blocking (a FIFO with no
+//! writer would otherwise hold the call until its timeout). Bytes that are not UTF-8 are
+//! replaced with U+FFFD, as Node's `utf-8` decoding does.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 use crate::oserror::FsError;
 
-/// How much of the file to read.
+/// How much of the file to read; every span reads and returns at most `max_bytes`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadSpan {
     /// The whole file, or its first `max_bytes` bytes and a notice when it is longer.
     Whole { max_bytes: u64 },
-    /// The first N lines, joined by `\n`, without a trailing newline.
-    Head(u64),
-    /// The last N lines, joined by `\n`, without a trailing newline; a final
+    /// The first `lines` lines, joined by `\n`, without a trailing newline.
+    Head { lines: u64, max_bytes: u64 },
+    /// The last `lines` lines, joined by `\n`, without a trailing newline; a final
     /// newline ends the last line rather than starting an empty one.
-    Tail(u64),
+    Tail { lines: u64, max_bytes: u64 },
+}
+
+/// Why a read gave nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error(transparent)]
+    Fs(#[from] FsError),
+    #[error(
+        "Access denied - {} is a {kind}, not a regular file: forge-filesystem reads regular files only (a {kind} can block or never end)",
+        .path.display()
+    )]
+    NotRegular { path: PathBuf, kind: &'static str },
 }
 
 const TAIL_CHUNK: u64 = 64 * 1024;
 const HEAD_BUFFER: usize = 64 * 1024;
 
 /// Read `path` as text.
-pub fn read_text(path: &Path, span: ReadSpan) -> Result<String, FsError> {
-    match span {
-        ReadSpan::Whole { max_bytes } => whole(path, max_bytes),
-        ReadSpan::Head(lines) => head(path, lines),
-        ReadSpan::Tail(lines) => tail(path, lines),
+pub fn read_text(path: &Path, span: ReadSpan) -> Result<String, ReadError> {
+    let file = open_regular(path)?;
+    Ok(match span {
+        ReadSpan::Whole { max_bytes } => whole(file, path, max_bytes)?,
+        ReadSpan::Head { lines, max_bytes } => head(file, path, lines, max_bytes)?,
+        ReadSpan::Tail { lines, max_bytes } => tail(file, path, lines, max_bytes)?,
+    })
+}
+
+/// What a file that is not regular (nor a folder, whose read reports EISDIR as Node's does)
+/// is called in the refusal.
+fn irregular(file_type: std::fs::FileType) -> Option<&'static str> {
+    if file_type.is_fifo() {
+        Some("FIFO")
+    } else if file_type.is_char_device() {
+        Some("character device")
+    } else if file_type.is_block_device() {
+        Some("block device")
+    } else if file_type.is_socket() {
+        Some("socket")
+    } else {
+        None
     }
 }
 
-fn whole(path: &Path, max_bytes: u64) -> Result<String, FsError> {
-    let file = File::open(path).map_err(FsError::on("open", path))?;
-    let mut bytes = Vec::new();
-    // One byte past the cap tells whether the file goes on.
-    file.take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(FsError::on("read", path))?;
-    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes {
-        return Ok(into_text(bytes));
+/// Open `path` for reading if it is a regular file (or a folder): checked before the open,
+/// opened without blocking, and checked again on the open file (it may have been swapped).
+fn open_regular(path: &Path) -> Result<File, ReadError> {
+    let refuse = |kind| ReadError::NotRegular {
+        path: path.to_owned(),
+        kind,
+    };
+    if let Ok(meta) = std::fs::metadata(path)
+        && let Some(kind) = irregular(meta.file_type())
+    {
+        return Err(refuse(kind));
     }
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(FsError::on("open", path))?;
+    let meta = file.metadata().map_err(FsError::on("fstat", path))?;
+    match irregular(meta.file_type()) {
+        Some(kind) => Err(refuse(kind)),
+        None => Ok(file),
+    }
+}
+
+/// The notice after a read the cap cut.
+fn cut_notice(size: &str, max_bytes: u64, kept: usize, part: &str) -> String {
+    format!(
+        "\n\n[forge-filesystem cut this file: it has {size} bytes and one read returns at most {max_bytes} (FORGE_FS_MAX_READ_BYTES); these are the {part} {kept}. Read other parts with head or tail, or find what you need with search_files]"
+    )
+}
+
+/// Keep at most `max_bytes` of `bytes` from the start, not splitting a character.
+fn cut_front(mut bytes: Vec<u8>, max_bytes: u64) -> Vec<u8> {
     bytes.truncate(usize::try_from(max_bytes).unwrap_or(usize::MAX));
-    // Do not split a character: drop a trailing incomplete UTF-8 sequence.
     if let Err(error) = std::str::from_utf8(&bytes)
         && error.error_len().is_none()
     {
         bytes.truncate(error.valid_up_to());
     }
-    let size = std::fs::metadata(path).map_or_else(|_| "more".to_owned(), |m| m.len().to_string());
+    bytes
+}
+
+fn size_of(file: &File) -> String {
+    file.metadata()
+        .map_or_else(|_| "more".to_owned(), |m| m.len().to_string())
+}
+
+fn whole(file: File, path: &Path, max_bytes: u64) -> Result<String, FsError> {
+    let mut bytes = Vec::new();
+    // One byte past the cap tells whether the file goes on.
+    (&file)
+        .take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(FsError::on("read", path))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes {
+        return Ok(into_text(bytes));
+    }
+    let bytes = cut_front(bytes, max_bytes);
     let kept = bytes.len();
     let mut text = into_text(bytes);
-    text.push_str(&format!(
-        "\n\n[forge-filesystem cut this file: it has {size} bytes and one read returns at most {max_bytes} (FORGE_FS_MAX_READ_BYTES); these are the first {kept}. Read other parts with head or tail, or find what you need with search_files]"
-    ));
+    text.push_str(&cut_notice(&size_of(&file), max_bytes, kept, "first"));
     Ok(text)
 }
 
@@ -70,11 +140,13 @@ fn into_text(bytes: Vec<u8>) -> String {
     }
 }
 
-fn head(path: &Path, wanted: u64) -> Result<String, FsError> {
-    let file = File::open(path).map_err(FsError::on("open", path))?;
-    let mut reader = BufReader::with_capacity(HEAD_BUFFER, file);
+fn head(file: File, path: &Path, wanted: u64, max_bytes: u64) -> Result<String, FsError> {
+    // Never more than one byte past the cap from the file, whatever its lines.
+    let limited = (&file).take(max_bytes.saturating_add(1));
+    let mut reader = BufReader::with_capacity(HEAD_BUFFER, limited);
     let mut out = Vec::new();
     let mut line = Vec::new();
+    let mut consumed = 0u64;
     for index in 0..wanted {
         line.clear();
         let read = reader
@@ -83,6 +155,7 @@ fn head(path: &Path, wanted: u64) -> Result<String, FsError> {
         if read == 0 {
             break;
         }
+        consumed += read as u64;
         if line.last() == Some(&b'\n') {
             line.pop();
         }
@@ -90,12 +163,21 @@ fn head(path: &Path, wanted: u64) -> Result<String, FsError> {
             out.push(b'\n');
         }
         out.extend_from_slice(&line);
+        if consumed > max_bytes {
+            break;
+        }
     }
-    Ok(into_text(out))
+    if consumed <= max_bytes {
+        return Ok(into_text(out));
+    }
+    let out = cut_front(out, max_bytes);
+    let kept = out.len();
+    let mut text = into_text(out);
+    text.push_str(&cut_notice(&size_of(&file), max_bytes, kept, "first"));
+    Ok(text)
 }
 
-fn tail(path: &Path, wanted: u64) -> Result<String, FsError> {
-    let mut file = File::open(path).map_err(FsError::on("open", path))?;
+fn tail(mut file: File, path: &Path, wanted: u64, max_bytes: u64) -> Result<String, FsError> {
     let len = file.metadata().map_err(FsError::on("fstat", path))?.len();
     if wanted == 0 || len == 0 {
         // Reading one byte still reports a directory as EISDIR.
@@ -104,13 +186,14 @@ fn tail(path: &Path, wanted: u64) -> Result<String, FsError> {
             .map_err(FsError::on("read", path))?;
         return Ok(String::new());
     }
-    // Chunks read from the end, last chunk first.
+    // Chunks read from the end, last chunk first; never further back than the cap.
+    let floor = len.saturating_sub(max_bytes.saturating_add(1));
     let mut chunks: Vec<Vec<u8>> = Vec::new();
     let mut position = len;
     let mut breaks_seen = 0u64;
-    let mut start = 0u64;
-    'chunks: while position > 0 {
-        let size = TAIL_CHUNK.min(position);
+    let mut start = None;
+    'chunks: while position > floor {
+        let size = TAIL_CHUNK.min(position - floor);
         position -= size;
         let mut chunk = vec![0u8; usize::try_from(size).unwrap_or(usize::MAX)];
         file.read_exact_at(&mut chunk, position)
@@ -122,13 +205,17 @@ fn tail(path: &Path, wanted: u64) -> Result<String, FsError> {
             }
             breaks_seen += 1;
             if breaks_seen == wanted {
-                start = absolute + 1;
+                start = Some(absolute + 1);
                 chunks.push(chunk);
                 break 'chunks;
             }
         }
         chunks.push(chunk);
     }
+    // Not enough lines within the cap (and the file goes on before it): keep the last
+    // `max_bytes`, from a character boundary, and say so.
+    let cut = start.is_none() && floor > 0;
+    let start = start.unwrap_or(if cut { len - max_bytes } else { 0 });
     let first_chunk_start = position;
     let mut bytes: Vec<u8> = Vec::with_capacity(usize::try_from(len - start).unwrap_or(0));
     for chunk in chunks.iter().rev() {
@@ -136,19 +223,49 @@ fn tail(path: &Path, wanted: u64) -> Result<String, FsError> {
     }
     let skip = usize::try_from(start - first_chunk_start).unwrap_or(0);
     let mut bytes = bytes.split_off(skip.min(bytes.len()));
+    if cut {
+        // Do not start inside a character: skip continuation bytes.
+        let lead = bytes
+            .iter()
+            .take(3)
+            .take_while(|byte| (**byte & 0xC0) == 0x80)
+            .count();
+        bytes.drain(..lead);
+    }
     if bytes.last() == Some(&b'\n') {
         bytes.pop();
         if bytes.last() == Some(&b'\r') {
             bytes.pop();
         }
     }
-    Ok(into_text(bytes).replace("\r\n", "\n"))
+    let kept = bytes.len();
+    let mut text = into_text(bytes).replace("\r\n", "\n");
+    if cut {
+        text.push_str(&cut_notice(&len.to_string(), max_bytes, kept, "last"));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    const BIG: u64 = 1 << 40;
+
+    fn head_span(lines: u64) -> ReadSpan {
+        ReadSpan::Head {
+            lines,
+            max_bytes: BIG,
+        }
+    }
+
+    fn tail_span(lines: u64) -> ReadSpan {
+        ReadSpan::Tail {
+            lines,
+            max_bytes: BIG,
+        }
+    }
 
     fn read_with(content: &[u8], span: ReadSpan) -> String {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -184,28 +301,24 @@ mod tests {
     #[test]
     fn head_and_tail_cases() {
         let cases: &[(&[u8], ReadSpan, &str)] = &[
-            (b"a\nb\nc\n", ReadSpan::Head(2), "a\nb"),
-            (b"a\nb\nc\n", ReadSpan::Head(9), "a\nb\nc"),
-            (b"a\nb\nc", ReadSpan::Head(3), "a\nb\nc"),
-            (b"a\n\n", ReadSpan::Head(5), "a\n"),
-            (b"a\r\nb\r\n", ReadSpan::Head(2), "a\r\nb\r"),
-            (b"a\nb\n", ReadSpan::Head(0), ""),
-            (b"", ReadSpan::Head(3), ""),
-            (b"a\nb\n", ReadSpan::Tail(1), "b"),
-            (b"a\nb", ReadSpan::Tail(1), "b"),
-            (b"a\nb\nc\n", ReadSpan::Tail(2), "b\nc"),
-            (b"a\nb\nc\n", ReadSpan::Tail(9), "a\nb\nc"),
-            (b"a\n\n", ReadSpan::Tail(1), ""),
-            (b"a\n\n", ReadSpan::Tail(2), "a\n"),
-            (b"\n", ReadSpan::Tail(1), ""),
-            (b"x\r\ny\r\n", ReadSpan::Tail(2), "x\ny"),
-            (b"a\nb\n", ReadSpan::Tail(0), ""),
-            (b"", ReadSpan::Tail(3), ""),
-            (
-                b"caf\xc3\xa9\n\xff\n",
-                ReadSpan::Tail(2),
-                "caf\u{e9}\n\u{fffd}",
-            ),
+            (b"a\nb\nc\n", head_span(2), "a\nb"),
+            (b"a\nb\nc\n", head_span(9), "a\nb\nc"),
+            (b"a\nb\nc", head_span(3), "a\nb\nc"),
+            (b"a\n\n", head_span(5), "a\n"),
+            (b"a\r\nb\r\n", head_span(2), "a\r\nb\r"),
+            (b"a\nb\n", head_span(0), ""),
+            (b"", head_span(3), ""),
+            (b"a\nb\n", tail_span(1), "b"),
+            (b"a\nb", tail_span(1), "b"),
+            (b"a\nb\nc\n", tail_span(2), "b\nc"),
+            (b"a\nb\nc\n", tail_span(9), "a\nb\nc"),
+            (b"a\n\n", tail_span(1), ""),
+            (b"a\n\n", tail_span(2), "a\n"),
+            (b"\n", tail_span(1), ""),
+            (b"x\r\ny\r\n", tail_span(2), "x\ny"),
+            (b"a\nb\n", tail_span(0), ""),
+            (b"", tail_span(3), ""),
+            (b"caf\xc3\xa9\n\xff\n", tail_span(2), "caf\u{e9}\n\u{fffd}"),
         ];
         for (content, span, expected) in cases {
             assert_eq!(
@@ -218,10 +331,99 @@ mod tests {
     }
 
     #[test]
+    fn head_and_tail_never_read_past_the_cap() {
+        // One line of 5 MB (a sparse file's zeros are one line too): a cap's worth comes back.
+        let long = "z".repeat(5 << 20);
+        let notice = |part: &str, kept: usize| {
+            format!(
+                "\n\n[forge-filesystem cut this file: it has {} bytes and one read returns at most 1000 (FORGE_FS_MAX_READ_BYTES); these are the {part} {kept}. Read other parts with head or tail, or find what you need with search_files]",
+                long.len() + 1
+            )
+        };
+        let content = format!("{long}\n");
+        let head = read_with(
+            content.as_bytes(),
+            ReadSpan::Head {
+                lines: 5,
+                max_bytes: 1000,
+            },
+        );
+        assert_eq!(head, format!("{}{}", &long[..1000], notice("first", 1000)));
+        let tail = read_with(
+            content.as_bytes(),
+            ReadSpan::Tail {
+                lines: 5,
+                max_bytes: 1000,
+            },
+        );
+        // The last 1000 bytes of the file, its final newline dropped.
+        assert_eq!(tail, format!("{}{}", &long[..999], notice("last", 999)));
+        // The issue's probe: a 10 GB sparse file, head 5 and tail 5, each a cap's worth.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sparse = dir.path().join("sparse");
+        File::create(&sparse)
+            .and_then(|file| file.set_len(10 << 30))
+            .expect("a sparse file");
+        for span in [
+            ReadSpan::Head {
+                lines: 5,
+                max_bytes: 1000,
+            },
+            ReadSpan::Tail {
+                lines: 5,
+                max_bytes: 1000,
+            },
+        ] {
+            let text = read_text(&sparse, span).expect("read");
+            assert!(
+                text.starts_with(&"\0".repeat(1000)) && text.contains("it has 10737418240 bytes"),
+                "{span:?}: {} characters",
+                text.len()
+            );
+            assert!(text.len() < 1500, "{span:?}: {} characters", text.len());
+        }
+        // Within the cap nothing changes.
+        let small = ReadSpan::Tail {
+            lines: 2,
+            max_bytes: 1000,
+        };
+        assert_eq!(read_with(b"a\nb\nc\n", small), "b\nc");
+    }
+
+    #[test]
+    fn fifos_devices_and_sockets_are_refused_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .expect("mkfifo");
+        let socket = dir.path().join("sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+        let spans = [
+            ReadSpan::Whole { max_bytes: 10 },
+            head_span(5),
+            tail_span(5),
+        ];
+        for (path, kind) in [
+            (fifo.as_path(), "FIFO"),
+            (Path::new("/dev/zero"), "character device"),
+            (socket.as_path(), "socket"),
+        ] {
+            for span in spans {
+                match read_text(path, span) {
+                    Err(ReadError::NotRegular { kind: got, .. }) => {
+                        assert_eq!(got, kind, "{path:?}")
+                    }
+                    other => panic!("{path:?} {span:?}: {other:?}"),
+                }
+            }
+        }
+    }
+
+    #[test]
     fn tail_crosses_chunk_boundaries() {
         let line = "x".repeat(1000);
         let content: String = (0..300).map(|i| format!("{i} {line}\n")).collect();
-        let got = read_with(content.as_bytes(), ReadSpan::Tail(150));
+        let got = read_with(content.as_bytes(), tail_span(150));
         let expected: Vec<String> = (150..300).map(|i| format!("{i} {line}")).collect();
         assert_eq!(got, expected.join("\n"));
     }

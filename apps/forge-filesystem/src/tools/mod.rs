@@ -146,8 +146,14 @@ fn read_text_file(config: &Config, params: ReadTextFileParams) -> Result<ToolOut
                 "Cannot specify both head and tail parameters simultaneously",
             ));
         }
-        (Some(head), None) => ReadSpan::Head(line_count("head", head)?),
-        (None, Some(tail)) => ReadSpan::Tail(line_count("tail", tail)?),
+        (Some(head), None) => ReadSpan::Head {
+            lines: line_count("head", head)?,
+            max_bytes: config.max_read_bytes,
+        },
+        (None, Some(tail)) => ReadSpan::Tail {
+            lines: line_count("tail", tail)?,
+            max_bytes: config.max_read_bytes,
+        },
         (None, None) => ReadSpan::Whole {
             max_bytes: config.max_read_bytes,
         },
