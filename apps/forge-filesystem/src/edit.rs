@@ -40,14 +40,47 @@ pub enum EditError {
     EmptyOldText { index: usize },
     #[error("Cannot edit {}: the file is not valid UTF-8 text", .path.display())]
     NotUtf8 { path: std::path::PathBuf },
+    #[error(
+        "Cannot edit {}: it has {size} bytes, more than one read takes ({max_bytes}, FORGE_FS_MAX_READ_BYTES); edit it with forge-bash, or split it",
+        .path.display()
+    )]
+    TooLarge {
+        path: std::path::PathBuf,
+        size: u64,
+        max_bytes: u64,
+    },
+    #[error(transparent)]
+    Read(#[from] crate::read::ReadError),
     #[error(transparent)]
     Fs(#[from] FsError),
 }
 
 /// Read `path`, apply `edits`, write the result unless `dry_run`, and return
 /// the fenced diff labelled with `path`.
-pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<String, EditError> {
-    let bytes = std::fs::read(path).map_err(FsError::on("open", path))?;
+///
+/// Only a regular file of at most `max_bytes` is edited (checked on the open file before it
+/// is read): a FIFO or a device is refused without blocking, as `read_text_file` does.
+pub fn edit_file(
+    path: &Path,
+    edits: &[Edit],
+    dry_run: bool,
+    max_bytes: u64,
+) -> Result<String, EditError> {
+    use std::io::Read;
+    let file = crate::read::open_regular(path)?;
+    let size = file.metadata().map_err(FsError::on("fstat", path))?.len();
+    if size > max_bytes {
+        return Err(EditError::TooLarge {
+            path: path.to_path_buf(),
+            size,
+            max_bytes,
+        });
+    }
+    let mut bytes = Vec::new();
+    // "open", as before: the reference names the whole read so (EISDIR on a folder).
+    file.take(max_bytes.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(FsError::on("open", path))?;
     let original = String::from_utf8(bytes).map_err(|_| EditError::NotUtf8 {
         path: path.to_path_buf(),
     })?;
@@ -161,6 +194,42 @@ fn leading_space(line: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn only_regular_files_within_the_cap_are_edited() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("pipe");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600))
+            .expect("mkfifo");
+        let big = dir.path().join("big.txt");
+        std::fs::write(&big, "a".repeat(100)).expect("write");
+        let edit = [Edit {
+            old_text: "a".into(),
+            new_text: "b".into(),
+        }];
+        assert!(matches!(
+            edit_file(&fifo, &edit, true, 1000),
+            Err(EditError::Read(crate::read::ReadError::NotRegular {
+                kind: "FIFO",
+                ..
+            }))
+        ));
+        assert!(matches!(
+            edit_file(&big, &edit, false, 99),
+            Err(EditError::TooLarge {
+                size: 100,
+                max_bytes: 99,
+                ..
+            })
+        ));
+        assert_eq!(std::fs::read_to_string(&big).ok(), Some("a".repeat(100)));
+        assert!(edit_file(&big, &edit, false, 100).is_ok());
+        assert_eq!(
+            std::fs::read_to_string(&big).ok(),
+            Some(format!("b{}", "a".repeat(99)))
+        );
+    }
+
     use super::*;
     use pretty_assertions::assert_eq;
 

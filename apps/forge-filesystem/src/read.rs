@@ -71,7 +71,7 @@ fn irregular(file_type: std::fs::FileType) -> Option<&'static str> {
 
 /// Open `path` for reading if it is a regular file (or a folder): checked before the open,
 /// opened without blocking, and checked again on the open file (it may have been swapped).
-fn open_regular(path: &Path) -> Result<File, ReadError> {
+pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     let refuse = |kind| ReadError::NotRegular {
         path: path.to_owned(),
         kind,

@@ -202,7 +202,7 @@ fn edit(config: &Config, params: EditFileParams) -> Result<ToolOutput, ToolFailu
             new_text: edit.new_text,
         })
         .collect();
-    let diff = edit_file(&path, &edits, params.dry_run).map_err(failed)?;
+    let diff = edit_file(&path, &edits, params.dry_run, config.max_read_bytes).map_err(failed)?;
     Ok(ToolOutput::text_with_content(diff))
 }
 
