@@ -213,7 +213,8 @@ pub fn manager_settings(options: HostOptions<'_>) -> ManagerSettings {
 /// folder (`scripts/run.sh`'s `.botcraft/workspace`), the data folder becomes traversable
 /// (0711: no listing, and every file in it stays 0600; the sandbox keeps tools out of it
 /// anyway); when BotCraft is root and the workspace is root's, it is handed to the tool user
-/// (`chown -R`, symlinks not followed), said on stderr. Problems are said, never fatal.
+/// (`chown -R`, symlinks not followed, files with other hard links left as they are), said
+/// on stderr. Problems are said, never fatal.
 pub fn open_workspace_to(run_as: &mcp_lifecycle::RunAs, workspace: &Path, data_dir: &Path) {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     let (Ok(workspace), Ok(data)) = (
@@ -241,6 +242,16 @@ pub fn open_workspace_to(run_as: &mcp_lifecycle::RunAs, workspace: &Path, data_d
         let mut pending = vec![workspace.clone()];
         let mut failures = 0usize;
         while let Some(path) = pending.pop() {
+            let meta = std::fs::symlink_metadata(&path);
+            // A regular file with other names may be one outside too (a link to a system
+            // file): root never hands that to the tool user.
+            if meta
+                .as_ref()
+                .is_ok_and(|meta| meta.is_file() && meta.nlink() > 1)
+            {
+                failures += 1;
+                continue;
+            }
             if nix::unistd::fchownat(
                 nix::fcntl::AT_FDCWD,
                 &path,
@@ -252,7 +263,7 @@ pub fn open_workspace_to(run_as: &mcp_lifecycle::RunAs, workspace: &Path, data_d
             {
                 failures += 1;
             }
-            let is_dir = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir());
+            let is_dir = meta.is_ok_and(|meta| meta.is_dir());
             if is_dir && let Ok(entries) = std::fs::read_dir(&path) {
                 pending.extend(entries.flatten().map(|entry| entry.path()));
             }

@@ -165,6 +165,11 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
     let workspace = dir.path().join("workspace");
     std::fs::create_dir_all(workspace.join("docs"))?;
     std::fs::write(workspace.join("docs/readme.md"), "hello\n")?;
+    // A file outside with a second name in the workspace, there before BotCraft starts: the
+    // root layout's hand-over of the workspace must leave it root's.
+    let outside = dir.path().join("system-file");
+    std::fs::write(&outside, "root's\n")?;
+    std::fs::hard_link(&outside, workspace.join("docs/system-file-link"))?;
     let git = Command::new("git")
         .args(["init", "-q"])
         .arg(&workspace)
@@ -666,6 +671,14 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
             std::fs::metadata(at.workspace())?.uid(),
             ROOT_DEFAULT_TOOL_UID,
             "the workspace is handed to the tool user"
+        );
+        assert_eq!(
+            (
+                std::fs::metadata(at.workspace().join("docs/readme.md"))?.uid(),
+                std::fs::metadata(at.dir.path().join("system-file"))?.uid(),
+            ),
+            (ROOT_DEFAULT_TOOL_UID, 0),
+            "the hand-over changes the workspace's files, never a file linked from outside"
         );
     }
     ordinary_work_is_not_blocked(&at, layout, &llm).await?;

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use sandbox::{NetworkEntry, NetworkPolicy, Plan, Prepared, SpawnContext};
+use sandbox::{Plan, Prepared, SpawnContext};
+use store::env_template::{EnvSegment, parse_env_value};
 
 use crate::config::ServerConfig;
 use crate::error::LifecycleError;
@@ -148,7 +149,9 @@ pub(crate) fn confine(
     let mut dropped = Vec::new();
     // An entry naming a variable this server has not got stands for nothing here (the seed's
     // `${FORGE_BASH_ENV_FILE}` where no file is written): left out quietly.
-    let expanded = |entries: &[String]| -> Vec<String> {
+    // (as configured, as expanded): a dropped entry is logged as configured, never with the
+    // values of its variables.
+    let expanded = |entries: &[String]| -> Vec<(String, String)> {
         entries
             .iter()
             .filter_map(|entry| {
@@ -156,24 +159,33 @@ pub(crate) fn confine(
                 if value.is_none() {
                     tracing::debug!(server = %config.name, %entry, "sandbox entry names an unset variable");
                 }
-                value
+                value.map(|value| (entry.clone(), value))
             })
             .collect()
     };
-    let read_write = expanded(&policy.read_write);
-    let read_only = expanded(&policy.read_only);
-    for entry in &read_write {
-        let path = Path::new(entry);
+    let read_write_pairs = expanded(&policy.read_write);
+    let read_only_pairs = expanded(&policy.read_only);
+    let values = |pairs: &[(String, String)]| -> Vec<String> {
+        pairs.iter().map(|(_, value)| value.clone()).collect()
+    };
+    let (read_write, read_only) = (values(&read_write_pairs), values(&read_only_pairs));
+    for (entry, value) in &read_write_pairs {
+        let path = Path::new(value);
         if path.is_absolute() && !path.exists() {
             make_private_dir(path, run_as).map_err(|error| {
                 failed(
                     config,
-                    format!("cannot make read-write folder {entry}: {error}"),
+                    format!(
+                        "cannot make the read-write folder {entry}: {}",
+                        error.kind()
+                    ),
                 )
             })?;
         }
     }
-    let network = network(&policy.network, env, &mut dropped);
+    // An entry naming an unset variable allows nothing (the server has no such service).
+    let (network, portless) = sandbox::network_plan(&policy.network, expand);
+    dropped.extend(portless);
     let context = SpawnContext {
         program: program_path(&config.command, env.get("PATH").map(String::as_str)),
         path_env: env.get("PATH").cloned(),
@@ -182,7 +194,15 @@ pub(crate) fn confine(
         forbidden: settings.forbidden.clone(),
     };
     let plan = Plan::new(&context, &read_write, &read_only, network);
-    dropped.extend(plan.dropped.iter().cloned());
+    dropped.extend(plan.dropped.iter().map(|reason| {
+        read_write_pairs
+            .iter()
+            .chain(&read_only_pairs)
+            .filter(|(entry, value)| entry != value)
+            .fold(reason.clone(), |reason, (entry, value)| {
+                reason.replace(value, entry)
+            })
+    }));
     for reason in &dropped {
         tracing::warn!(server = %config.name, %reason, "sandbox entry left out");
     }
@@ -195,50 +215,20 @@ pub(crate) fn confine(
     }))
 }
 
-/// `entry` with each `${NAME}` replaced by the server's own variable; `None` when one is
-/// unset.
+/// `entry` with each `${NAME}` replaced by the server's own variable (the store's template
+/// syntax, `store::env_template`); `None` when one is unset or empty, or the entry is
+/// malformed (the store refuses those on write).
 fn expand(entry: &str, env: &BTreeMap<String, String>) -> Option<String> {
     let mut out = String::new();
-    let mut rest = entry;
-    while let Some(start) = rest.find("${") {
-        out.push_str(&rest[..start]);
-        let after = &rest[start + 2..];
-        let end = after.find('}')?;
-        let value = env.get(&after[..end]).filter(|value| !value.is_empty())?;
-        out.push_str(value);
-        rest = &after[end + 1..];
+    for segment in parse_env_value(entry).ok()? {
+        match segment {
+            EnvSegment::Literal(text) => out.push_str(text),
+            EnvSegment::Reference(name) => {
+                out.push_str(env.get(name).filter(|value| !value.is_empty())?);
+            }
+        }
     }
-    out.push_str(rest);
     Some(out)
-}
-
-fn network(
-    policy: &NetworkPolicy,
-    env: &BTreeMap<String, String>,
-    dropped: &mut Vec<String>,
-) -> sandbox::NetworkPlan {
-    // An entry naming an unset variable allows nothing (the server has no such service).
-    let resolvable = match policy {
-        NetworkPolicy::Connect(entries) => NetworkPolicy::Connect(
-            entries
-                .iter()
-                .filter(|entry| match entry {
-                    NetworkEntry::Port(_) => true,
-                    NetworkEntry::Named(text) => {
-                        let port = expand(text, env).and_then(|url| sandbox::port_of(&url));
-                        if port.is_none() {
-                            dropped.push(format!("network {text:?}: names no port here"));
-                        }
-                        port.is_some()
-                    }
-                })
-                .cloned()
-                .collect(),
-        ),
-        other => other.clone(),
-    };
-    sandbox::network_plan(&resolvable, |text| expand(text, env))
-        .unwrap_or(sandbox::NetworkPlan::Connect(Vec::new()))
 }
 
 /// The program as `execvp` would find it.
@@ -291,32 +281,10 @@ mod tests {
             ("${MISSING}", None),
             ("${EMPTY}", None),
             ("${ROOT", None),
+            ("${1BAD}", None),
         ];
         for (entry, expected) in cases {
             assert_eq!(expand(entry, &env).as_deref(), expected, "{entry}");
         }
-    }
-
-    #[test]
-    fn a_network_entry_without_its_service_allows_nothing() {
-        let env: BTreeMap<String, String> = [("TYPESENSE_URL", "http://127.0.0.1:8108")]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v.to_owned()))
-            .collect();
-        let policy = NetworkPolicy::Connect(vec![
-            NetworkEntry::Named("${TYPESENSE_URL}".into()),
-            NetworkEntry::Named("${OTHER_URL}".into()),
-            NetworkEntry::Port(443),
-        ]);
-        let mut dropped = Vec::new();
-        assert_eq!(
-            network(&policy, &env, &mut dropped),
-            sandbox::NetworkPlan::Connect(vec![8108, 443])
-        );
-        assert_eq!(dropped.len(), 1);
-        assert_eq!(
-            network(&policy, &BTreeMap::new(), &mut Vec::new()),
-            sandbox::NetworkPlan::Connect(vec![443])
-        );
     }
 }

@@ -88,12 +88,19 @@ impl Plan {
             network,
             dropped: Vec::new(),
         };
+        // Resolved once: a folder holding one of these is never allowed.
+        let forbidden: Vec<PathBuf> = context
+            .forbidden
+            .iter()
+            .map(|secret| std::fs::canonicalize(secret).unwrap_or_else(|_| secret.clone()))
+            .collect();
+        let forbidden = forbidden.as_slice();
         for dir in SYSTEM_READ_ONLY {
-            plan.add_read(Path::new(dir), context);
+            plan.add_read(Path::new(dir), forbidden);
         }
         if let Some(program) = &context.program {
             for dir in program_dirs(program) {
-                plan.add_read(&dir, context);
+                plan.add_read(&dir, forbidden);
             }
         }
         for dir in context
@@ -102,20 +109,20 @@ impl Plan {
             .flat_map(|path| std::env::split_paths(path))
         {
             if dir.is_absolute() {
-                plan.add_read(&dir, context);
+                plan.add_read(&dir, forbidden);
             }
         }
         for entry in read_only {
-            plan.add_entry(entry, false, context);
+            plan.add_entry(entry, false, forbidden);
         }
         for dir in [&context.workspace, &context.private_tmp]
             .into_iter()
             .flatten()
         {
-            plan.add_write(dir, context);
+            plan.add_write(dir, forbidden);
         }
         for entry in read_write {
-            plan.add_entry(entry, true, context);
+            plan.add_entry(entry, true, forbidden);
         }
         plan.devices = DEVICES
             .iter()
@@ -125,7 +132,7 @@ impl Plan {
         plan
     }
 
-    fn add_entry(&mut self, entry: &str, write: bool, context: &SpawnContext) {
+    fn add_entry(&mut self, entry: &str, write: bool, forbidden: &[PathBuf]) {
         let path = Path::new(entry);
         if !path.is_absolute() {
             self.dropped
@@ -133,18 +140,15 @@ impl Plan {
         } else if !path.exists() {
             self.dropped.push(format!("{entry:?}: does not exist"));
         } else if write {
-            self.add_write(path, context);
+            self.add_write(path, forbidden);
         } else {
-            self.add_read(path, context);
+            self.add_read(path, forbidden);
         }
     }
 
-    fn allowed(&mut self, path: &Path, context: &SpawnContext) -> Option<PathBuf> {
+    fn allowed(&mut self, path: &Path, forbidden: &[PathBuf]) -> Option<PathBuf> {
         let path = std::fs::canonicalize(path).ok()?;
-        let forbidden = context.forbidden.iter().find(|secret| {
-            let secret = std::fs::canonicalize(secret).unwrap_or_else(|_| secret.to_path_buf());
-            secret.starts_with(&path)
-        });
+        let forbidden = forbidden.iter().find(|secret| secret.starts_with(&path));
         match forbidden {
             // The workspace may sit inside the data folder (scripts/run.sh's layout): allowed,
             // since it holds none of the data folder; a folder holding the data folder is not.
@@ -160,16 +164,16 @@ impl Plan {
         }
     }
 
-    fn add_read(&mut self, path: &Path, context: &SpawnContext) {
-        if let Some(path) = self.allowed(path, context)
+    fn add_read(&mut self, path: &Path, forbidden: &[PathBuf]) {
+        if let Some(path) = self.allowed(path, forbidden)
             && !self.read_exec.contains(&path)
         {
             self.read_exec.push(path);
         }
     }
 
-    fn add_write(&mut self, path: &Path, context: &SpawnContext) {
-        if let Some(path) = self.allowed(path, context)
+    fn add_write(&mut self, path: &Path, forbidden: &[PathBuf]) {
+        if let Some(path) = self.allowed(path, forbidden)
             && !self.read_write.contains(&path)
         {
             self.read_write.push(path);
@@ -197,34 +201,37 @@ fn program_dirs(program: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// The ports a policy's network resolves to, given each named entry's expansion.
+/// The ports a policy's network resolves to, given each named entry's expansion, with the
+/// entries left out and why. Fails closed: an entry that does not resolve (`expand` gives
+/// `None`: its variable is unset, so the server has no such service) or names no port allows
+/// nothing, and the others still apply.
 pub fn network_plan(
     policy: &NetworkPolicy,
     expand: impl Fn(&str) -> Option<String>,
-) -> Result<NetworkPlan, String> {
-    match policy {
-        NetworkPolicy::All => Ok(NetworkPlan::All),
-        NetworkPolicy::None => Ok(NetworkPlan::Connect(Vec::new())),
-        NetworkPolicy::Connect(entries) => {
-            let mut ports = Vec::new();
-            for entry in entries {
-                let port = match entry {
-                    crate::policy::NetworkEntry::Port(port) => Some(*port),
-                    crate::policy::NetworkEntry::Named(text) => {
-                        let expanded = expand(text)
-                            .ok_or_else(|| format!("sandbox.network: {text:?} does not resolve"))?;
-                        crate::policy::port_of(&expanded)
-                    }
-                };
-                let port =
-                    port.ok_or_else(|| format!("sandbox.network: {entry:?} names no port"))?;
-                if !ports.contains(&port) {
-                    ports.push(port);
-                }
-            }
-            Ok(NetworkPlan::Connect(ports))
+) -> (NetworkPlan, Vec<String>) {
+    let entries = match policy {
+        NetworkPolicy::All => return (NetworkPlan::All, Vec::new()),
+        NetworkPolicy::None => return (NetworkPlan::Connect(Vec::new()), Vec::new()),
+        NetworkPolicy::Connect(entries) => entries,
+    };
+    let mut ports = Vec::new();
+    let mut dropped = Vec::new();
+    for entry in entries {
+        let port = match entry {
+            crate::policy::NetworkEntry::Port(port) => Some(*port),
+            crate::policy::NetworkEntry::Named(text) => match expand(text) {
+                // Unset: nothing to say (the service is not configured here).
+                None => continue,
+                Some(expanded) => crate::policy::port_of(&expanded),
+            },
+        };
+        match port {
+            Some(port) if !ports.contains(&port) => ports.push(port),
+            Some(_) => {}
+            None => dropped.push(format!("network {entry:?}: names no TCP port")),
         }
     }
+    (NetworkPlan::Connect(ports), dropped)
 }
 
 #[cfg(test)]
@@ -276,22 +283,31 @@ mod tests {
     }
 
     #[test]
-    fn network_entries_resolve_to_ports() {
+    fn network_entries_resolve_to_ports_and_fail_closed() {
         use crate::policy::NetworkEntry;
         let policy = NetworkPolicy::Connect(vec![
             NetworkEntry::Port(443),
             NetworkEntry::Named("${TYPESENSE_URL}".into()),
             NetworkEntry::Named("https://example.com".into()),
+            NetworkEntry::Named("${NOT_A_URL}".into()),
+            NetworkEntry::Named("${UNSET}".into()),
         ]);
-        let expand = |text: &str| Some(text.replace("${TYPESENSE_URL}", "http://127.0.0.1:8108"));
-        assert_eq!(
-            network_plan(&policy, expand),
-            Ok(NetworkPlan::Connect(vec![443, 8108]))
-        );
+        let expand = |text: &str| match text {
+            "${TYPESENSE_URL}" => Some("http://127.0.0.1:8108".to_owned()),
+            "${NOT_A_URL}" => Some("typesense".to_owned()),
+            "${UNSET}" => None,
+            other => Some(other.to_owned()),
+        };
+        let (plan, dropped) = network_plan(&policy, expand);
+        assert_eq!(plan, NetworkPlan::Connect(vec![443, 8108]));
+        assert_eq!(dropped.len(), 1, "{dropped:?}");
         assert_eq!(
             network_plan(&NetworkPolicy::None, |_| None),
-            Ok(NetworkPlan::Connect(Vec::new()))
+            (NetworkPlan::Connect(Vec::new()), Vec::new())
         );
-        assert!(network_plan(&policy, |_| None).is_err());
+        assert_eq!(
+            network_plan(&NetworkPolicy::All, |_| None),
+            (NetworkPlan::All, Vec::new())
+        );
     }
 }

@@ -252,6 +252,8 @@ pub enum PolicyError {
         "sandbox.network: {entry:?} names no TCP port (give a number, or a URL with a port or an http/https scheme)"
     )]
     BadPort { entry: String },
+    #[error("sandbox.{field}: {entry:?} has a malformed ${{VAR}} reference")]
+    BadReference { field: &'static str, entry: String },
 }
 
 #[cfg(test)]

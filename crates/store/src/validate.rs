@@ -150,12 +150,7 @@ pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
     {
         return Err(control("instructions".into()));
     }
-    spec.sandbox
-        .validate()
-        .map_err(|source| ValidationError::BadSandbox {
-            server: server.to_owned(),
-            source,
-        })?;
+    sandbox_policy(server, &spec.sandbox)?;
     timeout(server, "timeout", spec.timeout)?;
     timeout(server, "initTimeout", spec.init_timeout)?;
     timeout(server, "idleTimeoutMs", spec.idle_timeout_ms)?;
@@ -367,6 +362,41 @@ pub fn approval(field: &'static str, policy: &ApprovalPolicy) -> Result<(), Vali
             return Err(bad(&format!(
                 "glob {glob:?} is empty, too long or has control characters"
             )));
+        }
+    }
+    Ok(())
+}
+
+/// The policy's own checks, and its `${VAR}` references in the env's template syntax (the
+/// launcher expands them with it).
+fn sandbox_policy(server: &str, policy: &sandbox::SandboxPolicy) -> Result<(), ValidationError> {
+    let bad = |source| ValidationError::BadSandbox {
+        server: server.to_owned(),
+        source,
+    };
+    policy.validate().map_err(bad)?;
+    let named = match &policy.network {
+        sandbox::NetworkPolicy::Connect(entries) => entries
+            .iter()
+            .filter_map(|entry| match entry {
+                sandbox::NetworkEntry::Named(text) => Some(("network", text)),
+                sandbox::NetworkEntry::Port(_) => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let entries = policy
+        .read_write
+        .iter()
+        .map(|entry| ("readWrite", entry))
+        .chain(policy.read_only.iter().map(|entry| ("readOnly", entry)))
+        .chain(named);
+    for (field, entry) in entries {
+        if parse_env_value(entry).is_err() {
+            return Err(bad(sandbox::PolicyError::BadReference {
+                field,
+                entry: entry.clone(),
+            }));
         }
     }
     Ok(())

@@ -241,6 +241,26 @@ async fn invalid_server_specs_are_refused_before_writing(db: &TestDb) -> anyhow:
             },
         ),
         (
+            base().sandbox(sandbox::SandboxPolicy::default().read_write("logs")),
+            ValidationError::BadSandbox {
+                server: "s".into(),
+                source: sandbox::PolicyError::Relative {
+                    field: "readWrite",
+                    entry: "logs".into(),
+                },
+            },
+        ),
+        (
+            base().sandbox(sandbox::SandboxPolicy::default().read_write("${input:dir}")),
+            ValidationError::BadSandbox {
+                server: "s".into(),
+                source: sandbox::PolicyError::BadReference {
+                    field: "readWrite",
+                    entry: "${input:dir}".into(),
+                },
+            },
+        ),
+        (
             McpServerSpec {
                 url: Some("https://example.com/mcp".into()),
                 ..base()
