@@ -8,7 +8,13 @@
 
 use server_kit::Settings;
 
+use std::time::Duration;
+
 use crate::protect::{PROTECTED_VAR, WriteProtection};
+use crate::walk::{
+    DEFAULT_MAX_ENTRIES, DEFAULT_MAX_SECONDS, DEFAULT_MAX_WALK_ENTRIES, MAX_ENTRIES_VAR,
+    MAX_SECONDS_VAR, MAX_WALK_ENTRIES_VAR, WalkLimits,
+};
 
 /// The variable naming the folder the file tools may touch.
 pub const WORKSPACE_ROOT_VAR: &str = "WORKSPACE_ROOT";
@@ -44,21 +50,30 @@ pub struct Config {
     /// At most this many bytes of a file are read by a whole-file `read_text_file`
     /// (`FORGE_FS_MAX_READ_BYTES`; unset, blank, not a whole number or 0: the default).
     pub max_read_bytes: u64,
+    /// The bounds of `list_directory` and `search_files` (`FORGE_FS_MAX_ENTRIES`,
+    /// `FORGE_FS_MAX_WALK_ENTRIES`, `FORGE_FS_MAX_SECONDS`; their answers are capped at
+    /// `max_read_bytes` too).
+    pub walk: WalkLimits,
 }
 
 impl Config {
     /// Build the configuration from the settings `main` read. A variable that is unset,
     /// empty or blank takes its default.
     pub fn from_settings(settings: &Settings) -> Self {
+        // Not a whole number above zero: the default (as for every number here).
+        let number = |var, default| settings.positive(var, default).unwrap_or(default);
+        let max_read_bytes = number(MAX_READ_BYTES_VAR, DEFAULT_MAX_READ_BYTES);
         Self {
             workspace_root: settings.path_or(WORKSPACE_ROOT_VAR, DEFAULT_WORKSPACE_ROOT),
             repo_root: settings.path_or(REPO_ROOT_VAR, DEFAULT_REPO_ROOT),
             protection: WriteProtection::parse(settings.text(PROTECTED_VAR).as_deref()),
-            max_read_bytes: settings
-                .text(MAX_READ_BYTES_VAR)
-                .and_then(|text| text.trim().parse::<u64>().ok())
-                .filter(|bytes| *bytes > 0)
-                .unwrap_or(DEFAULT_MAX_READ_BYTES),
+            max_read_bytes,
+            walk: WalkLimits {
+                max_entries: number(MAX_ENTRIES_VAR, DEFAULT_MAX_ENTRIES),
+                max_bytes: max_read_bytes,
+                max_walk_entries: number(MAX_WALK_ENTRIES_VAR, DEFAULT_MAX_WALK_ENTRIES),
+                max_time: Duration::from_secs(number(MAX_SECONDS_VAR, DEFAULT_MAX_SECONDS)),
+            },
         }
     }
 }
@@ -93,6 +108,7 @@ mod tests {
                     },
                     protection: WriteProtection::default(),
                     max_read_bytes: DEFAULT_MAX_READ_BYTES,
+                    walk: WalkLimits::default(),
                 }
             );
         }
@@ -107,5 +123,24 @@ mod tests {
         assert_eq!(config.workspace_root.path, PathBuf::from("/srv/ws"));
         assert!(!config.workspace_root.is_default);
         assert_eq!(config.repo_root.path, PathBuf::from("relative/repo"));
+    }
+
+    #[test]
+    fn walk_bounds_are_read_and_bad_values_take_the_defaults() {
+        let config = Config::from_settings(&lookup_in(&[
+            ("FORGE_FS_MAX_READ_BYTES", "1000"),
+            ("FORGE_FS_MAX_ENTRIES", "5"),
+            ("FORGE_FS_MAX_WALK_ENTRIES", "0"),
+            ("FORGE_FS_MAX_SECONDS", "soon"),
+        ]));
+        assert_eq!(
+            config.walk,
+            WalkLimits {
+                max_entries: 5,
+                max_bytes: 1000,
+                max_walk_entries: DEFAULT_MAX_WALK_ENTRIES,
+                max_time: Duration::from_secs(DEFAULT_MAX_SECONDS),
+            }
+        );
     }
 }

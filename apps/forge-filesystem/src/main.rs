@@ -21,6 +21,7 @@ mod read;
 mod search;
 mod tools;
 mod trash;
+mod walk;
 mod write;
 
 use std::process::ExitCode;
@@ -35,7 +36,11 @@ const ENVIRONMENT: &str =
     "WORKSPACE_ROOT  folder the file tools are confined to (default: /workspace)
 REPO_ROOT       repository whose .trash/ the trash tools use (default: /workspace/erik/uvilo-os)
 FORGE_FS_PROTECTED  more paths (comma-separated, relative to WORKSPACE_ROOT) that write_file and
-                edit_file refuse, besides .git and .trash at any depth";
+                edit_file refuse, besides .git and .trash at any depth
+FORGE_FS_MAX_READ_BYTES  bytes one read returns, and one answer holds (default: 4194304)
+FORGE_FS_MAX_ENTRIES  lines of a listing, matches of a search (default: 10000)
+FORGE_FS_MAX_WALK_ENTRIES  folder entries one listing or search reads (default: 250000)
+FORGE_FS_MAX_SECONDS  how long one listing or search walks (default: 20)";
 
 /// Buffers of 1 MiB and more (a file being edited, read or written) are mapped on their own
 /// and unmapped when freed, instead of staying in glibc's per-thread arenas: without this

@@ -7,12 +7,15 @@
 //! there (cut at a character boundary) and says so. Only regular files are read: a FIFO, a
 //! device or a socket is refused before any read, opened without blocking (a FIFO with no
 //! writer would otherwise hold the call until its timeout). Bytes that are not UTF-8 are
-//! replaced with U+FFFD, as Node's `utf-8` decoding does.
+//! replaced with U+FFFD, as Node's `utf-8` decoding does. A cancelled call (the client's
+//! `notifications/cancelled`, sent when its timeout passes) stops the read at its next chunk.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::fs::{FileExt, FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use server_kit::CancellationToken;
 
 use crate::oserror::FsError;
 
@@ -38,19 +41,45 @@ pub enum ReadError {
         .path.display()
     )]
     NotRegular { path: PathBuf, kind: &'static str },
+    #[error("read_text_file was cancelled")]
+    Cancelled,
+}
+
+/// A reader that fails once its call is cancelled: every chunk looks at the token first.
+struct Cancellable<'a, R> {
+    inner: R,
+    cancel: &'a CancellationToken,
+}
+
+impl<R: Read> Read for Cancellable<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.is_cancelled() {
+            return Err(std::io::Error::other("the call was cancelled"));
+        }
+        self.inner.read(buf)
+    }
 }
 
 const TAIL_CHUNK: u64 = 64 * 1024;
 const HEAD_BUFFER: usize = 64 * 1024;
 
-/// Read `path` as text.
-pub fn read_text(path: &Path, span: ReadSpan) -> Result<String, ReadError> {
+/// Read `path` as text, unless `cancel` fires first.
+pub fn read_text(
+    path: &Path,
+    span: ReadSpan,
+    cancel: &CancellationToken,
+) -> Result<String, ReadError> {
     let file = open_regular(path)?;
-    Ok(match span {
-        ReadSpan::Whole { max_bytes } => whole(file, path, max_bytes)?,
-        ReadSpan::Head { lines, max_bytes } => head(file, path, lines, max_bytes)?,
-        ReadSpan::Tail { lines, max_bytes } => tail(file, path, lines, max_bytes)?,
-    })
+    let read = match span {
+        ReadSpan::Whole { max_bytes } => whole(&file, path, max_bytes, cancel),
+        ReadSpan::Head { lines, max_bytes } => head(&file, path, lines, max_bytes, cancel),
+        ReadSpan::Tail { lines, max_bytes } => tail(&file, path, lines, max_bytes, cancel),
+    };
+    match read {
+        _ if cancel.is_cancelled() => Err(ReadError::Cancelled),
+        Ok(text) => Ok(text),
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// What a file that is not regular (nor a folder, whose read reports EISDIR as Node's does)
@@ -116,20 +145,28 @@ fn size_of(file: &File) -> String {
         .map_or_else(|_| "more".to_owned(), |m| m.len().to_string())
 }
 
-fn whole(file: File, path: &Path, max_bytes: u64) -> Result<String, FsError> {
+fn whole(
+    file: &File,
+    path: &Path,
+    max_bytes: u64,
+    cancel: &CancellationToken,
+) -> Result<String, FsError> {
     let mut bytes = Vec::new();
     // One byte past the cap tells whether the file goes on.
-    (&file)
-        .take(max_bytes.saturating_add(1))
-        .read_to_end(&mut bytes)
-        .map_err(FsError::on("read", path))?;
+    Cancellable {
+        inner: file,
+        cancel,
+    }
+    .take(max_bytes.saturating_add(1))
+    .read_to_end(&mut bytes)
+    .map_err(FsError::on("read", path))?;
     if u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes {
         return Ok(into_text(bytes));
     }
     let bytes = cut_front(bytes, max_bytes);
     let kept = bytes.len();
     let mut text = into_text(bytes);
-    text.push_str(&cut_notice(&size_of(&file), max_bytes, kept, "first"));
+    text.push_str(&cut_notice(&size_of(file), max_bytes, kept, "first"));
     Ok(text)
 }
 
@@ -140,9 +177,19 @@ fn into_text(bytes: Vec<u8>) -> String {
     }
 }
 
-fn head(file: File, path: &Path, wanted: u64, max_bytes: u64) -> Result<String, FsError> {
+fn head(
+    file: &File,
+    path: &Path,
+    wanted: u64,
+    max_bytes: u64,
+    cancel: &CancellationToken,
+) -> Result<String, FsError> {
     // Never more than one byte past the cap from the file, whatever its lines.
-    let limited = (&file).take(max_bytes.saturating_add(1));
+    let limited = Cancellable {
+        inner: file,
+        cancel,
+    }
+    .take(max_bytes.saturating_add(1));
     let mut reader = BufReader::with_capacity(HEAD_BUFFER, limited);
     let mut out = Vec::new();
     let mut line = Vec::new();
@@ -173,11 +220,17 @@ fn head(file: File, path: &Path, wanted: u64, max_bytes: u64) -> Result<String, 
     let out = cut_front(out, max_bytes);
     let kept = out.len();
     let mut text = into_text(out);
-    text.push_str(&cut_notice(&size_of(&file), max_bytes, kept, "first"));
+    text.push_str(&cut_notice(&size_of(file), max_bytes, kept, "first"));
     Ok(text)
 }
 
-fn tail(mut file: File, path: &Path, wanted: u64, max_bytes: u64) -> Result<String, FsError> {
+fn tail(
+    mut file: &File,
+    path: &Path,
+    wanted: u64,
+    max_bytes: u64,
+    cancel: &CancellationToken,
+) -> Result<String, FsError> {
     let len = file.metadata().map_err(FsError::on("fstat", path))?.len();
     if wanted == 0 || len == 0 {
         // Reading one byte still reports a directory as EISDIR.
@@ -193,6 +246,9 @@ fn tail(mut file: File, path: &Path, wanted: u64, max_bytes: u64) -> Result<Stri
     let mut breaks_seen = 0u64;
     let mut start = None;
     'chunks: while position > floor {
+        if cancel.is_cancelled() {
+            return Ok(String::new());
+        }
         let size = TAIL_CHUNK.min(position - floor);
         position -= size;
         let mut chunk = vec![0u8; usize::try_from(size).unwrap_or(usize::MAX)];
@@ -271,7 +327,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("f.txt");
         std::fs::write(&path, content).expect("write");
-        read_text(&path, span).expect("read")
+        read_text(&path, span, &CancellationToken::new()).expect("read")
     }
 
     #[test]
@@ -374,7 +430,7 @@ mod tests {
                 max_bytes: 1000,
             },
         ] {
-            let text = read_text(&sparse, span).expect("read");
+            let text = read_text(&sparse, span, &CancellationToken::new()).expect("read");
             assert!(
                 text.starts_with(&"\0".repeat(1000)) && text.contains("it has 10737418240 bytes"),
                 "{span:?}: {} characters",
@@ -409,13 +465,33 @@ mod tests {
             (socket.as_path(), "socket"),
         ] {
             for span in spans {
-                match read_text(path, span) {
+                match read_text(path, span, &CancellationToken::new()) {
                     Err(ReadError::NotRegular { kind: got, .. }) => {
                         assert_eq!(got, kind, "{path:?}")
                     }
                     other => panic!("{path:?} {span:?}: {other:?}"),
                 }
             }
+        }
+    }
+
+    #[test]
+    fn a_cancelled_read_stops() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, "a\nb\n").expect("write");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        for span in [
+            ReadSpan::Whole { max_bytes: 10 },
+            head_span(1),
+            tail_span(1),
+        ] {
+            let got = read_text(&path, span, &cancel);
+            assert!(
+                matches!(got, Err(ReadError::Cancelled)),
+                "{span:?}: {got:?}"
+            );
         }
     }
 

@@ -15,19 +15,22 @@
 //! Symlinks are never followed: one whose target stays inside the root is
 //! matched like a file, one leading outside (or nowhere) is left out. A
 //! subfolder that cannot be read is skipped.
+//!
+//! Bounded ([`crate::walk`]): at most `FORGE_FS_MAX_ENTRIES` matches and
+//! `FORGE_FS_MAX_READ_BYTES` bytes of answer, at most `FORGE_FS_MAX_WALK_ENTRIES` folder
+//! entries read (which bounds the names held in memory) and `FORGE_FS_MAX_SECONDS` of
+//! walking. A search that reaches a bound answers the matches found so far, followed by a
+//! notice naming the bound; a cancelled one stops at once.
 
 use std::ffi::OsString;
 use std::fs::{self, FileType};
 use std::path::{Path, PathBuf};
 
 use globset::{Candidate, GlobBuilder, GlobMatcher};
-use server_kit::CancellationToken;
 
 use crate::oserror::FsError;
 use crate::paths::AllowedRoot;
-
-/// How many entries are visited between two looks at the cancel token.
-const CANCEL_CHECK_EVERY: usize = 1024;
+use crate::walk::{Bound, Lines, Stop, Walk};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
@@ -117,9 +120,28 @@ impl SearchQuery {
 /// The matches, absolute paths in walk order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SearchResults {
-    /// The paths joined by `\n`.
-    pub text: String,
-    pub count: usize,
+    /// The paths joined by `\n`, and how many.
+    pub matches: Lines,
+    /// The bound that stopped the walk before its end, if one did.
+    pub stopped: Option<Bound>,
+}
+
+impl SearchResults {
+    /// The tool's answer: the paths, or `No matches found`, and the notice of a bound.
+    pub fn render(self) -> String {
+        let found = if self.matches.count == 0 {
+            "No matches found".to_owned()
+        } else {
+            self.matches.text
+        };
+        match self.stopped {
+            None => found,
+            Some(bound) => format!(
+                "{found}\n\n[forge-filesystem stopped this search before its end: {bound}; the {} matches above are those found until then. Narrow the path or the pattern, or add excludePatterns]",
+                self.matches.count
+            ),
+        }
+    }
 }
 
 struct Frame {
@@ -129,10 +151,15 @@ struct Frame {
 }
 
 impl Frame {
-    fn open(folder: PathBuf, relative: PathBuf) -> Result<Self, FsError> {
+    /// The entries of `folder`, each counted by `walk`; a bound stops the read (and the walk).
+    fn open(folder: PathBuf, relative: PathBuf, walk: &mut Walk<'_>) -> Result<Self, Opened> {
         let mut entries = Vec::new();
-        for entry in fs::read_dir(&folder).map_err(FsError::on("scandir", &folder))? {
-            let entry = entry.map_err(FsError::on("scandir", &folder))?;
+        let listing = fs::read_dir(&folder)
+            .map_err(|error| Opened::Unreadable(FsError::on("scandir", &folder)(error)))?;
+        for entry in listing {
+            walk.entry().map_err(Opened::Stopped)?;
+            let entry = entry
+                .map_err(|error| Opened::Unreadable(FsError::on("scandir", &folder)(error)))?;
             if let Ok(kind) = entry.file_type() {
                 entries.push((entry.file_name(), kind));
             }
@@ -146,25 +173,38 @@ impl Frame {
     }
 }
 
-/// Search under `folder` (a real path inside `root`).
+/// Why a folder's entries were not had.
+enum Opened {
+    Unreadable(FsError),
+    Stopped(Stop),
+}
+
+/// Search under `folder` (a real path inside `root`), within `walk`'s bounds.
 pub fn search_files(
     folder: &Path,
     root: &AllowedRoot,
     query: &SearchQuery,
-    cancel: &CancellationToken,
+    walk: &mut Walk<'_>,
 ) -> Result<SearchResults, SearchError> {
     let mut results = SearchResults::default();
-    let mut stack = vec![Frame::open(folder.to_path_buf(), PathBuf::new())?];
-    let mut visited = 0usize;
+    let stopped = |results: SearchResults, stop: Stop| match stop {
+        Stop::Cancelled => Err(SearchError::Cancelled),
+        Stop::Bound(bound) => Ok(SearchResults {
+            stopped: Some(bound),
+            ..results
+        }),
+    };
+    let first = match Frame::open(folder.to_path_buf(), PathBuf::new(), walk) {
+        Ok(frame) => frame,
+        Err(Opened::Unreadable(error)) => return Err(error.into()),
+        Err(Opened::Stopped(stop)) => return stopped(results, stop),
+    };
+    let mut stack = vec![first];
     while let Some(frame) = stack.last_mut() {
         let Some((name, kind)) = frame.entries.next() else {
             stack.pop();
             continue;
         };
-        visited += 1;
-        if visited.is_multiple_of(CANCEL_CHECK_EVERY) && cancel.is_cancelled() {
-            return Err(SearchError::Cancelled);
-        }
         let full = frame.folder.join(&name);
         let relative = frame.relative.join(&name);
         if kind.is_symlink() && !stays_inside(&full, root) {
@@ -178,17 +218,18 @@ pub fn search_files(
         {
             continue;
         }
-        if query.pattern.is_match(&candidate) {
-            if results.count > 0 {
-                results.text.push('\n');
-            }
-            results.text.push_str(&full.to_string_lossy());
-            results.count += 1;
+        if query.pattern.is_match(&candidate)
+            && let Err(bound) = results.matches.push(&full.to_string_lossy(), walk.limits())
+        {
+            return stopped(results, Stop::Bound(bound));
         }
         if kind.is_dir() {
-            match Frame::open(full, relative) {
+            match Frame::open(full, relative, walk) {
                 Ok(child) => stack.push(child),
-                Err(error) => tracing::debug!(%error, "search_files skips a folder it cannot read"),
+                Err(Opened::Stopped(stop)) => return stopped(results, stop),
+                Err(Opened::Unreadable(error)) => {
+                    tracing::debug!(%error, "search_files skips a folder it cannot read")
+                }
             }
         }
     }
@@ -203,6 +244,115 @@ fn stays_inside(link: &Path, root: &AllowedRoot) -> bool {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+    use server_kit::CancellationToken;
+
+    use crate::config::RootSetting;
+    use crate::walk::WalkLimits;
+    use std::time::Duration;
+
+    /// `count` files `fNNNN.md` in a fresh root, searched with `limits` for `*.md`.
+    fn search_many(
+        count: usize,
+        limits: WalkLimits,
+        cancel: &CancellationToken,
+    ) -> (Result<SearchResults, SearchError>, PathBuf) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let real = fs::canonicalize(dir.path()).expect("realpath");
+        for index in 0..count {
+            fs::write(real.join(format!("f{index:04}.md")), "").expect("write");
+        }
+        let root = AllowedRoot::open(&RootSetting {
+            var: "WORKSPACE_ROOT",
+            path: real.clone(),
+            is_default: false,
+        })
+        .expect("root");
+        let query = SearchQuery::compile("*.md", &[]).expect("pattern");
+        let got = search_files(&real, &root, &query, &mut Walk::new(limits, cancel));
+        (got, real)
+    }
+
+    #[test]
+    fn a_search_stops_at_each_bound_with_what_it_found_and_says_so() {
+        let unbounded = WalkLimits::default();
+        let notice = |bound: &str, count: usize| {
+            format!(
+                "\n\n[forge-filesystem stopped this search before its end: {bound}; the {count} matches above are those found until then. Narrow the path or the pattern, or add excludePatterns]"
+            )
+        };
+        let cases = [
+            (
+                WalkLimits {
+                    max_entries: 3,
+                    ..unbounded
+                },
+                3,
+                notice("one answer shows at most 3 (FORGE_FS_MAX_ENTRIES)", 3),
+            ),
+            (
+                WalkLimits {
+                    max_walk_entries: 10,
+                    ..unbounded
+                },
+                0,
+                notice(
+                    "one call reads at most 10 folder entries (FORGE_FS_MAX_WALK_ENTRIES)",
+                    0,
+                ),
+            ),
+            (
+                WalkLimits {
+                    max_time: Duration::ZERO,
+                    ..unbounded
+                },
+                0,
+                notice("one call walks for at most 0 s (FORGE_FS_MAX_SECONDS)", 0),
+            ),
+        ];
+        for (limits, shown, tail) in cases {
+            let (got, real) = search_many(2000, limits, &CancellationToken::new());
+            let text = got.expect("search").render();
+            let paths: Vec<String> = (0..shown)
+                .map(|index| real.join(format!("f{index:04}.md")).display().to_string())
+                .collect();
+            let found = if shown == 0 {
+                "No matches found".to_owned()
+            } else {
+                paths.join("\n")
+            };
+            assert_eq!(text, format!("{found}{tail}"), "{limits:?}");
+        }
+        // The byte bound: as many whole paths as fit in 60 bytes, then the notice.
+        let limits = WalkLimits {
+            max_bytes: 60,
+            ..unbounded
+        };
+        let (got, real) = search_many(2000, limits, &CancellationToken::new());
+        let per = real.join("f0000.md").display().to_string().len();
+        let fit = 61 / (per + 1);
+        let paths: Vec<String> = (0..fit)
+            .map(|index| real.join(format!("f{index:04}.md")).display().to_string())
+            .collect();
+        let found = if fit == 0 {
+            "No matches found".to_owned()
+        } else {
+            paths.join("\n")
+        };
+        assert_eq!(
+            got.expect("search").render(),
+            format!(
+                "{found}{}",
+                notice(
+                    "one answer holds at most 60 bytes (FORGE_FS_MAX_READ_BYTES)",
+                    fit
+                )
+            )
+        );
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let (got, _) = search_many(2000, unbounded, &cancel);
+        assert!(matches!(got, Err(SearchError::Cancelled)), "{got:?}");
+    }
 
     #[test]
     fn globs_match_like_minimatch_with_dot() {

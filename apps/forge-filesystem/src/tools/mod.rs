@@ -18,14 +18,15 @@ use server_kit::{
 
 use crate::config::{Config, RootSetting};
 use crate::edit::{Edit, edit_file};
-use crate::listing::list_directory;
+use crate::listing::{ListError, list_directory};
 use crate::paths::{AllowedRoot, RootError};
-use crate::read::{ReadSpan, read_text};
-use crate::search::{SearchQuery, search_files};
+use crate::read::{ReadError, ReadSpan, read_text};
+use crate::search::{SearchError, SearchQuery, search_files};
 use crate::trash::confirm::{Confirmations, fresh_token};
 use crate::trash::naming::Kind;
 use crate::trash::report::{NOTHING_TO_EMPTY, render_emptied, render_inventory, render_preview};
 use crate::trash::{Moved, Trash};
+use crate::walk::Walk;
 use crate::write::write_atomic;
 use specs::*;
 
@@ -72,7 +73,7 @@ impl Toolbox for FilesystemTools {
         match call.name.as_str() {
             READ_TEXT_FILE => {
                 let params: ReadTextFileParams = call.parse()?;
-                blocking(move || read_text_file(&config, params)).await
+                blocking(move || read_text_file(&config, params, &cancel)).await
             }
             WRITE_FILE => {
                 let params: WriteFileParams = call.parse()?;
@@ -84,7 +85,7 @@ impl Toolbox for FilesystemTools {
             }
             LIST_DIRECTORY => {
                 let params: PathParams = call.parse()?;
-                blocking(move || list(&config, params)).await
+                blocking(move || list(&config, params, &cancel)).await
             }
             SEARCH_FILES => {
                 let params: SearchFilesParams = call.parse()?;
@@ -137,7 +138,11 @@ fn open_root(setting: &RootSetting) -> Result<AllowedRoot, ToolFailure> {
         .map_err(|error: RootError| ToolFailure::new(ReasonCode::NotConfigured, error.to_string()))
 }
 
-fn read_text_file(config: &Config, params: ReadTextFileParams) -> Result<ToolOutput, ToolFailure> {
+fn read_text_file(
+    config: &Config,
+    params: ReadTextFileParams,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolFailure> {
     let root = open_root(&config.workspace_root)?;
     let path = root.resolve(&params.path).map_err(failed)?;
     let span = match (params.head, params.tail) {
@@ -158,7 +163,11 @@ fn read_text_file(config: &Config, params: ReadTextFileParams) -> Result<ToolOut
             max_bytes: config.max_read_bytes,
         },
     };
-    let text = read_text(&path, span).map_err(failed)?;
+    let text = match read_text(&path, span, cancel) {
+        Ok(text) => text,
+        Err(ReadError::Cancelled) => return Err(cancelled()),
+        Err(error) => return Err(failed(error)),
+    };
     Ok(ToolOutput::text_with_content(text))
 }
 
@@ -206,11 +215,24 @@ fn edit(config: &Config, params: EditFileParams) -> Result<ToolOutput, ToolFailu
     Ok(ToolOutput::text_with_content(diff))
 }
 
-fn list(config: &Config, params: PathParams) -> Result<ToolOutput, ToolFailure> {
+fn list(
+    config: &Config,
+    params: PathParams,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolFailure> {
     let root = open_root(&config.workspace_root)?;
     let path = root.resolve(&params.path).map_err(failed)?;
-    let listing = list_directory(&path).map_err(failed)?;
+    let listing = match list_directory(&path, &mut Walk::new(config.walk, cancel)) {
+        Ok(listing) => listing,
+        Err(ListError::Cancelled) => return Err(cancelled()),
+        Err(error) => return Err(failed(error)),
+    };
     Ok(ToolOutput::text_with_content(listing))
+}
+
+/// The failure of a call its client cancelled (nobody reads it; said for the log).
+fn cancelled() -> ToolFailure {
+    ToolFailure::tool("the call was cancelled by its client")
 }
 
 fn search(
@@ -221,13 +243,12 @@ fn search(
     let root = open_root(&config.workspace_root)?;
     let folder = root.resolve(&params.path).map_err(failed)?;
     let query = SearchQuery::compile(&params.pattern, &params.exclude_patterns).map_err(failed)?;
-    let results = search_files(&folder, &root, &query, cancel).map_err(failed)?;
-    let text = if results.count == 0 {
-        "No matches found".to_owned()
-    } else {
-        results.text
+    let results = match search_files(&folder, &root, &query, &mut Walk::new(config.walk, cancel)) {
+        Ok(results) => results,
+        Err(SearchError::Cancelled) => return Err(cancelled()),
+        Err(error) => return Err(failed(error)),
     };
-    Ok(ToolOutput::text_with_content(text))
+    Ok(ToolOutput::text_with_content(results.render()))
 }
 
 fn open_trash(config: &Config) -> Result<Trash, ToolFailure> {
