@@ -143,8 +143,16 @@ pub enum LifecycleError {
         exit: ExitInfo,
         stderr_tail: Vec<String>,
     },
-    #[error("MCP server {server:?} stopped answering (ping and tools/list)")]
-    Unresponsive { server: String },
+    /// The server answered nothing within `waited` (what it was asked: `asked`): it was
+    /// stopped, and is being restarted.
+    #[error(
+        "MCP server {server:?} did not answer within {waited:?} ({asked}); it was stopped and is being restarted"
+    )]
+    Unresponsive {
+        server: String,
+        waited: Duration,
+        asked: String,
+    },
     #[error("MCP server {server:?} crashed {attempts} times in a row; not restarting")]
     CrashLoop { server: String, attempts: u32 },
     #[error("tool {tool:?} on MCP server {server:?} timed out after {timeout:?}")]

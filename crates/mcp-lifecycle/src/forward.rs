@@ -5,7 +5,9 @@
 //! as in flight (no idle stop meanwhile), registers the client as the [`Caller`] of the
 //! server's requests and progress while it runs ([`crate::relay`]), and applies the server's
 //! call timeout. When the client cancels, `notifications/cancelled` goes to the server and the
-//! answer is [`LifecycleError::Cancelled`]. A JSON-RPC error of the server comes back as
+//! answer is [`LifecycleError::Cancelled`]; when the timeout passes, rmcp sends it, and a ping
+//! tells a slow server from a silent one, which is stopped and restarted
+//! ([`LifecycleError::Unresponsive`]). A JSON-RPC error of the server comes back as
 //! [`LifecycleError::Refused`], unchanged, for the client to see.
 //!
 //! A request may name its own revision in `_meta` (2026-07-28's per-request keys, which the
@@ -163,19 +165,24 @@ impl McpServerManager {
                 method,
                 error,
             }),
-            Err(ServiceError::Timeout { timeout }) => Err(match tool {
-                Some(tool) => LifecycleError::CallTimeout {
-                    server: server.to_owned(),
-                    tool,
-                    timeout,
-                },
-                None => LifecycleError::RequestTimeout {
-                    server: server.to_owned(),
-                    method,
-                    timeout,
-                },
-            }),
-            Err(error) => Err(failed(error)),
+            Err(ServiceError::Timeout { timeout }) => {
+                let timed_out = match tool {
+                    Some(tool) => LifecycleError::CallTimeout {
+                        server: server.to_owned(),
+                        tool,
+                        timeout,
+                    },
+                    None => LifecycleError::RequestTimeout {
+                        server: server.to_owned(),
+                        method,
+                        timeout,
+                    },
+                };
+                // Slow, or gone silent? A ping tells; a silent server is stopped and restarted.
+                Err(self.after_timeout(&slot, &process, timed_out).await)
+            }
+            // The server was declared unresponsive while this waited: say that, not the pipe.
+            Err(error) => Err(process.unresponsive().unwrap_or_else(|| failed(error))),
         }
     }
 }

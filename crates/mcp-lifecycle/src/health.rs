@@ -1,5 +1,10 @@
 //! The health loop: ping running servers (confirming with `tools/list` before declaring one
 //! dead, so a server that ignores ping is not respawn-looped), and stop idle servers.
+//!
+//! A server that answers nothing, found by the loop or by a request that timed out and a
+//! ping after it, is declared unresponsive: the requests in flight on it fail with
+//! [`LifecycleError::Unresponsive`] (which names it and how long it was waited for), and it
+//! is stopped and started again.
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -8,6 +13,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::LifecycleError;
 use crate::manager::{McpServerManager, Phase, Slot};
+use crate::process::McpProcess;
 
 /// What a health check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,7 +22,7 @@ pub enum Health {
     Healthy,
     /// Ignored ping but answered `tools/list`: alive.
     PingIgnored,
-    /// Answered neither: stopped, and restarted if always-on.
+    /// Answered neither: stopped, and started again.
     Dead,
     /// Not running: nothing to check.
     NotRunning,
@@ -36,33 +42,85 @@ impl McpServerManager {
         if process.list_tools(timeout).await.is_ok() {
             return Ok(Health::PingIgnored);
         }
-        tracing::warn!(
-            server,
-            "MCP server answers neither ping nor tools/list: stopping it"
-        );
+        let unresponsive = LifecycleError::Unresponsive {
+            server: server.to_owned(),
+            waited: timeout.saturating_mul(2),
+            asked: "ping, then tools/list".to_owned(),
+        };
+        self.declare_unresponsive(&slot, &process, unresponsive)
+            .await;
+        Ok(Health::Dead)
+    }
+
+    /// After a request to `process` timed out (`timed_out`): if the server does not answer
+    /// a ping either, it is declared unresponsive ([`Self::declare_unresponsive`]) and that
+    /// error is the request's; otherwise it is alive and merely slow, and the timeout stands.
+    pub(crate) async fn after_timeout(
+        &self,
+        slot: &Arc<Slot>,
+        process: &Arc<McpProcess>,
+        timed_out: LifecycleError,
+    ) -> LifecycleError {
+        let (asked, waited) = match &timed_out {
+            LifecycleError::CallTimeout { tool, timeout, .. } => {
+                (format!("tools/call {tool:?}, then ping"), *timeout)
+            }
+            LifecycleError::RequestTimeout {
+                method, timeout, ..
+            } => (format!("{method}, then ping"), *timeout),
+            _ => return timed_out,
+        };
+        let ping = self.inner.settings.ping_timeout;
+        if process.answers_ping(ping).await {
+            return timed_out;
+        }
+        let unresponsive = LifecycleError::Unresponsive {
+            server: slot.config().name,
+            waited: waited.saturating_add(ping),
+            asked,
+        };
+        // The caller has its answer now; the stop and the restart go on without it.
+        let manager = self.clone_handle();
+        let (slot, process) = (Arc::clone(slot), Arc::clone(process));
+        let error = unresponsive.clone();
+        tokio::spawn(async move {
+            manager.declare_unresponsive(&slot, &process, error).await;
+        });
+        unresponsive
+    }
+
+    /// `process` answers nothing: if it is still `slot`'s running process, requests in flight
+    /// on it fail with `error` from now on, the slot shows it, the process is stopped (its
+    /// whole tree; a `SIGSTOP`ped process is killed) and it is started again, always-on or
+    /// not, under the restart policy (after its first delay, in the background).
+    pub(crate) async fn declare_unresponsive(
+        &self,
+        slot: &Arc<Slot>,
+        process: &Arc<McpProcess>,
+        error: LifecycleError,
+    ) {
         let is_current = {
             let mut state = slot.lock();
-            let current = matches!(&state.phase, Phase::Running(p) if Arc::ptr_eq(p, &process));
+            let current = matches!(&state.phase, Phase::Running(p) if Arc::ptr_eq(p, process));
             if current {
+                process.mark_unresponsive(error.clone());
                 state.set(Phase::Error);
-                state.last_error = Some(LifecycleError::Unresponsive {
-                    server: server.to_owned(),
-                });
+                state.last_error = Some(error.clone());
             }
             current
         };
-        if is_current {
-            process.stop(self.inner.settings.stop_grace).await;
-            {
-                let mut state = slot.lock();
-                state.last_exit = process.exit_status();
-                state.last_stderr = process.stderr_tail();
-            }
-            if slot.config().always_on {
-                self.schedule_restart(slot, false);
-            }
+        if !is_current {
+            return;
         }
-        Ok(Health::Dead)
+        tracing::warn!(server = %slot.config().name, %error, "MCP server stopped answering: stopping and restarting it");
+        process.stop(self.inner.settings.stop_grace).await;
+        {
+            let mut state = slot.lock();
+            state.last_exit = process.exit_status();
+            state.last_stderr = process.stderr_tail();
+        }
+        self.sweep_soon();
+        self.schedule_restart(Arc::clone(slot), false);
     }
 
     /// Stop every running server that is not always-on, has no call in flight, no lease,

@@ -834,6 +834,10 @@ impl McpServerManager {
             Err(LifecycleError::NeedsAuth { challenge, .. }) => {
                 Err(self.mark_needs_auth(&slot, challenge))
             }
+            // Slow, or gone silent? A ping tells; a silent server is stopped and restarted.
+            Err(timed_out @ LifecycleError::CallTimeout { .. }) => {
+                Err(self.after_timeout(&slot, &process, timed_out).await)
+            }
             result => result,
         }
     }

@@ -38,6 +38,9 @@ pub struct McpProcess {
     stderr_task: Mutex<Option<JoinHandle<()>>>,
     started_at: Instant,
     registry: Option<Arc<PidRegistry>>,
+    /// Set when the manager declared this server unresponsive (before stopping it): what the
+    /// requests still in flight on it fail with.
+    unresponsive: std::sync::OnceLock<LifecycleError>,
 }
 
 /// What runs the server.
@@ -366,6 +369,7 @@ impl McpProcess {
                 stderr: stderr.clone(),
                 stderr_task: Mutex::new(Some(stderr_task)),
                 started_at: Instant::now(),
+                unresponsive: std::sync::OnceLock::new(),
                 registry: registry.clone(),
             }),
             Err(failure) => {
@@ -428,6 +432,7 @@ impl McpProcess {
                 stderr: StderrTail::new(0),
                 stderr_task: Mutex::new(None),
                 started_at: Instant::now(),
+                unresponsive: std::sync::OnceLock::new(),
                 registry: None,
             }),
             Err(failure) => {
@@ -456,6 +461,7 @@ impl McpProcess {
             stderr: StderrTail::new(0),
             stderr_task: Mutex::new(None),
             started_at: Instant::now(),
+            unresponsive: std::sync::OnceLock::new(),
             registry: None,
         }
     }
@@ -522,6 +528,29 @@ impl McpProcess {
 
     pub fn uptime(&self) -> Duration {
         self.started_at.elapsed()
+    }
+
+    /// Mark this server unresponsive: requests in flight on it (which its stop is about to
+    /// end) fail with `error`, which says so, rather than with a broken pipe.
+    pub(crate) fn mark_unresponsive(&self, error: LifecycleError) {
+        let _ = self.unresponsive.set(error);
+    }
+
+    /// Why this server was declared unresponsive, if it was.
+    pub(crate) fn unresponsive(&self) -> Option<LifecycleError> {
+        self.unresponsive.get().cloned()
+    }
+
+    /// Whether the server answers `ping` within `timeout`: an answer of any kind counts
+    /// (2026-07-28 servers have no ping and answer it with a JSON-RPC error).
+    pub async fn answers_ping(&self, timeout: Duration) -> bool {
+        match self.ping(timeout).await {
+            Ok(()) => true,
+            Err(LifecycleError::Request { source, .. }) => {
+                matches!(source.as_ref(), ServiceError::McpError(_))
+            }
+            Err(_) => false,
+        }
     }
 
     /// The last lines of stderr.
@@ -670,6 +699,9 @@ impl McpProcess {
     /// before its exit status is known: waited for briefly), that it exited, with its exit
     /// status and stderr tail; otherwise the request error.
     async fn died_or(&self, tool: &str, error: ServiceError) -> LifecycleError {
+        if let Some(unresponsive) = self.unresponsive() {
+            return unresponsive;
+        }
         self.note_transport_failure(&error);
         if let Backing::Remote { url, .. } = &self.backing {
             if let Some(needs_auth) = self.auth_challenge(&error) {

@@ -70,7 +70,8 @@ impl RestartPolicy {
 }
 
 impl McpServerManager {
-    /// Restart an always-on server after the policy's delay, or give up on a crash loop.
+    /// Restart a server after the policy's delay (an always-on one that died, or any that
+    /// stopped answering), or give up on a crash loop.
     pub(crate) fn schedule_restart(&self, slot: Arc<Slot>, stable: bool) {
         let manager = self.clone_handle();
         tokio::spawn(async move {
