@@ -45,19 +45,11 @@ FORGE_FS_MAX_SECONDS  how long one listing or search walks (default: 20)";
 /// Buffers of 1 MiB and more (a file being edited, read or written) are mapped on their own
 /// and unmapped when freed, instead of staying in glibc's per-thread arenas: without this
 /// the peak memory over many large edits grows with the number of worker threads that ran
-/// one (docs/benchmarks.md, forge-filesystem). A fixed threshold also stops glibc from
-/// raising it after the first large free.
-fn large_buffers_return_to_the_system() {
-    // SAFETY: mallopt only changes allocator tuning; it is called once, before any other
-    // thread exists, with a documented parameter and a positive value.
-    #[allow(unsafe_code)]
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
-}
+/// one (docs/benchmarks.md, forge-filesystem).
+const OWN_MAPPING_BYTES: usize = 1 << 20;
 
 fn main() -> ExitCode {
-    large_buffers_return_to_the_system();
+    allocator::large_buffers_return_to_the_system(OWN_MAPPING_BYTES);
     let config = config::Config::from_settings(&server_kit::Settings::from_process());
     server_kit::run(
         tools::FilesystemTools::new(config),
