@@ -9,6 +9,7 @@ mod config;
 mod host;
 mod keys;
 mod mcp_stdio;
+mod memory;
 mod remote;
 mod seed;
 mod serve;

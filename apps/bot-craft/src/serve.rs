@@ -77,6 +77,40 @@ pub struct ServeArgs {
         value_name = "N"
     )]
     max_connections: usize,
+    /// A client that reads nothing of an answer for this long has its connection closed (a
+    /// chat turn it held is cancelled, its provider request with it).
+    #[arg(
+        long,
+        env = "BOTCRAFT_WRITE_STALL_SECONDS",
+        default_value = "30",
+        value_name = "SECONDS"
+    )]
+    write_stall_seconds: u64,
+    /// Chat turns running at once; past it, 429 `too_many_streams` with `Retry-After`.
+    #[arg(
+        long,
+        env = "BOTCRAFT_MAX_CHAT_STREAMS",
+        default_value_t = http_api::chat_streams::DEFAULT_MAX_CHAT_STREAMS,
+        value_name = "N"
+    )]
+    max_chat_streams: usize,
+    /// Chat turns running at once for one key; past it, 429 `too_many_streams`.
+    #[arg(
+        long,
+        env = "BOTCRAFT_MAX_CHAT_STREAMS_PER_KEY",
+        default_value_t = http_api::chat_streams::DEFAULT_MAX_CHAT_STREAMS_PER_KEY,
+        value_name = "N"
+    )]
+    max_chat_streams_per_key: usize,
+    /// Bytes of a chat turn's output held for a client that reads slower than the model
+    /// writes; past it the turn stops reading the model until the client catches up.
+    #[arg(
+        long,
+        env = "BOTCRAFT_CHAT_BUFFER_BYTES",
+        default_value_t = inference::DEFAULT_EVENT_BUFFER_BYTES,
+        value_name = "BYTES"
+    )]
+    chat_buffer_bytes: usize,
     /// `/mcp` sessions one bot may hold; opening one more closes its least recently used.
     #[arg(
         long,
@@ -327,6 +361,13 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             crate::host::CLIENT_NAME,
         ),
         approvals: approval_settings(&args, &secret_keys),
+        chat_streams: http_api::chat_streams::ChatStreams::new(
+            http_api::chat_streams::StreamLimits {
+                total: args.max_chat_streams.max(1),
+                per_key: args.max_chat_streams_per_key.max(1),
+            },
+        ),
+        chat_buffer_bytes: args.chat_buffer_bytes.max(1),
         ..ApiConfig::default()
     };
     let draining = config.draining.clone();
@@ -338,6 +379,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let health_loop = manager.start_health_check_loop();
 
     let turns = CancellationToken::new();
+    crate::memory::give_back_after_bursts(config.chat_streams.clone(), turns.clone());
     let toolsets = http_api::new_toolsets(&store, &manager, &default_native_tools());
     let state = AppState {
         store: store.clone(),
@@ -395,6 +437,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let limits = http_api::listener::ConnectionLimits {
         header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds.max(1)),
         max_connections: args.max_connections,
+        write_stall_timeout: Duration::from_secs(args.write_stall_seconds.max(1)),
     };
     let mut server = tokio::spawn(http_api::listener::serve(
         listener, router, limits, graceful,

@@ -9,6 +9,7 @@
 //! | botcraft killed, then restarted | SIGKILL botcraft with such a tree running; start it again on the same data folder |
 //! | failed `initialize` ×20 | a server that forks a `setsid` grandchild and exits, started 20 times |
 //! | SIGTERM during `initialize` | a server that never answers `initialize` (60 s timeout) |
+//! | 500 unread chat streams (`faults/unread_streams.rs`) | clients that never read an 8 MiB answer: memory bound, streams and provider requests ended |
 //! | a failing server and listings | 20 `/mcp` `tools/list` while a bound server fails: not tried (the cache); 20 starting listings: tried once, then told the backoff |
 
 use std::path::{Path, PathBuf};
@@ -19,6 +20,8 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
 mod common;
+#[path = "faults/unread_streams.rs"]
+mod unread_streams;
 use common::{Api, Served, alive, bin_dir, serve_command, spawn_served};
 use mcp_lifecycle::hygiene;
 

@@ -148,20 +148,26 @@ fn forbidden() -> Response {
 pub struct Caller {
     pub role: Role,
     pub name: String,
+    /// The digest of the key presented: what per-key limits count by (several keys can share
+    /// a name, such as the keys of `BOTCRAFT_CHAT_KEYS`).
+    pub key: store::key_digest::KeyDigest,
 }
 
 /// The caller `presented` is: configured keys first, then the store's live keys.
 pub async fn caller_of(state: &AppState, presented: &str) -> Result<Option<Caller>, ApiError> {
+    let digest = store::key_digest::KeyDigest::of(presented);
     if let Some((role, name)) = state.config.api_keys.find(presented) {
         return Ok(Some(Caller {
             role,
             name: name.to_owned(),
+            key: digest,
         }));
     }
     match state.store.key_by_secret(presented).await {
         Ok(found) => Ok(found.map(|key| Caller {
             role: key.role,
             name: key.name,
+            key: digest,
         })),
         Err(error) => Err(ApiError::internal(&error)),
     }

@@ -20,6 +20,7 @@
 
 pub mod auth;
 pub mod catalogs;
+pub mod chat_streams;
 pub mod error;
 pub mod executor;
 pub mod health;
@@ -32,6 +33,7 @@ pub mod routes;
 pub mod state;
 pub mod tool_loading;
 pub mod turn_metrics;
+pub mod write_stall;
 
 #[cfg(test)]
 mod testing;

@@ -7,7 +7,17 @@
 //!   slowloris client (half a header, then silence) holds a connection for seconds, not for
 //!   ever;
 //! - at most `max_connections` connections at once; past that, new ones wait in the kernel's
-//!   accept queue until one closes.
+//!   accept queue until one closes;
+//! - a client that reads nothing of an answer for `write_stall_timeout` has its connection
+//!   closed ([`crate::write_stall`]): its response body is dropped, so a chat turn it held
+//!   cancels, provider request and all;
+//! - hyper buffers at most [`CONNECTION_BUFFER_BYTES`] per connection, each way: an answer
+//!   the client does not read waits in the turn's bounded buffer, not here, and a request
+//!   head larger than that is refused (431);
+//! - the kernel's send buffer of a connection is fixed at [`CONNECTION_SEND_BUFFER_BYTES`]
+//!   (Linux doubles it for its bookkeeping) instead of growing to `tcp_wmem`'s 4 MiB: a
+//!   client that stops reading makes its answer wait in BotCraft's bounded buffers, and
+//!   thousands of such clients cannot push the host's TCP memory into pressure.
 //!
 //! HTTP/1.1 only (with upgrades), with `TCP_NODELAY` so small SSE and JSON answers go out at
 //! once. On `shutdown` it stops accepting, asks every connection to finish its requests
@@ -26,10 +36,19 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use crate::write_stall::StallGuard;
+
 /// Default header-read (and keep-alive idle) timeout.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Default cap on open connections.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// Default time a client may read nothing of an answer before its connection is closed.
+pub const DEFAULT_WRITE_STALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// The kernel send buffer of each accepted connection (`SO_SNDBUF`).
+pub const CONNECTION_SEND_BUFFER_BYTES: usize = 128 * 1024;
+/// What hyper buffers per connection, each way (its default is ~400 KiB): also the largest
+/// request head accepted.
+pub const CONNECTION_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Limits on connections.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +57,8 @@ pub struct ConnectionLimits {
     pub header_read_timeout: Duration,
     /// Connections open at once.
     pub max_connections: usize,
+    /// A write that makes no progress for this long ends the connection.
+    pub write_stall_timeout: Duration,
 }
 
 impl Default for ConnectionLimits {
@@ -45,6 +66,7 @@ impl Default for ConnectionLimits {
         Self {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            write_stall_timeout: DEFAULT_WRITE_STALL_TIMEOUT,
         }
     }
 }
@@ -81,6 +103,7 @@ pub async fn serve(
             () = shutdown.cancelled() => break,
         };
         let _ = stream.set_nodelay(true);
+        let _ = socket2::SockRef::from(&stream).set_send_buffer_size(CONNECTION_SEND_BUFFER_BYTES);
         let router = router.clone();
         let shutdown = shutdown.clone();
         let open = open_rx.clone();
@@ -91,7 +114,9 @@ pub async fn serve(
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder
                 .timer(TokioTimer::new())
-                .header_read_timeout(limits.header_read_timeout);
+                .header_read_timeout(limits.header_read_timeout)
+                .max_buf_size(CONNECTION_BUFFER_BYTES);
+            let stream = StallGuard::new(stream, limits.write_stall_timeout);
             let mut connection = pin!(
                 builder
                     .serve_connection(TokioIo::new(stream), service)

@@ -13,6 +13,7 @@ use toolset::Toolsets;
 
 use crate::auth::ApiKeys;
 use crate::catalogs::ToolCatalogs;
+use crate::chat_streams::{ChatStreams, StreamLimits};
 use crate::redact::Redactor;
 
 /// Default limit of a request body: 4 MiB (a long chat history fits).
@@ -84,6 +85,12 @@ pub struct ApiConfig {
     /// Cancelled when this replica is going away: `/api/health/ready` answers 503
     /// ("draining") from then on, while requests are still served. Not a setting either.
     pub draining: tokio_util::sync::CancellationToken,
+    /// The chat turns running now, capped in all and per key
+    /// ([`crate::chat_streams::ChatStreams::new`] with the caps).
+    pub chat_streams: Arc<ChatStreams>,
+    /// Bytes of a turn's events buffered for a client that reads slower than the model
+    /// writes; past it the turn stops reading the provider until the client catches up.
+    pub chat_buffer_bytes: usize,
 }
 
 impl Default for ApiConfig {
@@ -101,6 +108,8 @@ impl Default for ApiConfig {
             oauth_client_metadata: None,
             draining: tokio_util::sync::CancellationToken::new(),
             approvals: ApprovalSettings::default(),
+            chat_streams: ChatStreams::new(StreamLimits::default()),
+            chat_buffer_bytes: inference::DEFAULT_EVENT_BUFFER_BYTES,
         }
     }
 }

@@ -32,6 +32,7 @@ pub mod tokens;
 pub mod tool_schema;
 pub mod tool_search;
 pub mod turn;
+pub mod turn_events;
 pub mod ui_message;
 pub mod ui_stream;
 
@@ -56,6 +57,10 @@ pub use tool_schema::{ToolDefinition, normalize_schema};
 pub use tool_search::{
     CatalogEntry, FoundTool, QueryEmbedder, TOOL_SEARCH, ToolCatalog, ToolSearchTool,
 };
-pub use turn::{ChatTurn, ServerInstructions, TurnConfig, TurnEnd, TurnEvent, TurnOutcome};
+pub use turn::{
+    ChatTurn, DEFAULT_MAX_STEP_TEXT_BYTES, ServerInstructions, TurnConfig, TurnEnd, TurnEvent,
+    TurnOutcome,
+};
+pub use turn_events::{DEFAULT_EVENT_BUFFER_BYTES, TurnEvents};
 pub use ui_message::{Conversation, UiMessage, read_conversation, to_provider_messages};
 pub use ui_stream::{UiMessageChunk, UiStreamEncoder};

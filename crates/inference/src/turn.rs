@@ -17,8 +17,6 @@ use std::time::Duration;
 use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
-use tokio::sync::mpsc;
-use tokio_stream::wrappers::ReceiverStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::active_tools::{ActiveTools, EagerTools, StepContext};
@@ -29,6 +27,7 @@ use crate::mcp_tools::{ToolCallError, ToolExecutor};
 use crate::native::NativeToolRegistry;
 use crate::providers::{InvalidToolInput, Provider, ProviderError, ProviderEvent, StepRequest};
 use crate::tool_schema::ToolDefinition;
+use crate::turn_events::{DEFAULT_EVENT_BUFFER_BYTES, EventSender, TurnEvents, event_channel};
 
 /// Limits of one turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +46,16 @@ pub struct TurnConfig {
     /// The longest text of one tool result the model reads; the rest is cut, and the cut
     /// is said at the end of what it reads.
     pub max_tool_result_chars: usize,
+    /// Bytes of events buffered for a reader that is behind ([`crate::turn_events`]).
+    pub event_buffer_bytes: usize,
+    /// Bytes of one step's text the turn keeps for its conversation (what the model reads
+    /// back in the next step); the client gets it all as it streams, and the kept text says
+    /// how much was not kept. A long answer costs this much memory, not its length.
+    pub max_step_text_bytes: usize,
 }
+
+/// Default of [`TurnConfig::max_step_text_bytes`].
+pub const DEFAULT_MAX_STEP_TEXT_BYTES: usize = 16 * 1024;
 
 impl Default for TurnConfig {
     fn default() -> Self {
@@ -58,6 +66,8 @@ impl Default for TurnConfig {
             max_output_tokens: None,
             vision: false,
             max_tool_result_chars: 100_000,
+            event_buffer_bytes: DEFAULT_EVENT_BUFFER_BYTES,
+            max_step_text_bytes: DEFAULT_MAX_STEP_TEXT_BYTES,
         }
     }
 }
@@ -67,6 +77,53 @@ impl Default for TurnConfig {
 struct CallOutput {
     text: String,
     images: Vec<ToolImage>,
+}
+
+/// A step's text as the turn keeps it: the first `max` bytes (at a character boundary), and
+/// how many more streamed past.
+struct KeptText {
+    text: String,
+    max: usize,
+    dropped: usize,
+}
+
+impl KeptText {
+    fn new(max: usize) -> Self {
+        Self {
+            text: String::new(),
+            max,
+            dropped: 0,
+        }
+    }
+
+    fn push(&mut self, delta: &str) {
+        let room = self.max.saturating_sub(self.text.len());
+        if self.dropped == 0 && delta.len() <= room {
+            self.text.push_str(delta);
+            return;
+        }
+        let mut end = room.min(delta.len());
+        while !delta.is_char_boundary(end) {
+            end -= 1;
+        }
+        if self.dropped == 0 {
+            self.text.push_str(&delta[..end]);
+        } else {
+            end = 0;
+        }
+        self.dropped += delta.len() - end;
+    }
+
+    fn finish(mut self) -> String {
+        if self.dropped > 0 {
+            self.text.push_str(&format!(
+                "\n[BotCraft kept the first {} bytes of this answer in the conversation; {} more were shown to the user but are not kept here]",
+                self.text.len(),
+                self.dropped
+            ));
+        }
+        self.text
+    }
 }
 
 /// `text` cut to `max` characters, with a notice of the cut at its end.
@@ -289,24 +346,19 @@ impl ChatTurn {
 
     /// Runs the turn on a new task; events arrive on the stream, the outcome
     /// on the handle. Dropping the stream cancels the turn.
+    /// The stream buffers at most [`TurnConfig::event_buffer_bytes`] (and 64 events): past
+    /// that the turn waits for the reader, and reads nothing more from the provider meanwhile.
     pub fn spawn(
         self,
         cancel: CancellationToken,
-    ) -> (
-        ReceiverStream<TurnEvent>,
-        tokio::task::JoinHandle<TurnOutcome>,
-    ) {
-        let (sender, receiver) = mpsc::channel(64);
+    ) -> (TurnEvents, tokio::task::JoinHandle<TurnOutcome>) {
+        let (sender, events) = event_channel(self.config.event_buffer_bytes);
         let handle = tokio::spawn(self.run(sender, cancel));
-        (ReceiverStream::new(receiver), handle)
+        (events, handle)
     }
 
     /// Runs the turn, sending events to `events` as they happen.
-    pub async fn run(
-        self,
-        events: mpsc::Sender<TurnEvent>,
-        cancel: CancellationToken,
-    ) -> TurnOutcome {
+    async fn run(self, events: EventSender, cancel: CancellationToken) -> TurnOutcome {
         let cancel = cancel.child_token();
         let emitter = Emitter {
             sender: events,
@@ -488,7 +540,7 @@ impl ChatTurn {
 
     async fn stream_step(&self, request: StepRequest, emitter: &Emitter) -> StepStream {
         let mut stream = self.provider.stream_step(request);
-        let mut text = String::new();
+        let mut text = KeptText::new(self.config.max_step_text_bytes);
         let mut calls = Vec::new();
         loop {
             let item = tokio::select! {
@@ -507,7 +559,7 @@ impl ChatTurn {
             };
             match event {
                 ProviderEvent::TextDelta(delta) => {
-                    text.push_str(&delta);
+                    text.push(&delta);
                     emitter.send(TurnEvent::TextDelta(delta)).await;
                 }
                 ProviderEvent::ToolCallStart { id, name } => {
@@ -539,7 +591,7 @@ impl ChatTurn {
                 }
                 ProviderEvent::Finish { reason, usage } => {
                     return StepStream::Done(StreamedStep {
-                        text,
+                        text: text.finish(),
                         calls,
                         reason,
                         usage,
@@ -868,7 +920,7 @@ enum StepStream {
 
 /// Sends events; a receiver that went away cancels the turn.
 struct Emitter {
-    sender: mpsc::Sender<TurnEvent>,
+    sender: EventSender,
     cancel: CancellationToken,
 }
 
@@ -903,6 +955,27 @@ impl Emitter {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_step_keeps_its_first_bytes_and_says_how_many_more_streamed() {
+        let kept = |max: usize, deltas: &[&str]| {
+            let mut text = KeptText::new(max);
+            for delta in deltas {
+                text.push(delta);
+            }
+            text.finish()
+        };
+        assert_eq!(kept(10, &["hello ", "you"]), "hello you");
+        assert_eq!(
+            kept(8, &["hello ", "world", "!"]),
+            "hello wo\n[BotCraft kept the first 8 bytes of this answer in the conversation; 4 more were shown to the user but are not kept here]"
+        );
+        // "é" is two bytes: a cut inside it keeps what precedes it.
+        assert_eq!(
+            kept(2, &["aé"]),
+            "a\n[BotCraft kept the first 1 bytes of this answer in the conversation; 2 more were shown to the user but are not kept here]"
+        );
+    }
 
     #[test]
     fn results_are_cut_at_a_character_boundary_with_the_cut_said() {

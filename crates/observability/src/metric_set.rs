@@ -101,6 +101,8 @@ pub struct BotCraftMetrics {
     provider_requests: Counter<3>,
     provider_request_seconds: Histogram<2>,
     provider_tokens: Counter<3>,
+    chat_streams: Gauge<0>,
+    chat_streams_refused: Counter<1>,
 }
 
 impl BotCraftMetrics {
@@ -170,6 +172,16 @@ impl BotCraftMetrics {
                 "Tokens reported by LLM providers, by kind (input, output).",
                 ["provider", "model", "kind"],
             )?,
+            chat_streams: r.gauge(
+                "botcraft_chat_streams",
+                "Chat turns running now (each holds a place until its answer ends).",
+                [],
+            )?,
+            chat_streams_refused: r.counter(
+                "botcraft_chat_streams_refused_total",
+                "Chat requests refused with 429 by the cap that refused them (per_key, total).",
+                ["cap"],
+            )?,
             registry,
         })
     }
@@ -204,6 +216,21 @@ impl BotCraftMetrics {
         if !SERVER_STATES.contains(&state) {
             self.server_state.set([server, state], 1.0);
         }
+    }
+
+    /// A chat turn took its place.
+    pub fn chat_stream_started(&self) {
+        self.chat_streams.add([], 1.0);
+    }
+
+    /// A chat turn's answer ended (read to its end, or dropped).
+    pub fn chat_stream_ended(&self) {
+        self.chat_streams.add([], -1.0);
+    }
+
+    /// A chat request was refused by `cap` (`per_key` or `total`).
+    pub fn chat_stream_refused(&self, cap: &str) {
+        self.chat_streams_refused.inc([cap]);
     }
 
     /// The manager's count of automatic restarts of `server` (a total kept by the manager).

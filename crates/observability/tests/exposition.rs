@@ -30,6 +30,10 @@ fn recorded() -> BotCraftMetrics {
         Duration::from_secs(3),
     );
     metrics.tool_search(Some(3));
+    metrics.chat_stream_started();
+    metrics.chat_stream_started();
+    metrics.chat_stream_ended();
+    metrics.chat_stream_refused("per_key");
     let mut turn = SearchFollowUps::new();
     turn.searched(["forge-bash__run"]);
     turn.called("forge-bash__run");
@@ -155,6 +159,23 @@ fn a_parser_reads_back_every_kind_with_its_values() {
 }
 
 #[test]
+fn chat_streams_are_counted_running_and_refused() {
+    let scrape = parse(&recorded().encode());
+    assert_eq!(
+        sample(&scrape, "botcraft_chat_streams", &[]),
+        &Value::Gauge(1.0)
+    );
+    assert_eq!(
+        sample(
+            &scrape,
+            "botcraft_chat_streams_refused_total",
+            &[("cap", "per_key")]
+        ),
+        &Value::Counter(1.0)
+    );
+}
+
+#[test]
 fn every_family_has_help_and_type() {
     let text = recorded().encode();
     let scrape = parse(&text);
@@ -163,7 +184,7 @@ fn every_family_has_help_and_type() {
         .filter_map(|line| line.strip_prefix("# TYPE "))
         .filter_map(|rest| rest.split(' ').next())
         .collect();
-    assert_eq!(families.len(), 11, "{text}");
+    assert_eq!(families.len(), 13, "{text}");
     for family in families {
         assert!(scrape.docs.contains_key(family), "no HELP for {family}");
     }

@@ -22,9 +22,13 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use axum::serve::ListenerExt;
 use futures::stream;
 use serde_json::{Value, json};
 use tokio::sync::Notify;
+
+/// The send buffer of each connection the fake accepts.
+const SEND_BUFFER_BYTES: usize = 64 * 1024;
 
 /// Which wire format a request used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,6 +67,9 @@ pub enum FakeReply {
     /// `hang` (the stream then stays open and silent).
     Stream {
         text: Vec<String>,
+        /// The text chunks are streamed this many times over (made as they are sent, so a
+        /// long answer costs the fake no memory).
+        rounds: usize,
         tool_calls: Vec<FakeToolCall>,
         input_tokens: u64,
         output_tokens: u64,
@@ -81,6 +88,7 @@ impl FakeReply {
     {
         Self::Stream {
             text: chunks.into_iter().map(Into::into).collect(),
+            rounds: 1,
             tool_calls: Vec::new(),
             input_tokens: 10,
             output_tokens: 5,
@@ -92,6 +100,7 @@ impl FakeReply {
     pub fn tool_calls(calls: impl IntoIterator<Item = FakeToolCall>) -> Self {
         Self::Stream {
             text: Vec::new(),
+            rounds: 1,
             tool_calls: calls.into_iter().collect(),
             input_tokens: 10,
             output_tokens: 5,
@@ -132,6 +141,15 @@ impl FakeReply {
         {
             *input_tokens = input;
             *output_tokens = output;
+        }
+        self
+    }
+
+    /// Stream the text chunks `rounds` times over (a long answer: 8 MB is a chunk of 8 KB,
+    /// 1,000 rounds).
+    pub fn repeated(mut self, times: usize) -> Self {
+        if let Self::Stream { rounds, .. } = &mut self {
+            *rounds = times;
         }
         self
     }
@@ -187,6 +205,11 @@ impl FakeLlm {
             .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
+        // A fixed send buffer, as a server far away has in effect: a long answer waits in
+        // the fake, not in kernel buffers, when its client stops reading.
+        let listener = listener.tap_io(|stream| {
+            let _ = socket2::SockRef::from(&*stream).set_send_buffer_size(SEND_BUFFER_BYTES);
+        });
         let server = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
@@ -302,6 +325,7 @@ async fn handle(
             .into_response(),
         Some(FakeReply::Stream {
             text,
+            rounds,
             tool_calls,
             input_tokens,
             output_tokens,
@@ -311,6 +335,7 @@ async fn handle(
                 id: index,
                 model,
                 text,
+                rounds,
                 tool_calls,
                 input_tokens,
                 output_tokens,
@@ -329,6 +354,7 @@ struct Script {
     id: usize,
     model: String,
     text: Vec<String>,
+    rounds: usize,
     tool_calls: Vec<FakeToolCall>,
     input_tokens: u64,
     output_tokens: u64,
@@ -356,36 +382,52 @@ impl Drop for DisconnectGuard {
     }
 }
 
-fn stream_response(frames: Vec<String>, hang: bool, shared: Arc<Shared>) -> Response {
+/// A reply's frames: `head`, then `text` `rounds` times over, then `tail`.
+struct Frames {
+    head: Vec<String>,
+    text: Vec<String>,
+    rounds: usize,
+    tail: Vec<String>,
+}
+
+impl Frames {
+    /// Every frame in order, made as it is taken.
+    fn into_iter(self) -> impl Iterator<Item = String> + Send {
+        let Self {
+            head,
+            text,
+            rounds,
+            tail,
+        } = self;
+        let text = std::iter::repeat_n(text, rounds).flatten();
+        head.into_iter().chain(text).chain(tail)
+    }
+}
+
+fn stream_response(frames: Frames, hang: bool, shared: Arc<Shared>) -> Response {
     // Each frame goes out in two writes, cut mid-line.
-    let pieces: Vec<String> = frames
-        .into_iter()
-        .flat_map(|frame| {
-            let mut cut = frame.len() / 2;
-            while !frame.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            let (head, tail) = frame.split_at(cut);
-            [head.to_owned(), tail.to_owned()]
-        })
-        .collect();
+    let pieces = frames.into_iter().flat_map(|frame| {
+        let mut cut = frame.len() / 2;
+        while !frame.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let (head, tail) = frame.split_at(cut);
+        [head.to_owned(), tail.to_owned()]
+    });
     let guard = DisconnectGuard {
         shared,
         finished: false,
     };
-    let body = stream::unfold(
-        (pieces.into_iter(), guard),
-        move |(mut pieces, mut guard): (std::vec::IntoIter<String>, DisconnectGuard)| async move {
-            match pieces.next() {
-                Some(piece) => Some((Ok::<_, Infallible>(piece), (pieces, guard))),
-                None if hang => std::future::pending().await,
-                None => {
-                    guard.complete();
-                    None
-                }
+    let body = stream::unfold((pieces, guard), move |(mut pieces, mut guard)| async move {
+        match pieces.next() {
+            Some(piece) => Some((Ok::<_, Infallible>(piece), (pieces, guard))),
+            None if hang => std::future::pending().await,
+            None => {
+                guard.complete();
+                None
             }
-        },
-    );
+        }
+    });
     Response::builder()
         .status(StatusCode::OK)
         .header(header::CONTENT_TYPE, "text/event-stream")
@@ -410,19 +452,24 @@ fn openai_chunk(script: &Script, delta: Value, finish_reason: Value) -> Value {
     })
 }
 
-fn openai_frames(script: &Script) -> Vec<String> {
-    let mut frames = vec![data(&openai_chunk(
+fn openai_frames(script: &Script) -> Frames {
+    let head = vec![data(&openai_chunk(
         script,
         json!({"role": "assistant", "content": "", "refusal": null}),
         Value::Null,
     ))];
-    for text in &script.text {
-        frames.push(data(&openai_chunk(
-            script,
-            json!({"content": text}),
-            Value::Null,
-        )));
-    }
+    let text = script
+        .text
+        .iter()
+        .map(|text| data(&openai_chunk(script, json!({"content": text}), Value::Null)))
+        .collect();
+    let mut frames = Vec::new();
+    let done = |tail| Frames {
+        head,
+        text,
+        rounds: script.rounds,
+        tail,
+    };
     for (index, call) in script.tool_calls.iter().enumerate() {
         frames.push(data(&openai_chunk(
             script,
@@ -439,7 +486,7 @@ fn openai_frames(script: &Script) -> Vec<String> {
         }
     }
     if script.hang {
-        return frames;
+        return done(frames);
     }
     let reason = if script.tool_calls.is_empty() {
         "stop"
@@ -456,15 +503,15 @@ fn openai_frames(script: &Script) -> Vec<String> {
     });
     frames.push(data(&usage));
     frames.push("data: [DONE]\n\n".to_owned());
-    frames
+    done(frames)
 }
 
 fn event(name: &str, json: &Value) -> String {
     format!("event: {name}\ndata: {json}\n\n")
 }
 
-fn anthropic_frames(script: &Script) -> Vec<String> {
-    let mut frames = vec![event(
+fn anthropic_frames(script: &Script) -> Frames {
+    let mut head = vec![event(
         "message_start",
         &json!({"type": "message_start", "message": {
             "id": format!("msg_fake{}", script.id), "type": "message", "role": "assistant",
@@ -473,18 +520,20 @@ fn anthropic_frames(script: &Script) -> Vec<String> {
         }}),
     )];
     let mut index = 0;
+    let mut text = Vec::new();
+    let mut frames = Vec::new();
     if !script.text.is_empty() {
-        frames.push(event(
+        head.push(event(
             "content_block_start",
             &json!({"type": "content_block_start", "index": index,
                     "content_block": {"type": "text", "text": ""}}),
         ));
-        frames.push(event("ping", &json!({"type": "ping"})));
-        for text in &script.text {
-            frames.push(event(
+        head.push(event("ping", &json!({"type": "ping"})));
+        for chunk in &script.text {
+            text.push(event(
                 "content_block_delta",
                 &json!({"type": "content_block_delta", "index": index,
-                        "delta": {"type": "text_delta", "text": text}}),
+                        "delta": {"type": "text_delta", "text": chunk}}),
             ));
         }
         frames.push(event(
@@ -517,8 +566,14 @@ fn anthropic_frames(script: &Script) -> Vec<String> {
         ));
         index += 1;
     }
+    let done = |tail| Frames {
+        head,
+        text,
+        rounds: script.rounds,
+        tail,
+    };
     if script.hang {
-        return frames;
+        return done(frames);
     }
     let reason = if script.tool_calls.is_empty() {
         "end_turn"
@@ -531,5 +586,5 @@ fn anthropic_frames(script: &Script) -> Vec<String> {
                 "usage": {"output_tokens": script.output_tokens}}),
     ));
     frames.push(event("message_stop", &json!({"type": "message_stop"})));
-    frames
+    done(frames)
 }

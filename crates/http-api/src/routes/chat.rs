@@ -24,14 +24,22 @@
 //!
 //! The client hanging up drops the response body, which drops the turn's event receiver:
 //! the turn cancels (provider request dropped, tool calls cancelled) and the lease ends.
+//!
+//! Bounded: at most `BOTCRAFT_MAX_CHAT_STREAMS` turns run at once, and
+//! `BOTCRAFT_MAX_CHAT_STREAMS_PER_KEY` for one key (past either: 429 `too_many_streams` with
+//! `Retry-After`, `crate::chat_streams`); a client that reads slower than the model writes
+//! holds at most `BOTCRAFT_CHAT_BUFFER_BYTES` of events (the turn stops reading the provider
+//! meanwhile, `inference::turn_events`), and one that reads nothing for
+//! `BOTCRAFT_WRITE_STALL_SECONDS` loses its connection, which cancels the turn
+//! (`crate::listener`).
 
 use std::convert::Infallible;
 use std::sync::Arc;
 
 use axum::Json;
 use axum::body::Body;
-use axum::extract::State;
 use axum::extract::rejection::JsonRejection;
+use axum::extract::{Extension, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
@@ -44,6 +52,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use store::Bot;
 
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::executor::McpToolExecutor;
 use crate::redact::Redactor;
@@ -82,9 +91,15 @@ fn message_id() -> String {
 
 pub async fn chat(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     headers: HeaderMap,
     body: Result<Json<ChatRequest>, JsonRejection>,
 ) -> Result<Response, ApiError> {
+    // A place among the turns running (in all, and for this key), held until the answer ends.
+    let slot = match state.config.chat_streams.admit(caller.key, &state.metrics) {
+        Ok(slot) => slot,
+        Err(refusal) => return Ok(refusal.into_response()),
+    };
     let Json(request) = body?;
     let limit = state.config.max_chat_messages;
     if request.messages.len() > limit {
@@ -148,6 +163,8 @@ pub async fn chat(
         tool_timeout: state.config.native_tool_timeout,
         cancel_grace: state.config.cancel_grace,
         max_output_tokens: state.config.max_output_tokens,
+        event_buffer_bytes: state.config.chat_buffer_bytes,
+        max_step_text_bytes: inference::DEFAULT_MAX_STEP_TEXT_BYTES,
     };
     let mut recorder = TurnRecorder::new(
         state.metrics.clone(),
@@ -189,13 +206,19 @@ pub async fn chat(
     if wants_json(&headers) {
         // The lease lives until the collected answer is ready.
         let answer = collect_answer(id, &bot, Box::pin(events), &redactor).await;
-        drop(lease);
+        drop((lease, slot));
         return answer.map(|mut value| {
             report.add_to(&mut value);
             Json(value).into_response()
         });
     }
-    let frames = sse_frames(UiStreamEncoder::new(id), events, redactor, report, lease);
+    let frames = sse_frames(
+        UiStreamEncoder::new(id),
+        events,
+        redactor,
+        report,
+        (lease, slot),
+    );
     let mut response = Body::from_stream(frames.map(Ok::<_, Infallible>)).into_response();
     for (name, value) in RESPONSE_HEADERS {
         response

@@ -77,6 +77,8 @@ pub struct Options {
     /// Load the embedding model of `BOTCRAFT_EMBEDDING_MODEL`: `tool_search` is hybrid,
     /// its vectors kept in the fixture's store.
     pub embedding: bool,
+    /// The caps on chat turns running at once.
+    pub streams: http_api::chat_streams::StreamLimits,
 }
 
 impl Default for Options {
@@ -84,6 +86,7 @@ impl Default for Options {
         Self {
             idle: Duration::from_secs(20),
             embedding: false,
+            streams: http_api::chat_streams::StreamLimits::default(),
         }
     }
 }
@@ -148,6 +151,7 @@ impl Fixture {
             max_chat_messages: MAX_CHAT_MESSAGES,
             cancel_grace: Duration::from_secs(2),
             redactor: Redactor::new([OPENAI_KEY, ANTHROPIC_KEY, ADMIN_KEY, CHAT_KEY]),
+            chat_streams: http_api::chat_streams::ChatStreams::new(options.streams),
             ..ApiConfig::default()
         };
         let state = AppState {

@@ -8,7 +8,7 @@ use http_api::listener::{ConnectionLimits, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use super::harness::Fixture;
+use super::harness::{ADMIN_KEY, CHAT_KEY, Fixture, Options, chat_body, model};
 
 /// Read until the server closes the connection; what it sent.
 async fn until_closed(stream: &mut tokio::net::TcpStream) -> anyhow::Result<Vec<u8>> {
@@ -30,6 +30,7 @@ async fn slow_and_idle_clients_are_closed_within_the_header_timeout() -> anyhow:
     let limits = ConnectionLimits {
         header_read_timeout: Duration::from_millis(500),
         max_connections: 2048,
+        ..ConnectionLimits::default()
     };
     let shutdown = CancellationToken::new();
     let server = tokio::spawn(serve(listener, fx.app.clone(), limits, shutdown.clone()));
@@ -64,6 +65,89 @@ async fn slow_and_idle_clients_are_closed_within_the_header_timeout() -> anyhow:
 
     shutdown.cancel();
     tokio::time::timeout(bound, server).await???;
+    fx.finish().await;
+    Ok(())
+}
+
+/// A chat request of `key` for bot `b`.
+fn chat_as(key: &str) -> axum::http::Request<axum::body::Body> {
+    axum::http::Request::builder()
+        .method("POST")
+        .uri("/api/ai/chat")
+        .header("authorization", format!("Bearer {key}"))
+        .header("content-type", "application/json")
+        .body(axum::body::Body::from(chat_body("b", "hello").to_string()))
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn chat_turns_past_a_cap_are_429_with_retry_after_and_a_place_comes_back_with_its_answer()
+-> anyhow::Result<()> {
+    use tower::ServiceExt;
+    // Every turn waits on a model that never answers: each holds its place while its answer
+    // (the response body) is held.
+    let hangs = (0..5).map(|_| test_support::FakeReply::hang());
+    let limits = http_api::chat_streams::StreamLimits {
+        total: 3,
+        per_key: 2,
+    };
+    let fx = Fixture::with_options(
+        hangs,
+        Options {
+            streams: limits,
+            ..Options::default()
+        },
+    )
+    .await?;
+    fx.add_bot("b", model(test_support::Wire::OpenAi), &[])
+        .await?;
+    let admit = |key: &'static str| {
+        let app = fx.app.clone();
+        async move { app.oneshot(chat_as(key)).await }
+    };
+    let first = admit(ADMIN_KEY).await?;
+    let second = admit(ADMIN_KEY).await?;
+    assert_eq!(
+        (first.status().as_u16(), second.status().as_u16()),
+        (200, 200)
+    );
+    let refused = fx.send(chat_as(ADMIN_KEY)).await?;
+    assert_eq!(
+        (
+            refused.status.as_u16(),
+            refused.error_code(),
+            refused.headers.get("retry-after").and_then(|v| v.to_str().ok()),
+            refused.json()?["error"]["message"].as_str().map(str::to_owned),
+        ),
+        (
+            429,
+            "too_many_streams".to_owned(),
+            Some("5"),
+            Some("2 chat turns are running for this key, the most one key may run at once (BOTCRAFT_MAX_CHAT_STREAMS_PER_KEY); try again when one has ended".to_owned()),
+        )
+    );
+    let third = admit(CHAT_KEY).await?;
+    assert_eq!(third.status().as_u16(), 200);
+    let refused = fx.send(chat_as(CHAT_KEY)).await?;
+    assert_eq!(
+        (refused.status.as_u16(), refused.json()?["error"]["message"].as_str().map(str::to_owned)),
+        (
+            429,
+            Some("3 chat turns are running, the most BotCraft runs at once (BOTCRAFT_MAX_CHAT_STREAMS); try again shortly".to_owned()),
+        )
+    );
+    // The first answer is dropped (its client went away): its place is free again.
+    drop(first);
+    let again = admit(ADMIN_KEY).await?;
+    assert_eq!(again.status().as_u16(), 200);
+    let metrics = fx.state.metrics.encode();
+    for line in [
+        "botcraft_chat_streams 3",
+        "botcraft_chat_streams_refused_total{cap=\"per_key\"} 1",
+        "botcraft_chat_streams_refused_total{cap=\"total\"} 1",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line} in {metrics}");
+    }
     fx.finish().await;
     Ok(())
 }

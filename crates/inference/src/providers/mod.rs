@@ -187,3 +187,8 @@ impl ProviderError {
 
 /// How much of an error body an [`ProviderError::Http`] keeps.
 pub const ERROR_BODY_LIMIT: usize = 2048;
+
+/// The largest server-sent event a provider may send: a longer one ends the step with
+/// [`ProviderError::Malformed`] instead of growing a buffer without end. Providers stream in
+/// small deltas; this is far above any real event.
+pub const MAX_EVENT_BYTES: usize = 1024 * 1024;

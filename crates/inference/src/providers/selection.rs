@@ -133,6 +133,12 @@ impl std::fmt::Debug for SelectedModel {
     }
 }
 
+/// The HTTP/2 flow-control window of one provider stream: what the provider may send ahead
+/// of what BotCraft has read. A turn whose client stops reading stops reading its provider
+/// (`crate::turn_events`); with HTTP/2 at most this much then waits in BotCraft per stream
+/// (hyper's default is 2 MiB). A model's tokens arrive far slower than this drains.
+pub const PROVIDER_STREAM_WINDOW: u32 = 64 * 1024;
+
 /// Builds providers for bots from one shared HTTP client.
 #[derive(Debug, Clone)]
 pub struct Providers {
@@ -144,6 +150,10 @@ impl Providers {
     pub fn new(settings: ProviderSettings) -> Result<Self, ProviderSetupError> {
         let client = reqwest::Client::builder()
             .connect_timeout(settings.timeouts.connect)
+            .http2_initial_stream_window_size(PROVIDER_STREAM_WINDOW)
+            // Room for 256 streams' windows at once: a few stalled streams never use up the
+            // connection's window and starve the others on it.
+            .http2_initial_connection_window_size(PROVIDER_STREAM_WINDOW * 256)
             .build()
             .map_err(|error| ProviderSetupError {
                 detail: error_chain(&error),

@@ -1,17 +1,24 @@
 //! The HTTP and SSE plumbing both providers share: send the request, turn a
 //! non-2xx answer into [`ProviderError::Http`] with a capped body excerpt,
 //! split the body into server-sent events and hand each to the provider's
-//! [`StreamDecoder`], with an idle timeout on every wait.
+//! [`StreamDecoder`], with an idle timeout on every wait and a bound on one event's size
+//! ([`MAX_EVENT_BYTES`]).
 
 use std::collections::VecDeque;
 use std::error::Error as StdError;
 use std::fmt::Write as _;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use eventsource_stream::{Event, EventStreamError, Eventsource};
 use futures::{Stream, StreamExt, stream};
 
-use super::{ERROR_BODY_LIMIT, ProviderError, ProviderEvent, ProviderKind, ProviderStream};
+use super::{
+    ERROR_BODY_LIMIT, MAX_EVENT_BYTES, ProviderError, ProviderEvent, ProviderKind, ProviderStream,
+};
 
 /// Turns a provider's server-sent events into [`ProviderEvent`]s.
 pub(crate) trait StreamDecoder: Send + 'static {
@@ -114,15 +121,85 @@ pub(crate) fn error_chain(error: &dyn StdError) -> String {
     text
 }
 
+/// The most bytes handed to the SSE parser at once: a network read can bring hundreds of KiB,
+/// which the parser would copy line by line (its buffer is re-made after each line), so a
+/// chunk goes on in slices of this size (zero-copy, of the same allocation).
+const PARSER_SLICE: usize = 16 * 1024;
+
+/// The body's bytes, in slices of at most [`PARSER_SLICE`], counted since the last event the
+/// parser gave: past `max`, an error instead of more bytes, so one event never grows the
+/// parser's buffer past `max` (and a slice).
+struct Counted<S> {
+    bytes: S,
+    /// What is left of the last chunk.
+    rest: bytes::Bytes,
+    since_event: Arc<AtomicUsize>,
+    max: usize,
+}
+
+/// A transport error, or an event over the size bound.
+#[derive(Debug)]
+enum CountedError<E> {
+    Transport(E),
+    Oversized(usize),
+}
+
+impl<E: StdError> std::fmt::Display for CountedError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Transport(error) => std::fmt::Display::fmt(error, f),
+            Self::Oversized(max) => write!(f, "an event longer than {max} bytes"),
+        }
+    }
+}
+
+impl<E: StdError + 'static> StdError for CountedError<E> {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            Self::Transport(error) => error.source(),
+            Self::Oversized(_) => None,
+        }
+    }
+}
+
+impl<S, B, E> futures::Stream for Counted<S>
+where
+    S: futures::Stream<Item = Result<B, E>> + Unpin,
+    B: Into<bytes::Bytes>,
+{
+    type Item = Result<bytes::Bytes, CountedError<E>>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        if self.since_event.load(Ordering::Relaxed) > self.max {
+            return Poll::Ready(Some(Err(CountedError::Oversized(self.max))));
+        }
+        if self.rest.is_empty() {
+            match Pin::new(&mut self.bytes).poll_next(cx) {
+                Poll::Ready(Some(Ok(chunk))) => self.rest = chunk.into(),
+                Poll::Ready(Some(Err(error))) => {
+                    return Poll::Ready(Some(Err(CountedError::Transport(error))));
+                }
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        let take = self.rest.len().min(PARSER_SLICE);
+        let slice = self.rest.split_to(take);
+        self.since_event.fetch_add(slice.len(), Ordering::Relaxed);
+        Poll::Ready(Some(Ok(slice)))
+    }
+}
+
 struct DecodeState<S, D> {
     events: S,
     decoder: D,
     pending: VecDeque<ProviderEvent>,
     done: bool,
+    since_event: Arc<AtomicUsize>,
 }
 
 /// Splits `bytes` into server-sent events and decodes them. Every wait for
-/// the next bytes is bounded by `idle`.
+/// the next bytes is bounded by `idle`, and every event by [`MAX_EVENT_BYTES`].
 pub(crate) fn decode<S, B, E, D>(
     bytes: S,
     decoder: D,
@@ -131,15 +208,39 @@ pub(crate) fn decode<S, B, E, D>(
 ) -> impl Stream<Item = Result<ProviderEvent, ProviderError>> + Send + use<S, B, E, D>
 where
     S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,
-    B: AsRef<[u8]> + Send + 'static,
+    B: Into<bytes::Bytes> + Send + 'static,
     E: StdError + Send + 'static,
     D: StreamDecoder,
 {
+    decode_bounded(bytes, decoder, provider, idle, MAX_EVENT_BYTES)
+}
+
+fn decode_bounded<S, B, E, D>(
+    bytes: S,
+    decoder: D,
+    provider: ProviderKind,
+    idle: Duration,
+    max_event: usize,
+) -> impl Stream<Item = Result<ProviderEvent, ProviderError>> + Send + use<S, B, E, D>
+where
+    S: Stream<Item = Result<B, E>> + Send + Unpin + 'static,
+    B: Into<bytes::Bytes> + Send + 'static,
+    E: StdError + Send + 'static,
+    D: StreamDecoder,
+{
+    let since_event = Arc::new(AtomicUsize::new(0));
+    let counted = Counted {
+        bytes,
+        rest: bytes::Bytes::new(),
+        since_event: Arc::clone(&since_event),
+        max: max_event,
+    };
     let state = DecodeState {
-        events: bytes.eventsource(),
+        events: counted.eventsource(),
         decoder,
         pending: VecDeque::new(),
         done: false,
+        since_event,
     };
     stream::unfold(state, move |mut state| async move {
         loop {
@@ -162,6 +263,7 @@ where
                     state.decoder.end()
                 }
                 Some(Ok(event)) => {
+                    state.since_event.store(0, Ordering::Relaxed);
                     let decoded = state.decoder.feed(&event);
                     state.done = state.decoder.is_finished();
                     decoded
@@ -180,9 +282,18 @@ where
     })
 }
 
-fn stream_error<E: StdError>(provider: ProviderKind, error: EventStreamError<E>) -> ProviderError {
+fn stream_error<E: StdError + 'static>(
+    provider: ProviderKind,
+    error: EventStreamError<CountedError<E>>,
+) -> ProviderError {
     match error {
-        EventStreamError::Transport(error) => ProviderError::Transport {
+        EventStreamError::Transport(CountedError::Oversized(max)) => ProviderError::Malformed {
+            provider,
+            detail: format!(
+                "a server-sent event longer than {max} bytes (the most BotCraft reads of one event)"
+            ),
+        },
+        EventStreamError::Transport(CountedError::Transport(error)) => ProviderError::Transport {
             provider,
             detail: error_chain(&error),
         },
@@ -232,6 +343,66 @@ pub(crate) mod testing {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// A decoder that turns each event's data into a text delta.
+    struct Echo;
+
+    impl StreamDecoder for Echo {
+        fn feed(&mut self, event: &Event) -> Result<Vec<ProviderEvent>, ProviderError> {
+            Ok(vec![ProviderEvent::TextDelta(event.data.clone())])
+        }
+        fn end(&mut self) -> Result<Vec<ProviderEvent>, ProviderError> {
+            Ok(Vec::new())
+        }
+        fn is_finished(&self) -> bool {
+            false
+        }
+    }
+
+    #[tokio::test]
+    async fn an_event_over_the_bound_ends_the_stream_and_events_below_it_pass() {
+        let pieces = |chunks: Vec<String>| {
+            stream::iter(
+                chunks
+                    .into_iter()
+                    .map(|chunk| Ok::<_, std::convert::Infallible>(chunk.into_bytes())),
+            )
+        };
+        // Many events of 60 bytes each, in one chunk and in many: the bound is per event.
+        let small: String = (0..100).map(|i| format!("data: {i:054}\n\n")).collect();
+        let got: Vec<_> = decode_bounded(
+            pieces(vec![small.clone()]),
+            Echo,
+            ProviderKind::OpenAi,
+            Duration::from_secs(60),
+            100,
+        )
+        .collect()
+        .await;
+        assert_eq!(got.len(), 100);
+        assert!(got.iter().all(Result::is_ok));
+        // One event of 1,000 bytes sent 10 at a time, never ending: refused, not buffered.
+        let endless = std::iter::once("data: ".to_owned())
+            .chain(std::iter::repeat_n("x".repeat(10), 100))
+            .collect();
+        let got: Vec<_> = decode_bounded(
+            pieces(endless),
+            Echo,
+            ProviderKind::OpenAi,
+            Duration::from_secs(60),
+            100,
+        )
+        .collect()
+        .await;
+        assert_eq!(
+            got,
+            vec![Err(ProviderError::Malformed {
+                provider: ProviderKind::OpenAi,
+                detail: "a server-sent event longer than 100 bytes (the most BotCraft reads of one event)"
+                    .to_owned()
+            })]
+        );
+    }
 
     #[test]
     fn excerpt_is_capped_at_a_char_boundary_and_trimmed() {

@@ -5,7 +5,8 @@
 //!
 //! SCRIPT is a JSON list of replies, taken in order by each request whatever its wire format:
 //! `{"text": "…"}` streams a text answer; `{"toolCalls": [{"id", "name", "arguments"}],
-//! "text": "…"}` streams optional text then tool calls (`arguments` a JSON text). With
+//! "text": "…"}` streams optional text then tool calls (`arguments` a JSON text);
+//! `"repeat": N` streams the text N times over, made as it is sent (a long answer). With
 //! RECORD, each request's body is appended to it as one line as it arrives.
 
 use std::io::Write;
@@ -21,6 +22,8 @@ struct Step {
     text: Option<String>,
     #[serde(default)]
     tool_calls: Vec<Call>,
+    #[serde(default)]
+    repeat: Option<usize>,
 }
 
 #[derive(Deserialize)]
@@ -34,7 +37,7 @@ struct Call {
 fn reply(step: Step) -> FakeReply {
     let text: Vec<String> = step.text.into_iter().collect();
     if step.tool_calls.is_empty() {
-        return FakeReply::text(text);
+        return FakeReply::text(text).repeated(step.repeat.unwrap_or(1));
     }
     let calls = step
         .tool_calls
