@@ -134,11 +134,11 @@ mod tests {
             ),
             (
                 WalkLimits {
-                    max_bytes: 21,
+                    max_bytes: 22,
                     ..unbounded
                 },
                 format!(
-                    "{}\n\n[forge-filesystem cut this listing: the folder has 50 entries and one answer holds at most 21 bytes (FORGE_FS_MAX_READ_BYTES); these are the first 2 by name. Find others with search_files and a pattern]",
+                    "{}\n\n[forge-filesystem cut this listing: the folder has 50 entries and one answer holds at most 22 bytes (FORGE_FS_MAX_READ_BYTES); these are the first 2 by name. Find others with search_files and a pattern]",
                     first(2)
                 ),
             ),

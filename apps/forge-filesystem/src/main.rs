@@ -10,6 +10,7 @@
 //! neither root has to exist for `initialize` and `tools/list`; a call that
 //! needs a missing root fails with `not_configured`.
 
+mod answer;
 mod config;
 mod diff;
 mod edit;

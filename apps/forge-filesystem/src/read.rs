@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use server_kit::CancellationToken;
 
+use crate::answer::escaped_len;
 use crate::oserror::FsError;
 
 /// How much of the file to read; every span reads and returns at most `max_bytes`.
@@ -160,14 +161,73 @@ fn whole(
     .take(max_bytes.saturating_add(1))
     .read_to_end(&mut bytes)
     .map_err(FsError::on("read", path))?;
-    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) <= max_bytes {
-        return Ok(into_text(bytes));
+    let cut = u64::try_from(bytes.len()).unwrap_or(u64::MAX) > max_bytes;
+    let bytes = if cut {
+        cut_front(bytes, max_bytes)
+    } else {
+        bytes
+    };
+    Ok(finish(
+        into_text(bytes),
+        cut,
+        || size_of(file),
+        max_bytes,
+        Part::First,
+    ))
+}
+
+/// Which end of the file a read keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    First,
+    Last,
+}
+
+/// Where to cut `text` so that its JSON-escaped form fits in `max` bytes, keeping `part`
+/// (the byte range kept); `None` when it fits whole.
+fn fit_escaped(text: &str, max: usize, part: Part) -> Option<std::ops::Range<usize>> {
+    let mut total = 0usize;
+    let mut over = |c: char| {
+        total += escaped_len(c);
+        total > max
+    };
+    match part {
+        Part::First => text
+            .char_indices()
+            .find(|(_, c)| over(*c))
+            .map(|(at, _)| 0..at),
+        Part::Last => text
+            .char_indices()
+            .rev()
+            .find(|(_, c)| over(*c))
+            .map(|(at, c)| at + c.len_utf8()..text.len()),
     }
-    let bytes = cut_front(bytes, max_bytes);
-    let kept = bytes.len();
-    let mut text = into_text(bytes);
-    text.push_str(&cut_notice(&size_of(file), max_bytes, kept, "first"));
-    Ok(text)
+}
+
+/// A read's text as answered: cut further when its JSON form would pass `max_bytes` (a file
+/// of control characters escapes to six bytes each: 4 MiB of zeros would be a 48 MiB answer,
+/// over the 16 MiB line MCP clients take), and followed by the notice when anything was cut.
+fn finish(
+    mut text: String,
+    mut cut: bool,
+    size: impl FnOnce() -> String,
+    max_bytes: u64,
+    part: Part,
+) -> String {
+    let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    if let Some(kept) = fit_escaped(&text, max, part) {
+        text = text[kept].to_owned();
+        cut = true;
+    }
+    if cut {
+        let kept = text.len();
+        let word = match part {
+            Part::First => "first",
+            Part::Last => "last",
+        };
+        text.push_str(&cut_notice(&size(), max_bytes, kept, word));
+    }
+    text
 }
 
 fn into_text(bytes: Vec<u8>) -> String {
@@ -214,14 +274,15 @@ fn head(
             break;
         }
     }
-    if consumed <= max_bytes {
-        return Ok(into_text(out));
-    }
-    let out = cut_front(out, max_bytes);
-    let kept = out.len();
-    let mut text = into_text(out);
-    text.push_str(&cut_notice(&size_of(file), max_bytes, kept, "first"));
-    Ok(text)
+    let cut = consumed > max_bytes;
+    let out = if cut { cut_front(out, max_bytes) } else { out };
+    Ok(finish(
+        into_text(out),
+        cut,
+        || size_of(file),
+        max_bytes,
+        Part::First,
+    ))
 }
 
 fn tail(
@@ -294,12 +355,8 @@ fn tail(
             bytes.pop();
         }
     }
-    let kept = bytes.len();
-    let mut text = into_text(bytes).replace("\r\n", "\n");
-    if cut {
-        text.push_str(&cut_notice(&len.to_string(), max_bytes, kept, "last"));
-    }
-    Ok(text)
+    let text = into_text(bytes).replace("\r\n", "\n");
+    Ok(finish(text, cut, || len.to_string(), max_bytes, Part::Last))
 }
 
 #[cfg(test)]
@@ -431,12 +488,22 @@ mod tests {
             },
         ] {
             let text = read_text(&sparse, span, &CancellationToken::new()).expect("read");
-            assert!(
-                text.starts_with(&"\0".repeat(1000)) && text.contains("it has 10737418240 bytes"),
-                "{span:?}: {} characters",
-                text.len()
+            // Zeros escape to six bytes each in JSON (`\u0000`): 166 of them fill 1000 bytes.
+            let notice = |part: &str| {
+                format!(
+                    "\n\n[forge-filesystem cut this file: it has 10737418240 bytes and one read returns at most 1000 (FORGE_FS_MAX_READ_BYTES); these are the {part} 166. Read other parts with head or tail, or find what you need with search_files]"
+                )
+            };
+            let part = if matches!(span, ReadSpan::Head { .. }) {
+                "first"
+            } else {
+                "last"
+            };
+            assert_eq!(
+                text,
+                format!("{}{}", "\0".repeat(166), notice(part)),
+                "{span:?}"
             );
-            assert!(text.len() < 1500, "{span:?}: {} characters", text.len());
         }
         // Within the cap nothing changes.
         let small = ReadSpan::Tail {
@@ -491,6 +558,57 @@ mod tests {
             assert!(
                 matches!(got, Err(ReadError::Cancelled)),
                 "{span:?}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_json_answer_fits_the_cap_whatever_the_characters() {
+        let cases: Vec<(&str, u64, ReadSpan, String)> = vec![
+            // Quotes and backslashes escape to two bytes: 10 of them fill 20.
+            (
+                "\"".repeat(30).leak(),
+                20,
+                ReadSpan::Whole { max_bytes: 20 },
+                "\"".repeat(10),
+            ),
+            // Controls other than \n \r \t \b \f escape to six.
+            (
+                "\u{1}".repeat(30).leak(),
+                20,
+                ReadSpan::Whole { max_bytes: 20 },
+                "\u{1}".repeat(3),
+            ),
+            // A tail keeps the last ones.
+            (
+                "ab\u{1}\u{1}\u{1}".to_owned().leak(),
+                12,
+                ReadSpan::Tail {
+                    lines: 1,
+                    max_bytes: 12,
+                },
+                "\u{1}\u{1}".to_owned(),
+            ),
+        ];
+        for (content, max, span, kept) in cases {
+            let got = read_with(content.as_bytes(), span);
+            let (text, notice) = got
+                .split_once("\n\n[forge-filesystem cut this file")
+                .expect("a cut");
+            assert_eq!(text, kept, "{span:?}");
+            let escaped = serde_json::to_string(text).expect("json").len() - 2;
+            assert!(escaped as u64 <= max, "{escaped} > {max}");
+            assert!(
+                notice.contains(&format!(
+                    "these are the {} {}",
+                    if matches!(span, ReadSpan::Tail { .. }) {
+                        "last"
+                    } else {
+                        "first"
+                    },
+                    kept.len()
+                )),
+                "{notice}"
             );
         }
     }

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use server_kit::CancellationToken;
 
+use crate::answer::escaped_size;
+
 /// How many entries are read between two looks at the clock and the cancel token.
 pub const CHECK_EVERY: u64 = 1024;
 
@@ -145,11 +147,14 @@ impl<'a> Walk<'a> {
     }
 }
 
-/// The text of an answer, grown line by line under the entry and byte bounds.
+/// The text of an answer, grown line by line under the entry and byte bounds (bytes as the
+/// JSON answer carries them: [`crate::answer`]).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Lines {
     pub text: String,
     pub count: u64,
+    /// The JSON-escaped size of `text`.
+    escaped: usize,
 }
 
 impl Lines {
@@ -158,12 +163,13 @@ impl Lines {
         if self.count >= limits.max_entries {
             return Err(Bound::Entries(limits.max_entries));
         }
-        let separator = usize::from(self.count > 0);
-        let after = self.text.len() + separator + line.len();
+        let separator = if self.count > 0 { 2 } else { 0 };
+        let after = self.escaped + separator + escaped_size(line);
         if u64::try_from(after).unwrap_or(u64::MAX) > limits.max_bytes {
             return Err(Bound::Bytes(limits.max_bytes));
         }
-        if separator == 1 {
+        self.escaped = after;
+        if self.count > 0 {
             self.text.push('\n');
         }
         self.text.push_str(line);
@@ -195,11 +201,19 @@ mod tests {
                 "a\nb",
                 Bound::Entries(2),
             ),
+            // The separator is `\n`, two bytes in JSON: "ab" + "\n" + "c" takes 5.
             (
-                limits(9, 4, 10),
+                limits(9, 5, 10),
                 vec!["ab", "c", "d"],
                 "ab\nc",
-                Bound::Bytes(4),
+                Bound::Bytes(5),
+            ),
+            // A control character in a name takes six.
+            (
+                limits(9, 8, 10),
+                vec!["a\u{1}", "b"],
+                "a\u{1}",
+                Bound::Bytes(8),
             ),
         ];
         for (limits, input, text, bound) in cases {

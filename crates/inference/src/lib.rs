@@ -24,6 +24,7 @@
 pub mod active_tools;
 pub mod approval;
 pub mod conversation;
+mod kept_text;
 pub mod loading;
 pub mod mcp_tools;
 pub mod native;

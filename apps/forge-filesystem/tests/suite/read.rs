@@ -131,3 +131,78 @@ async fn tail_of_a_large_file_reads_the_last_lines() {
         .await;
     assert_eq!(text, "line 0\nline 1");
 }
+
+/// Issue 33's probes through the server, with small bounds: a FIFO refused with its reason
+/// code, a 10 GB sparse file's `head: 5` a cap's worth, a listing and a search cut at their
+/// entry bound, each saying so.
+#[tokio::test]
+async fn hostile_files_and_folders_meet_their_bounds() {
+    let ws = tempfile::tempdir().expect("workspace");
+    let real = std::fs::canonicalize(ws.path()).expect("realpath");
+    let mut env = test_support::StdioServer::base_env();
+    for (key, value) in [
+        ("WORKSPACE_ROOT", real.display().to_string()),
+        ("REPO_ROOT", real.display().to_string()),
+        ("FORGE_FS_MAX_READ_BYTES", "1024".to_owned()),
+        ("FORGE_FS_MAX_ENTRIES", "3".to_owned()),
+    ] {
+        env.insert(key.into(), value);
+    }
+    let server = super::spawn(&env).await;
+    nix::unistd::mkfifo(
+        &real.join("pipe"),
+        nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .expect("mkfifo");
+    std::fs::File::create(real.join("sparse"))
+        .and_then(|file| file.set_len(10 << 30))
+        .expect("a 10 GB sparse file");
+    for index in 0..5 {
+        put(&real, &format!("dir/f{index}.md"), "");
+    }
+    let call = |tool: &'static str, arguments: Value| {
+        let server = &server;
+        async move { server.call(tool, arguments).await.expect("a tool result") }
+    };
+    let fifo = call("read_text_file", json!({"path": "pipe"})).await;
+    assert_eq!(
+        (fifo.is_error, fifo.text),
+        (
+            true,
+            format!(
+                "Access denied - {}/pipe is a FIFO, not a regular file: forge-filesystem reads regular files only (a FIFO can block or never end)",
+                real.display()
+            )
+        )
+    );
+    let logged = super::stderr_line(&server, "reason=tool_error").await;
+    assert!(logged.is_some(), "{:?}", server.stderr_lines());
+    let head = call("read_text_file", json!({"path": "sparse", "head": 5})).await;
+    assert_eq!(
+        (head.is_error, head.text),
+        (
+            false,
+            format!(
+                "{}\n\n[forge-filesystem cut this file: it has 10737418240 bytes and one read returns at most 1024 (FORGE_FS_MAX_READ_BYTES); these are the first 170. Read other parts with head or tail, or find what you need with search_files]",
+                // Zeros escape to six bytes each in the JSON answer: 170 fill 1024.
+                "\0".repeat(170)
+            )
+        )
+    );
+    let listing = call("list_directory", json!({"path": "dir"})).await;
+    assert_eq!(
+        listing.text,
+        "[FILE] f0.md\n[FILE] f1.md\n[FILE] f2.md\n\n[forge-filesystem cut this listing: the folder has 5 entries and one answer shows at most 3 (FORGE_FS_MAX_ENTRIES); these are the first 3 by name. Find others with search_files and a pattern]"
+    );
+    let search = call("search_files", json!({"path": "dir", "pattern": "*.md"})).await;
+    let found: Vec<String> = (0..3)
+        .map(|index| format!("{}/dir/f{index}.md", real.display()))
+        .collect();
+    assert_eq!(
+        search.text,
+        format!(
+            "{}\n\n[forge-filesystem stopped this search before its end: one answer shows at most 3 (FORGE_FS_MAX_ENTRIES); the 3 matches above are those found until then. Narrow the path or the pattern, or add excludePatterns]",
+            found.join("\n")
+        )
+    );
+}
