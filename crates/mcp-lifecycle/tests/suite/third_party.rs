@@ -2,6 +2,7 @@
 //! cleared environment: the reference `server-everything` (npm, pinned in e2e/) and the four
 //! forge binaries.
 
+use anyhow::Context;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
@@ -111,6 +112,63 @@ async fn the_four_forge_servers_start_with_a_cleared_env_and_list_their_tools() 
         statuses.iter().all(|(_, s)| *s == ServerState::Running),
         "{statuses:?}"
     );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_forge_bash_call_past_its_timeout_kills_the_commands_group() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    let binary = workspace_binary("forge-bash")?;
+    fx.add_spec(McpServerSpec::new("forge-bash", binary.display().to_string()).timeout(5000))
+        .await?;
+    let (leader, background) = (
+        fx.dir.path().join("leader"),
+        fx.dir.path().join("background"),
+    );
+    let command = format!(
+        "sleep 301 & echo $! > {}; echo $$ > {}; exec sleep 300",
+        background.display(),
+        leader.display()
+    );
+    let error = fx
+        .manager
+        .call_tool("forge-bash", "run", args(json!({"command": command})))
+        .await
+        .err()
+        .context("a command of 300 s answered within 5 s")?;
+    let timed_out = std::time::Instant::now();
+    assert_eq!(
+        error.to_string(),
+        "tool \"run\" on MCP server \"forge-bash\" timed out after 5s"
+    );
+    let pids: std::collections::BTreeSet<mcp_lifecycle::hygiene::ProcessId> = [leader, background]
+        .iter()
+        .map(|file| -> anyhow::Result<_> {
+            let pid: u32 = std::fs::read_to_string(file)
+                .with_context(|| format!("{} was not written within 5 s", file.display()))?
+                .trim()
+                .parse()?;
+            Ok(mcp_lifecycle::hygiene::identify(pid))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect();
+    // The cancel reached forge-bash, which killed the command's group: both sleeps end.
+    let gone = mcp_lifecycle::hygiene::wait_gone(&pids, std::time::Duration::from_secs(10)).await;
+    println!(
+        "cancellation to the command's death: {:?} ({} processes)",
+        timed_out.elapsed(),
+        pids.len()
+    );
+    assert!(gone, "the command outlived its cancelled call: {pids:?}");
+    // forge-bash itself is still there and answers.
+    let ran = fx
+        .manager
+        .call_tool("forge-bash", "run", args(json!({"command": "echo still"})))
+        .await?;
+    assert!(text(&ran).starts_with("still\n"), "{}", text(&ran));
     fx.finish().await;
     Ok(())
 }
