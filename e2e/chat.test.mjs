@@ -81,6 +81,8 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
       PATH: process.env.PATH,
       HOME: dataDir,
       BOTCRAFT_API_KEY: KEY,
+      // Servers start when the test asks (the dashboard test covers background listing).
+      BOTCRAFT_LIST_TOOLS: "off",
       OPENAI_API_KEY: "sk-fake-for-the-test",
       OPENAI_BASE_URL: openaiBase,
       RUST_LOG: "info",

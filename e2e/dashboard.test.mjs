@@ -31,6 +31,8 @@ function startServe(dataDir) {
     HOME: dataDir,
     BOTCRAFT_API_KEY: KEY,
     BOTCRAFT_CHAT_KEYS: CHAT_KEY,
+    // The pinned Playwright MCP of e2e/ (the seed's default is npx, which would fetch it).
+    BOTCRAFT_PLAYWRIGHT_COMMAND: join(root, "e2e/node_modules/.bin/playwright-mcp"),
     RUST_LOG: "info",
   }, /http:\/\/127\.0\.0\.1:\d+/);
   return { ...serve, url: serve.found };
@@ -59,6 +61,14 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
     }
     await page.locator('tr[data-server="forge-bash"] td.state[data-state="running"]').waitFor();
     await page.locator('table[data-bot="forge"]').waitFor();
+    // Every server's tools are listed in the background, the lazy ones too (started, listed,
+    // stopped): the page says which wait until none does, and shows their counts.
+    await page.waitForFunction(() => document.getElementById("listing").textContent === "");
+    for (const name of ["forge-discovery", "forge-typesense", "playwright"]) {
+      const tools = await page.locator(`tr[data-server="${name}"] td.tools`).innerText();
+      assert.match(tools, /^\d+$/, `${name} tools: ${tools}`);
+      await page.locator(`tr[data-server="${name}"] td.state[data-state="stopped"]`).waitFor();
+    }
     await page.screenshot({ path: join(artifacts, "dashboard-servers.png"), fullPage: true });
 
     // Start a lazy server from its button, then stop it; the page follows each state.

@@ -47,6 +47,8 @@ test("a remote server behind OAuth is connected from the dashboard", { timeout: 
     PATH: process.env.PATH,
     HOME: dataDir,
     BOTCRAFT_API_KEY: KEY,
+    // Servers start when the test asks (the dashboard test covers background listing).
+    BOTCRAFT_LIST_TOOLS: "off",
     BOTCRAFT_SECRET_KEY: "e2e-secret-key-" + Math.random().toString(36).slice(2),
     RUST_LOG: "info",
   }, /listening on (http:\/\/127\.0\.0\.1:\d+)/);

@@ -129,6 +129,17 @@ pub struct ServeArgs {
         value_name = "auto|off"
     )]
     cgroups: String,
+    /// List the tools of every server never listed for its config in the background (at
+    /// start, and when a server is added or changed), starting and stopping it (`off`: a
+    /// server's tools are known once something starts it).
+    #[arg(
+        long,
+        env = "BOTCRAFT_LIST_TOOLS",
+        default_value = "auto",
+        value_parser = ["auto", "off"],
+        value_name = "auto|off"
+    )]
+    list_tools: String,
     /// An `/mcp` session unused this long is closed.
     #[arg(
         long,
@@ -264,7 +275,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         .clone()
         .filter(|url| !url.trim().is_empty())
         .unwrap_or_else(|| crate::host::default_public_url(addr));
-    let settings = crate::host::manager_settings(crate::host::HostOptions {
+    let mut settings = crate::host::manager_settings(crate::host::HostOptions {
         server_env: &args.server_env.server_env,
         cgroups: args.cgroups == "auto",
         pid_registry: Some(pid_registry),
@@ -272,6 +283,12 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         oauth: crate::host::oauth_settings(&secret_keys, &public_url),
         sandbox,
     });
+    settings.listing.enabled = args.list_tools == "auto";
+    if !settings.listing.enabled {
+        eprintln!(
+            "botcraft: tools are listed only when a server starts (BOTCRAFT_LIST_TOOLS=off): MCP clients and tool_search see a server's tools once something started it"
+        );
+    }
     if let Some(file) = &args.seed.tool_env_file {
         let count = mcp_lifecycle::write_deployment_env(file, &settings.env)
             .with_context(|| format!("write BOTCRAFT_TOOL_ENV_FILE {}", file.display()))?;
@@ -376,6 +393,9 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     // Always-on servers start in the background: the API (and /api/health, which says what
     // is running) answers from the first moment; /api/health/ready says when they run.
     manager.reach_always_on();
+    // Every server's tools known before anyone asks: those never listed for their config are
+    // started, listed and stopped in the background.
+    manager.list_unlisted();
     let health_loop = manager.start_health_check_loop();
 
     let turns = CancellationToken::new();

@@ -1,4 +1,4 @@
-//! `botcraft servers list | add | import | import-registry | start | stop | restart | status | logs | remove`.
+//! `botcraft servers list | add | import | import-registry | start | stop | restart | refresh-tools | status | logs | remove`.
 
 use std::path::PathBuf;
 
@@ -84,6 +84,9 @@ pub enum ServersCommand {
     Stop { name: String },
     /// Stop, then start a server.
     Restart { name: String },
+    /// List a server's tools again now (every server's without NAME): a running server is
+    /// asked again; a stopped one is started, listed and stopped again.
+    RefreshTools { name: Option<String> },
     /// The health document: every server's state, pid, uptime, restarts, tools, last error.
     Status,
     /// The last lines a server wrote on stderr.
@@ -224,18 +227,24 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
         ServersCommand::Start { name } => control(remote, &name, "start").await?,
         ServersCommand::Stop { name } => control(remote, &name, "stop").await?,
         ServersCommand::Restart { name } => control(remote, &name, "restart").await?,
+        ServersCommand::RefreshTools { name } => refresh_tools(remote, name).await?,
         ServersCommand::Status => {
             let health = remote.get("/api/health").await?;
-            println!("status: {}", or_dash(&health["status"]));
+            println!(
+                "status: {} (tools not yet listed: {})",
+                or_dash(&health["status"]),
+                or_dash(&health["toolsNotListed"])
+            );
             for (name, server) in health["mcpServers"].as_object().into_iter().flatten() {
                 println!(
-                    "{name:<20} {:<9} always-on={:<5} pid={:<7} uptime={}s restarts={} tools={} {}",
+                    "{name:<20} {:<9} always-on={:<5} pid={:<7} uptime={}s restarts={} tools={} listed={} {}",
                     or_dash(&server["state"]),
                     or_dash(&server["alwaysOn"]),
                     or_dash(&server["pid"]),
                     or_dash(&server["uptime"]),
                     or_dash(&server["restarts"]),
                     or_dash(&server["toolCount"]),
+                    or_dash(&server["toolsListed"]),
                     server["lastError"]
                         .as_str()
                         .map(|e| format!("last error: {e}"))
@@ -262,6 +271,35 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
             println!("removed {name}");
         }
     }
+    Ok(())
+}
+
+/// List the tools of `name` (every server without one) again, one line each; fails when any
+/// could not be listed (after trying the others).
+async fn refresh_tools(remote: &Remote, name: Option<String>) -> anyhow::Result<()> {
+    let names: Vec<String> = match name {
+        Some(name) => vec![name],
+        None => remote
+            .get("/api/servers")
+            .await?
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|server| server["name"].as_str().map(str::to_owned))
+            .collect(),
+    };
+    let mut failed = Vec::new();
+    for name in names {
+        let path = format!("/api/servers/{}/tools/refresh", segment(&name));
+        match remote.send(Method::POST, &path, None).await {
+            Ok(reply) => println!("{name}: {} tools", or_dash(&reply["toolCount"])),
+            Err(error) => {
+                println!("{name}: not listed: {error:#}");
+                failed.push(name);
+            }
+        }
+    }
+    anyhow::ensure!(failed.is_empty(), "tools not listed: {}", failed.join(", "));
     Ok(())
 }
 

@@ -268,6 +268,8 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         .env("OPENAI_BASE_URL", llm.openai_base_url())
         .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
         .env(DEPLOYMENT_VAR.0, DEPLOYMENT_VAR.1)
+        // Servers start when a case asks (no background listing of the seeded ones).
+        .env("BOTCRAFT_LIST_TOOLS", "off")
         .env("RUST_LOG", "info");
     if layout == Layout::TwoUsers {
         command

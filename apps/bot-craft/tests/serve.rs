@@ -43,6 +43,8 @@ fn serve(data_dir: &Path, llm: &FakeLlm, extra: &[&str]) -> anyhow::Result<Serve
         .env("BOTCRAFT_REPO_ROOT", data_dir.join("workspace"))
         // Tools as this test's user (the attack suite covers root's default, `nobody`).
         .env("BOTCRAFT_TOOL_USER", "same")
+        // Servers start when the test asks (the fresh-clone test covers background listing).
+        .env("BOTCRAFT_LIST_TOOLS", "off")
         .env("RUST_LOG", "warn");
     spawn_served(command)
 }
@@ -534,6 +536,73 @@ fn serve_page(html: &'static str) -> anyhow::Result<String> {
 /// workspace `run.sh` created, the seeded model is valid, the generated key is found; then a
 /// browsing request (navigate to a page on 127.0.0.1, snapshot) through the Playwright MCP
 /// that `run.sh` installed and seeded.
+/// The `/mcp` key of the seeded bot `forge` in the fresh-clone test.
+const FRESH_BOT_KEY: &str = "fresh-clone-bot-key";
+
+/// An MCP client that connects the moment BotCraft listens sees, at once or through
+/// `tools/list_changed` as the background listings land, the tools of all five seeded
+/// servers, the lazy ones included (never started by anyone); `tool_search` finds the tools
+/// of servers nobody started.
+async fn every_seeded_server_is_known_to_the_first_mcp_client(url: &str) -> anyhow::Result<()> {
+    use rmcp::ServiceExt;
+    let (changed, mut changes) = tokio::sync::mpsc::unbounded_channel();
+    let transport = rmcp::transport::StreamableHttpClientTransport::from_config(
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+            format!("{url}/mcp"),
+        )
+        .auth_header(FRESH_BOT_KEY),
+    );
+    let client = common::Listener { changed }.serve(transport).await?;
+    let servers = [
+        "forge-bash",
+        "forge-filesystem",
+        "forge-discovery",
+        "forge-typesense",
+        "playwright",
+    ];
+    let missing = |names: &[String]| -> Vec<&str> {
+        servers
+            .iter()
+            .copied()
+            .filter(|server| {
+                !names
+                    .iter()
+                    .any(|name| name.starts_with(&format!("{server}__")))
+            })
+            .collect()
+    };
+    let mut names: Vec<String> = Vec::new();
+    let listed = tokio::time::timeout(std::time::Duration::from_secs(180), async {
+        loop {
+            names = client
+                .list_all_tools()
+                .await?
+                .iter()
+                .map(|tool| tool.name.to_string())
+                .collect();
+            if missing(&names).is_empty() {
+                return anyhow::Ok(());
+            }
+            changes.recv().await.context("the session ended")?;
+        }
+    })
+    .await;
+    anyhow::ensure!(
+        listed.is_ok(),
+        "tools of {:?} never reached the MCP client: {names:?}",
+        missing(&names)
+    );
+    listed??;
+    for tool in [
+        "playwright__browser_navigate",
+        "forge-typesense__search_knowledge",
+    ] {
+        assert!(names.iter().any(|name| name == tool), "{tool} in {names:?}");
+    }
+    client.cancel().await?;
+    Ok(())
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fresh_clone_runs_with_scripts_run_sh_and_the_readme_example_works() -> anyhow::Result<()>
 {
@@ -577,14 +646,49 @@ async fn a_fresh_clone_runs_with_scripts_run_sh_and_the_readme_example_works() -
         )
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("OPENAI_BASE_URL", llm.openai_base_url())
+        .env("BOTCRAFT_BOT_KEYS", format!("forge={FRESH_BOT_KEY}"))
         .env("RUST_LOG", "warn");
     let mut served = tokio::task::block_in_place(|| spawn_served(command))?;
+    every_seeded_server_is_known_to_the_first_mcp_client(&served.url).await?;
     let startup = served.lines.join("\n");
     assert!(
         startup.contains("run.sh: workspace created: ") && startup.contains("empty store seeded"),
         "{startup}"
     );
     assert!(!startup.contains("is not a folder"), "{startup}");
+
+    // tool_search finds the tools of servers nobody started (listed in the background).
+    let key = std::fs::read_to_string(clone.join(".botcraft/api-key"))?;
+    // (By name: whether they are found, not how well the ranker ranks them.)
+    for (query, tool) in [
+        ("browser navigate", "browser_navigate"),
+        ("search knowledge", "search_knowledge"),
+        ("list departments", "list_departments"),
+    ] {
+        let mut search = reqwest::Url::parse(&format!("{}/api/tools/search", served.url))?;
+        search.query_pairs_mut().append_pair("q", query);
+        let found: Value = reqwest::Client::new()
+            .get(search)
+            .bearer_auth(key.trim())
+            .send()
+            .await?
+            .json()
+            .await?;
+        let tools: Vec<&str> = found["results"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|result| result["tool"].as_str())
+            .collect();
+        assert!(tools.contains(&tool), "{query}: {tools:?}");
+    }
+    let health: Value = reqwest::Client::new()
+        .get(format!("{}/api/health", served.url))
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(health["toolsNotListed"], 0, "{health}");
 
     // The README's example, from the clone: the key is the one serve generated there.
     let in_clone = |args: &[&str]| -> anyhow::Result<(bool, String, String)> {

@@ -99,7 +99,7 @@ function serverRow(name) {
     state: el("td", { class: "state" }),
     uptime: el("td", { class: "num" }),
     restarts: el("td", { class: "num" }),
-    tools: el("td", { class: "num" }),
+    tools: el("td", { class: "num tools" }),
     error: el("td", { class: "error" }),
   };
   const actions = el("td", { class: "actions" });
@@ -163,6 +163,11 @@ function renderServers(servers) {
     entry.connect.hidden = readOnly || status.state !== "needs-auth";
     if (entry.row.parentNode !== body) body.append(entry.row, entry.logRow);
   }
+  // BotCraft lists every server's tools once per config, in the background: say which wait.
+  const unlisted = servers.filter((server) => server.status && server.status.toolsListed !== undefined
+    && server.status.toolsListed !== true).map((server) => server.name);
+  $("listing").textContent = unlisted.length
+    ? `Tools not yet listed: ${unlisted.length} (${unlisted.join(", ")})` : "";
   for (const [name, entry] of rows) {
     if (!seen.has(name)) {
       entry.row.remove();

@@ -1,7 +1,9 @@
 //! `GET /api/health`, as the seed's §10.4 has it: `status` is `healthy` when every always-on
 //! server is running and `degraded` otherwise; `mcpServers` maps each server's name to its
 //! `state`, `alwaysOn`, `pid`, `uptime` (whole seconds, `null` when not running), `restarts`,
-//! `toolCount` and `lastError`; `toolSearch` says how `tool_search` ranks: `{"mode": "bm25"}`
+//! `toolCount`, `toolsListed` (whether its tools are listed for its current config; `null`
+//! before the first look) and `lastError`; `toolsNotListed` counts the servers whose tools
+//! are not (yet) known; `toolSearch` says how `tool_search` ranks: `{"mode": "bm25"}`
 //! without an embedding model, `{"mode": "hybrid", "model", "modelId", "dimensions"}` with one.
 //! Always 200, and it shows no environment values: errors name variables, never their values.
 //!
@@ -30,6 +32,7 @@ pub fn status_json(status: &ServerStatus) -> Value {
         "uptime": status.uptime.map(|uptime| uptime.as_secs()),
         "restarts": status.restarts,
         "toolCount": status.tool_count,
+        "toolsListed": status.tools_listed,
         "lastError": status.last_error,
     })
 }
@@ -44,8 +47,13 @@ pub fn health_report(statuses: &[ServerStatus], search: &SearchMode, sandbox: &s
         .iter()
         .map(|status| (status.name.clone(), status_json(status)))
         .collect();
+    let not_listed = statuses
+        .iter()
+        .filter(|status| status.tools_listed != Some(true))
+        .count();
     json!({
         "status": if healthy { "healthy" } else { "degraded" },
+        "toolsNotListed": not_listed,
         "mcpServers": servers,
         "toolSearch": search,
         "sandbox": sandbox,
@@ -67,6 +75,7 @@ pub fn public_report(report: &Value) -> Value {
         .collect();
     json!({
         "status": report["status"],
+        "toolsNotListed": report["toolsNotListed"],
         "mcpServers": servers,
         "toolSearch": {"mode": report["toolSearch"]["mode"]},
         "sandbox": report["sandbox"],
@@ -141,6 +150,7 @@ mod tests {
             restarts: 0,
             tool_count: Some(1),
             last_error: None,
+            tools_listed: Some(true),
         }
     }
 
@@ -185,10 +195,11 @@ mod tests {
             report,
             json!({
                 "status": "healthy",
+                "toolsNotListed": 0,
                 "mcpServers": {"a": {
                     "state": "running", "alwaysOn": true, "transport": "stdio", "url": null,
                     "pid": 42, "uptime": 2,
-                    "restarts": 0, "toolCount": 1, "lastError": null,
+                    "restarts": 0, "toolCount": 1, "toolsListed": true, "lastError": null,
                 }},
                 "toolSearch": {"mode": "bm25"},
                 "sandbox": "landlock",
@@ -200,6 +211,7 @@ mod tests {
     fn the_public_report_shows_states_only() {
         let mut failing = status("b", ServerState::Error, false);
         failing.last_error = Some("WORKSPACE_ROOT /srv/secret-path does not exist".into());
+        failing.tools_listed = Some(false);
         let report = health_report(
             &[status("a", ServerState::Running, true), failing],
             &SearchMode::Bm25,
@@ -209,6 +221,7 @@ mod tests {
             public_report(&report),
             json!({
                 "status": "healthy",
+                "toolsNotListed": 1,
                 "mcpServers": {
                     "a": {"state": "running", "alwaysOn": true},
                     "b": {"state": "error", "alwaysOn": false},

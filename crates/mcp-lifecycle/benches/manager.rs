@@ -58,6 +58,7 @@ fn config(name: &str, binary: &Path) -> ServerConfig {
         always_on: false,
         idle_timeout: Duration::from_secs(60),
         sandbox: sandbox::SandboxPolicy::default(),
+        version: 0,
     }
 }
 

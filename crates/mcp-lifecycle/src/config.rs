@@ -26,6 +26,9 @@ pub struct ServerConfig {
     /// How a stdio server's processes are confined (when the manager sandboxes at all:
     /// [`ManagerSettings::sandbox`]).
     pub sandbox: sandbox::SandboxPolicy,
+    /// The config's version: the store row's `updatedAt` (ms). Tools are listed once per
+    /// version ([`crate::listing`]); 0 for servers not in the store.
+    pub version: i64,
 }
 
 /// A remote server's address.
@@ -85,6 +88,7 @@ impl From<&store::McpServer> for ServerConfig {
             always_on: server.always_on,
             idle_timeout: millis(server.idle_timeout_ms),
             sandbox: server.sandbox.clone(),
+            version: server.updated_at,
         }
     }
 }
@@ -156,6 +160,8 @@ pub struct ManagerSettings {
     /// OAuth for remote servers that ask for it; `None` leaves such servers `needs-auth`
     /// with no way to authorize them here.
     pub oauth: Option<crate::oauth::OAuthSettings>,
+    /// How servers never listed for their config are listed in the background.
+    pub listing: crate::listing::ListingSettings,
 }
 
 impl Default for ManagerSettings {
@@ -174,6 +180,7 @@ impl Default for ManagerSettings {
             cgroups: false,
             sandbox: None,
             oauth: None,
+            listing: crate::listing::ListingSettings::default(),
         }
     }
 }

@@ -184,6 +184,24 @@ pub(crate) fn resolve_template(
     Ok(value)
 }
 
+/// [`server_env`] for a start that only lists tools: an entry whose `${VAR}` is unset is
+/// left out (the server starts with nothing) instead of failing the start. A reference the
+/// policy refuses still fails it.
+pub fn server_env_leaving_out_unset(
+    config: &ServerConfig,
+    source: &BTreeMap<String, String>,
+    policy: &EnvPolicy,
+) -> Result<BTreeMap<String, String>, LifecycleError> {
+    let mut lenient = config.clone();
+    lenient.env.retain(|key, template| {
+        !matches!(
+            resolve_template(&config.name, key, template, source, policy),
+            Err(LifecycleError::NotConfigured { .. })
+        )
+    });
+    server_env(&lenient, source, policy)
+}
+
 /// The full, explicit environment of `config`'s process.
 pub fn server_env(
     config: &ServerConfig,
@@ -229,6 +247,7 @@ mod tests {
             always_on: false,
             idle_timeout: Duration::from_secs(1),
             sandbox: sandbox::SandboxPolicy::default(),
+            version: 0,
         }
     }
 

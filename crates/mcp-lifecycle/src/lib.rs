@@ -6,7 +6,9 @@
 //! (`notifications/cancelled` on expiry); always-on servers restarted with exponential
 //! backoff, jitter, a cap and a crash-loop give-up; idle stops when no call and no
 //! [`Lease`] is held; a health loop that pings and confirms with `tools/list`; and each server's tool list
-//! refreshed on `tools/list_changed` and written to the store's tool cache.
+//! refreshed on `tools/list_changed` and written to the store's tool cache; tools known
+//! before anyone asks, each server listed once per config version in the background
+//! ([`listing`]).
 //!
 //! [`McpProcess`] is one running server: spawned with an explicit environment (`${VAR}`
 //! resolved from the environment the manager was given), in its own process group, killed
@@ -43,6 +45,7 @@ pub mod hygiene;
 mod in_process;
 mod launcher;
 mod lease;
+pub mod listing;
 mod manager;
 pub mod oauth;
 mod oauth_credentials;

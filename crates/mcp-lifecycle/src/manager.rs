@@ -53,6 +53,8 @@ pub(crate) struct SlotState {
     pub retry_at: Option<tokio::time::Instant>,
     /// The last `WWW-Authenticate` challenge of a `needs-auth` server.
     pub auth_challenge: Option<String>,
+    /// Whether the tools are listed for the config's version ([`crate::listing`]).
+    pub listing: crate::listing::Listing,
 }
 
 /// Who asks for a server to run: an operator or the manager itself (start now, whatever
@@ -107,6 +109,9 @@ pub(crate) struct Slot {
     pub bot: Option<String>,
     /// The bots' own connections to this server, by bot id (empty but for OAuth servers).
     pub bot_slots: Mutex<BTreeMap<String, Arc<Slot>>>,
+    /// The next start is a listing's: `${VAR}`s of unset variables are left out
+    /// ([`crate::listing`]).
+    pub lenient_env: std::sync::atomic::AtomicBool,
 }
 
 impl Slot {
@@ -134,10 +139,12 @@ impl Slot {
                 start_failures: 0,
                 retry_at: None,
                 auth_challenge: None,
+                listing: crate::listing::Listing::default(),
             }),
             in_flight: AtomicUsize::new(0),
             leases: AtomicUsize::new(0),
             start_cancel: Mutex::new(CancellationToken::new()),
+            lenient_env: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -221,6 +228,8 @@ pub(crate) struct Inner {
     pub http: std::sync::OnceLock<reqwest::Client>,
     /// OAuth credentials of remote servers and the authorizations under way.
     pub oauth: crate::oauth::OAuthFlows,
+    /// Held by the background listing run ([`crate::listing`]): one at a time.
+    pub listing_run: tokio::sync::Mutex<()>,
 }
 
 /// The lifecycle of every MCP server. Cheap to share behind an `Arc`.
@@ -294,6 +303,7 @@ impl McpServerManager {
                 sweep_now: tokio::sync::Notify::new(),
                 http: std::sync::OnceLock::new(),
                 oauth: crate::oauth::OAuthFlows::default(),
+                listing_run: tokio::sync::Mutex::new(()),
             }),
         });
         if manager.inner.settings.reap_orphans {
@@ -540,10 +550,16 @@ impl McpServerManager {
         let settings = &self.inner.settings;
         let (changed_tx, changed_rx) = mpsc::unbounded_channel();
         let client = crate::client::ClientSide::new(changed_tx, slot.relay.clone());
-        let started = match (
-            slot.in_process(),
-            server_env(&config, &settings.env, &settings.env_policy),
-        ) {
+        let env = if slot.lenient_env.load(std::sync::atomic::Ordering::SeqCst) {
+            crate::environment::server_env_leaving_out_unset(
+                &config,
+                &settings.env,
+                &settings.env_policy,
+            )
+        } else {
+            server_env(&config, &settings.env, &settings.env_policy)
+        };
+        let started = match (slot.in_process(), env) {
             (None, _) if config.remote.is_some() => self.connect_remote(&slot, client).await,
             (Some(server), _) => {
                 McpProcess::start_in_process(&config, server.as_ref(), client).await

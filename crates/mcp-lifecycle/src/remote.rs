@@ -313,6 +313,7 @@ mod tests {
             always_on: false,
             idle_timeout: Duration::from_secs(1),
             sandbox: sandbox::SandboxPolicy::default(),
+            version: 0,
         };
         let source = BTreeMap::from([
             ("HOSTED_TOKEN".to_owned(), "t0k".to_owned()),

@@ -50,6 +50,9 @@ pub struct ServerStatus {
     pub restarts: u32,
     pub tool_count: Option<usize>,
     pub last_error: Option<String>,
+    /// Whether the tools are listed for the config's version ([`crate::listing`]); `None`:
+    /// not looked at yet.
+    pub tools_listed: Option<bool>,
 }
 
 impl McpServerManager {
@@ -76,6 +79,7 @@ impl McpServerManager {
                         Some(crate::remote::shown_url(&endpoint.url)),
                     ),
                 };
+                let tools_listed = McpServerManager::listing_known(&slot);
                 let state = slot.lock();
                 let (phase, process) = match &state.phase {
                     Phase::Stopped => (ServerState::Stopped, None),
@@ -96,6 +100,7 @@ impl McpServerManager {
                     restarts: state.restarts,
                     tool_count: state.tools.as_ref().map(|t| t.len()),
                     last_error: state.last_error.as_ref().map(ToString::to_string),
+                    tools_listed,
                 }
             })
             .collect()

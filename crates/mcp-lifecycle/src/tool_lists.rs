@@ -33,7 +33,13 @@ pub(crate) async fn publish(
         .filter_map(|tool| serde_json::to_value(tool).ok())
         .collect();
     let count = tools.len();
-    slot.lock().tools = Some(Arc::new(tools));
+    {
+        let mut state = slot.lock();
+        state.tools = Some(Arc::new(tools));
+        state.listing = crate::listing::Listing::Listed {
+            version: config.version,
+        };
+    }
     if slot.bot.is_some() {
         // A bot's own connection: the server's catalog (cache, search, bindings) is the
         // server connection's, not one bot's view of it.

@@ -78,6 +78,9 @@ pub fn serve_command(data: &Path, key: &str) -> anyhow::Result<Command> {
         .env("BOTCRAFT_WORKSPACE_ROOT", data.join("workspace"))
         .env("BOTCRAFT_REPO_ROOT", data.join("workspace"))
         .env("BOTCRAFT_EMBEDDING_MODEL", "")
+        // Servers start when a test asks, not for a background listing (which `serve.rs`'s
+        // fresh-clone test covers): these tests count starts and processes.
+        .env("BOTCRAFT_LIST_TOOLS", "off")
         // These tests are about other things than the root layout (the attack suite runs
         // that one): tools stay this test's user, whatever it is.
         .env("BOTCRAFT_TOOL_USER", "same");

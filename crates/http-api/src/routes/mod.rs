@@ -125,6 +125,10 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .delete("/api/servers/{server}/oauth", oauth::sign_out)
         .get("/api/servers/{server}/logs", servers::logs)
         .get("/api/servers/{server}/tools", servers::tools)
+        .post(
+            "/api/servers/{server}/tools/refresh",
+            servers::refresh_tools,
+        )
         .get("/api/servers/{server}/resource", servers::resource)
         .post(
             "/api/servers/{server}/tools/{tool}/call",

@@ -80,6 +80,8 @@ fn with_status(state: &AppState, server: &McpServer) -> Value {
 async fn reload(state: &AppState) -> Result<(), ApiError> {
     state.manager.load_configs().await?;
     state.manager.reach_always_on();
+    // A server added or changed gets its tools listed for its new config, in the background.
+    state.manager.list_unlisted();
     Ok(())
 }
 
@@ -274,6 +276,17 @@ pub async fn tools(
     let name = managed_name(&state, &key).await?;
     let tools = state.manager.get_tools(&name).await?;
     Ok(Json(json!({"name": name, "tools": tools.as_ref()})))
+}
+
+/// `POST /api/servers/{server}/tools/refresh`: list the server's tools now (a stopped server
+/// is started, listed and stopped again); `{name, toolCount}`.
+pub async fn refresh_tools(
+    State(state): State<AppState>,
+    Path(key): Path<String>,
+) -> Result<Json<Value>, ApiError> {
+    let name = managed_name(&state, &key).await?;
+    let count = state.manager.refresh_tools(&name).await?;
+    Ok(Json(json!({"name": name, "toolCount": count})))
 }
 
 /// The body of a test tool call.

@@ -432,3 +432,53 @@ async fn a_resource_is_read_as_bytes_through_the_api() -> anyhow::Result<()> {
     fixture.finish().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_server_added_through_the_api_has_its_tools_listed_in_the_background()
+-> anyhow::Result<()> {
+    let fx = super::harness::Fixture::with_options(
+        [],
+        super::harness::Options {
+            listing: true,
+            ..super::harness::Options::default()
+        },
+    )
+    .await?;
+    let mut events = fx.manager.subscribe();
+    let binary = test_support::fake_mcp_server_binary()?
+        .display()
+        .to_string();
+    let created = fx
+        .send(request(
+            "POST",
+            "/api/servers",
+            Some(&json!({"name": "echoer", "command": binary})),
+        ))
+        .await?;
+    assert_eq!(created.status, 201, "{}", created.body);
+    let event = tokio::time::timeout(std::time::Duration::from_secs(20), events.recv())
+        .await
+        .map_err(|_| anyhow::anyhow!("echoer was not listed within 20 s"))??;
+    assert_eq!((event.server.as_str(), event.tool_count), ("echoer", 4));
+    // Started for its listing, stopped again: a lazy server stays stopped.
+    let mut states = fx.manager.watch_state("echoer")?;
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        states.wait_for(|state| *state == mcp_lifecycle::ServerState::Stopped),
+    )
+    .await??;
+    let health = fx.send(request("GET", "/api/health", None)).await?.json()?;
+    assert_eq!(
+        (
+            &health["toolsNotListed"],
+            &health["mcpServers"]["echoer"]["toolsListed"]
+        ),
+        (&json!(0), &json!(true))
+    );
+    let refreshed = fx
+        .send(request("POST", "/api/servers/echoer/tools/refresh", None))
+        .await?;
+    assert_eq!(refreshed.json()?, json!({"name": "echoer", "toolCount": 4}));
+    fx.finish().await;
+    Ok(())
+}

@@ -79,6 +79,9 @@ pub struct Options {
     pub embedding: bool,
     /// The caps on chat turns running at once.
     pub streams: http_api::chat_streams::StreamLimits,
+    /// Servers added or changed through the API get their tools listed in the background
+    /// (off by default here: the other tests see servers start only when they ask).
+    pub listing: bool,
 }
 
 impl Default for Options {
@@ -87,6 +90,7 @@ impl Default for Options {
             idle: Duration::from_secs(20),
             embedding: false,
             streams: http_api::chat_streams::StreamLimits::default(),
+            listing: false,
         }
     }
 }
@@ -108,6 +112,10 @@ impl Fixture {
                 .collect(),
             stop_grace: Duration::from_millis(500),
             pid_registry: Some(dir.path().join("pids")),
+            listing: mcp_lifecycle::listing::ListingSettings {
+                enabled: options.listing,
+                ..mcp_lifecycle::listing::ListingSettings::default()
+            },
             ..ManagerSettings::default()
         };
         let manager = McpServerManager::new(store.clone(), settings);

@@ -45,6 +45,7 @@ pub fn settings(dir: &std::path::Path) -> ManagerSettings {
         cgroups: false,
         sandbox: None,
         oauth: None,
+        listing: mcp_lifecycle::listing::ListingSettings::default(),
     }
 }
 

@@ -77,6 +77,7 @@ pub fn config(name: &str) -> ServerConfig {
         always_on: false,
         idle_timeout: Duration::from_secs(60),
         sandbox: sandbox::SandboxPolicy::default(),
+        version: 0,
     }
 }
 

@@ -7,6 +7,7 @@ mod health;
 mod hygiene;
 mod idle;
 mod in_process;
+mod listing;
 mod oauth;
 mod playwright;
 mod programs;
