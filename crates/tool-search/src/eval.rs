@@ -1,6 +1,8 @@
-//! Retrieval evaluation: recall@1, recall@5 and MRR@10 of an index over
-//! queries with known right answers, overall, per kind of query, and for
-//! paraphrases. Pure: the caller reads the files and computes any vectors.
+//! Retrieval evaluation of an index over queries with known right answers, overall, per
+//! kind of query, and for the queries with several right tools: success@1 and success@5 (a
+//! right tool at rank 1, in the first five: what earlier reports called "recall@k"), MRR@10,
+//! true recall@5 (the share of a query's right tools in the first five) and nDCG@10 (binary
+//! relevance). Pure: the caller reads the files and computes any vectors.
 //!
 //! The data (`eval/` in this crate) is `tools/list` captured from real MCP
 //! servers, one file per server ([`ServerCapture`]), and queries in JSON
@@ -143,17 +145,48 @@ pub fn shares_no_word(query: &str, relevant: &[&ToolDoc]) -> bool {
     })
 }
 
+/// Token Jaccard similarity of two queries: their content words (stemmed, stop words
+/// dropped) in common over all of theirs.
+pub fn token_jaccard(a: &str, b: &str) -> f64 {
+    let tokenizer = Tokenizer::default();
+    let a: BTreeSet<String> = tokenizer.tokens(a).into_iter().collect();
+    let b: BTreeSet<String> = tokenizer.tokens(b).into_iter().collect();
+    let union = a.union(&b).count();
+    if union == 0 {
+        return if a == b { 1.0 } else { 0.0 };
+    }
+    a.intersection(&b).count() as f64 / union as f64
+}
+
+/// The positions in `queries` of those that copy or nearly copy (token Jaccard ≥
+/// `threshold`) a query of `held_out`: what a tuning split must not hold.
+pub fn near_copies(queries: &[EvalQuery], held_out: &[EvalQuery], threshold: f64) -> Vec<usize> {
+    queries
+        .iter()
+        .enumerate()
+        .filter(|(_, query)| {
+            held_out
+                .iter()
+                .any(|other| token_jaccard(&query.q, &other.q) >= threshold)
+        })
+        .map(|(at, _)| at)
+        .collect()
+}
+
 /// The figures for one group of queries.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct Metrics {
     pub queries: usize,
     /// Share of queries whose first hit is a right tool.
-    pub recall_at_1: f64,
+    pub success_at_1: f64,
     /// Share of queries with a right tool in the first five hits.
-    pub recall_at_5: f64,
-    /// Mean reciprocal rank of the first right tool within the first ten
-    /// hits (0 beyond).
+    pub success_at_5: f64,
+    /// Mean reciprocal rank of the first right tool within the first ten hits (0 beyond).
     pub mrr_at_10: f64,
+    /// Mean share of a query's right tools found in the first five hits (true recall).
+    pub recall_at_5: f64,
+    /// Mean nDCG@10 with binary relevance (the ideal ranks every right tool first).
+    pub ndcg_at_10: f64,
 }
 
 /// One query answered wrong at rank 1.
@@ -173,6 +206,8 @@ pub struct Report {
     pub direct: Metrics,
     pub paraphrase: Metrics,
     pub task: Metrics,
+    /// The queries with two right tools or more (where recall and nDCG say more than success).
+    pub multi: Metrics,
     pub misses: Vec<Miss>,
 }
 
@@ -182,27 +217,37 @@ struct Tally {
     first: usize,
     five: usize,
     reciprocal: f64,
+    recall_at_5: f64,
+    ndcg_at_10: f64,
 }
 
 impl Tally {
-    fn add(&mut self, rank: Option<usize>) {
+    /// One query: the 1-based ranks of its right tools within the first ten hits, and how
+    /// many right tools it has.
+    fn add(&mut self, ranks: &[usize], relevant: usize) {
         self.n += 1;
-        if let Some(rank) = rank {
+        if let Some(&rank) = ranks.iter().min() {
             self.first += usize::from(rank == 1);
             self.five += usize::from(rank <= 5);
-            if rank <= 10 {
-                self.reciprocal += 1.0 / rank as f64;
-            }
+            self.reciprocal += 1.0 / rank as f64;
         }
+        let relevant = relevant.max(1);
+        self.recall_at_5 += ranks.iter().filter(|&&r| r <= 5).count() as f64 / relevant as f64;
+        let gain = |rank: usize| 1.0 / ((rank + 1) as f64).log2();
+        let dcg: f64 = ranks.iter().map(|&r| gain(r)).sum();
+        let ideal: f64 = (1..=relevant.min(10)).map(gain).sum();
+        self.ndcg_at_10 += dcg / ideal;
     }
 
     fn metrics(&self) -> Metrics {
         let n = self.n.max(1) as f64;
         Metrics {
             queries: self.n,
-            recall_at_1: self.first as f64 / n,
-            recall_at_5: self.five as f64 / n,
+            success_at_1: self.first as f64 / n,
+            success_at_5: self.five as f64 / n,
             mrr_at_10: self.reciprocal / n,
+            recall_at_5: self.recall_at_5 / n,
+            ndcg_at_10: self.ndcg_at_10 / n,
         }
     }
 }
@@ -215,7 +260,7 @@ pub fn evaluate(
     queries: &[EvalQuery],
     vectors: Option<&[Vec<f32>]>,
 ) -> Result<Report, String> {
-    let mut tallies: [Tally; 4] = Default::default();
+    let mut tallies: [Tally; 5] = Default::default();
     let mut misses = Vec::new();
     for (i, query) in queries.iter().enumerate() {
         let right = |doc: &ToolDoc| {
@@ -237,18 +282,25 @@ pub fn evaluate(
         let result = index
             .search(&search)
             .map_err(|e| format!("query {:?}: {e}", query.q))?;
-        let rank = result
+        let ranks: Vec<usize> = result
             .hits
             .iter()
-            .position(|hit| right(index.doc(hit.doc)))
-            .map(|r| r + 1);
+            .enumerate()
+            .filter(|(_, hit)| right(index.doc(hit.doc)))
+            .map(|(at, _)| at + 1)
+            .collect();
+        let rank = ranks.first().copied();
         let kind = match query.kind {
             QueryKind::Direct => 1,
             QueryKind::Paraphrase => 2,
             QueryKind::Task => 3,
         };
-        tallies[0].add(rank);
-        tallies[kind].add(rank);
+        let relevant: BTreeSet<&ToolRef> = query.relevant.iter().collect();
+        tallies[0].add(&ranks, relevant.len());
+        tallies[kind].add(&ranks, relevant.len());
+        if relevant.len() > 1 {
+            tallies[4].add(&ranks, relevant.len());
+        }
         if rank != Some(1) {
             misses.push(Miss {
                 query: query.q.clone(),
@@ -270,6 +322,7 @@ pub fn evaluate(
         direct: tallies[1].metrics(),
         paraphrase: tallies[2].metrics(),
         task: tallies[3].metrics(),
+        multi: tallies[4].metrics(),
         misses,
     })
 }
@@ -303,6 +356,48 @@ mod tests {
     }
 
     #[test]
+    fn near_copies_are_found_by_token_jaccard() {
+        let parse = |lines: &[&str]| {
+            let text: Vec<String> = lines
+                .iter()
+                .map(|q| format!(r#"{{"q": {q:?}, "relevant": [{{"server": "s", "tool": "t"}}]}}"#))
+                .collect();
+            parse_queries(&text.join("\n")).expect("queries")
+        };
+        let held_out = parse(&["take a screenshot of the current page"]);
+        let dev = parse(&[
+            "Take a screenshot of the current page!",
+            "take screenshots of the current pages",
+            "take a screenshot of the page",
+            "capture the page as an image",
+        ]);
+        // Stems and stop words: the same content words.
+        assert_eq!(token_jaccard("open the file", "opening files"), 1.0);
+        assert_eq!(near_copies(&dev, &held_out, 0.8), [0, 1]);
+        assert_eq!(near_copies(&dev, &held_out, 0.6), [0, 1, 2]);
+    }
+
+    #[test]
+    fn success_recall_and_ndcg_of_a_query_with_several_right_tools() {
+        // Right tools at ranks 2 and 7 of ten, three right tools in all.
+        let mut tally = Tally::default();
+        tally.add(&[2, 7], 3);
+        let gain = |rank: f64| 1.0 / (rank + 1.0).log2();
+        let m = tally.metrics();
+        assert_eq!(
+            (m.success_at_1, m.success_at_5, m.mrr_at_10),
+            (0.0, 1.0, 0.5)
+        );
+        assert!((m.recall_at_5 - 1.0 / 3.0).abs() < 1e-12, "{m:?}");
+        let ndcg = (gain(2.0) + gain(7.0)) / (gain(1.0) + gain(2.0) + gain(3.0));
+        assert!((m.ndcg_at_10 - ndcg).abs() < 1e-12, "{m:?}");
+        // None found: zero everywhere.
+        let mut none = Tally::default();
+        none.add(&[], 2);
+        assert_eq!(none.metrics().ndcg_at_10, 0.0);
+    }
+
+    #[test]
     fn metrics_count_ranks_per_kind() {
         let index = ToolIndex::build(vec![
             doc("fs", "read_file", "Read a file"),
@@ -317,10 +412,10 @@ mod tests {
         .expect("queries");
         let report = evaluate(&index, &queries, None).expect("evaluate");
         assert_eq!(report.all.queries, 2);
-        assert_eq!(report.direct.recall_at_1, 1.0);
+        assert_eq!(report.direct.success_at_1, 1.0);
         assert_eq!(report.task.queries, 1);
-        assert_eq!(report.task.recall_at_5, 0.0);
-        assert_eq!(report.all.recall_at_1, 0.5);
+        assert_eq!(report.task.success_at_5, 0.0);
+        assert_eq!(report.all.success_at_1, 0.5);
         assert_eq!(report.misses.len(), 1);
         assert!(parse_queries("{}").is_err());
         let missing = parse_queries(r#"{"q": "x", "relevant": [{"server": "no", "tool": "pe"}]}"#)

@@ -19,6 +19,7 @@
 //! frequencies, average field lengths) are summed over them per query.
 
 use std::cmp::Ordering;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::doc::ToolDoc;
@@ -60,6 +61,10 @@ pub struct Weights {
     pub dense_candidates: usize,
     /// Dense matches below this cosine never join the candidates.
     pub min_similarity: f32,
+    /// How much a tool's server counts in its similarity: `cosine(query, tool) + server_dense
+    /// · cosine(query, server)`, the server's vector being the mean of its tools' (tools and
+    /// their servers in one space). 0: tools alone.
+    pub server_dense: f32,
 }
 
 impl Default for Weights {
@@ -78,6 +83,7 @@ impl Default for Weights {
             ranking: Ranking::Blend { dense: 0.7 },
             dense_candidates: 20,
             min_similarity: 0.0,
+            server_dense: 0.0,
         }
     }
 }
@@ -114,6 +120,37 @@ impl Weights {
             _ => self.instructions,
         }
     }
+}
+
+/// Each document's server, and each server's normalised mean vector (rows of `dim`).
+fn server_centroids(segments: &[Arc<Segment>], dim: usize) -> (Vec<u32>, Vec<f32>) {
+    let mut names: HashMap<&str, u32> = HashMap::new();
+    let mut server_of = Vec::new();
+    let mut sums: Vec<f32> = Vec::new();
+    for segment in segments {
+        let Some(vectors) = &segment.vectors else {
+            continue;
+        };
+        for (doc, tool) in segment.docs.iter().enumerate() {
+            let next = names.len() as u32;
+            let server = *names.entry(tool.server.as_str()).or_insert(next);
+            if server == next {
+                sums.resize(sums.len() + dim, 0.0);
+            }
+            let row = &mut sums[server as usize * dim..(server as usize + 1) * dim];
+            for (sum, x) in row.iter_mut().zip(vectors.row(doc)) {
+                *sum += x;
+            }
+            server_of.push(server);
+        }
+    }
+    for row in sums.chunks_exact_mut(dim) {
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm > 0.0 {
+            row.iter_mut().for_each(|x| *x /= norm);
+        }
+    }
+    (server_of, sums)
 }
 
 /// The two signals behind a hit, for `--explain`.
@@ -162,6 +199,10 @@ pub struct ToolIndex {
     weights: Weights,
     /// Vector length when every segment has vectors of one length.
     dimensions: Option<usize>,
+    /// Each document's server (an index into `centroids`, by rows of `dimensions`).
+    server_of: Vec<u32>,
+    /// Each server's unit vector: the normalised mean of its tools' vectors.
+    centroids: Vec<f32>,
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -207,6 +248,10 @@ impl ToolIndex {
             .map(|s| s.dimensions());
         let first = dims.next().flatten();
         let dimensions = first.filter(|d| dims.all(|other| other == Some(*d)));
+        let (server_of, centroids) = match dimensions {
+            Some(dim) if weights.server_dense != 0.0 => server_centroids(&segments, dim),
+            _ => (Vec::new(), Vec::new()),
+        };
         Self {
             segments,
             starts,
@@ -215,6 +260,8 @@ impl ToolIndex {
             tokenizer: Tokenizer::default(),
             weights,
             dimensions,
+            server_of,
+            centroids,
         }
     }
 
@@ -401,6 +448,17 @@ impl ToolIndex {
             };
             for doc in 0..segment.len() {
                 scores.push(dot(vectors.row(doc), vector) / norm);
+            }
+        }
+        if !self.centroids.is_empty() {
+            let servers: Vec<f32> = self
+                .centroids
+                .chunks_exact(dims)
+                .map(|centroid| dot(centroid, vector) / norm)
+                .collect();
+            let weight = self.weights.server_dense;
+            for (score, server) in scores.iter_mut().zip(&self.server_of) {
+                *score = (*score + weight * servers[*server as usize]) / (1.0 + weight);
             }
         }
         Some(scores)
