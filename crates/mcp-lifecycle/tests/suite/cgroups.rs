@@ -23,7 +23,7 @@ fn pid_namespace() -> u64 {
 fn cgroups_or_skip(test: &str) -> Option<std::sync::Arc<Cgroups>> {
     let cgroups = Cgroups::create();
     if cgroups.is_none() {
-        eprintln!("{test}: skipped (no writable cgroup2 hierarchy on this machine)");
+        test_skip::skipped(test, "no writable cgroup2 hierarchy on this machine");
     }
     cgroups
 }

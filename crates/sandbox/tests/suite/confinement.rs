@@ -76,7 +76,7 @@ fn confined_with(
 
 fn skipped(case: &str) -> bool {
     if availability() == Availability::Unavailable {
-        println!("sandbox {case}: skipped (this kernel has no Landlock)");
+        test_skip::skipped(&format!("sandbox {case}"), "this kernel has no Landlock");
         return true;
     }
     false

@@ -84,7 +84,10 @@ pub async fn sqlite() -> anyhow::Result<TestDb> {
 /// A fresh database on the test server, or `None` when no server is configured.
 pub async fn postgres() -> anyhow::Result<Option<TestDb>> {
     let Ok(base) = std::env::var(POSTGRES_URL_VAR) else {
-        eprintln!("{POSTGRES_URL_VAR} is not set: PostgreSQL variant skipped");
+        test_skip::skipped(
+            "store: a PostgreSQL variant",
+            &format!("{POSTGRES_URL_VAR} is not set"),
+        );
         return Ok(None);
     };
     sqlx::any::install_default_drivers();
