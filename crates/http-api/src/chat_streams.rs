@@ -20,7 +20,7 @@ use crate::error::ApiError;
 /// Default cap on chat turns running at once.
 pub const DEFAULT_MAX_CHAT_STREAMS: usize = 512;
 /// Default cap on chat turns running at once for one key.
-pub const DEFAULT_MAX_CHAT_STREAMS_PER_KEY: usize = 64;
+pub const DEFAULT_MAX_CHAT_STREAMS_PER_KEY: usize = 256;
 /// What `Retry-After` says, in seconds.
 pub const RETRY_AFTER_SECONDS: u64 = 5;
 
