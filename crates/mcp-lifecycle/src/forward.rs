@@ -28,7 +28,8 @@ use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::LifecycleError;
-use crate::manager::{Demand, InFlight, McpServerManager};
+use crate::manager::{Demand, InFlight, McpServerManager, Slot};
+use crate::process::McpProcess;
 use crate::relay::{Caller, ServerEvent};
 
 /// Who a forwarded request is for.
@@ -87,11 +88,16 @@ impl McpServerManager {
     }
 
     /// Send `request` to `server` (started if needed) for `target`, under the server's call
-    /// timeout, ending early with `notifications/cancelled` when `cancel` fires.
+    /// timeout, ending early with `notifications/cancelled` when `cancel` fires. The one
+    /// request path: chat's tool calls ([`Self::call_tool_as`]), `/mcp`, `/mcp/{server}` and
+    /// `mcp-stdio --local` all come here, so they recover alike: a request a remote server
+    /// never received (it forgot the session, the connection broke) is sent once more on a
+    /// new connection; a server that asks for authorization is `needs-auth`; one that exited
+    /// says so, with its exit status; one that answers nothing is declared unresponsive.
     pub async fn forward(
         &self,
         server: &str,
-        mut request: ClientRequest,
+        request: ClientRequest,
         target: ForwardFor,
         cancel: CancellationToken,
     ) -> Result<ServerResult, LifecycleError> {
@@ -100,6 +106,41 @@ impl McpServerManager {
         let process = self
             .ensure_slot_running(server, &slot, Demand::OnDemand)
             .await?;
+        // Kept for a resend only where there can be one (a remote connection).
+        let resend = process.is_remote().then(|| request.clone());
+        let first = self
+            .forward_on(&slot, &process, request, &target, &cancel)
+            .await;
+        let outcome = match (first, resend) {
+            (Err(LifecycleError::Disconnected { unsent: true, .. }), Some(request)) => {
+                tracing::info!(
+                    server,
+                    "the remote connection was lost before the request was delivered; reconnecting to send it again"
+                );
+                let process = self
+                    .ensure_slot_running(server, &slot, Demand::OnDemand)
+                    .await?;
+                self.forward_on(&slot, &process, request, &target, &cancel)
+                    .await
+            }
+            (outcome, _) => outcome,
+        };
+        outcome.map_err(|error| match error {
+            LifecycleError::NeedsAuth { challenge, .. } => self.mark_needs_auth(&slot, challenge),
+            error => error,
+        })
+    }
+
+    /// One try of [`Self::forward`] on `process`.
+    async fn forward_on(
+        &self,
+        slot: &Arc<Slot>,
+        process: &Arc<McpProcess>,
+        mut request: ClientRequest,
+        target: &ForwardFor,
+        cancel: &CancellationToken,
+    ) -> Result<ServerResult, LifecycleError> {
+        let server = slot.config().name;
         // rmcp's HTTP client takes a revision named in a request's `_meta` as the
         // connection's from then on (its `MCP-Protocol-Version` header), which would turn the
         // one connection every bot shares into a 2026-07-28 one. A remote server's 2026-07-28
@@ -121,21 +162,18 @@ impl McpServerManager {
             ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
             _ => None,
         };
+        let what = tool.clone().unwrap_or_else(|| method.clone());
         let timeout = slot.config().call_timeout;
         let registration = target
             .caller
-            .map(|caller| slot.relay.register(caller, target.progress));
-        let failed = |error: ServiceError| LifecycleError::Request {
-            server: server.to_owned(),
-            method: "forwarded request",
-            source: Arc::new(error),
-        };
+            .clone()
+            .map(|caller| slot.relay.register(caller, target.progress.clone()));
         let mut options = PeerRequestOptions::with_timeout(timeout);
         options.meta = own_meta;
-        let handle = peer
-            .send_request_with_option(request, options)
-            .await
-            .map_err(failed)?;
+        let handle = match peer.send_request_with_option(request, options).await {
+            Ok(handle) => handle,
+            Err(error) => return Err(process.died_or(&what, FORWARDED, error).await),
+        };
         if let Some(registration) = &registration {
             registration.route_progress(handle.progress_token.clone());
         }
@@ -143,14 +181,14 @@ impl McpServerManager {
         let peer = handle.peer.clone();
         let id = handle.id.clone();
         let outcome = tokio::select! {
-            outcome = handle.await_response() => outcome,
+            outcome = process.await_answer(handle) => outcome?,
             () = cancel.cancelled() => {
                 let notice = rmcp::model::CancelledNotificationParam::new(
                     Some(id),
                     Some("the client cancelled the request".to_owned()),
                 );
                 let _ = peer.notify_cancelled(notice).await;
-                return Err(LifecycleError::Cancelled { server: server.to_owned(), method });
+                return Err(LifecycleError::Cancelled { server, method });
             }
         };
         // Progress sent before the answer reaches the client before the answer.
@@ -161,28 +199,30 @@ impl McpServerManager {
         match outcome {
             Ok(result) => Ok(result),
             Err(ServiceError::McpError(error)) => Err(LifecycleError::Refused {
-                server: server.to_owned(),
+                server,
                 method,
                 error,
             }),
             Err(ServiceError::Timeout { timeout }) => {
                 let timed_out = match tool {
                     Some(tool) => LifecycleError::CallTimeout {
-                        server: server.to_owned(),
+                        server,
                         tool,
                         timeout,
                     },
                     None => LifecycleError::RequestTimeout {
-                        server: server.to_owned(),
+                        server,
                         method,
                         timeout,
                     },
                 };
                 // Slow, or gone silent? A ping tells; a silent server is stopped and restarted.
-                Err(self.after_timeout(&slot, &process, timed_out).await)
+                Err(self.after_timeout(slot, process, timed_out).await)
             }
-            // The server was declared unresponsive while this waited: say that, not the pipe.
-            Err(error) => Err(process.unresponsive().unwrap_or_else(|| failed(error))),
+            Err(error) => Err(process.died_or(&what, FORWARDED, error).await),
         }
     }
 }
+
+/// How a forwarded request is named in [`LifecycleError::Request`].
+const FORWARDED: &str = "forwarded request";

@@ -817,7 +817,7 @@ impl McpServerManager {
 
     /// [`Self::call_tool`] for bot `bot` (its id): on the bot's own connection when it has
     /// OAuth credentials of its own for `server` ([`crate::bot_connections`]), else on the
-    /// server's.
+    /// server's. It takes the one request path, [`Self::forward`], with its recoveries.
     pub async fn call_tool_as(
         &self,
         server: &str,
@@ -825,36 +825,26 @@ impl McpServerManager {
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, LifecycleError> {
-        let slot = self.slot_for(server, bot).await?;
-        let _in_flight = InFlight::new(slot.clone());
-        let process = self
-            .ensure_slot_running(server, &slot, Demand::OnDemand)
-            .await?;
-        let timeout = slot.config().call_timeout;
-        // Kept for a resend only where there can be one (a remote connection).
-        let resend = process.is_remote().then(|| arguments.clone());
-        match process.call_tool(tool, arguments, timeout).await {
-            // A remote connection that could not deliver the call (the server restarted and
-            // forgot the session, the connection broke): connect again and send it once more.
-            Err(LifecycleError::Disconnected { unsent: true, .. }) if resend.is_some() => {
-                tracing::info!(
-                    server,
-                    tool,
-                    "the remote connection was lost before the call was delivered; reconnecting to send it again"
-                );
-                let process = self
-                    .ensure_slot_running(server, &slot, Demand::OnDemand)
-                    .await?;
-                process.call_tool(tool, resend.flatten(), timeout).await
-            }
-            Err(LifecycleError::NeedsAuth { challenge, .. }) => {
-                Err(self.mark_needs_auth(&slot, challenge))
-            }
-            // Slow, or gone silent? A ping tells; a silent server is stopped and restarted.
-            Err(timed_out @ LifecycleError::CallTimeout { .. }) => {
-                Err(self.after_timeout(&slot, &process, timed_out).await)
-            }
-            result => result,
+        let mut params = rmcp::model::CallToolRequestParams::new(tool.to_owned());
+        if let Some(arguments) = arguments {
+            params = params.with_arguments(arguments);
+        }
+        let request =
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let target = crate::ForwardFor {
+            bot: bot.map(str::to_owned),
+            ..crate::ForwardFor::default()
+        };
+        match self
+            .forward(server, request, target, CancellationToken::new())
+            .await?
+        {
+            rmcp::model::ServerResult::CallToolResult(result) => Ok(result),
+            _ => Err(LifecycleError::Request {
+                server: server.to_owned(),
+                method: "tools/call",
+                source: Arc::new(rmcp::ServiceError::UnexpectedResponse),
+            }),
         }
     }
 

@@ -11,8 +11,7 @@ use nix::sys::signal::Signal;
 use crate::cgroup::ServerCgroup;
 use rmcp::ServiceExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ListToolsRequest,
-    PaginatedRequestParams, PingRequest, ServerResult, Tool,
+    ClientRequest, ListToolsRequest, PaginatedRequestParams, PingRequest, ServerResult, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RoleClient, RunningService};
 use rmcp::{Peer, ServiceError};
@@ -633,52 +632,27 @@ impl McpProcess {
         self.request("ping", request, timeout).await.map(|_| ())
     }
 
-    /// `tools/call` under `timeout`; on timeout `notifications/cancelled` is sent and the
-    /// error is [`LifecycleError::CallTimeout`].
-    pub async fn call_tool(
+    /// The answer to `handle`'s request. A remote connection can be lost under a request
+    /// without an answer ever coming (a server that forgot the session): the loss ends the
+    /// wait with `Err` ([`LifecycleError::Disconnected`], `unsent` when the server refused
+    /// the session, so the request can go again on a new connection).
+    pub(crate) async fn await_answer(
         &self,
-        tool: &str,
-        arguments: Option<JsonObject>,
-        timeout: Duration,
-    ) -> Result<CallToolResult, LifecycleError> {
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        if let Some(arguments) = arguments {
-            params = params.with_arguments(arguments);
-        }
-        let request = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
-        let options = PeerRequestOptions::with_timeout(timeout);
-        let handle = self
-            .peer
-            .send_request_with_option(request, options)
-            .await
-            .map_err(|error| self.request_error("tools/call", error))?;
-        let response = match &self.backing {
-            // A remote connection can be lost under the call without an answer ever coming
-            // (a server that forgot the session): the loss ends the wait.
+        handle: rmcp::service::RequestHandle<RoleClient>,
+    ) -> Result<Result<ServerResult, ServiceError>, LifecycleError> {
+        match &self.backing {
             Backing::Remote { url, lost, .. } => {
                 let mut exit = self.exit.clone();
                 tokio::select! {
-                    response = handle.await_response() => response,
-                    _ = exit.wait_for(Option::is_some) => {
-                        return Err(LifecycleError::Disconnected {
-                            server: self.server.clone(),
-                            url: url.clone(),
-                            unsent: lost.was_refused(),
-                        });
-                    }
+                    response = handle.await_response() => Ok(response),
+                    _ = exit.wait_for(Option::is_some) => Err(LifecycleError::Disconnected {
+                        server: self.server.clone(),
+                        url: url.clone(),
+                        unsent: lost.was_refused(),
+                    }),
                 }
             }
-            _ => handle.await_response().await,
-        };
-        match response {
-            Ok(ServerResult::CallToolResult(result)) => Ok(result),
-            Ok(_) => Err(self.request_error("tools/call", ServiceError::UnexpectedResponse)),
-            Err(ServiceError::Timeout { timeout }) => Err(LifecycleError::CallTimeout {
-                server: self.server.clone(),
-                tool: tool.to_owned(),
-                timeout,
-            }),
-            Err(error) => Err(self.died_or(tool, error).await),
+            _ => Ok(handle.await_response().await),
         }
     }
 
@@ -695,10 +669,17 @@ impl McpProcess {
         }
     }
 
-    /// The error of a call that failed: if the server exited meanwhile (its pipe closes just
-    /// before its exit status is known: waited for briefly), that it exited, with its exit
-    /// status and stderr tail; otherwise the request error.
-    async fn died_or(&self, tool: &str, error: ServiceError) -> LifecycleError {
+    /// The error of a request (`method`, of tool or method `what`) that failed: that the
+    /// server was declared unresponsive; on a remote connection, that it needs authorization
+    /// or was lost (`unsent` when the request never left); else, if the server exited
+    /// meanwhile (its pipe closes just before its exit status is known: waited for briefly),
+    /// that it exited, with its exit status and stderr tail; otherwise the request error.
+    pub(crate) async fn died_or(
+        &self,
+        what: &str,
+        method: &'static str,
+        error: ServiceError,
+    ) -> LifecycleError {
         if let Some(unresponsive) = self.unresponsive() {
             return unresponsive;
         }
@@ -715,7 +696,7 @@ impl McpProcess {
                         unsent: matches!(error, ServiceError::TransportSend(_)),
                     }
                 }
-                error => self.request_error("tools/call", error),
+                error => self.request_error(method, error),
             };
         }
         if self.wait_exit(Duration::from_millis(500)).await
@@ -723,12 +704,12 @@ impl McpProcess {
         {
             return LifecycleError::ExitedDuringCall {
                 server: self.server.clone(),
-                tool: tool.to_owned(),
+                tool: what.to_owned(),
                 exit,
                 stderr_tail: self.stderr_tail(),
             };
         }
-        self.request_error("tools/call", error)
+        self.request_error(method, error)
     }
 
     /// Stop: close stdin and wait `grace`; TERM the group and the snapshot of descendants,

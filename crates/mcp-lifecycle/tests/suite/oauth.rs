@@ -499,3 +499,69 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     fx.manager.stop_all().await;
     Ok(())
 }
+
+/// A tool call on the chat path (`call_tool`) or the relay's (`forward`, what `/mcp` and
+/// `/mcp/{server}` take): its text, or the error.
+async fn call_on(fx: &Fixture, relay: bool) -> Result<String, LifecycleError> {
+    if !relay {
+        return fx
+            .manager
+            .call_tool("hosted", "test_simple_text", None)
+            .await
+            .map(|result| text(&result));
+    }
+    let request = rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+        rmcp::model::CallToolRequestParams::new("test_simple_text"),
+    ));
+    match fx
+        .manager
+        .forward(
+            "hosted",
+            request,
+            mcp_lifecycle::ForwardFor::default(),
+            tokio_util::sync::CancellationToken::new(),
+        )
+        .await?
+    {
+        rmcp::model::ServerResult::CallToolResult(result) => Ok(text(&result)),
+        other => panic!("not a tool result: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn chat_and_the_relay_meet_a_dropped_session_then_a_401_alike() -> anyhow::Result<()> {
+    let mut seen = Vec::new();
+    for relay in [false, true] {
+        let port = test_support::free_port()?;
+        let fixture = |port: u16| {
+            test_support::conformance_fixture_over_http(
+                &format!("127.0.0.1:{port}"),
+                &["--oauth", "3600"],
+            )
+        };
+        let (mut served, url) = fixture(port)?;
+        let origin = url.trim_end_matches("/mcp").to_owned();
+        let fx = oauth_fx(&origin, "a key of enough length for the test").await?;
+        authorize(&fx.manager, &origin).await?;
+        assert_eq!(call_on(&fx, relay).await?, SIMPLE_TEXT, "relay {relay}");
+        // The server restarts: its sessions and the tokens it issued are gone. The next call
+        // meets the lost session (reconnects), then a 401: the server needs authorization.
+        served.kill();
+        let (_served, _) = fixture(port)?;
+        let error = call_on(&fx, relay).await.err();
+        seen.push((
+            matches!(error, Some(LifecycleError::NeedsAuth { .. })),
+            state_of(&fx.manager),
+        ));
+        fx.manager.stop_all().await;
+    }
+    assert_eq!(
+        seen,
+        [
+            (true, Some(ServerState::NeedsAuth)),
+            (true, Some(ServerState::NeedsAuth))
+        ],
+        "chat, then the relay"
+    );
+    Ok(())
+}
