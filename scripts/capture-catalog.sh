@@ -107,6 +107,8 @@ export PATH="$root/$(dirname "$node"):$PATH"
 rm -rf "$work"
 mkdir -p "$work/logs" "$work/home" "$work/fs-root" "$out_dir"
 echo '{"access_token":"dummy","refresh_token":"dummy","token_type":"Bearer"}' >"$work/gdrive-credentials.json"
+echo '{"installed":{"client_id":"dummy.apps.googleusercontent.com","client_secret":"dummy","redirect_uris":["http://localhost"]}}' >"$work/google-oauth-keys.json"
+echo '{"access_token":"dummy","refresh_token":"dummy","token_type":"Bearer","expiry_date":4102444800000}' >"$work/gmail-credentials.json"
 failed=()
 
 capture() { # SHORT REGISTRY PACKAGE VERSION [KEY=VALUE...] COMMAND...
@@ -218,6 +220,27 @@ npm_server twilio - AC00000000000000000000000000000000/SK00000000000000000000000
 npm_server mapbox - MAPBOX_ACCESS_TOKEN=pk.dummy
 npm_server railway -
 npm_server heroku - HEROKU_API_KEY=dummy
+# npm: the fresh (held-out) servers of eval/fresh.jsonl
+npm_server google-calendar - GOOGLE_OAUTH_CREDENTIALS="$work/google-oauth-keys.json"
+npm_server gmail - GMAIL_OAUTH_PATH="$work/google-oauth-keys.json" GMAIL_CREDENTIALS_PATH="$work/gmail-credentials.json"
+npm_server shortcut - SHORTCUT_API_TOKEN=dummy
+npm_server asana - ASANA_ACCESS_TOKEN=dummy
+npm_server circleci - CIRCLECI_TOKEN=dummy
+npm_server argocd - ARGOCD_BASE_URL=http://127.0.0.1:9 ARGOCD_API_TOKEN=dummy stdio
+npm_server datadog - DATADOG_API_KEY=dummy DATADOG_APP_KEY=dummy
+npm_server pinecone - PINECONE_API_KEY=dummy
+npm_server airtable - AIRTABLE_API_KEY=patdummy
+npm_server perplexity - PERPLEXITY_API_KEY=pplx-dummy
+npm_server searxng - SEARXNG_URL=http://127.0.0.1:9
+npm_server airbnb -
+npm_server line-bot - CHANNEL_ACCESS_TOKEN=dummy DESTINATION_USER_ID=U00000000000000000000000000000000
+npm_server launchdarkly - start --api-key api-dummy
+npm_server postman - POSTMAN_API_KEY=PMAK-dummy
+npm_server netlify - NETLIFY_PERSONAL_ACCESS_TOKEN=nfp_dummy
+npm_server drawio -
+npm_server todoist todoist-mcp TODOIST_API_KEY=dummy
+npm_server cloudflare - CLOUDFLARE_API_TOKEN=dummy run 00000000000000000000000000000000
+npm_server reddit reddit-mcp-buddy
 
 # PyPI
 py_server time mcp-server-time --local-timezone Etc/UTC
@@ -239,6 +262,14 @@ py_server clickhouse mcp-clickhouse CLICKHOUSE_HOST=127.0.0.1 CLICKHOUSE_PORT=9 
 py_server motherduck mcp-server-motherduck --db-path :memory: --read-write
 py_server zotero zotero-mcp ZOTERO_API_KEY=dummy ZOTERO_LIBRARY_ID=0000000 ZOTERO_LIBRARY_TYPE=user
 py_server markitdown markitdown-mcp
+# PyPI: the fresh (held-out) servers of eval/fresh.jsonl
+py_server grafana mcp-grafana GRAFANA_URL=http://127.0.0.1:9 GRAFANA_SERVICE_ACCOUNT_TOKEN=dummy
+py_server chroma chroma-mcp --client-type ephemeral
+py_server yahoo-finance mcp-yahoo-finance
+# (a fixed folder, which its instructions name)
+py_server excel excel-mcp-server EXCEL_FILES_PATH=/tmp/excel-workbooks stdio
+py_server wikipedia wikipedia-mcp
+py_server jenkins mcp-jenkins --jenkins-url http://127.0.0.1:9 --jenkins-username dummy --jenkins-password dummy
 
 # first-party forge servers
 for app in forge-bash forge-filesystem forge-discovery forge-typesense; do forge_server "$app"; done
