@@ -42,14 +42,43 @@ pub async fn run(command: McpStdioCommand) -> anyhow::Result<()> {
     if command.local {
         return run_local(command).await;
     }
-    serve_stdio(command.bridge.into_options(|name| std::env::var(name).ok())).await?;
+    // The bridge writes no log lines (stderr carries its reason codes); traces only.
+    let telemetry = start_traces("off");
+    let served = serve_stdio(command.bridge.into_options(|name| std::env::var(name).ok())).await;
+    crate::serve::flush_traces(telemetry).await;
+    served?;
     Ok(())
+}
+
+/// The `tracing` subscriber, with traces over OTLP when an endpoint is set. A stdio server
+/// starts with nothing: a bad OpenTelemetry setting is said on stderr (reason
+/// `not_configured`) and the bridge runs without traces.
+fn start_traces(filter: &str) -> Option<observability::Telemetry> {
+    let started = observability::TelemetrySettings::from_vars(|name| std::env::var(name).ok())
+        .and_then(|settings| observability::Telemetry::start(&settings));
+    let (telemetry, layer) = match started {
+        Ok(Some((telemetry, layer))) => (Some(telemetry), Some(layer)),
+        Ok(None) => (None, None),
+        Err(error) => {
+            eprintln!(
+                "{}: reason=not_configured no traces: {error}",
+                mcp_gateway::bridge::BRIDGE_NAME
+            );
+            (None, None)
+        }
+    };
+    if let Err(error) =
+        observability::init_tracing_with(observability::LogFormat::Text, filter, layer)
+    {
+        eprintln!("botcraft mcp-stdio: no logs: {error}");
+    }
+    telemetry
 }
 
 async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
     // Logs go to stderr: stdout carries MCP alone.
     let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into());
-    observability::init_tracing(observability::LogFormat::Text, &filter)?;
+    let telemetry = start_traces(&filter);
     let store = crate::host::open_store(&command.data, Some(&command.seed)).await?;
     // A pid registry of this process's own (`serve` or another aggregator may share the data
     // folder); each server also dies with this process (its parent-death signal).
@@ -112,6 +141,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
     // Every server is stopped: the registry goes, and a sweep still in flight writes nothing.
     manager.discard_pid_registry();
     store.close().await;
+    crate::serve::flush_traces(telemetry).await;
     served?;
     Ok(())
 }

@@ -234,7 +234,29 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     args.anthropic_api_key = secret_or_file(args.anthropic_api_key.take(), "ANTHROPIC_API_KEY")?;
     args.bot_keys = secret_or_file(args.bot_keys.take(), mcp_gateway::BOT_KEYS_ENV)?;
     let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
-    observability::init_tracing(args.log_format, &filter)?;
+    // Traces over OTLP when an endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`…); else none,
+    // at no cost.
+    let trace_settings =
+        observability::TelemetrySettings::from_vars(|name| std::env::var(name).ok())
+            .context("OpenTelemetry settings")?;
+    let (telemetry, trace_layer) =
+        match observability::Telemetry::start(&trace_settings).context("OTLP trace exporter")? {
+            Some((telemetry, layer)) => (Some(telemetry), Some(layer)),
+            None => (None, None),
+        };
+    observability::init_tracing_with(args.log_format, &filter, trace_layer)?;
+    if let Some(endpoint) = &trace_settings.traces_endpoint {
+        eprintln!(
+            "botcraft: traces exported over OTLP/HTTP to {} as service {:?}{}",
+            crate::host::without_credentials(endpoint),
+            trace_settings.service_name,
+            if trace_settings.record_content {
+                " (content recorded, redacted: BOTCRAFT_TRACE_CONTENT=on)"
+            } else {
+                ""
+            }
+        );
+    }
     let url = args.data.database_url()?;
     let _sole_replica = crate::host::claim_sqlite(&url)?;
     let seed = (!args.no_seed).then_some(&args.seed);
@@ -348,6 +370,13 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         .chain(bot_key_values)
         .chain(database_password)
         .chain(
+            trace_settings
+                .headers
+                .values()
+                .filter(|value| value.len() >= 8)
+                .cloned(),
+        )
+        .chain(
             std::env::var(secrets::KEY_VAR)
                 .ok()
                 .filter(|key| key.len() >= 8),
@@ -387,6 +416,10 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         chat_buffer_bytes: args.chat_buffer_bytes.max(1),
         ..ApiConfig::default()
     };
+    if trace_settings.record_content {
+        let redactor = config.redactor.clone();
+        observability::record_content_with(move |text| redactor.redact(text));
+    }
     let draining = config.draining.clone();
     let metrics = observability::BotCraftMetrics::new()?;
     record_server_metrics(&manager, &metrics);
@@ -446,7 +479,9 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             args.max_body_bytes,
             http_api::routes::refuse_declared_oversize,
         ));
-    let router = router.merge(gateway);
+    let router = router
+        .merge(gateway)
+        .layer(axum::middleware::from_fn(observability::trace_http));
     // One Origin rule in front of everything: the API, the dashboard and /mcp.
     let router = http_api::origin::guard(
         router,
@@ -466,6 +501,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         () = shutdown_signal() => {}
         result = &mut server => {
             manager.stop_all().await;
+            flush_traces(telemetry).await;
             return result?.context("the HTTP server failed");
         }
     }
@@ -510,8 +546,16 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     }
     health_loop.abort();
     store.close().await;
+    flush_traces(telemetry).await;
     eprintln!("botcraft: stopped");
     Ok(())
+}
+
+/// Export the traces still buffered (the exporter blocks: off the runtime's threads).
+pub(crate) async fn flush_traces(telemetry: Option<observability::Telemetry>) {
+    if let Some(telemetry) = telemetry {
+        let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
+    }
 }
 
 /// Server metrics: the state gauge and restart counts are read from the manager at each

@@ -34,6 +34,7 @@ pub mod tool_schema;
 pub mod tool_search;
 pub mod turn;
 pub mod turn_events;
+pub mod turn_spans;
 pub mod ui_message;
 pub mod ui_stream;
 

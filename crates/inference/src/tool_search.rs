@@ -103,16 +103,29 @@ impl ToolCatalog {
     /// index has vectors.
     pub async fn search(
         &self,
-        mut query: SearchQuery,
+        query: SearchQuery,
     ) -> Result<Vec<FoundTool>, tool_search::SearchError> {
+        Ok(self.search_with_mode(query).await?.0)
+    }
+
+    /// [`Self::search`], and how it ranked: `hybrid` (with the query's embedding) or `bm25f`.
+    pub async fn search_with_mode(
+        &self,
+        mut query: SearchQuery,
+    ) -> Result<(Vec<FoundTool>, &'static str), tool_search::SearchError> {
         if query.vector.is_none()
             && self.index.dimensions().is_some()
             && let Some(embedder) = &self.embedder
         {
             query.vector = embedder.embed_query(&query.text).await;
         }
+        let mode = if query.vector.is_some() {
+            "hybrid"
+        } else {
+            "bm25f"
+        };
         let result = self.index.search(&query)?;
-        Ok(result
+        let found = result
             .hits
             .iter()
             .map(|hit| {
@@ -124,7 +137,8 @@ impl ToolCatalog {
                     parameters: doc.parameter_summary(),
                 }
             })
-            .collect())
+            .collect();
+        Ok((found, mode))
     }
 }
 
@@ -195,17 +209,20 @@ impl ToolSearchTool {
             Some(ServerFilter::One(server)) => vec![server],
             Some(ServerFilter::Many(servers)) => servers,
         };
+        let text = input.query.clone();
         let query = SearchQuery::new(input.query)
             .servers(servers)
             .max_results(input.max_results)
             .fields(input.fields);
-        let tools =
-            self.catalog
-                .search(query)
-                .await
-                .map_err(|e| NativeToolError::InvalidInput {
-                    reason: e.to_string(),
-                })?;
+        let (tools, mode) = self.catalog.search_with_mode(query).await.map_err(|e| {
+            NativeToolError::InvalidInput {
+                reason: e.to_string(),
+            }
+        })?;
+        if !tracing::Span::current().is_disabled() {
+            let found: Vec<String> = tools.iter().map(|tool| tool.name.clone()).collect();
+            crate::turn_spans::record_search(&text, mode, &found);
+        }
         let note = if tools.is_empty() {
             "No tools matched. Try other words, or drop the mcp_server filter.".to_owned()
         } else {

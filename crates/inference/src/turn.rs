@@ -18,6 +18,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::active_tools::{ActiveTools, EagerTools, StepContext};
 use crate::approval::{Approvals, ResumedCall};
@@ -29,6 +30,7 @@ use crate::native::NativeToolRegistry;
 use crate::providers::{InvalidToolInput, Provider, ProviderError, ProviderEvent, StepRequest};
 use crate::tool_schema::ToolDefinition;
 use crate::turn_events::{DEFAULT_EVENT_BUFFER_BYTES, EventSender, TurnEvents, event_channel};
+use crate::turn_spans;
 
 /// Limits of one turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,7 +309,8 @@ impl ChatTurn {
         cancel: CancellationToken,
     ) -> (TurnEvents, tokio::task::JoinHandle<TurnOutcome>) {
         let (sender, events) = event_channel(self.config.event_buffer_bytes);
-        let handle = tokio::spawn(self.run(sender, cancel));
+        // The turn's spans are children of the caller's (the HTTP request's).
+        let handle = tokio::spawn(self.run(sender, cancel).in_current_span());
         (events, handle)
     }
 
@@ -422,6 +425,7 @@ impl ChatTurn {
                 .cloned()
                 .partition(|call| self.asks(call, &offered));
             for call in &asking {
+                turn_spans::approval_asked(&call.name, &call.id);
                 if let Some(approvals) = &self.approvals {
                     emitter
                         .send(TurnEvent::ToolApprovalRequested {
@@ -492,7 +496,29 @@ impl ChatTurn {
         outcome(history, usage, steps, end)
     }
 
+    /// One model call, in its `chat {model}` span.
     async fn stream_step(&self, request: StepRequest, emitter: &Emitter) -> StepStream {
+        let span = turn_spans::model_call(
+            self.provider.kind(),
+            &request.model,
+            request.max_output_tokens,
+            &request.messages,
+        );
+        let streamed = self
+            .stream_step_in_span(request, emitter)
+            .instrument(span.clone())
+            .await;
+        match &streamed {
+            StepStream::Done(step) => {
+                turn_spans::model_answered(&span, step.usage, &step.reason, &step.text);
+            }
+            StepStream::Failed(error) => turn_spans::model_failed(&span, error),
+            StepStream::Aborted => {}
+        }
+        streamed
+    }
+
+    async fn stream_step_in_span(&self, request: StepRequest, emitter: &Emitter) -> StepStream {
         let mut stream = self.provider.stream_step(request);
         let mut text = KeptText::new(self.config.max_step_text_bytes);
         let mut calls = Vec::new();
@@ -591,6 +617,15 @@ impl ChatTurn {
                             .map_err(|error| error.to_string()),
                         None => Err("this bot's calls need no approval now".to_owned()),
                     };
+                    turn_spans::approval_answered(
+                        &call.name,
+                        &call.id,
+                        if checked.is_ok() {
+                            "approved"
+                        } else {
+                            "refused"
+                        },
+                    );
                     match checked {
                         Ok(()) => approved.push(PendingCall {
                             id: call.id.clone(),
@@ -612,6 +647,15 @@ impl ChatTurn {
                     }
                 }
                 answer => {
+                    turn_spans::approval_answered(
+                        &call.name,
+                        &call.id,
+                        if answer.is_some() {
+                            "denied"
+                        } else {
+                            "unanswered"
+                        },
+                    );
                     emitter
                         .send(TurnEvent::ToolOutputDenied {
                             call_id: call.id.clone(),
@@ -721,14 +765,30 @@ impl ChatTurn {
         Some(results)
     }
 
-    /// One call: the text the model reads, or the error it is told.
+    /// One call, in its `execute_tool {name}` span: the text the model reads, or the error
+    /// it is told.
     async fn execute(
         &self,
         call: &PendingCall,
         offered: &BTreeSet<String>,
         cancel: CancellationToken,
     ) -> Result<CallOutput, String> {
-        let output = self.execute_uncapped(call, offered, cancel).await;
+        let native = self.native.get(&call.name).is_some();
+        let span = turn_spans::tool_call(&call.name, &call.id, native);
+        if let Ok(input) = &call.input {
+            turn_spans::tool_arguments(&span, input);
+        }
+        let output = self
+            .execute_uncapped(call, offered, cancel)
+            .instrument(span.clone())
+            .await;
+        turn_spans::tool_ended(
+            &span,
+            match &output {
+                Ok(output) => Ok(output.text.as_str()),
+                Err(_) => Err("tool_error"),
+            },
+        );
         if self.native.get(&call.name).is_some() {
             // Native results (tool_search's JSON) are ours and bounded: never cut.
             return output;

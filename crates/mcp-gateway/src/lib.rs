@@ -16,6 +16,9 @@
 //!   call's, with a `stdio.*` reason code on stderr. `--server S` relays `/mcp/S`;
 //!   `--local` serves the gateway's own server on stdio over a backend in the same process
 //!   ([`bridge::local`]).
+//! - **Traces** ([`traced`]): a server span for each tool, resource, prompt and completion
+//!   request received, continuing the client's trace context (`_meta.traceparent`, or the
+//!   HTTP header).
 //! - **Speed**: [`coalesce`] sends a session's ended event-stream answer in one write.
 
 pub mod adapter;
@@ -28,6 +31,7 @@ pub mod gateway;
 pub mod manifest;
 pub mod relay;
 pub mod service;
+pub mod traced;
 
 pub use adapter::ToolsetBackend;
 pub use auth::{AuthenticatedBot, BOT_KEYS_ENV, BotKeys, BotKeysError, GatewayAuth, KeyPolicy};

@@ -207,6 +207,38 @@ pub enum LifecycleError {
     Store(#[source] Arc<store::StoreError>),
 }
 
+impl LifecycleError {
+    /// A short stable word for the kind of failure (a trace span's `error.type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::UnknownServer { .. } => "unknown_server",
+            Self::NotConfigured { .. } => "not_configured",
+            Self::EnvNotAllowed { .. } => "env_not_allowed",
+            Self::Sandbox { .. } => "sandbox",
+            Self::BadHeader { .. } => "bad_header",
+            Self::Connect { .. } => "connect",
+            Self::NeedsAuth { .. } => "needs_auth",
+            Self::OAuth { .. } | Self::OAuthUnavailable { .. } | Self::OAuthUnknownState => "oauth",
+            Self::Disconnected { .. } => "disconnected",
+            Self::Spawn { .. } => "spawn",
+            Self::InitTimeout { .. } => "init_timeout",
+            Self::InitFailed { .. } => "init_failed",
+            Self::NotRunning { .. } => "not_running",
+            Self::Exited { .. } | Self::ExitedDuringCall { .. } => "exited",
+            Self::Unresponsive { .. } => "unresponsive",
+            Self::CrashLoop { .. } => "crash_loop",
+            Self::CallTimeout { .. } | Self::RequestTimeout { .. } => "timeout",
+            Self::Refused { .. } => "jsonrpc_error",
+            Self::Cancelled { .. } => "cancelled",
+            Self::Request { .. } => "request",
+            Self::BackingOff { .. } => "backing_off",
+            Self::StartCancelled { .. } => "start_cancelled",
+            Self::NoCachedTools { .. } | Self::BadToolCache { .. } => "no_tool_list",
+            Self::Store(_) => "store",
+        }
+    }
+}
+
 impl From<store::StoreError> for LifecycleError {
     fn from(error: store::StoreError) -> Self {
         Self::Store(Arc::new(error))

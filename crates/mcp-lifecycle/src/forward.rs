@@ -26,6 +26,7 @@ use rmcp::model::{
 use rmcp::service::PeerRequestOptions;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::error::LifecycleError;
 use crate::manager::{Demand, InFlight, McpServerManager, Slot};
@@ -131,7 +132,8 @@ impl McpServerManager {
         })
     }
 
-    /// One try of [`Self::forward`] on `process`.
+    /// One try of [`Self::forward`] on `process`, in its client span (`tools/call NAME`…),
+    /// whose trace context the request carries in its `params._meta`.
     async fn forward_on(
         &self,
         slot: &Arc<Slot>,
@@ -139,6 +141,31 @@ impl McpServerManager {
         mut request: ClientRequest,
         target: &ForwardFor,
         cancel: &CancellationToken,
+    ) -> Result<ServerResult, LifecycleError> {
+        let span = crate::spans::sent(&slot.config().name, &request);
+        crate::spans::carry_context(&span, &mut request);
+        let outcome = self
+            .forward_in_span(slot, process, request, target, cancel, &span)
+            .instrument(span.clone())
+            .await;
+        match &outcome {
+            Err(error) => crate::spans::failed(&span, error.kind()),
+            Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
+                crate::spans::failed(&span, "tool_error");
+            }
+            Ok(_) => {}
+        }
+        outcome
+    }
+
+    async fn forward_in_span(
+        &self,
+        slot: &Arc<Slot>,
+        process: &Arc<McpProcess>,
+        mut request: ClientRequest,
+        target: &ForwardFor,
+        cancel: &CancellationToken,
+        span: &tracing::Span,
     ) -> Result<ServerResult, LifecycleError> {
         let server = slot.config().name;
         // rmcp's HTTP client takes a revision named in a request's `_meta` as the
@@ -176,6 +203,15 @@ impl McpServerManager {
         };
         if let Some(registration) = &registration {
             registration.route_progress(handle.progress_token.clone());
+        }
+        if !span.is_disabled() {
+            span.record("jsonrpc.request.id", tracing::field::display(&handle.id));
+            if let Some(info) = peer.peer_info() {
+                span.record(
+                    "mcp.protocol.version",
+                    tracing::field::display(&info.protocol_version),
+                );
+            }
         }
         // The handle is consumed by either branch; cancel needs its id and peer.
         let peer = handle.peer.clone();

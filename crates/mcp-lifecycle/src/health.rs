@@ -10,10 +10,12 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use tokio::task::JoinHandle;
+use tracing::Instrument as _;
 
 use crate::error::LifecycleError;
 use crate::manager::{McpServerManager, Phase, Slot};
 use crate::process::McpProcess;
+use crate::spans::StopReason;
 
 /// What a health check found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,7 +115,13 @@ impl McpServerManager {
             return;
         }
         tracing::warn!(server = %slot.config().name, %error, "MCP server stopped answering: stopping and restarting it");
-        process.stop(self.inner.settings.stop_grace).await;
+        process
+            .stop(self.inner.settings.stop_grace)
+            .instrument(crate::spans::stop(
+                &slot.config().name,
+                StopReason::Unresponsive,
+            ))
+            .await;
         {
             let mut state = slot.lock();
             state.last_exit = process.exit_status();
@@ -131,11 +139,12 @@ impl McpServerManager {
         for (name, slot) in self.slots() {
             for bot_slot in slot.bot_slots() {
                 if idle_at(&bot_slot, now) {
-                    self.stop_slot(&bot_slot).await;
+                    self.stop_slot(&bot_slot, StopReason::Idle).await;
                     tracing::info!(server = %name, bot = bot_slot.bot.as_deref().unwrap_or_default(), "a bot's own connection closed after its idle timeout");
                 }
             }
-            if idle_at(&slot, now) && self.stop_server(&name).await.is_ok() {
+            if idle_at(&slot, now) {
+                self.stop_with_bots(&slot, StopReason::Idle).await;
                 tracing::info!(server = %name, "MCP server stopped after its idle timeout");
                 stopped.push(name);
             }

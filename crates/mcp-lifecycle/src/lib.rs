@@ -56,6 +56,7 @@ pub mod relay;
 mod remote;
 mod restart;
 pub mod run_as;
+pub mod spans;
 pub mod sse_client;
 mod state;
 mod stateless_link;

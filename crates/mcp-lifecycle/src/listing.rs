@@ -152,7 +152,8 @@ impl McpServerManager {
         let unused =
             slot.in_flight.load(Ordering::SeqCst) == 0 && slot.leases.load(Ordering::SeqCst) == 0;
         if !slot.config().always_on && unused {
-            self.stop_slot(&slot).await;
+            self.stop_slot(&slot, crate::spans::StopReason::Listed)
+                .await;
         }
         Ok(count)
     }

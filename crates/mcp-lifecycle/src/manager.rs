@@ -15,6 +15,7 @@ use futures::future::{BoxFuture, Shared};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
 use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::config::{ManagerSettings, ServerConfig};
 use crate::environment::server_env;
@@ -22,6 +23,7 @@ use crate::error::{ExitInfo, LifecycleError};
 use crate::hygiene::PidRegistry;
 use crate::in_process::InProcessServer;
 use crate::process::McpProcess;
+use crate::spans::StopReason;
 use crate::state::ServerState;
 use crate::tool_lists::{self, ToolListEvent};
 
@@ -404,7 +406,7 @@ impl McpServerManager {
             }
         }
         for slot in removed {
-            self.stop_with_bots(&slot).await;
+            self.stop_with_bots(&slot, StopReason::Reconfigured).await;
         }
         Ok(())
     }
@@ -497,7 +499,7 @@ impl McpServerManager {
                     if process.is_remote() && process.exit_status().is_some() =>
                 {
                     slot.new_start_cancel();
-                    let start = self.start_future(slot.clone());
+                    let start = self.start_future(slot.clone(), "reconnect");
                     state.set(Phase::Starting(start.clone()));
                     start
                 }
@@ -513,7 +515,11 @@ impl McpServerManager {
                 }
                 Phase::Stopped | Phase::Error | Phase::NeedsAuth => {
                     slot.new_start_cancel();
-                    let start = self.start_future(slot.clone());
+                    let why = match demand {
+                        Demand::OnDemand => "on_demand",
+                        Demand::Explicit => "explicit",
+                    };
+                    let start = self.start_future(slot.clone(), why);
                     state.set(Phase::Starting(start.clone()));
                     start
                 }
@@ -524,12 +530,35 @@ impl McpServerManager {
 
     /// The start, as a task of its own so that a caller giving up does not cancel it for
     /// the others waiting on it.
-    fn start_future(&self, slot: Arc<Slot>) -> StartFuture {
+    /// The start is a span of its own (`start {server}`, `why` its reason), a child of the
+    /// span that asked for it.
+    fn start_future(&self, slot: Arc<Slot>, why: &'static str) -> StartFuture {
         let manager = Self {
             inner: self.inner.clone(),
         };
         let config_name = slot.config().name;
-        let task = tokio::spawn(async move { manager.run_start(slot).await });
+        let span = crate::spans::start(&config_name, why);
+        let task = tokio::spawn(
+            async move {
+                let started = manager.run_start(slot).await;
+                let span = tracing::Span::current();
+                match &started {
+                    Ok(process) if !span.is_disabled() => {
+                        span.record("process.pid", process.pid().unwrap_or_default());
+                        if let Some(info) = process.peer().peer_info() {
+                            span.record(
+                                "mcp.protocol.version",
+                                tracing::field::display(&info.protocol_version),
+                            );
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(error) => crate::spans::failed(&span, error.kind()),
+                }
+                started
+            }
+            .instrument(span),
+        );
         async move {
             match task.await {
                 Ok(result) => result,
@@ -559,7 +588,14 @@ impl McpServerManager {
         } else {
             server_env(&config, &settings.env, &settings.env_policy)
         };
-        let started = match (slot.in_process(), env) {
+        let transport = match (slot.in_process().is_some(), config.remote.is_some()) {
+            (true, _) => "in-process",
+            (false, true) => "remote",
+            (false, false) => "stdio",
+        };
+        tracing::Span::current().record("botcraft.server.transport", transport);
+        let initialize = crate::spans::initialize(&config.name);
+        let started = async { match (slot.in_process(), env) {
             (None, _) if config.remote.is_some() => self.connect_remote(&slot, client).await,
             (Some(server), _) => {
                 McpProcess::start_in_process(&config, server.as_ref(), client).await
@@ -599,7 +635,13 @@ impl McpServerManager {
                 }
             }
             (None, Err(error)) => Err(error),
-        };
+        } }
+        .await;
+        if let Err(error) = &started {
+            crate::spans::failed(&initialize, error.kind());
+        }
+        // Timed from its creation above to here (not entered: see `handshake_over`).
+        drop(initialize);
         let process = match started {
             Ok(process) => Arc::new(process),
             Err(LifecycleError::NeedsAuth { challenge, .. }) => {
@@ -646,6 +688,7 @@ impl McpServerManager {
             state.retry_at = None;
             state.auth_challenge = None;
         }
+        tracing::Span::current().record("botcraft.server.tools", tools.len());
         tracing::info!(server = %config.name, pid = ?process.pid(), tools = tools.len(), "MCP server running");
         tool_lists::publish(self, &slot, &config, tools).await;
         tool_lists::follow_changes(
@@ -753,7 +796,13 @@ impl McpServerManager {
         });
     }
 
-    pub(crate) async fn stop_slot(&self, slot: &Arc<Slot>) {
+    pub(crate) async fn stop_slot(&self, slot: &Arc<Slot>, why: StopReason) {
+        self.stop_slot_in_span(slot)
+            .instrument(crate::spans::stop(&slot.config().name, why))
+            .await;
+    }
+
+    async fn stop_slot_in_span(&self, slot: &Arc<Slot>) {
         let previous = {
             let mut state = slot.lock();
             state.replace(Phase::Stopping)
@@ -780,15 +829,15 @@ impl McpServerManager {
     /// Stop `server` (close stdin, TERM, KILL its whole tree).
     pub async fn stop_server(&self, server: &str) -> Result<(), LifecycleError> {
         let slot = self.slot(server)?;
-        self.stop_with_bots(&slot).await;
+        self.stop_with_bots(&slot, StopReason::Asked).await;
         Ok(())
     }
 
     /// Stop `slot` and the bots' own connections to it.
-    pub(crate) async fn stop_with_bots(&self, slot: &Arc<Slot>) {
+    pub(crate) async fn stop_with_bots(&self, slot: &Arc<Slot>, why: StopReason) {
         let bots = slot.bot_slots();
-        futures::future::join_all(bots.iter().map(|bot| self.stop_slot(bot))).await;
-        self.stop_slot(slot).await;
+        futures::future::join_all(bots.iter().map(|bot| self.stop_slot(bot, why))).await;
+        self.stop_slot(slot, why).await;
     }
 
     /// Stop, then start `server`.
@@ -898,7 +947,12 @@ impl McpServerManager {
     pub async fn stop_all(&self) {
         self.inner.shutdown.cancel();
         let slots = self.slots();
-        futures::future::join_all(slots.iter().map(|(_, slot)| self.stop_with_bots(slot))).await;
+        futures::future::join_all(
+            slots
+                .iter()
+                .map(|(_, slot)| self.stop_with_bots(slot, StopReason::Shutdown)),
+        )
+        .await;
         if let Some(cgroups) = &self.inner.cgroups {
             // Every server cgroup went with its server: BotCraft's own can go too.
             cgroups.tidy();

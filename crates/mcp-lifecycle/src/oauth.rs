@@ -562,7 +562,10 @@ impl McpServerManager {
             .await
             .map_err(|error| auth_failed(&config, &error))?;
         match bot {
-            None => self.stop_slot(&slot).await,
+            None => {
+                self.stop_slot(&slot, crate::spans::StopReason::Credentials)
+                    .await
+            }
             Some(bot) => {
                 let removed = slot
                     .bot_slots
@@ -570,7 +573,8 @@ impl McpServerManager {
                     .ok()
                     .and_then(|mut slots| slots.remove(bot));
                 if let Some(removed) = removed {
-                    self.stop_slot(&removed).await;
+                    self.stop_slot(&removed, crate::spans::StopReason::Credentials)
+                        .await;
                 }
             }
         }
@@ -689,7 +693,8 @@ impl McpServerManager {
     async fn authorized(&self, slot: &Arc<crate::manager::Slot>) {
         let running = matches!(slot.lock().phase, crate::manager::Phase::Running(_));
         if running {
-            self.stop_slot(slot).await;
+            self.stop_slot(slot, crate::spans::StopReason::Credentials)
+                .await;
         }
         {
             let mut state = slot.lock();

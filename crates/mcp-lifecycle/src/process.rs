@@ -130,12 +130,21 @@ pub(crate) async fn handshake_over<T>(
 where
     T: rmcp::transport::Transport<RoleClient> + 'static,
 {
-    let handshake = client.serve(transport);
+    // rmcp's service loop keeps the span that is current when it is spawned for the
+    // connection's whole life. Spawned, the handshake starts under no span, so that a traced
+    // start (and its `initialize`) ends when the start does, not when the server stops.
+    // Dropped (timeout, exit, cancel), the handle aborts the handshake.
+    let mut handshake =
+        tokio_util::task::AbortOnDropHandle::new(tokio::spawn(client.serve(transport)));
     let mut exit_wait = exit.clone();
     tokio::select! {
-        result = tokio::time::timeout(config.init_timeout, handshake) => match result {
-            Ok(Ok(service)) => Ok(service),
-            Ok(Err(error)) => Err(HandshakeFailure::Refused(Box::new(error))),
+        result = tokio::time::timeout(config.init_timeout, &mut handshake) => match result {
+            Ok(Ok(Ok(service))) => Ok(service),
+            Ok(Ok(Err(error))) => Err(HandshakeFailure::Refused(Box::new(error))),
+            Ok(Err(joined)) => match joined.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(_aborted) => Err(HandshakeFailure::Cancelled),
+            },
             Err(_elapsed) => Err(HandshakeFailure::TimedOut),
         },
         _ = exit_wait.wait_for(Option::is_some) => Err(HandshakeFailure::Exited),

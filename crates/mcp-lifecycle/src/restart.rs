@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tracing::Instrument as _;
 
 use crate::error::LifecycleError;
 use crate::manager::{Demand, McpServerManager, Phase, Slot};
@@ -107,8 +108,14 @@ impl McpServerManager {
                     return; // started or stopped by someone else meanwhile
                 }
                 slot.lock().restarts += 1;
+                let restart = crate::spans::restart(
+                    &config.name,
+                    failures,
+                    u64::try_from(delay.as_millis()).unwrap_or(u64::MAX),
+                );
                 match manager
                     .ensure_slot_running(&config.name, &slot, Demand::Explicit)
+                    .instrument(restart)
                     .await
                 {
                     Ok(_) => return,

@@ -1,4 +1,5 @@
-//! The crate's errors: a metric that cannot be registered, a log setup that cannot be made.
+//! The crate's errors: a metric that cannot be registered, a log setup that cannot be made,
+//! traces that cannot be exported.
 
 /// Why a metric family was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -26,4 +27,17 @@ pub enum LoggingError {
     Filter(#[from] tracing_subscriber::filter::ParseError),
     #[error("a global tracing subscriber is already set")]
     AlreadySet(#[from] tracing::subscriber::SetGlobalDefaultError),
+}
+
+/// Why traces could not be set up.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TelemetryError {
+    #[error(
+        "unknown OTEL_TRACES_SAMPLER {0:?} (expected always_on, always_off, traceidratio, parentbased_always_on, parentbased_always_off or parentbased_traceidratio)"
+    )]
+    UnknownSampler(String),
+    #[error("OTEL_TRACES_SAMPLER_ARG {0:?} is not a ratio between 0 and 1")]
+    BadSamplerRatio(String),
+    #[error("cannot build the OTLP exporter: {0}")]
+    Exporter(String),
 }

@@ -1,4 +1,4 @@
-//! BotCraft's observability: metrics and logs.
+//! BotCraft's observability: metrics, logs and traces.
 //!
 //! - [`Registry`] ([`registry`]): counters, gauges and fixed-bucket histograms over label
 //!   sets whose size the compiler checks, plus collect hooks run before each scrape;
@@ -7,24 +7,35 @@
 //!   starts, crashes, restarts and state; tool calls with latency; tool searches and whether
 //!   a found tool was then called; provider requests, durations and tokens;
 //! - [`metrics_router`] ([`route`]): `GET /metrics` for an axum app;
-//! - [`init_tracing`] ([`logging`]): the `tracing` subscriber, text or JSON.
+//! - [`init_tracing`] ([`logging`]): the `tracing` subscriber, text or JSON;
+//! - [`telemetry`]: traces over OTLP (off unless an endpoint is configured), W3C context in
+//!   and out, content recorded only when asked (redacted); [`trace_http`] ([`http_span`]):
+//!   a server span per HTTP request;
 //!
 //! Nothing here reads the environment: the edge parses `BOTCRAFT_LOG_FORMAT` and `RUST_LOG`
 //! and passes the values in.
 
 pub mod encode;
 pub mod error;
+pub mod http_span;
 pub mod logging;
 pub mod metric_set;
 pub mod registry;
 pub mod route;
+pub mod telemetry;
 
 pub use encode::CONTENT_TYPE;
-pub use error::{LoggingError, MetricsError};
-pub use logging::{LogFormat, init_tracing};
+pub use error::{LoggingError, MetricsError, TelemetryError};
+pub use http_span::trace_http;
+pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metric_set::{
     BotCraftMetrics, CallPath, ProviderOutcome, SERVER_STATES, SearchFollowUps, TokenUsage,
     ToolCallOutcome,
 };
 pub use registry::{Counter, Gauge, Histogram, Registry};
 pub use route::metrics_router;
+pub use telemetry::{
+    MAX_CONTENT_BYTES, SamplerSetting, TRACE_TARGET, TRACEPARENT, Telemetry, TelemetrySettings,
+    TraceLayer, continue_trace, current_traceparent, record_content_with, traced_content,
+    traceparent_of,
+};

@@ -6,7 +6,9 @@ use std::str::FromStr;
 
 use tracing::Subscriber;
 use tracing_subscriber::EnvFilter;
-use tracing_subscriber::fmt::MakeWriter;
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields, MakeWriter};
+use tracing_subscriber::registry::LookupSpan;
 
 use crate::error::LoggingError;
 
@@ -58,9 +60,107 @@ where
 /// Sets the process-wide subscriber: stderr, `format`, `filter`; colours only when stderr
 /// is a terminal.
 pub fn init_tracing(format: LogFormat, filter: &str) -> Result<(), LoggingError> {
+    init_tracing_with(format, filter, None)
+}
+
+/// [`init_tracing`], and BotCraft's trace spans to `traces` when given
+/// ([`crate::telemetry::Telemetry::start`]): each log line then carries the trace and span
+/// ids of the span it was written in.
+pub fn init_tracing_with(
+    format: LogFormat,
+    filter: &str,
+    traces: Option<crate::telemetry::TraceLayer>,
+) -> Result<(), LoggingError> {
     let ansi = std::io::stderr().is_terminal();
-    tracing::subscriber::set_global_default(subscriber(format, filter, ansi, std::io::stderr)?)?;
+    let subscriber = match traces {
+        None => subscriber(format, filter, ansi, std::io::stderr)?,
+        Some(traces) => traced_subscriber(format, filter, std::io::stderr, traces)?,
+    };
+    tracing::subscriber::set_global_default(subscriber)?;
     Ok(())
+}
+
+/// Logs as [`subscriber`] writes them, with trace ids, beside the trace layer. Each layer
+/// has its own filter: the log filter never sees the trace spans' level (TRACE, under their
+/// own target, unless asked for), the trace layer sees only them.
+pub fn traced_subscriber<W>(
+    format: LogFormat,
+    filter: &str,
+    writer: W,
+    traces: crate::telemetry::TraceLayer,
+) -> Result<Box<dyn Subscriber + Send + Sync>, LoggingError>
+where
+    W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
+{
+    use tracing_subscriber::Layer as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let filter = EnvFilter::try_new(filter)?;
+    let logs = match format {
+        LogFormat::Text => tracing_subscriber::fmt::layer()
+            .with_ansi(false)
+            .with_writer(writer)
+            .event_format(TraceIds {
+                inner: tracing_subscriber::fmt::format(),
+                json: false,
+            })
+            .with_filter(filter)
+            .boxed(),
+        LogFormat::Json => tracing_subscriber::fmt::layer()
+            .fmt_fields(tracing_subscriber::fmt::format::JsonFields::new())
+            .with_writer(writer)
+            .event_format(TraceIds {
+                inner: tracing_subscriber::fmt::format().json().flatten_event(true),
+                json: true,
+            })
+            .with_filter(filter)
+            .boxed(),
+    };
+    Ok(Box::new(
+        tracing_subscriber::registry().with(traces).with(logs),
+    ))
+}
+
+/// A log line with the ids of the OpenTelemetry span it was written in: `trace_id` and
+/// `span_id` first in a JSON object, `trace_id=… span_id=…` at the end of a text line.
+struct TraceIds<F> {
+    inner: F,
+    json: bool,
+}
+
+impl<S, N, F> FormatEvent<S, N> for TraceIds<F>
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+    F: FormatEvent<S, N>,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let Some((trace_id, span_id)) = crate::telemetry::current_ids() else {
+            return self.inner.format_event(ctx, writer, event);
+        };
+        let mut line = String::new();
+        self.inner
+            .format_event(ctx, Writer::new(&mut line), event)?;
+        if self.json
+            && let Some(rest) = line.strip_prefix('{')
+        {
+            let comma = if rest.starts_with('}') { "" } else { "," };
+            return write!(
+                writer,
+                "{{\"trace_id\":\"{trace_id}\",\"span_id\":\"{span_id}\"{comma}{rest}"
+            );
+        }
+        if !self.json
+            && let Some(body) = line.strip_suffix('\n')
+        {
+            return writeln!(writer, "{body} trace_id={trace_id} span_id={span_id}");
+        }
+        writer.write_str(&line)
+    }
 }
 
 #[cfg(test)]
@@ -136,6 +236,64 @@ mod tests {
         assert_eq!(out.lines().count(), 1, "{out}");
         assert!(out.contains("server started"), "{out}");
         assert!(out.contains("server=\"bash\""), "{out}");
+    }
+
+    #[test]
+    fn log_lines_carry_the_ids_of_the_trace_span_they_are_written_in() {
+        use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+        let exported = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exported.clone())
+            .build();
+        let (_telemetry, layer) = crate::telemetry::Telemetry::over(provider.clone());
+        for format in [LogFormat::Json, LogFormat::Text] {
+            exported.reset();
+            let capture = Capture::default();
+            let subscriber =
+                traced_subscriber(format, "info", capture.clone(), layer_again(&provider))
+                    .expect("valid filter");
+            tracing::subscriber::with_default(subscriber, || {
+                tracing::info!("before");
+                let span = tracing::span!(
+                    target: crate::TRACE_TARGET,
+                    tracing::Level::TRACE,
+                    "work"
+                );
+                span.in_scope(|| tracing::info!(server = "bash", "inside"));
+            });
+            let spans = exported.get_finished_spans().expect("spans");
+            assert_eq!(spans.len(), 1, "{format:?}");
+            let ids = &spans[0].span_context;
+            let (trace_id, span_id) = (ids.trace_id().to_string(), ids.span_id().to_string());
+            let out =
+                String::from_utf8(capture.0.lock().expect("not poisoned").clone()).expect("utf-8");
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(lines.len(), 2, "{out}");
+            match format {
+                LogFormat::Json => {
+                    let before: serde_json::Value = serde_json::from_str(lines[0]).expect("json");
+                    let inside: serde_json::Value = serde_json::from_str(lines[1]).expect("json");
+                    assert_eq!(before.get("trace_id"), None);
+                    assert_eq!(inside["trace_id"], trace_id.as_str());
+                    assert_eq!(inside["span_id"], span_id.as_str());
+                    assert_eq!(inside["server"], "bash");
+                }
+                LogFormat::Text => {
+                    assert!(!lines[0].contains("trace_id"), "{out}");
+                    assert!(
+                        lines[1].ends_with(&format!(" trace_id={trace_id} span_id={span_id}")),
+                        "{out}"
+                    );
+                }
+            }
+        }
+        drop(layer);
+    }
+
+    fn layer_again(
+        provider: &opentelemetry_sdk::trace::SdkTracerProvider,
+    ) -> crate::telemetry::TraceLayer {
+        crate::telemetry::Telemetry::over(provider.clone()).1
     }
 
     #[test]

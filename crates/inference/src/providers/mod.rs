@@ -183,6 +183,19 @@ impl ProviderError {
             | Self::Truncated { provider } => *provider,
         }
     }
+
+    /// A short stable word for the kind of failure (a trace span's `error.type`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::Http { .. } => "http_status",
+            Self::Connect { .. } => "connect",
+            Self::Stalled { .. } => "stalled",
+            Self::Transport { .. } => "transport",
+            Self::Malformed { .. } => "malformed",
+            Self::Remote { .. } => "provider_error",
+            Self::Truncated { .. } => "truncated",
+        }
+    }
 }
 
 /// How much of an error body an [`ProviderError::Http`] keeps.

@@ -13,6 +13,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use server_kit::ReasonCode;
+use tracing::Instrument as _;
 
 use crate::bridge::failure::BridgeFailure;
 use crate::bridge::upstream::Upstream;
@@ -176,19 +177,21 @@ impl ServerHandler for BridgeServer {
                 None,
             ));
         }
+        let span = crate::traced::received("tools/call", Some(&name), &context);
         let outcome = tokio::select! {
             () = context.ct.cancelled() => Err(BridgeFailure::new(
                 ReasonCode::ToolError,
                 "the call was cancelled by the client",
             )),
-            outcome = self.forward(request) => outcome,
+            outcome = self.forward(request).instrument(span.clone()) => outcome,
         };
-        match outcome {
+        let answer = match outcome {
             Ok(result) => Ok(result.into()),
             Err(failure) => {
                 eprintln!("{}", failure.stderr_line(&name));
                 Ok(CallToolResult::error(vec![ContentBlock::text(failure.message)]).into())
             }
-        }
+        };
+        crate::traced::ended_call(&span, answer)
     }
 }

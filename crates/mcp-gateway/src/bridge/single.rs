@@ -36,6 +36,7 @@ use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig
 use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServerHandler, ServiceExt};
 use server_kit::ReasonCode;
 use tokio::sync::Mutex as AsyncMutex;
+use tracing::Instrument as _;
 
 use crate::bridge::NOT_CONFIGURED;
 use crate::bridge::failure::BridgeFailure;
@@ -250,6 +251,10 @@ impl SingleServerBridge {
         if let Some(meta) = forwarded_meta(&context.meta) {
             request.get_meta_mut().extend(meta);
         }
+        // BotCraft's spans for this request are children of the bridge's.
+        // The span closes when this function returns: its length is the forward's.
+        let sent = mcp_lifecycle::spans::sent("botcraft", &request);
+        mcp_lifecycle::spans::carry_context(&sent, &mut request);
         let timeout = self.config.as_ref().map(|c| c.timeout);
         let options = match timeout {
             Some(timeout) => PeerRequestOptions::with_timeout(timeout),
@@ -352,8 +357,9 @@ impl ServerHandler for SingleServerBridge {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
+        let span = crate::traced::received("tools/call", Some(&name), &context);
         let call = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(request));
-        match self.forward(call, &context).await {
+        let answer = match self.forward(call, &context).instrument(span.clone()).await {
             Ok(ServerResult::CallToolResult(result)) => Ok(result.into()),
             Ok(other) => expect::<CallToolResult>(other).map(Into::into),
             Err(failure) if failure.refusal().is_some() => Err(failure.into_error()),
@@ -361,7 +367,8 @@ impl ServerHandler for SingleServerBridge {
                 eprintln!("{}", failure.stderr_line(&name));
                 Ok(CallToolResult::error(vec![ContentBlock::text(failure.message)]).into())
             }
-        }
+        };
+        crate::traced::ended_call(&span, answer)
     }
 
     async fn list_resources(

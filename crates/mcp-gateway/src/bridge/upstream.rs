@@ -19,10 +19,11 @@ use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
-use rmcp::model::{CallToolResult, JsonObject, Tool};
+use rmcp::model::{CallToolResult, ClientRequest, JsonObject, Tool};
 use serde_json::{Value, json};
 use server_kit::ReasonCode;
 use tokio::sync::Mutex;
+use tracing::Instrument as _;
 
 use crate::auth::SESSION_HEADER;
 
@@ -144,7 +145,17 @@ impl Upstream {
         if let Some(arguments) = arguments {
             params["arguments"] = Value::Object(arguments);
         }
-        let result = self.request("tools/call", params).await?;
+        // BotCraft's spans for this call are children of the bridge's client span.
+        let call = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
+            rmcp::model::CallToolRequestParams::new(name.to_owned()),
+        ));
+        let span = mcp_lifecycle::spans::sent("botcraft", &call);
+        if let Some(traceparent) = observability::traceparent_of(&span) {
+            let mut meta = serde_json::Map::new();
+            meta.insert(observability::TRACEPARENT.to_owned(), traceparent.into());
+            params["_meta"] = Value::Object(meta);
+        }
+        let result = self.request("tools/call", params).instrument(span).await?;
         serde_json::from_value(result).map_err(|error| UpstreamError::BadPayload {
             method: "tools/call",
             what: error.to_string(),

@@ -39,6 +39,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use tokio_util::sync::{CancellationToken, DropGuard};
+use tracing::Instrument as _;
 
 use crate::auth::AuthenticatedBot;
 use crate::backend::{BackendError, ExposedTool, GatewayBackend};
@@ -374,12 +375,158 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let (bot, scope) = self.who(&context.extensions)?;
-        let listing = self.fresh_listing(&bot, &scope).await?;
-        Ok(ListToolsResult::with_all_items(listing.tools().to_vec()))
+        let span = crate::traced::received("tools/list", None, &context);
+        let listed = async {
+            let (bot, scope) = self.who(&context.extensions)?;
+            let listing = self.fresh_listing(&bot, &scope).await?;
+            Ok(ListToolsResult::with_all_items(listing.tools().to_vec()))
+        }
+        .instrument(span.clone())
+        .await;
+        crate::traced::ended(&span, listed)
     }
 
     async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let span = crate::traced::received("tools/call", Some(&request.name), &context);
+        let called = self
+            .call_tool_in_span(request, context)
+            .instrument(span.clone())
+            .await;
+        crate::traced::ended_call(&span, called)
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let span = crate::traced::received("resources/list", None, &context);
+        let listed = self
+            .list(Listing::Resources, request, &context)
+            .instrument(span.clone())
+            .await;
+        crate::traced::ended(&span, listed)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let span = crate::traced::received("resources/templates/list", None, &context);
+        let listed = self
+            .list(Listing::ResourceTemplates, request, &context)
+            .instrument(span.clone())
+            .await;
+        crate::traced::ended(&span, listed)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let span = crate::traced::received("resources/read", Some(&request.uri), &context);
+        let read = async {
+            let (bot, scope) = self.who(&context.extensions)?;
+            self.relay_read(&bot, &scope, request, &context).await
+        }
+        .instrument(span.clone())
+        .await;
+        crate::traced::ended(&span, read)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.relay_subscription(&request.uri, true, &context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.relay_subscription(&request.uri, false, &context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let span = crate::traced::received("prompts/list", None, &context);
+        let listed = self
+            .list(Listing::Prompts, request, &context)
+            .instrument(span.clone())
+            .await;
+        crate::traced::ended(&span, listed)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let span = crate::traced::received("prompts/get", Some(&request.name), &context);
+        let got = self
+            .get_prompt_in_span(request, context)
+            .instrument(span.clone())
+            .await;
+        crate::traced::ended(&span, got)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let span = crate::traced::received("completion/complete", None, &context);
+        let completed = async {
+            let (bot, scope) = self.who(&context.extensions)?;
+            expect(self.relay_complete(&bot, &scope, request, &context).await?)
+        }
+        .instrument(span.clone())
+        .await;
+        crate::traced::ended(&span, completed)
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (bot, scope) = self.who(&context.extensions)?;
+        *lock(&self.session.log_level) = Some(request.level);
+        let servers = match &scope {
+            GatewayScope::Server(server) => vec![server.clone()],
+            GatewayScope::Bot => self.backend.bot_servers(&bot).await.map_err(list_error)?,
+        };
+        let mut last_error = None;
+        for server in &servers {
+            let forwarded =
+                ClientRequest::SetLevelRequest(rmcp::model::Request::new(request.clone()));
+            if let Err(error) = self.relay(&bot, server, forwarded, &context).await {
+                last_error = Some(error);
+            }
+        }
+        match (scope, last_error) {
+            // One server: its answer is the answer. Merged: the level is BotCraft's to keep.
+            (GatewayScope::Server(_), Some(error)) => Err(error),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The bodies of the requests whose spans the handler opens.
+impl<B: GatewayBackend> GatewayServer<B> {
+    async fn call_tool_in_span(
         &self,
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
@@ -467,57 +614,7 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
         Ok(result.into())
     }
 
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, ErrorData> {
-        self.list(Listing::Resources, request, &context).await
-    }
-
-    async fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.list(Listing::ResourceTemplates, request, &context)
-            .await
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        let (bot, scope) = self.who(&context.extensions)?;
-        self.relay_read(&bot, &scope, request, &context).await
-    }
-
-    async fn subscribe(
-        &self,
-        request: SubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.relay_subscription(&request.uri, true, &context).await
-    }
-
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        self.relay_subscription(&request.uri, false, &context).await
-    }
-
-    async fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        self.list(Listing::Prompts, request, &context).await
-    }
-
-    async fn get_prompt(
+    async fn get_prompt_in_span(
         &self,
         mut request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
@@ -539,40 +636,5 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
             return Ok(GetPromptResponse::InputRequired(asked));
         }
         expect::<rmcp::model::GetPromptResult>(answer).map(Into::into)
-    }
-
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, ErrorData> {
-        let (bot, scope) = self.who(&context.extensions)?;
-        expect(self.relay_complete(&bot, &scope, request, &context).await?)
-    }
-
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let (bot, scope) = self.who(&context.extensions)?;
-        *lock(&self.session.log_level) = Some(request.level);
-        let servers = match &scope {
-            GatewayScope::Server(server) => vec![server.clone()],
-            GatewayScope::Bot => self.backend.bot_servers(&bot).await.map_err(list_error)?,
-        };
-        let mut last_error = None;
-        for server in &servers {
-            let forwarded =
-                ClientRequest::SetLevelRequest(rmcp::model::Request::new(request.clone()));
-            if let Err(error) = self.relay(&bot, server, forwarded, &context).await {
-                last_error = Some(error);
-            }
-        }
-        match (scope, last_error) {
-            // One server: its answer is the answer. Merged: the level is BotCraft's to keep.
-            (GatewayScope::Server(_), Some(error)) => Err(error),
-            _ => Ok(()),
-        }
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! | variable | effect |
 //! |---|---|
-//! | `FAKE_MCP_LOG=FILE` | append one line per event: `start PID`, every received method, `client NAME VERSION` on initialize, `exit` |
+//! | `FAKE_MCP_LOG=FILE` | append one line per event: `start PID`, every received method, `client NAME VERSION` on initialize, `meta JSON` for a `tools/call` with `_meta`, `exit` |
 //! | `FAKE_MCP_START_DELAY_MS=N` | sleep N ms before reading stdin (slow start) |
 //! | `FAKE_MCP_EXIT_AT_START=CODE` | exit with CODE before reading stdin |
 //! | `FAKE_MCP_NO_INITIALIZE=1` | never answer `initialize` |
@@ -208,6 +208,9 @@ fn main() {
                     .and_then(Value::as_str)
                     .unwrap_or_default();
                 let args = params.get("arguments").cloned().unwrap_or(json!({}));
+                if let Some(meta) = params.get("_meta") {
+                    log(&format!("meta {meta}"));
+                }
                 match name {
                     "echo" => text_result(args.get("text").and_then(Value::as_str).unwrap_or("")),
                     "env" => {
