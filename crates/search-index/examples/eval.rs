@@ -6,9 +6,10 @@
 //! cargo run --release -p search-index --example eval -- dev grid     # tune (dev only)
 //! cargo run --release -p search-index --example eval -- dev misses   # what the shipped ranking misses
 //! cargo run --release -p search-index --example eval -- test         # the held-out figures
+//! cargo run --release -p search-index --example eval -- fresh        # the fresh split, once
 //! ```
 //!
-//! Tuning reads dev only; `test` prints figures and nothing query by query.
+//! Tuning reads dev only; `test` and `fresh` print figures and nothing query by query.
 
 #[path = "../tests/suite/data.rs"]
 #[allow(dead_code)]
@@ -47,6 +48,7 @@ async fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let split = match args.first().map(String::as_str) {
         Some("test") => Split::Test,
+        Some("fresh") => Split::Fresh,
         _ => Split::Dev,
     };
     let mode = args.get(1).map(String::as_str).unwrap_or("table");

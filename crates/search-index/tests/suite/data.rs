@@ -19,22 +19,27 @@ pub fn dir() -> PathBuf {
 
 /// Which queries, and which servers they may see.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)] // `Dev` is the tuning example's; the suite reports `Test`.
+#[allow(dead_code)] // `Dev` and `Fresh` are the example's; the suite reports `Test`.
 pub enum Split {
     /// Tuning: dev queries over every server but the test-only ones.
     Dev,
-    /// Reporting: test queries over every server.
+    /// Reporting: test queries over every server but the fresh ones.
     Test,
+    /// Run once: the fresh queries (`fresh.jsonl`) over every server.
+    Fresh,
 }
 
 pub struct EvalData {
     pub servers: Vec<ServerCapture>,
     pub test_only: BTreeSet<String>,
+    /// Captured after dev, test and the ranker: only the fresh split searches them.
+    pub fresh: BTreeSet<String>,
 }
 
 #[derive(serde::Deserialize)]
 struct SplitFile {
     test_only_servers: Vec<String>,
+    fresh_servers: Vec<String>,
 }
 
 impl EvalData {
@@ -49,6 +54,7 @@ impl EvalData {
         Self {
             servers,
             test_only: split.test_only_servers.into_iter().collect(),
+            fresh: split.fresh_servers.into_iter().collect(),
         }
     }
 
@@ -57,6 +63,7 @@ impl EvalData {
         let name = match split {
             Split::Dev => "dev.jsonl",
             Split::Test => "test.jsonl",
+            Split::Fresh => "fresh.jsonl",
         };
         parse_queries(&std::fs::read_to_string(dir().join(name)).expect(name))
             .unwrap_or_else(|e| panic!("{name}: {e}"))
@@ -64,9 +71,11 @@ impl EvalData {
 
     /// The servers a split searches.
     pub fn servers(&self, split: Split) -> impl Iterator<Item = &ServerCapture> {
-        self.servers
-            .iter()
-            .filter(move |s| split == Split::Test || !self.test_only.contains(&s.server))
+        self.servers.iter().filter(move |s| match split {
+            Split::Dev => !self.test_only.contains(&s.server) && !self.fresh.contains(&s.server),
+            Split::Test => !self.fresh.contains(&s.server),
+            Split::Fresh => true,
+        })
     }
 }
 
