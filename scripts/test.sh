@@ -29,6 +29,8 @@ step() {
   printf '\n==> %s\n' "$*"
 }
 # Tests that skip themselves append a line here (crates/test-skip); summarised at the end.
+# One build, never rebuilt in place: incremental caches would only take disk (gigabytes).
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 export BOTCRAFT_SKIP_LOG="${BOTCRAFT_SKIP_LOG:-$(mktemp "${TMPDIR:-/tmp}/botcraft-skips.XXXXXX")}"
 : >"$BOTCRAFT_SKIP_LOG"
 

@@ -115,7 +115,8 @@ fn fresh_queries_are_about_the_fresh_servers() {
     for q in &queries {
         for r in &q.relevant {
             assert!(
-                docs.iter().any(|d| d.server == r.server && d.name == r.tool),
+                docs.iter()
+                    .any(|d| d.server == r.server && d.name == r.tool),
                 "{:?}: no {r:?}",
                 q.q
             );
@@ -166,5 +167,8 @@ fn no_dev_query_copies_a_held_out_one() {
         .map(|q| q.q)
         .collect();
     assert_eq!(copies, Vec::<String>::new());
-    assert_eq!(jaccard(&words("open a new tab"), &words("Open a NEW tab!")), 1.0);
+    assert_eq!(
+        jaccard(&words("open a new tab"), &words("Open a NEW tab!")),
+        1.0
+    );
 }
