@@ -256,6 +256,12 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
                 ""
             }
         );
+        if let Some(metrics) = &trace_settings.metrics_endpoint {
+            eprintln!(
+                "botcraft: MCP and GenAI duration metrics exported over OTLP/HTTP to {}",
+                crate::host::without_credentials(metrics)
+            );
+        }
     }
     let url = args.data.database_url()?;
     let _sole_replica = crate::host::claim_sqlite(&url)?;

@@ -84,6 +84,7 @@ async fn a_chat_a_relayed_call_and_a_start_are_traced_with_no_secret_exported() 
         )
         .env("OTEL_SERVICE_NAME", "botcraft-traces-test")
         .env("OTEL_BSP_SCHEDULE_DELAY", "50")
+        .env("OTEL_METRIC_EXPORT_INTERVAL", "100")
         .env("BOTCRAFT_TRACE_CONTENT", "on")
         .env("RUST_LOG", "warn");
     let mut served = tokio::task::block_in_place(|| spawn_served(command))?;
@@ -346,6 +347,84 @@ async fn a_chat_a_relayed_call_and_a_start_are_traced_with_no_secret_exported() 
             client_span.span_id
         ))],
         "{log}"
+    );
+
+    // Metrics over OTLP, read from the same spans: the MCP conventions' durations on both
+    // sides of the relayed call, the GenAI conventions' for the chat's three model calls.
+    let point_of = |metric: &'static str, key: &'static str, value: &'static str| {
+        move |points: &[test_support::otlp::ReceivedPoint]| {
+            points
+                .iter()
+                .rev()
+                .find(|point| {
+                    point.metric == metric
+                        && point.attributes.get(key).map(String::as_str) == Some(value)
+                })
+                .cloned()
+        }
+    };
+    let server_call = point_of(
+        "mcp.server.operation.duration",
+        "gen_ai.tool.name",
+        "echo__echo",
+    );
+    let client_call = point_of("mcp.client.operation.duration", "gen_ai.tool.name", "echo");
+    let model_calls = point_of(
+        "gen_ai.client.operation.duration",
+        "gen_ai.request.model",
+        "gpt-test",
+    );
+    let input_tokens = point_of("gen_ai.client.token.usage", "gen_ai.token.type", "input");
+    receiver
+        .wait_for_points(|points| {
+            server_call(points).is_some()
+                && client_call(points).is_some()
+                && model_calls(points).is_some_and(|point| point.count == 3)
+                && input_tokens(points).is_some_and(|point| point.count == 3)
+        })
+        .await;
+    let points = receiver.points();
+    let attributes = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let server_call = server_call(&points).context("server")?;
+    assert_eq!(
+        (
+            server_call.unit.as_str(),
+            server_call.service.as_str(),
+            &server_call.attributes
+        ),
+        (
+            "s",
+            "botcraft-traces-test",
+            &attributes(&[
+                ("gen_ai.operation.name", "execute_tool"),
+                ("gen_ai.tool.name", "echo__echo"),
+                ("mcp.method.name", "tools/call"),
+                ("network.transport", "tcp"),
+            ])
+        )
+    );
+    assert_eq!(
+        client_call(&points).context("client")?.attributes,
+        attributes(&[
+            ("botcraft.server.name", "echo"),
+            ("gen_ai.operation.name", "execute_tool"),
+            ("gen_ai.tool.name", "echo"),
+            ("mcp.method.name", "tools/call"),
+            ("mcp.protocol.version", "2025-11-25"),
+        ])
+    );
+    assert_eq!(
+        model_calls(&points).context("model calls")?.attributes,
+        attributes(&[
+            ("gen_ai.operation.name", "chat"),
+            ("gen_ai.provider.name", "openai"),
+            ("gen_ai.request.model", "gpt-test"),
+        ])
     );
 
     // No key, token or secret in anything exported.

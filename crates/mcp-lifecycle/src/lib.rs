@@ -40,6 +40,7 @@ mod confinement;
 mod environment;
 mod error;
 mod forward;
+mod handshake;
 mod health;
 pub mod hygiene;
 mod in_process;

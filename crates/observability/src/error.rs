@@ -38,6 +38,8 @@ pub enum TelemetryError {
     UnknownSampler(String),
     #[error("OTEL_TRACES_SAMPLER_ARG {0:?} is not a ratio between 0 and 1")]
     BadSamplerRatio(String),
+    #[error("unknown OTEL_METRICS_EXPORTER {0:?} (expected otlp or none)")]
+    UnknownMetricsExporter(String),
     #[error("cannot build the OTLP exporter: {0}")]
     Exporter(String),
 }

@@ -10,7 +10,8 @@
 //! - [`init_tracing`] ([`logging`]): the `tracing` subscriber, text or JSON;
 //! - [`telemetry`]: traces over OTLP (off unless an endpoint is configured), W3C context in
 //!   and out, content recorded only when asked (redacted); [`trace_http`] ([`http_span`]):
-//!   a server span per HTTP request;
+//!   a server span per HTTP request; [`span_metrics`]: the MCP and GenAI conventions'
+//!   duration and token histograms, read from the trace spans and exported over OTLP;
 //!
 //! Nothing here reads the environment: the edge parses `BOTCRAFT_LOG_FORMAT` and `RUST_LOG`
 //! and passes the values in.
@@ -22,6 +23,7 @@ pub mod logging;
 pub mod metric_set;
 pub mod registry;
 pub mod route;
+pub mod span_metrics;
 pub mod telemetry;
 
 pub use encode::CONTENT_TYPE;

@@ -14,14 +14,17 @@
 
 use std::collections::HashMap;
 
+use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::propagation::{Extractor, Injector, TextMapPropagator};
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::{WithExportConfig, WithHttpConfig};
+use opentelemetry_sdk::metrics::{PeriodicReader, SdkMeterProvider};
 use opentelemetry_sdk::propagation::TraceContextPropagator;
 use opentelemetry_sdk::trace::{Sampler, SdkTracerProvider};
 use tracing_opentelemetry::OpenTelemetrySpanExt;
 
 use crate::error::TelemetryError;
+use crate::span_metrics::SpanMetrics;
 
 /// The target of BotCraft's trace spans (`tracing::span!(target: TRACE_TARGET, Level::TRACE, …)`).
 pub const TRACE_TARGET: &str = "botcraft::trace";
@@ -34,6 +37,10 @@ pub const TRACEPARENT: &str = "traceparent";
 pub struct TelemetrySettings {
     /// The OTLP/HTTP traces URL (`…/v1/traces`); `None`: tracing is off.
     pub traces_endpoint: Option<String>,
+    /// The OTLP/HTTP metrics URL (`…/v1/metrics`), used while tracing is on: the metrics are
+    /// read from the trace spans ([`crate::span_metrics`]). `None` with
+    /// `OTEL_METRICS_EXPORTER=none`.
+    pub metrics_endpoint: Option<String>,
     /// Sent with every export (`OTEL_EXPORTER_OTLP_HEADERS`: `key=value,…`, e.g. a
     /// collector's or Langfuse's `Authorization`). Never logged.
     pub headers: HashMap<String, String>,
@@ -48,6 +55,7 @@ impl std::fmt::Debug for TelemetrySettings {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TelemetrySettings")
             .field("traces_endpoint", &self.traces_endpoint)
+            .field("metrics_endpoint", &self.metrics_endpoint)
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .field("service_name", &self.service_name)
             .field("sampler", &self.sampler)
@@ -76,10 +84,18 @@ impl TelemetrySettings {
                 .map(|v| v.trim().to_owned())
                 .filter(|v| !v.is_empty())
         };
-        let traces_endpoint = set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT").or_else(|| {
-            set("OTEL_EXPORTER_OTLP_ENDPOINT")
-                .map(|base| format!("{}/v1/traces", base.trim_end_matches('/')))
-        });
+        let signal = |specific: &str, path: &str| {
+            set(specific).or_else(|| {
+                set("OTEL_EXPORTER_OTLP_ENDPOINT")
+                    .map(|base| format!("{}/{path}", base.trim_end_matches('/')))
+            })
+        };
+        let traces_endpoint = signal("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "v1/traces");
+        let metrics_endpoint = match set("OTEL_METRICS_EXPORTER").as_deref() {
+            None | Some("otlp") => signal("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT", "v1/metrics"),
+            Some("none") => None,
+            Some(other) => return Err(TelemetryError::UnknownMetricsExporter(other.to_owned())),
+        };
         let headers = set("OTEL_EXPORTER_OTLP_HEADERS")
             .map(|text| {
                 text.split(',')
@@ -109,6 +125,7 @@ impl TelemetrySettings {
         };
         Ok(Self {
             traces_endpoint,
+            metrics_endpoint,
             headers,
             service_name: set("OTEL_SERVICE_NAME").unwrap_or_else(|| "botcraft".to_owned()),
             sampler,
@@ -157,6 +174,7 @@ fn percent_decoded(text: &str) -> String {
 /// The running exporter. Dropping it without [`Telemetry::shutdown`] loses what is buffered.
 pub struct Telemetry {
     provider: SdkTracerProvider,
+    meters: Option<SdkMeterProvider>,
 }
 
 impl std::fmt::Debug for Telemetry {
@@ -192,14 +210,46 @@ impl Telemetry {
         let provider = SdkTracerProvider::builder()
             .with_batch_exporter(exporter)
             .with_sampler(settings.sampler())
-            .with_resource(resource)
+            .with_resource(resource.clone())
             .build();
+        let meters = match &settings.metrics_endpoint {
+            None => None,
+            Some(endpoint) => {
+                let exporter = opentelemetry_otlp::MetricExporter::builder()
+                    .with_http()
+                    .with_endpoint(endpoint.clone())
+                    .with_headers(settings.headers.clone())
+                    .with_protocol(opentelemetry_otlp::Protocol::HttpBinary)
+                    .build()
+                    .map_err(|error| TelemetryError::Exporter(error.to_string()))?;
+                // Every OTEL_METRIC_EXPORT_INTERVAL (60 s unless set), on its own thread.
+                let reader = PeriodicReader::builder(exporter).build();
+                Some(
+                    SdkMeterProvider::builder()
+                        .with_reader(reader)
+                        .with_resource(resource)
+                        .build(),
+                )
+            }
+        };
         opentelemetry::global::set_text_map_propagator(TraceContextPropagator::new());
-        Ok(Some(Self::over(provider)))
+        Ok(Some(Self::over_with(provider, meters)))
     }
 
     /// The layer feeding `provider` with BotCraft's trace spans (and only them).
     pub fn over(provider: SdkTracerProvider) -> (Self, TraceLayer) {
+        Self::over_with(provider, None)
+    }
+
+    /// [`Self::over`], and with `meters`, the metrics read from the same spans
+    /// ([`SpanMetrics`]).
+    pub fn over_with(
+        provider: SdkTracerProvider,
+        meters: Option<SdkMeterProvider>,
+    ) -> (Self, TraceLayer) {
+        let metrics = meters
+            .as_ref()
+            .map(|meters| SpanMetrics::new(&meters.meter("botcraft")));
         let tracer = provider.tracer("botcraft");
         let layer = tracing_opentelemetry::layer()
             .with_tracer(tracer)
@@ -210,17 +260,23 @@ impl Telemetry {
             .with_threads(false)
             .with_target(false)
             .with_level(false)
+            .and_then(metrics)
             .with_filter(
                 tracing_subscriber::filter::Targets::new()
                     .with_target(TRACE_TARGET, tracing::Level::TRACE),
             );
-        (Self { provider }, Box::new(layer))
+        (Self { provider, meters }, Box::new(layer))
     }
 
     /// Export what is buffered and stop (at BotCraft's shutdown).
     pub fn shutdown(&self) {
         if let Err(error) = self.provider.shutdown() {
             tracing::warn!(%error, "exporting the last traces failed");
+        }
+        if let Some(meters) = &self.meters
+            && let Err(error) = meters.shutdown()
+        {
+            tracing::warn!(%error, "exporting the last metrics failed");
         }
     }
 }
@@ -390,6 +446,10 @@ mod tests {
             on.headers.get("authorization").map(String::as_str),
             Some("Basic abc")
         );
+        assert_eq!(
+            on.metrics_endpoint.as_deref(),
+            Some("http://collector:4318/v1/metrics")
+        );
         assert_eq!(on.service_name, "bots");
         assert_eq!(on.sampler, SamplerSetting::TraceIdRatio(0.25));
         assert!(
@@ -408,6 +468,16 @@ mod tests {
         assert!(matches!(
             settings(&[("OTEL_TRACES_SAMPLER", "sometimes")]),
             Err(TelemetryError::UnknownSampler(s)) if s == "sometimes"
+        ));
+        let no_metrics = settings(&[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"),
+            ("OTEL_METRICS_EXPORTER", "none"),
+        ])
+        .expect("settings");
+        assert_eq!(no_metrics.metrics_endpoint, None);
+        assert!(matches!(
+            settings(&[("OTEL_METRICS_EXPORTER", "prometheus")]),
+            Err(TelemetryError::UnknownMetricsExporter(s)) if s == "prometheus"
         ));
         for bad in ["1.5", "half", "-0.1"] {
             assert!(matches!(

@@ -1,6 +1,8 @@
-//! An OTLP/HTTP trace receiver for tests: `POST /v1/traces` with a protobuf
-//! `ExportTraceServiceRequest`, decoded with the official `opentelemetry-proto` definitions,
-//! every span kept ([`ReceivedSpan`]). Tests wait on [`OtlpReceiver::wait_for`], never sleep.
+//! An OTLP/HTTP receiver for tests: `POST /v1/traces` with a protobuf
+//! `ExportTraceServiceRequest` and `POST /v1/metrics` with an `ExportMetricsServiceRequest`,
+//! decoded with the official `opentelemetry-proto` definitions: every span kept
+//! ([`ReceivedSpan`]), and every histogram data point ([`ReceivedPoint`]). Tests wait on
+//! [`OtlpReceiver::wait_for`] and [`OtlpReceiver::wait_for_points`], never sleep.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -11,9 +13,11 @@ use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::post;
+use opentelemetry_proto::tonic::collector::metrics::v1::ExportMetricsServiceRequest;
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
+use opentelemetry_proto::tonic::metrics::v1::metric::Data as MetricData;
 use prost::Message;
 use tokio::sync::Notify;
 
@@ -39,9 +43,21 @@ pub struct ReceivedSpan {
     pub start: u64,
 }
 
+/// One histogram data point as exported (cumulative: a later export repeats it, counted on).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReceivedPoint {
+    pub service: String,
+    pub metric: String,
+    pub unit: String,
+    /// Every attribute, its value as text.
+    pub attributes: BTreeMap<String, String>,
+    pub count: u64,
+}
+
 #[derive(Default)]
 struct Shared {
     spans: Mutex<Vec<ReceivedSpan>>,
+    points: Mutex<Vec<ReceivedPoint>>,
     changed: Notify,
     raw: Mutex<Vec<Vec<u8>>>,
 }
@@ -124,6 +140,40 @@ async fn traces(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
     StatusCode::OK
 }
 
+async fn metrics(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
+    let Ok(request) = ExportMetricsServiceRequest::decode(body.as_ref()) else {
+        return StatusCode::BAD_REQUEST;
+    };
+    let mut received = Vec::new();
+    for resource in &request.resource_metrics {
+        let service = resource
+            .resource
+            .as_ref()
+            .map(|r| attributes(&r.attributes))
+            .and_then(|a| a.get("service.name").cloned())
+            .unwrap_or_default();
+        for scope in &resource.scope_metrics {
+            for metric in &scope.metrics {
+                if let Some(MetricData::Histogram(histogram)) = &metric.data {
+                    for point in &histogram.data_points {
+                        received.push(ReceivedPoint {
+                            service: service.clone(),
+                            metric: metric.name.clone(),
+                            unit: metric.unit.clone(),
+                            attributes: attributes(&point.attributes),
+                            count: point.count,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    lock(&shared.raw).push(body.to_vec());
+    lock(&shared.points).extend(received);
+    shared.changed.notify_waiters();
+    StatusCode::OK
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex
         .lock()
@@ -135,6 +185,7 @@ impl OtlpReceiver {
         let shared = Arc::new(Shared::default());
         let app = Router::new()
             .route("/v1/traces", post(traces))
+            .route("/v1/metrics", post(metrics))
             .with_state(Arc::clone(&shared));
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
@@ -156,6 +207,33 @@ impl OtlpReceiver {
     /// Every span received so far.
     pub fn spans(&self) -> Vec<ReceivedSpan> {
         lock(&self.shared.spans).clone()
+    }
+
+    /// Every histogram data point received so far, in the order of the exports.
+    pub fn points(&self) -> Vec<ReceivedPoint> {
+        lock(&self.shared.points).clone()
+    }
+
+    /// Waits until `done` holds of the data points received; after a minute, panics naming
+    /// the metrics that did arrive.
+    pub async fn wait_for_points(&self, done: impl Fn(&[ReceivedPoint]) -> bool) {
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+            loop {
+                let changed = self.shared.changed.notified();
+                if done(&lock(&self.shared.points)) {
+                    return;
+                }
+                changed.await;
+            }
+        })
+        .await;
+        if waited.is_err() {
+            let names: Vec<String> = lock(&self.shared.points)
+                .iter()
+                .map(|point| format!("{} {:?}", point.metric, point.attributes))
+                .collect();
+            panic!("the data points awaited never arrived; received: {names:#?}");
+        }
     }
 
     /// Every export body received so far, as sent (to look for what must not be there).
