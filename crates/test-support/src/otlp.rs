@@ -217,23 +217,10 @@ impl OtlpReceiver {
     /// Waits until `done` holds of the data points received; after a minute, panics naming
     /// the metrics that did arrive.
     pub async fn wait_for_points(&self, done: impl Fn(&[ReceivedPoint]) -> bool) {
-        let waited = tokio::time::timeout(std::time::Duration::from_secs(60), async {
-            loop {
-                let changed = self.shared.changed.notified();
-                if done(&lock(&self.shared.points)) {
-                    return;
-                }
-                changed.await;
-            }
+        self.wait_on(&self.shared.points, done, "data points", |point| {
+            format!("{} {:?}", point.metric, point.attributes)
         })
         .await;
-        if waited.is_err() {
-            let names: Vec<String> = lock(&self.shared.points)
-                .iter()
-                .map(|point| format!("{} {:?}", point.metric, point.attributes))
-                .collect();
-            panic!("the data points awaited never arrived; received: {names:#?}");
-        }
     }
 
     /// Every export body received so far, as sent (to look for what must not be there).
@@ -267,10 +254,23 @@ impl OtlpReceiver {
     /// with the names of the spans that did arrive (an exporter that never sends must fail
     /// the test, not hang it).
     pub async fn wait_for(&self, done: impl Fn(&[ReceivedSpan]) -> bool) {
+        self.wait_on(&self.shared.spans, done, "spans", |span| {
+            format!("{} ({})", span.name, span.trace_id)
+        })
+        .await;
+    }
+
+    async fn wait_on<T>(
+        &self,
+        received: &Mutex<Vec<T>>,
+        done: impl Fn(&[T]) -> bool,
+        what: &str,
+        name: impl Fn(&T) -> String,
+    ) {
         let waited = tokio::time::timeout(std::time::Duration::from_secs(60), async {
             loop {
                 let changed = self.shared.changed.notified();
-                if done(&lock(&self.shared.spans)) {
+                if done(&lock(received)) {
                     return;
                 }
                 changed.await;
@@ -278,11 +278,8 @@ impl OtlpReceiver {
         })
         .await;
         if waited.is_err() {
-            let names: Vec<String> = lock(&self.shared.spans)
-                .iter()
-                .map(|span| format!("{} ({})", span.name, span.trace_id))
-                .collect();
-            panic!("the spans awaited never arrived; received: {names:#?}");
+            let names: Vec<String> = lock(received).iter().map(name).collect();
+            panic!("the {what} awaited never arrived; received: {names:#?}");
         }
     }
 }
