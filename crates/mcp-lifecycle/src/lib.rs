@@ -64,6 +64,7 @@ mod stateless_link;
 mod stderr_tail;
 mod tap;
 mod tool_lists;
+mod trace_header;
 
 pub use bot_connections::BotAuthorization;
 pub use client::{CLIENT_NAME, PROTOCOL_VERSION};

@@ -30,6 +30,7 @@ use crate::process::McpProcess;
 use crate::sse_client::SseClientTransport;
 use crate::stateless_link::StatelessLink;
 use crate::tap::ProgressTap;
+use crate::trace_header::TraceHeader;
 
 /// How a remote connection ends: its "exit" (the watch every waiter of the server holds),
 /// and whether the server refused the session (an error answer without an id, as a server
@@ -169,11 +170,13 @@ pub(crate) async fn connect(
             let settings = StreamableHttpClientTransportConfig::with_uri(endpoint.url.as_str())
                 .custom_headers(headers.clone());
             if let Some(Auth::Token(authorized)) = auth {
+                let authorized = TraceHeader(authorized);
                 link = link_for(config, endpoint, &headers, authorized.clone(), &relay);
                 let transport = StreamableHttpClientTransport::with_client(authorized, settings);
                 let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
                 handshake_over(config, transport, &exit, client, &cancel).await
             } else {
+                let http = TraceHeader(http);
                 link = link_for(config, endpoint, &headers, http.clone(), &relay);
                 let transport = StreamableHttpClientTransport::with_client(http, settings);
                 let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));

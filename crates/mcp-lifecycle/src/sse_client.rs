@@ -293,7 +293,13 @@ impl Transport<RoleClient> for SseClientTransport {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let http = self.http.clone();
         let endpoint = Arc::clone(&self.endpoint);
-        let headers = self.headers.clone();
+        let mut headers = self.headers.clone();
+        if let Some(traceparent) = crate::trace_header::traceparent_header(&item) {
+            headers.insert(
+                reqwest::header::HeaderName::from_static(observability::TRACEPARENT),
+                traceparent,
+            );
+        }
         async move {
             let body = serde_json::to_vec(&item).map_err(SseError::Encode)?;
             let response = http
