@@ -25,16 +25,6 @@ use crate::facts::{FactsCache, PhaseSource};
 use crate::files::{MAX_PROJECT_FILES, ProjectFiles, walk_files};
 use crate::markdown::Document;
 
-/// Folder names skipped besides hidden ones (names starting with `.`).
-pub const SKIPPED_NAMES: [&str; 7] = [
-    "node_modules",
-    "target",
-    "dist",
-    "build",
-    "out",
-    "__pycache__",
-    "coverage",
-];
 /// The folder holding a department's projects.
 pub const PROJECTS_DIR: &str = "Projects";
 /// The folder holding a department's skills.
@@ -48,7 +38,7 @@ pub const MAX_SKILL_BYTES: usize = 256 * 1024;
 
 /// Whether the walk skips an entry with this file name.
 pub fn is_skipped(name: &str) -> bool {
-    name.starts_with('.') || SKIPPED_NAMES.contains(&name)
+    server_kit::markdown::is_skipped(name)
 }
 
 /// What went wrong reading the repository. Display is the message the model

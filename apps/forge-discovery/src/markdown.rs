@@ -95,48 +95,9 @@ fn scalar_text(value: &Value) -> Option<String> {
     }
 }
 
-/// The first paragraph of prose: headings, blank lines, HTML comments, rules
-/// and code fences before it are skipped; its lines are joined with spaces.
+/// The first paragraph of prose, cut at [`SUMMARY_MAX_CHARS`] (server-kit's rule).
 pub fn first_paragraph(body: &str) -> Option<String> {
-    let mut lines: Vec<&str> = Vec::new();
-    let mut in_fence = false;
-    let mut in_comment = false;
-    for raw in body.lines() {
-        let line = raw.trim();
-        if in_comment {
-            in_comment = !line.contains("-->");
-            continue;
-        }
-        if line.starts_with("```") || line.starts_with("~~~") {
-            if !lines.is_empty() {
-                break;
-            }
-            in_fence = !in_fence;
-            continue;
-        }
-        if in_fence {
-            continue;
-        }
-        let is_break =
-            line.is_empty() || line.starts_with('#') || is_rule(line) || line.starts_with("<!--");
-        if is_break {
-            if !lines.is_empty() {
-                break;
-            }
-            if line.starts_with("<!--") && !line.contains("-->") {
-                in_comment = true;
-            }
-            continue;
-        }
-        lines.push(line);
-    }
-    if lines.is_empty() {
-        return None;
-    }
-    Some(cap_chars(
-        &collapse_whitespace(&lines.join(" ")),
-        SUMMARY_MAX_CHARS,
-    ))
+    server_kit::markdown::first_paragraph(body, SUMMARY_MAX_CHARS)
 }
 
 /// The value of a `Phase: X` line in the body (also `**Phase:** X`,
@@ -157,13 +118,6 @@ pub fn phase_line(body: &str) -> Option<String> {
         let value = line[5..].trim_start().strip_prefix(':')?.trim();
         (!value.is_empty()).then(|| value.to_owned())
     })
-}
-
-fn is_rule(line: &str) -> bool {
-    line.len() >= 3
-        && (line.chars().all(|c| c == '-')
-            || line.chars().all(|c| c == '*')
-            || line.chars().all(|c| c == '='))
 }
 
 fn collapse_whitespace(text: &str) -> String {

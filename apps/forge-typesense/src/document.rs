@@ -29,16 +29,6 @@ use crate::markdown::{Markdown, cap_bytes};
 pub const INDEX_FORMAT: &str = "forge-typesense index format 1";
 /// `content` holds at most this many bytes of the body.
 pub const MAX_CONTENT_BYTES: usize = 200 * 1024;
-/// Folder names never entered besides hidden ones (names starting with `.`).
-pub const SKIPPED_NAMES: [&str; 7] = [
-    "node_modules",
-    "target",
-    "dist",
-    "build",
-    "out",
-    "__pycache__",
-    "coverage",
-];
 /// File extensions indexed (compared ignoring case).
 pub const MARKDOWN_EXTENSIONS: [&str; 3] = ["md", "markdown", "mdx"];
 
@@ -94,7 +84,7 @@ pub struct WalkError {
 
 /// Whether the walk skips an entry with this name.
 pub fn is_skipped(name: &str) -> bool {
-    name.starts_with('.') || SKIPPED_NAMES.contains(&name)
+    server_kit::markdown::is_skipped(name)
 }
 
 fn is_markdown(name: &str) -> bool {

@@ -3,7 +3,7 @@
 //! first `#` heading and the first paragraph.
 
 use serde_norway::Value;
-pub use server_kit::markdown::{cap_chars, split_frontmatter};
+pub use server_kit::markdown::split_frontmatter;
 
 /// Summaries taken from a first paragraph stop at this many characters.
 pub const SUMMARY_MAX_CHARS: usize = 300;
@@ -63,44 +63,9 @@ impl<'a> Markdown<'a> {
         })
     }
 
-    /// The first paragraph of prose, skipping headings, blank lines, HTML
-    /// comments, rules and code blocks before it.
+    /// The first paragraph of prose, cut at [`SUMMARY_MAX_CHARS`] (server-kit's rule).
     pub fn first_paragraph(&self) -> Option<String> {
-        let mut lines: Vec<&str> = Vec::new();
-        let mut in_fence = false;
-        let mut in_comment = false;
-        for raw in self.body.lines() {
-            let line = raw.trim();
-            if in_comment {
-                in_comment = !line.contains("-->");
-                continue;
-            }
-            if line.starts_with("```") || line.starts_with("~~~") {
-                if !lines.is_empty() {
-                    break;
-                }
-                in_fence = !in_fence;
-                continue;
-            }
-            if in_fence {
-                continue;
-            }
-            let is_rule = line.len() >= 3 && line.chars().all(|c| matches!(c, '-' | '*' | '='));
-            if line.is_empty() || line.starts_with('#') || is_rule || line.starts_with("<!--") {
-                if !lines.is_empty() {
-                    break;
-                }
-                in_comment = line.starts_with("<!--") && !line.contains("-->");
-                continue;
-            }
-            lines.push(line);
-        }
-        let text = lines
-            .join(" ")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        (!text.is_empty()).then(|| cap_chars(&text, SUMMARY_MAX_CHARS))
+        server_kit::markdown::first_paragraph(self.body, SUMMARY_MAX_CHARS)
     }
 }
 
@@ -174,6 +139,6 @@ mod tests {
     fn caps_respect_character_boundaries() {
         assert_eq!(cap_bytes("héllo", 2), "h");
         assert_eq!(cap_bytes("héllo", 3), "hé");
-        assert_eq!(cap_chars("abcdef", 4), "abc…");
+        assert_eq!(server_kit::markdown::cap_chars("abcdef", 4), "abc…");
     }
 }

@@ -26,12 +26,9 @@ pub struct ExposedTool {
     pub tool: Tool,
 }
 
-/// A server's `instructions`, forwarded in the gateway's `initialize`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerInstructions {
-    pub server: String,
-    pub text: String,
-}
+/// A server's `instructions`, forwarded in the gateway's `initialize` (toolset's type: one
+/// owner for what a bot's servers declared).
+pub use toolset::ServerInstructions;
 
 /// A bot's tools as the backend sees them right now.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -19,16 +19,18 @@ pub async fn trace_http(request: Request, next: Next) -> Response {
     if path == "/mcp" || path.starts_with("/mcp/") {
         return next.run(request).await;
     }
+    // A request no route matched is named by its method alone (the conventions' rule): its
+    // path is whatever the client sent, and would make a span name per request.
     let route = request
         .extensions()
         .get::<MatchedPath>()
-        .map_or(path, MatchedPath::as_str);
+        .map(MatchedPath::as_str);
     let method = request.method().as_str();
     let span = tracing::span!(
         target: TRACE_TARGET,
         Level::TRACE,
         "http.server",
-        otel.name = %format_args!("{method} {route}"),
+        otel.name = %format_args!("{method}{}{}", if route.is_some() { " " } else { "" }, route.unwrap_or("")),
         otel.kind = "server",
         otel.status_code = Empty,
         http.request.method = method,
@@ -55,4 +57,84 @@ pub async fn trace_http(request: Request, next: Next) -> Response {
         span.record("otel.status_code", "ERROR");
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::telemetry::Telemetry;
+    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    #[test]
+    fn a_request_is_named_by_its_route_and_an_unmatched_one_by_its_method_alone() {
+        let exported = InMemorySpanExporter::default();
+        let provider = SdkTracerProvider::builder()
+            .with_simple_exporter(exported.clone())
+            .build();
+        let (_telemetry, layer) = Telemetry::over(provider);
+        let subscriber = tracing_subscriber::registry().with(layer);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let statuses = tracing::subscriber::with_default(subscriber, || {
+            runtime.block_on(async {
+                let app = axum::Router::new()
+                    .route("/items/{id}", axum::routing::get(|| async { "item" }))
+                    .layer(axum::middleware::from_fn(trace_http));
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                    .await
+                    .expect("bind");
+                let addr = listener.local_addr().expect("addr");
+                tokio::spawn(async move { axum::serve(listener, app).await });
+                let client = reqwest::Client::new();
+                let mut statuses = Vec::new();
+                for path in ["/items/7", "/secret-looking/sk-123?code=abc"] {
+                    let answer = client
+                        .get(format!("http://{addr}{path}"))
+                        .send()
+                        .await
+                        .expect("answer");
+                    statuses.push(answer.status().as_u16());
+                }
+                statuses
+            })
+        });
+        assert_eq!(statuses, [200, 404]);
+        let mut spans: Vec<(String, Option<String>, Option<String>)> = exported
+            .get_finished_spans()
+            .expect("spans")
+            .iter()
+            .map(|span| {
+                let attribute = |key: &str| {
+                    span.attributes
+                        .iter()
+                        .find(|kv| kv.key.as_str() == key)
+                        .map(|kv| kv.value.to_string())
+                };
+                (
+                    span.name.to_string(),
+                    attribute("http.route"),
+                    attribute("url.path"),
+                )
+            })
+            .collect();
+        spans.sort();
+        assert_eq!(
+            spans,
+            [
+                (
+                    "GET".to_owned(),
+                    None,
+                    Some("/secret-looking/sk-123".to_owned())
+                ),
+                (
+                    "GET /items/{id}".to_owned(),
+                    Some("/items/{id}".to_owned()),
+                    Some("/items/7".to_owned())
+                ),
+            ]
+        );
+    }
 }
