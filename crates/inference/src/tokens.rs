@@ -7,8 +7,6 @@
 
 use std::sync::{Arc, Mutex};
 
-use serde_json::{Value, json};
-
 use crate::active_tools::{ActiveTools, StepContext};
 use crate::tool_schema::ToolDefinition;
 
@@ -17,20 +15,7 @@ pub fn definition_tokens(tools: &[ToolDefinition]) -> usize {
     if tools.is_empty() {
         return 0;
     }
-    let array: Vec<Value> = tools
-        .iter()
-        .map(|tool| {
-            json!({
-                "type": "function",
-                "function": {
-                    "name": tool.name,
-                    "description": tool.description,
-                    "parameters": tool.input_schema,
-                }
-            })
-        })
-        .collect();
-    let text = Value::Array(array).to_string();
+    let text = crate::providers::openai::tools_json(tools).to_string();
     tiktoken_rs::o200k_base_singleton()
         .encode_ordinary(&text)
         .len()
@@ -95,6 +80,7 @@ impl ActiveTools for MeteredTools {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn counts_grow_with_definitions_and_are_recorded_per_step() {

@@ -147,20 +147,7 @@ pub fn request_body(request: &StepRequest) -> Value {
         "stream_options": {"include_usage": true},
     });
     if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({
-                    "type": "function",
-                    "function": {
-                        "name": tool.name,
-                        "description": tool.description,
-                        "parameters": tool.input_schema,
-                    },
-                })
-            })
-            .collect();
+        body["tools"] = tools_json(&request.tools);
     }
     if let Some(max) = request.max_output_tokens {
         body["max_completion_tokens"] = json!(max);
@@ -403,6 +390,25 @@ pub(crate) fn parse_arguments(raw: &str) -> Result<Value, InvalidToolInput> {
             reason: format!("arguments are not valid JSON: {error}"),
         }),
     }
+}
+
+/// `tools` as the OpenAI `tools` array (`{type: "function", function: {name, description,
+/// parameters}}`): what a request sends, and what [`crate::tokens::definition_tokens`] counts,
+/// so the count is of the real request.
+pub(crate) fn tools_json(tools: &[crate::tool_schema::ToolDefinition]) -> Value {
+    tools
+        .iter()
+        .map(|tool| {
+            json!({
+                "type": "function",
+                "function": {
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.input_schema,
+                },
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
