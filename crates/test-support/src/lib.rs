@@ -3,11 +3,12 @@
 //! Owns [`StdioServer`], an `rmcp` client over a spawned binary whose stderr is
 //! captured line by line; the fakes (an MCP server, an LLM provider); and the MCP conformance
 //! fixture ([`conformance_fixture`]), and a fake OAuth authorization server in front of it
-//! ([`oauth_server`]); an OTLP/HTTP trace receiver ([`otlp`]); [`Served`], a program run as a network service. Test code only; `anyhow` is fine here.
+//! ([`oauth_server`]); an OTLP/HTTP receiver ([`otlp`]); the forge servers' manifest-drift checks ([`manifest_drift`]); [`Served`], a program run as a network service. Test code only; `anyhow` is fine here.
 
 pub mod conformance_fixture;
 mod fake_llm;
 mod fake_mcp;
+pub mod manifest_drift;
 pub mod oauth_server;
 pub mod otlp;
 mod served;

@@ -1,30 +1,21 @@
 //! Starting with nothing: the manifest, an empty environment, the seed's
 //! initialize line, and settings that fail calls rather than the start.
 
-use std::path::Path;
-
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::StdioServer;
 
 use super::{BIN, Harness, RawServer};
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[tokio::test]
 async fn committed_manifest_matches_tools_list() {
-    let server = StdioServer::spawn(BIN, &[], &StdioServer::base_env())
-        .await
-        .expect("spawn");
-    let tools = server.tools().await.expect("tools/list");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json");
-    if std::env::var("BOTCRAFT_UPDATE_MANIFESTS").as_deref() == Ok("1") {
-        server_kit::manifest::write(&path, &tools).expect("write manifest");
-    }
-    server_kit::manifest::check(
-        &path,
-        &tools,
-        "BOTCRAFT_UPDATE_MANIFESTS=1 cargo test -p forge-bash",
+    test_support::manifest_drift::check_committed_manifest(
+        BIN,
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        "forge-bash",
     )
-    .unwrap_or_else(|error| panic!("{error}"));
+    .await
+    .unwrap_or_else(|error| panic!("{error:#}"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

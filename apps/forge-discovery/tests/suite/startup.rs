@@ -2,7 +2,6 @@
 //! tool inputs of the seed, and the committed manifest.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
@@ -114,37 +113,20 @@ async fn tool_inputs_are_the_seeds() {
 
 #[tokio::test]
 async fn committed_manifest_matches_tools_list() {
-    let server = StdioServer::spawn(BIN, &[], &StdioServer::base_env())
-        .await
-        .expect("spawn");
-    let tools = server.tools().await.expect("tools/list");
-    server.close().await.expect("close");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json");
-    if std::env::var("BOTCRAFT_UPDATE_MANIFESTS").as_deref() == Ok("1") {
-        server_kit::manifest::write(&path, &tools).expect("write manifest");
-    }
-    if let Err(error) = server_kit::manifest::check(
-        &path,
-        &tools,
-        "BOTCRAFT_UPDATE_MANIFESTS=1 cargo test -p forge-discovery",
-    ) {
-        panic!("{error}");
-    }
+    test_support::manifest_drift::check_committed_manifest(
+        BIN,
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        "forge-discovery",
+    )
+    .await
+    .unwrap_or_else(|error| panic!("{error:#}"));
 }
 
 #[test]
 fn manifest_flag_prints_the_committed_manifest() {
-    let output = std::process::Command::new(BIN)
-        .arg("--manifest")
-        .env_clear()
-        .output()
-        .expect("run --manifest");
-    assert!(output.status.success());
-    let printed: Value = serde_json::from_slice(&output.stdout).expect("JSON");
-    let committed: Value = serde_json::from_str(
-        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json"))
-            .expect("read manifest"),
+    test_support::manifest_drift::check_manifest_flag(
+        BIN,
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
     )
-    .expect("JSON");
-    assert_eq!(printed, committed);
+    .unwrap_or_else(|error| panic!("{error:#}"));
 }

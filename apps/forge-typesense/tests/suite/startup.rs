@@ -2,7 +2,6 @@
 //! seed's tool inputs, the committed manifest, and accurate help.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 
 use pretty_assertions::assert_eq;
@@ -82,22 +81,13 @@ async fn tool_inputs_are_the_seeds() {
 
 #[tokio::test]
 async fn committed_manifest_matches_tools_list() {
-    let server = StdioServer::spawn(BIN, &[], &StdioServer::base_env())
-        .await
-        .expect("spawn");
-    let tools = server.tools().await.expect("tools/list");
-    server.close().await.expect("close");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json");
-    if std::env::var("BOTCRAFT_UPDATE_MANIFESTS").as_deref() == Ok("1") {
-        server_kit::manifest::write(&path, &tools).expect("write manifest");
-    }
-    if let Err(error) = server_kit::manifest::check(
-        &path,
-        &tools,
-        "BOTCRAFT_UPDATE_MANIFESTS=1 cargo test -p forge-typesense",
-    ) {
-        panic!("{error}");
-    }
+    test_support::manifest_drift::check_committed_manifest(
+        BIN,
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")),
+        "forge-typesense",
+    )
+    .await
+    .unwrap_or_else(|error| panic!("{error:#}"));
 }
 
 #[test]
