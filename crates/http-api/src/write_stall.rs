@@ -127,6 +127,8 @@ mod tests {
             let mut buf = [0u8; 64];
             let mut total = 0;
             while total < 64 * 10 {
+                // Paused time (`start_paused`): a reader slower than the deadline's 30 s
+                // between reads would lose the connection; one that reads every 20 s keeps it.
                 tokio::time::sleep(Duration::from_secs(20)).await;
                 total += tokio::io::AsyncReadExt::read(&mut theirs_slow, &mut buf)
                     .await

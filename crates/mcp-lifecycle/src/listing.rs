@@ -205,6 +205,8 @@ impl McpServerManager {
                 Err(error) => {
                     let wait = self.inner.settings.restart.start_backoff(attempt);
                     tracing::info!(server, %error, attempt, retry_in = ?wait, "listing the tools failed; trying again");
+                    // The restart policy's backoff before the next try (at least 10 ms, so a
+                    // zero policy cannot spin), cut short by shutdown.
                     tokio::select! {
                         () = self.inner.shutdown.cancelled() => return,
                         () = tokio::time::sleep(wait.max(Duration::from_millis(10))) => {}
