@@ -34,6 +34,8 @@ impl<IO> StallGuard<IO> {
     /// write, then the error that ends the connection.
     fn waited(&mut self, cx: &mut Context<'_>) -> Poll<io::Error> {
         let limit = self.limit;
+        // The stall deadline itself: armed at the first write that found no room, dropped
+        // (in `progressed`) as soon as a write goes through.
         let timer = self
             .stalled
             .get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));

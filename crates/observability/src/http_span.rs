@@ -62,18 +62,10 @@ pub async fn trace_http(request: Request, next: Next) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::Telemetry;
-    use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
-    use tracing_subscriber::layer::SubscriberExt as _;
 
     #[test]
     fn a_request_is_named_by_its_route_and_an_unmatched_one_by_its_method_alone() {
-        let exported = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder()
-            .with_simple_exporter(exported.clone())
-            .build();
-        let (_telemetry, layer) = Telemetry::over(provider);
-        let subscriber = tracing_subscriber::registry().with(layer);
+        let (exported, _telemetry, subscriber) = crate::telemetry::in_memory();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()

@@ -5,7 +5,9 @@
 //! stdio bridges receive), and the GenAI conventions' `gen_ai.client.operation.duration` and
 //! `gen_ai.client.token.usage` (the `chat` spans: each model call). Each data point carries the
 //! span's low-cardinality attributes (method, tool, server, protocol version, transport,
-//! error type; model, provider, token type), never ids, content or session ids.
+//! error type; model, provider, token type), never ids, content or session ids; a received
+//! request that was refused keeps no tool name (the client chose it). The SDK caps each
+//! histogram at 2,000 attribute sets besides.
 //!
 //! The layer sits behind the same filter as the trace layer (BotCraft's `TRACE` spans only),
 //! so with no exporter it is not installed at all.
@@ -194,7 +196,17 @@ where
         let seconds = timed.started.elapsed().as_secs_f64();
         match timed.kind {
             Kind::McpClient => self.client.record(seconds, &timed.attributes),
-            Kind::McpServer => self.server.record(seconds, &timed.attributes),
+            Kind::McpServer => {
+                // A request BotCraft refused names what the client chose (an unknown tool):
+                // kept, it would let a client fill the histogram's series with made-up names.
+                let mut attributes = timed.attributes;
+                if attributes.iter().any(|kv| {
+                    kv.key.as_str() == "error.type" && kv.value.as_str() == "jsonrpc_error"
+                }) {
+                    attributes.retain(|kv| kv.key.as_str() != "gen_ai.tool.name");
+                }
+                self.server.record(seconds, &attributes);
+            }
             Kind::ModelCall => {
                 self.model_calls.record(seconds, &timed.attributes);
                 for (kind, count) in [
@@ -279,6 +291,12 @@ mod tests {
                 network.transport = "tcp",
                 mcp.session.id = "secret-session",
             ));
+            drop(tracing::trace_span!(
+                "mcp.server",
+                mcp.method.name = "tools/call",
+                gen_ai.tool.name = "made-up-by-the-client",
+                error.type = "jsonrpc_error",
+            ));
             let chat = tracing::trace_span!(
                 "chat",
                 gen_ai.operation.name = "chat",
@@ -330,6 +348,11 @@ mod tests {
                         "gen_ai.tool.name=echo",
                         "mcp.method.name=tools/call"
                     ]),
+                    1
+                ),
+                (
+                    "mcp.server.operation.duration".to_owned(),
+                    s(&["error.type=jsonrpc_error", "mcp.method.name=tools/call"]),
                     1
                 ),
                 (

@@ -369,6 +369,28 @@ pub fn continue_trace(span: &tracing::Span, traceparent: &str) {
     }
 }
 
+/// BotCraft's trace layer exporting to memory (each span as it ends), with the handle that
+/// keeps it, and a subscriber with that layer alone (for `tracing::subscriber::with_default`):
+/// what this crate's span tests share.
+#[cfg(test)]
+pub(crate) fn in_memory() -> (
+    opentelemetry_sdk::trace::InMemorySpanExporter,
+    Telemetry,
+    impl tracing::Subscriber + Send + Sync,
+) {
+    use tracing_subscriber::layer::SubscriberExt as _;
+    let exported = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exported.clone())
+        .build();
+    let (telemetry, layer) = Telemetry::over(provider);
+    (
+        exported,
+        telemetry,
+        tracing_subscriber::registry().with(layer),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,14 +406,7 @@ mod tests {
 
     #[test]
     fn a_trace_continues_from_an_incoming_traceparent_and_goes_on_to_the_next_hop() {
-        use opentelemetry_sdk::trace::InMemorySpanExporter;
-        let exported = InMemorySpanExporter::default();
-        let provider = SdkTracerProvider::builder()
-            .with_simple_exporter(exported.clone())
-            .build();
-        let (_telemetry, layer) = Telemetry::over(provider);
-        use tracing_subscriber::layer::SubscriberExt as _;
-        let subscriber = tracing_subscriber::registry().with(layer);
+        let (exported, _telemetry, subscriber) = super::in_memory();
         let incoming = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
         let (outgoing, off) = tracing::subscriber::with_default(subscriber, || {
             let span = tracing::span!(target: TRACE_TARGET, tracing::Level::TRACE, "tools/call");

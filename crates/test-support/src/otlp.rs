@@ -18,6 +18,7 @@ use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::KeyValue;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
 use opentelemetry_proto::tonic::metrics::v1::metric::Data as MetricData;
+use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
 use tokio::sync::Notify;
 
@@ -95,18 +96,29 @@ fn attributes(list: &[KeyValue]) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The `service.name` of an export's resource (empty when it has none).
+fn service_name(resource: Option<&Resource>) -> String {
+    resource
+        .map(|r| attributes(&r.attributes))
+        .and_then(|mut a| a.remove("service.name"))
+        .unwrap_or_default()
+}
+
+/// Keeps an export's body (to look for secrets) and what it decoded to, and wakes waiters.
+fn keep<T>(shared: &Shared, body: &Bytes, list: &Mutex<Vec<T>>, received: Vec<T>) -> StatusCode {
+    lock(&shared.raw).push(body.to_vec());
+    lock(list).extend(received);
+    shared.changed.notify_waiters();
+    StatusCode::OK
+}
+
 async fn traces(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
     let Ok(request) = ExportTraceServiceRequest::decode(body.as_ref()) else {
         return StatusCode::BAD_REQUEST;
     };
     let mut received = Vec::new();
     for resource in &request.resource_spans {
-        let service = resource
-            .resource
-            .as_ref()
-            .map(|r| attributes(&r.attributes))
-            .and_then(|a| a.get("service.name").cloned())
-            .unwrap_or_default();
+        let service = service_name(resource.resource.as_ref());
         for scope in &resource.scope_spans {
             for span in &scope.spans {
                 received.push(ReceivedSpan {
@@ -134,10 +146,7 @@ async fn traces(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
             }
         }
     }
-    lock(&shared.raw).push(body.to_vec());
-    lock(&shared.spans).extend(received);
-    shared.changed.notify_waiters();
-    StatusCode::OK
+    keep(&shared, &body, &shared.spans, received)
 }
 
 async fn metrics(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
@@ -146,12 +155,7 @@ async fn metrics(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
     };
     let mut received = Vec::new();
     for resource in &request.resource_metrics {
-        let service = resource
-            .resource
-            .as_ref()
-            .map(|r| attributes(&r.attributes))
-            .and_then(|a| a.get("service.name").cloned())
-            .unwrap_or_default();
+        let service = service_name(resource.resource.as_ref());
         for scope in &resource.scope_metrics {
             for metric in &scope.metrics {
                 if let Some(MetricData::Histogram(histogram)) = &metric.data {
@@ -168,10 +172,7 @@ async fn metrics(State(shared): State<Arc<Shared>>, body: Bytes) -> StatusCode {
             }
         }
     }
-    lock(&shared.raw).push(body.to_vec());
-    lock(&shared.points).extend(received);
-    shared.changed.notify_waiters();
-    StatusCode::OK
+    keep(&shared, &body, &shared.points, received)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
