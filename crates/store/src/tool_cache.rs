@@ -20,7 +20,7 @@ fn decode(row: &AnyRow) -> Result<ToolCache, StoreError> {
     })
 }
 
-/// Hex SHA-256 of the canonical JSON of `tools`: object keys sorted, no whitespace.
+/// Hex SHA-256 of the canonical JSON of `tools` (`canonical_json`).
 pub fn tools_hash(tools: &[serde_json::Value]) -> String {
     let mut text = String::new();
     text.push('[');
@@ -28,42 +28,10 @@ pub fn tools_hash(tools: &[serde_json::Value]) -> String {
         if index > 0 {
             text.push(',');
         }
-        canonical(tool, &mut text);
+        canonical_json::write(tool, &mut text);
     }
     text.push(']');
     hex::encode(Sha256::digest(text.as_bytes()))
-}
-
-fn canonical(value: &serde_json::Value, out: &mut String) {
-    match value {
-        serde_json::Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (index, key) in keys.into_iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                out.push_str(&to_json_text(key));
-                out.push(':');
-                if let Some(inner) = map.get(key) {
-                    canonical(inner, out);
-                }
-            }
-            out.push('}');
-        }
-        serde_json::Value::Array(items) => {
-            out.push('[');
-            for (index, item) in items.iter().enumerate() {
-                if index > 0 {
-                    out.push(',');
-                }
-                canonical(item, out);
-            }
-            out.push(']');
-        }
-        scalar => out.push_str(&scalar.to_string()),
-    }
 }
 
 impl Store {
