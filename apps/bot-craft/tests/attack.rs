@@ -314,10 +314,14 @@ fn run(command: impl Into<String>) -> Value {
     json!({"command": command.into()})
 }
 
-/// `cat` of BotCraft's `/proc` file `file`: the command's parent is forge-bash, whose parent
-/// is BotCraft (whatever PID namespace this is).
+/// Sets `P` to BotCraft's pid: up the command's ancestors (forge-bash's keeper, forge-bash,
+/// BotCraft) to the first named `botcraft`, whatever PID namespace this is.
+const FIND_BOTCRAFT: &str = "P=$PPID; while [ \"$P\" -gt 1 ] && [ \"$(cat /proc/$P/comm)\" != botcraft ]; \
+                             do P=$(cut -d' ' -f4 /proc/$P/stat); done";
+
+/// `cat` of BotCraft's `/proc` file `file`.
 fn botcraft_proc(file: &str) -> String {
-    format!("P=$(cut -d' ' -f4 /proc/$PPID/stat); cat /proc/$P/{file} | tr '\\0' '\\n'")
+    format!("{FIND_BOTCRAFT}; cat /proc/$P/{file} | tr '\\0' '\\n'")
 }
 
 fn cases(at: &Attacked) -> Vec<Case> {
@@ -330,8 +334,10 @@ fn cases(at: &Attacked) -> Vec<Case> {
         args,
     };
     let outside = at.dir.path().join("planted");
-    let mem = "P=$(cut -d' ' -f4 /proc/$PPID/stat); A=$(grep -m1 heap /proc/$P/maps | cut -d- -f1); \
-               dd if=/proc/$P/mem bs=4096 skip=$((0x${A:-0}/4096)) count=512 2>&1 | tr -c '[:print:]' '\\n' | grep -aE 'sk-|bck_|attack' | head";
+    let mem = format!(
+        "{FIND_BOTCRAFT}; A=$(grep -m1 heap /proc/$P/maps | cut -d- -f1); \
+         dd if=/proc/$P/mem bs=4096 skip=$((0x${{A:-0}}/4096)) count=512 2>&1 | tr -c '[:print:]' '\\n' | grep -aE 'sk-|bck_|attack' | head"
+    );
     vec![
         tool("env", "forge-bash", "run", run("env")),
         tool("printenv", "forge-bash", "run", run("printenv")),

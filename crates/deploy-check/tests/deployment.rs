@@ -222,15 +222,18 @@ fn exposed_port_env_default_and_healthcheck_agree() {
 
     let health = stage.last("HEALTHCHECK").expect("a HEALTHCHECK");
     let command = healthcheck_command(health).expect("HEALTHCHECK CMD …");
+    // A shell, so the check follows BOTCRAFT_ADDR's port (its default is EXPOSE's, above).
     let words = command.words();
-    assert_eq!(words.first().map(String::as_str), Some("curl"));
-    let url = format!("http://127.0.0.1:{port}{HEALTH_PATH}");
+    assert_eq!(words[..2], ["sh".to_owned(), "-c".to_owned()], "{words:?}");
+    let script: Vec<&str> = words[2].split_whitespace().collect();
+    assert_eq!(script[..2], ["exec", "curl"], "{script:?}");
+    let url = format!("http://127.0.0.1:${{BOTCRAFT_ADDR##*:}}{HEALTH_PATH}");
     assert!(
-        words.contains(&url),
-        "health check {words:?} does not fetch {url}"
+        script.contains(&url.as_str()),
+        "health check {script:?} does not fetch {url}"
     );
     assert!(
-        words.iter().any(|w| w.starts_with("-f")),
+        script.iter().any(|w| w.starts_with("-f")),
         "curl -f fails on HTTP errors"
     );
     let installs_curl = stage
@@ -385,10 +388,18 @@ fn the_deployment_doc_names_every_variable_the_deployment_sets() {
             "docs/deployment.md does not document `{variable}`"
         );
     }
-    assert!(
-        doc.contains("no image was built"),
-        "the doc says the image was not built here"
-    );
+    // The scripts that build, run and validate what this page describes.
+    for script in [
+        "scripts/image.sh",
+        "scripts/image-test.sh",
+        "scripts/k8s-validate.sh",
+    ] {
+        assert!(
+            doc.contains(&format!("`{script}`")),
+            "docs/deployment.md does not name `{script}`"
+        );
+        assert!(root().join(script).is_file(), "{script} is missing");
+    }
 }
 
 #[test]
