@@ -69,7 +69,9 @@ debian_base() {
   mkdir -p "$cache"
   local tar=$cache/debian-$release-minbase.tar
   if [ ! -s "$tar" ]; then
-    mmdebstrap --quiet --variant=minbase "$release" "$tar.partial" http://deb.debian.org/debian >&2
+    # --format: the name's extension would otherwise choose it (.partial: a folder).
+    mmdebstrap --quiet --variant=minbase --format=tar "$release" "$tar.partial" \
+      http://deb.debian.org/debian >&2
     mv "$tar.partial" "$tar"
   fi
   podman import -q "$tar" "$tag" >/dev/null
