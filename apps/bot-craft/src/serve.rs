@@ -404,10 +404,21 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         max_body_bytes: args.max_body_bytes,
         max_chat_messages: args.max_chat_messages,
         redactor: Redactor::new(secrets),
-        catalogs: http_api::ToolCatalogs::new(search_index::SearchIndexes::new(
-            embedder,
-            Some(store.clone()),
-        )),
+        catalogs: http_api::ToolCatalogs::new(
+            search_index::SearchIndexes::new(embedder, Some(store.clone())).with_progress(
+                // A large cold build (tens of ms per tool text) says how far it is; so does
+                // /api/health's toolSearch.building, which the dashboard shows.
+                search_index::in_steps(10, |progress| {
+                    if progress.total >= 64 {
+                        tracing::info!(
+                            embedded = progress.embedded,
+                            total = progress.total,
+                            "embedding tool texts for tool_search"
+                        );
+                    }
+                }),
+            ),
+        ),
         oauth_client_metadata: http_api::routes::oauth::client_metadata_document(
             &public_url,
             crate::host::CLIENT_NAME,

@@ -232,6 +232,44 @@ fn with_the_model_the_ranking_is_hybrid_and_explains_both_signals() -> anyhow::R
 }
 
 #[test]
+fn embedding_a_catalog_shows_its_progress_on_stderr() -> anyhow::Result<()> {
+    let model = model();
+    let catalog = small_catalog().display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_botcraft"))
+        .args(["tools", "search", "read a file", "--catalog", &catalog])
+        .env("BOTCRAFT_URL", "http://127.0.0.1:9")
+        .env("BOTCRAFT_EMBEDDING_MODEL", &model)
+        .output()?;
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    anyhow::ensure!(out.status.success(), "{stderr}");
+    // "botcraft: embedding tool texts: E of T (P%)", from 0 to T, in steps of 10 %.
+    let steps: Vec<(u64, u64, u64)> = stderr
+        .lines()
+        .filter_map(|line| line.strip_prefix("botcraft: embedding tool texts: "))
+        .map(|rest| {
+            let numbers: Vec<u64> = rest
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|word| !word.is_empty())
+                .map(|word| word.parse().unwrap_or(u64::MAX))
+                .collect();
+            (numbers[0], numbers[1], numbers[2])
+        })
+        .collect();
+    let total = steps.first().map(|s| s.1).unwrap_or_default();
+    assert!(total > 20, "a catalog of more than 20 tools: {stderr}");
+    assert_eq!(steps.first(), Some(&(0, total, 0)), "{stderr}");
+    assert_eq!(steps.last(), Some(&(total, total, 100)), "{stderr}");
+    assert!(steps.len() >= 5, "a step every 10 %: {stderr}");
+    for pair in steps.windows(2) {
+        assert!(pair[0].0 < pair[1].0 && pair[0].2 < pair[1].2, "{stderr}");
+        assert_eq!(pair[1].2, pair[1].0 * 100 / total, "{stderr}");
+    }
+    // The answer itself is on stdout, not mixed with the progress.
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("embedding"));
+    Ok(())
+}
+
+#[test]
 fn bad_input_fails_with_a_reason() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let bad = dir.path().join("bad.json");

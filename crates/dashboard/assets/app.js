@@ -448,8 +448,7 @@ async function search(event) {
 // ---- polling and the key ----
 
 // The public health report's servers (state only), shaped like /api/servers rows.
-async function healthServers() {
-  const health = await api("GET", "/api/health");
+function healthServers(health) {
   return Object.entries(health.mcpServers || {}).map(([name, server]) => ({
     name,
     status: { state: server.state, transport: server.transport, url: server.url, uptime: null, restarts: null, toolCount: null, lastError: null },
@@ -472,7 +471,9 @@ async function loadRole() {
 async function refresh() {
   if (!key()) return;
   try {
-    renderServers(readOnly ? await healthServers() : await api("GET", "/api/servers"));
+    const health = await api("GET", "/api/health");
+    renderServers(readOnly ? healthServers(health) : await api("GET", "/api/servers"));
+    renderSearchBuild(health.toolSearch);
     for (const name of openLogs) loadLogs(name);
     if (polls % BOTS_EVERY === 0) await loadBots();
     polls += 1;
@@ -480,6 +481,16 @@ async function refresh() {
   } catch (error) {
     if (error.status !== 401) say(`Refresh failed: ${error.message}`, true);
   }
+}
+
+// A tool_search index being built says how many tool texts the model has embedded (a cold
+// build takes tens of milliseconds per tool).
+function renderSearchBuild(search) {
+  const building = search && search.building;
+  $("search-build").textContent = building
+    ? `tool_search is embedding tool texts: ${building.embedded.toLocaleString("en")} of ` +
+      `${building.total.toLocaleString("en")} (${Math.floor((100 * building.embedded) / building.total)}%)`
+    : "";
 }
 
 function schedule() {

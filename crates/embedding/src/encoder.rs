@@ -101,6 +101,16 @@ impl Embedder {
     /// One vector per text, in order; unit length when the folder's model
     /// normalises (all-MiniLM-L6-v2 does).
     pub fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        self.embed_reporting(texts, &mut |_| {})
+    }
+
+    /// [`Embedder::embed`], calling `done` with how many texts are embedded so far after
+    /// each batch (the last call says all of them): the progress of a long build.
+    pub fn embed_reporting(
+        &self,
+        texts: &[&str],
+        done: &mut dyn FnMut(usize),
+    ) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let encoded: Vec<Vec<u32>> = texts
             .iter()
             .map(|t| self.tokenizer.encode(t, self.max_len))
@@ -108,11 +118,14 @@ impl Embedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encoded[i].len());
         let mut out = vec![Vec::new(); texts.len()];
+        let mut embedded = 0;
         for chunk in order.chunks(BATCH) {
             let batch: Vec<&[u32]> = chunk.iter().map(|&i| encoded[i].as_slice()).collect();
             for (&i, vector) in chunk.iter().zip(self.forward(&batch)?) {
                 out[i] = vector;
             }
+            embedded += chunk.len();
+            done(embedded);
         }
         Ok(out)
     }

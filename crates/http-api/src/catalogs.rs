@@ -102,6 +102,14 @@ impl ToolCatalogs {
         self.inner.indexes.mode()
     }
 
+    /// How searches rank, and the build embedding tool texts now (`/api/health`).
+    pub fn search_state(&self) -> crate::health::SearchState {
+        crate::health::SearchState {
+            mode: self.mode(),
+            building: self.inner.indexes.build_progress(),
+        }
+    }
+
     async fn index_of(&self, docs: Vec<ToolDoc>) -> Arc<ToolIndex> {
         match self.inner.indexes.index(docs.clone()).await {
             Ok(index) => index,

@@ -16,7 +16,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
 use mcp_lifecycle::{ServerState, ServerStatus};
-use search_index::SearchMode;
+use search_index::{BuildProgress, SearchMode};
 use serde_json::{Map, Value, json};
 
 use crate::state::AppState;
@@ -37,8 +37,24 @@ pub fn status_json(status: &ServerStatus) -> Value {
     })
 }
 
+/// How `tool_search` ranks, and the build embedding tool texts now, if any.
+pub struct SearchState {
+    pub mode: SearchMode,
+    pub building: Option<BuildProgress>,
+}
+
+impl SearchState {
+    fn json(&self) -> Value {
+        let mut value = json!(self.mode);
+        if let (Some(building), Some(map)) = (self.building, value.as_object_mut()) {
+            map.insert("building".to_owned(), json!(building));
+        }
+        value
+    }
+}
+
 /// The health document of these statuses.
-pub fn health_report(statuses: &[ServerStatus], search: &SearchMode, sandbox: &str) -> Value {
+pub fn health_report(statuses: &[ServerStatus], search: &SearchState, sandbox: &str) -> Value {
     let healthy = statuses
         .iter()
         .filter(|status| status.always_on)
@@ -55,7 +71,7 @@ pub fn health_report(statuses: &[ServerStatus], search: &SearchMode, sandbox: &s
         "status": if healthy { "healthy" } else { "degraded" },
         "toolsNotListed": not_listed,
         "mcpServers": servers,
-        "toolSearch": search,
+        "toolSearch": search.json(),
         "sandbox": sandbox,
     })
 }
@@ -77,15 +93,24 @@ pub fn public_report(report: &Value) -> Value {
         "status": report["status"],
         "toolsNotListed": report["toolsNotListed"],
         "mcpServers": servers,
-        "toolSearch": {"mode": report["toolSearch"]["mode"]},
+        "toolSearch": public_search(&report["toolSearch"]),
         "sandbox": report["sandbox"],
     })
+}
+
+/// The public part of `toolSearch`: the mode, and a build's counts while it embeds.
+fn public_search(search: &Value) -> Value {
+    let mut public = json!({"mode": search["mode"]});
+    if let (Some(building), Some(map)) = (search.get("building"), public.as_object_mut()) {
+        map.insert("building".to_owned(), building.clone());
+    }
+    public
 }
 
 pub async fn health(State(state): State<AppState>, headers: HeaderMap) -> Json<Value> {
     let report = health_report(
         &state.manager.get_all_statuses(),
-        &state.config.catalogs.mode(),
+        &state.config.catalogs.search_state(),
         state.manager.sandbox_state(),
     );
     // Details need an admin key; a failing key check shows the public report.
@@ -120,7 +145,7 @@ pub async fn ready(State(state): State<AppState>) -> axum::response::Response {
     }
     let report = public_report(&health_report(
         &state.manager.get_all_statuses(),
-        &state.config.catalogs.mode(),
+        &state.config.catalogs.search_state(),
         state.manager.sandbox_state(),
     ));
     let status = if report["status"] == "healthy" {
@@ -137,6 +162,13 @@ mod tests {
 
     use super::*;
     use pretty_assertions::assert_eq;
+
+    fn bm25() -> SearchState {
+        SearchState {
+            mode: SearchMode::Bm25,
+            building: None,
+        }
+    }
 
     fn status(name: &str, state: ServerState, always_on: bool) -> ServerStatus {
         ServerStatus {
@@ -177,7 +209,7 @@ mod tests {
         ];
         for (statuses, expected) in cases {
             assert_eq!(
-                health_report(&statuses, &SearchMode::Bm25, "off")["status"],
+                health_report(&statuses, &bm25(), "off")["status"],
                 expected,
                 "{statuses:?}"
             );
@@ -188,7 +220,7 @@ mod tests {
     fn each_server_reports_its_state_and_counters() {
         let report = health_report(
             &[status("a", ServerState::Running, true)],
-            &SearchMode::Bm25,
+            &bm25(),
             "landlock",
         );
         assert_eq!(
@@ -214,7 +246,7 @@ mod tests {
         failing.tools_listed = Some(false);
         let report = health_report(
             &[status("a", ServerState::Running, true), failing],
-            &SearchMode::Bm25,
+            &bm25(),
             "unavailable",
         );
         assert_eq!(
@@ -229,6 +261,31 @@ mod tests {
                 "toolSearch": {"mode": "bm25"},
                 "sandbox": "unavailable",
             })
+        );
+    }
+
+    #[test]
+    fn a_build_embedding_tools_shows_its_counts_to_everyone() {
+        let search = SearchState {
+            mode: SearchMode::Hybrid {
+                model: "/models/m".into(),
+                model_id: "abc".into(),
+                dimensions: 384,
+            },
+            building: Some(BuildProgress {
+                embedded: 1200,
+                total: 10_000,
+            }),
+        };
+        let report = health_report(&[], &search, "off");
+        assert_eq!(
+            report["toolSearch"],
+            json!({"mode": "hybrid", "model": "/models/m", "modelId": "abc", "dimensions": 384,
+                   "building": {"embedded": 1200, "total": 10000}})
+        );
+        assert_eq!(
+            public_report(&report)["toolSearch"],
+            json!({"mode": "hybrid", "building": {"embedded": 1200, "total": 10000}})
         );
     }
 }

@@ -1,6 +1,7 @@
 //! [`SearchIndexes`]: segment reuse, vector persistence and query embedding.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -26,6 +27,49 @@ pub enum SearchMode {
     },
 }
 
+/// A build's tool texts being embedded: how many are done of how many (`/api/health`'s
+/// `toolSearch.building`, the CLI's progress line).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct BuildProgress {
+    pub embedded: u64,
+    pub total: u64,
+}
+
+/// Told of a build's progress after each batch of texts, on the embedding thread.
+pub type ProgressObserver = Arc<dyn Fn(BuildProgress) + Send + Sync>;
+
+/// An observer that passes on a build's start, each `step_percent` crossed and its end,
+/// not every batch: for progress lines in a log or a terminal.
+pub fn in_steps(
+    step_percent: u64,
+    report: impl Fn(BuildProgress) + Send + Sync + 'static,
+) -> ProgressObserver {
+    let step_percent = step_percent.clamp(1, 100);
+    let last = AtomicU64::new(0);
+    Arc::new(move |progress: BuildProgress| {
+        if progress.embedded == 0 {
+            last.store(0, Ordering::Relaxed);
+            report(progress);
+            return;
+        }
+        let step = if progress.embedded >= progress.total {
+            u64::MAX
+        } else {
+            progress.embedded * 100 / progress.total / step_percent
+        };
+        if last.fetch_max(step, Ordering::Relaxed) < step {
+            report(progress);
+        }
+    })
+}
+
+/// The running build's counts; `total` is 0 when no texts are being embedded.
+#[derive(Default)]
+struct Building {
+    embedded: AtomicU64,
+    total: AtomicU64,
+}
+
 /// Why an index could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -49,7 +93,10 @@ pub struct SearchIndexes {
     /// One build at a time, so two requests never embed the same tools twice.
     build: tokio::sync::Mutex<()>,
     /// Texts run through the model for indexes (not queries), since start.
-    embedded: std::sync::atomic::AtomicU64,
+    embedded: AtomicU64,
+    /// The build embedding now (builds take turns: `build`).
+    building: Arc<Building>,
+    observer: Option<ProgressObserver>,
 }
 
 impl std::fmt::Debug for SearchIndexes {
@@ -80,8 +127,26 @@ impl SearchIndexes {
             weights: Weights::default(),
             segments: Mutex::new(HashMap::new()),
             build: tokio::sync::Mutex::new(()),
-            embedded: std::sync::atomic::AtomicU64::new(0),
+            embedded: AtomicU64::new(0),
+            building: Arc::new(Building::default()),
+            observer: None,
         }
+    }
+
+    /// The same, telling `observer` how a build's embedding advances.
+    pub fn with_progress(mut self, observer: ProgressObserver) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+
+    /// The texts of the running build, embedded and in all; `None` when nothing is being
+    /// embedded (no build, or a build whose vectors were all stored).
+    pub fn build_progress(&self) -> Option<BuildProgress> {
+        let total = self.building.total.load(Ordering::Acquire);
+        (total > 0).then(|| BuildProgress {
+            embedded: self.building.embedded.load(Ordering::Acquire),
+            total,
+        })
     }
 
     /// The same, ranking with `weights`.
@@ -224,9 +289,9 @@ impl SearchIndexes {
         if !missing.is_empty() {
             let started = Instant::now();
             let batch: Vec<String> = missing.iter().map(|&i| texts[i].clone()).collect();
-            let computed = embed_blocking(Arc::clone(embedder), batch).await?;
+            let computed = self.embed_counted(embedder, batch).await?;
             self.embedded
-                .fetch_add(computed.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                .fetch_add(computed.len() as u64, Ordering::Relaxed);
             let fresh: Vec<(String, Vec<f32>)> = missing
                 .iter()
                 .map(|&i| keys[i].clone())
@@ -250,10 +315,49 @@ impl SearchIndexes {
             .collect())
     }
 
+    /// `texts` embedded on a blocking thread, the running build's counts kept as it goes
+    /// (and the observer told); the counts are cleared when it ends, however it ends.
+    async fn embed_counted(
+        &self,
+        embedder: &Arc<Embedder>,
+        texts: Vec<String>,
+    ) -> Result<Vec<Vec<f32>>, IndexError> {
+        struct Clear(Arc<Building>);
+        impl Drop for Clear {
+            fn drop(&mut self) {
+                self.0.total.store(0, Ordering::Release);
+                self.0.embedded.store(0, Ordering::Release);
+            }
+        }
+        let total = texts.len() as u64;
+        self.building.embedded.store(0, Ordering::Release);
+        self.building.total.store(total, Ordering::Release);
+        let _clear = Clear(Arc::clone(&self.building));
+        let building = Arc::clone(&self.building);
+        let observer = self.observer.clone();
+        if let Some(observer) = &observer {
+            observer(BuildProgress { embedded: 0, total });
+        }
+        let embedder = Arc::clone(embedder);
+        tokio::task::spawn_blocking(move || {
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            embedder.embed_reporting(&refs, &mut |done| {
+                let embedded = done as u64;
+                building.embedded.store(embedded, Ordering::Release);
+                if let Some(observer) = &observer {
+                    observer(BuildProgress { embedded, total });
+                }
+            })
+        })
+        .await
+        .map_err(|e| IndexError::Task(e.to_string()))?
+        .map_err(IndexError::from)
+    }
+
     /// How many texts were embedded for indexes since start (vectors found in the store do
     /// not count).
     pub fn texts_embedded(&self) -> u64 {
-        self.embedded.load(std::sync::atomic::Ordering::Relaxed)
+        self.embedded.load(Ordering::Relaxed)
     }
 
     /// The query's embedding, when a model is loaded.
@@ -298,4 +402,42 @@ async fn embed_blocking(
     .await
     .map_err(|e| IndexError::Task(e.to_string()))?
     .map_err(IndexError::from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn progress_in_steps_says_the_start_each_step_and_the_end_once() {
+        let cases: [(u64, u64, &[u64]); 3] = [
+            // (step %, total, what is said, with batches of 8)
+            (10, 100, &[0, 16, 24, 32, 40, 56, 64, 72, 80, 96, 100]),
+            (30, 100, &[0, 32, 64, 96, 100]),
+            (10, 5, &[0, 5]),
+        ];
+        for (step, total, expected) in cases {
+            let said = Arc::new(Mutex::new(Vec::new()));
+            let observer = {
+                let said = Arc::clone(&said);
+                in_steps(step, move |p| lock(&said).push(p.embedded))
+            };
+            // Two builds in a row: the second starts again.
+            for _ in 0..2 {
+                lock(&said).clear();
+                let mut embedded = 0;
+                observer(BuildProgress { embedded, total });
+                while embedded < total {
+                    embedded = (embedded + 8).min(total);
+                    observer(BuildProgress { embedded, total });
+                }
+                assert_eq!(
+                    lock(&said).as_slice(),
+                    expected,
+                    "step {step}, total {total}"
+                );
+            }
+        }
+    }
 }

@@ -133,7 +133,17 @@ async fn load_catalog(path: &Path, model: &ModelArgs) -> anyhow::Result<Offline>
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let docs = parse_catalog(&text).with_context(|| format!("{}", path.display()))?;
-    let indexes = SearchIndexes::new(model.load().await?, None);
+    // Embedding a large catalog takes a while (tens of ms per tool text): say how far it is.
+    let indexes = SearchIndexes::new(model.load().await?, None).with_progress(
+        search_index::in_steps(10, |progress| {
+            eprintln!(
+                "botcraft: embedding tool texts: {} of {} ({}%)",
+                progress.embedded,
+                progress.total,
+                progress.embedded * 100 / progress.total.max(1)
+            );
+        }),
+    );
     let index = indexes.index(docs).await?;
     Ok(Offline { index, indexes })
 }

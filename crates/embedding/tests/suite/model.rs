@@ -63,6 +63,23 @@ fn vectors_match_an_independent_implementation() {
 }
 
 #[test]
+fn embedding_reports_its_progress_batch_by_batch() {
+    let embedder = Embedder::load(&model_dir()).expect("model loads");
+    let texts: Vec<String> = (0..19)
+        .map(|i| format!("tool number {i} reads files"))
+        .collect();
+    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+    let mut seen = Vec::new();
+    let vectors = embedder
+        .embed_reporting(&refs, &mut |done| seen.push(done))
+        .expect("embed");
+    assert_eq!(vectors.len(), 19);
+    // Batches of 8: after each, how many texts are done; the last says all of them.
+    assert_eq!(seen, vec![8, 16, 19]);
+    assert_eq!(vectors, embedder.embed(&refs).expect("embed"));
+}
+
+#[test]
 fn token_ids_match_hugging_face_tokenizers() {
     let dir = model_dir();
     let json = std::fs::read_to_string(dir.join("tokenizer.json")).expect("tokenizer.json");

@@ -79,3 +79,38 @@ async fn vectors_are_computed_once_per_text_and_survive_a_restart() -> anyhow::R
     store.close().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_build_says_how_far_its_embedding_is() -> anyhow::Result<()> {
+    use search_index::BuildProgress;
+    let dir = model_dir();
+    let embedder = tokio::task::spawn_blocking(move || embedding::Embedder::load(&dir)).await??;
+    let seen: Arc<std::sync::Mutex<Vec<BuildProgress>>> = Arc::default();
+    let observer = {
+        let seen = Arc::clone(&seen);
+        Arc::new(move |progress| {
+            seen.lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(progress)
+        })
+    };
+    let indexes = SearchIndexes::new(Some(Arc::new(embedder)), None).with_progress(observer);
+    assert_eq!(indexes.build_progress(), None, "no build yet");
+    // 19 distinct texts: batches of 8, 8 and 3.
+    let docs: Vec<ToolDoc> = (0..19)
+        .map(|i| {
+            doc(
+                "many",
+                &format!("tool_{i}"),
+                &format!("Tool number {i} of many"),
+            )
+        })
+        .collect();
+    indexes.index(docs.clone()).await?;
+    let seen = seen.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let counts: Vec<(u64, u64)> = seen.iter().map(|p| (p.embedded, p.total)).collect();
+    assert_eq!(counts, vec![(0, 19), (8, 19), (16, 19), (19, 19)]);
+    assert_eq!(indexes.build_progress(), None, "the build is over");
+    assert_eq!(indexes.texts_embedded(), 19);
+    Ok(())
+}
