@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run BotCraft on this machine: builds the binaries (botcraft and the forge
-# servers, side by side in target/release), installs what the seeded servers
+# servers, side by side in target/serve: the release profile without debug
+# info, the shortest build of optimised code), installs what the seeded servers
 # need, then `botcraft serve` with the embedded SQLite store in ./.botcraft,
 # seeded with the first-party servers and the `forge` bot on first run.
 #
@@ -19,7 +20,7 @@
 #   ANTHROPIC_API_KEY / ANTHROPIC_BASE_URL, BOTCRAFT_DEFAULT_MODEL, DATABASE_URL,
 #   BOTCRAFT_DATA_DIR (.botcraft), BOTCRAFT_WORKSPACE_ROOT, BOTCRAFT_REPO_ROOT,
 #   BOTCRAFT_PLAYWRIGHT_COMMAND, BOTCRAFT_EMBEDDING_MODEL (set it to "" for
-#   BM25F-only search), BOTCRAFT_RUN_PROFILE (cargo profile: release),
+#   BM25F-only search), BOTCRAFT_RUN_PROFILE (cargo profile: serve),
 #   BOTCRAFT_PREBUILT_BIN_DIR (use the binaries there; build nothing).
 # Seeding happens once, into an empty store: later changes to these settings
 # apply to servers created afterwards (or edit them with `botcraft servers`).
@@ -40,7 +41,7 @@ if [ -n "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
     [ -x "$bin/$name" ] || { say "$bin/$name is missing"; exit 1; }
   done
 else
-  profile="${BOTCRAFT_RUN_PROFILE:-release}"
+  profile="${BOTCRAFT_RUN_PROFILE:-serve}"
   case "$profile" in dev) out=debug ;; *) out="$profile" ;; esac
   cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense
   bin="${CARGO_TARGET_DIR:-$root/target}/$out"
