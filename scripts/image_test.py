@@ -490,6 +490,9 @@ def main():
             if failures:
                 (artifacts / f"{container.name}.log").write_text(container.logs())
             container.remove()
+        # Also a container whose `podman run` failed half way.
+        for leftover in (name, name + "-again"):
+            podman("rm", "-f", "-t", "0", leftover, check_rc=False)
         podman("volume", "rm", "-f", volume, check_rc=False)
         llm.kill()
         page.shutdown()
