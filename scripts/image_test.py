@@ -65,6 +65,14 @@ def check(name, ok, detail=""):
     return ok
 
 
+def die_with_parent():
+    """In a child before exec: SIGKILL when this script dies, however it dies."""
+    import ctypes
+    import signal
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -344,7 +352,7 @@ def main():
     ]
     (work / "script.json").write_text(json.dumps(script))
     llm = subprocess.Popen([args.fake_llm, str(work / "script.json"), str(work / "requests.jsonl")],
-                           stdout=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, text=True, preexec_fn=die_with_parent)
     page = serve_page(work)
     containers = []
     try:
