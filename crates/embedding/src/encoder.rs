@@ -1,21 +1,25 @@
-//! The model: candle's BERT over the folder's weights, then pooling and
-//! L2 normalisation, texts batched by length.
+//! The model: our BERT encoder over the folder's weights, then pooling and
+//! L2 normalisation; texts batched by length, batches spread over the cores.
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use sha2::{Digest, Sha256};
 
 use crate::EmbeddingError;
+use crate::bert::{Bert, Config};
 use crate::folder::{self, CONFIG, ModelFolder, Pooling, TOKENIZER, WEIGHTS};
+use crate::safetensors::Tensors;
 use crate::wordpiece::WordPiece;
 
-/// Texts embedded in one forward pass.
-const BATCH: usize = 8;
+/// Texts embedded in one forward pass (sorted by length, so a batch holds
+/// texts of about the same length).
+const BATCH: usize = 16;
+/// Most threads one call to [`Embedder::embed`] runs batches on.
+const MAX_WORKERS: usize = 8;
 
 /// A loaded sentence-embedding model.
 pub struct Embedder {
-    model: BertModel,
+    model: Bert,
     tokenizer: WordPiece,
     folder: ModelFolder,
     max_len: usize,
@@ -31,10 +35,6 @@ impl std::fmt::Debug for Embedder {
             .field("dim", &self.dim)
             .finish()
     }
-}
-
-fn model_error(e: impl std::fmt::Display) -> EmbeddingError {
-    EmbeddingError::Model(e.to_string())
 }
 
 impl Embedder {
@@ -63,22 +63,20 @@ impl Embedder {
         }
         digest.update(format!("{:?}/{}", folder.pooling, folder.normalize).as_bytes());
         let id = hex::encode(&digest.finalize()[..12]);
-        let device = Device::Cpu;
-        let bad_weights = |e: candle_core::Error| EmbeddingError::BadFile {
+        let bad_weights = |reason: String| EmbeddingError::BadFile {
             path: folder.file(WEIGHTS),
-            reason: e.to_string(),
+            reason,
         };
-        let tensors =
-            candle_core::safetensors::load_buffer(&weights, &device).map_err(bad_weights)?;
+        let tensors = Tensors::parse(&weights).map_err(|e| bad_weights(e.to_string()))?;
         drop(weights);
-        let vb = VarBuilder::from_tensors(tensors, DType::F32, &device);
-        let model = BertModel::load(vb, &config).map_err(bad_weights)?;
+        let model = Bert::load(&config, tensors).map_err(|e| bad_weights(e.to_string()))?;
         let max_len = folder.max_seq_length.min(config.max_position_embeddings);
+        let dim = model.hidden_size();
         Ok(Self {
             model,
             tokenizer,
             max_len,
-            dim: config.hidden_size,
+            dim,
             id,
             folder,
         })
@@ -106,6 +104,9 @@ impl Embedder {
 
     /// [`Embedder::embed`], calling `done` with how many texts are embedded so far after
     /// each batch (the last call says all of them): the progress of a long build.
+    ///
+    /// Batches run on up to as many threads as the machine has cores (one text runs on
+    /// the caller's thread); `done` is called on the caller's thread.
     pub fn embed_reporting(
         &self,
         texts: &[&str],
@@ -117,67 +118,115 @@ impl Embedder {
             .collect();
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encoded[i].len());
+        let batches: Vec<&[usize]> = order.chunks(BATCH).collect();
+        let run = |batch: &[usize]| -> Result<Vec<Vec<f32>>, EmbeddingError> {
+            let sequences: Vec<&[u32]> = batch.iter().map(|&i| encoded[i].as_slice()).collect();
+            self.forward(&sequences)
+        };
         let mut out = vec![Vec::new(); texts.len()];
+        let workers = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(MAX_WORKERS)
+            .min(batches.len());
         let mut embedded = 0;
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&[u32]> = chunk.iter().map(|&i| encoded[i].as_slice()).collect();
-            for (&i, vector) in chunk.iter().zip(self.forward(&batch)?) {
-                out[i] = vector;
+        if workers <= 1 {
+            for batch in &batches {
+                for (&i, vector) in batch.iter().zip(run(batch)?) {
+                    out[i] = vector;
+                }
+                embedded += batch.len();
+                done(embedded);
             }
-            embedded += chunk.len();
-            done(embedded);
+            return Ok(out);
+        }
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            let (sender, receiver) = std::sync::mpsc::channel();
+            for _ in 0..workers {
+                let sender = sender.clone();
+                let (next, batches, run) = (&next, &batches, &run);
+                scope.spawn(move || {
+                    loop {
+                        let b = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(batch) = batches.get(b) else { break };
+                        let result = run(batch);
+                        let failed = result.is_err();
+                        if sender.send((b, result)).is_err() || failed {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            for (b, result) in receiver {
+                let vectors = match result {
+                    Ok(vectors) => vectors,
+                    Err(e) => {
+                        // The other workers stop at their next batch.
+                        next.store(batches.len(), Ordering::Relaxed);
+                        return Err(e);
+                    }
+                };
+                for (&i, vector) in batches[b].iter().zip(vectors) {
+                    out[i] = vector;
+                }
+                embedded += batches[b].len();
+                done(embedded);
+            }
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// One pooled (and, when the model says so, normalised) vector per sequence.
+    fn forward(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        let states = self
+            .model
+            .forward(sequences)
+            .map_err(|e| EmbeddingError::Model(e.to_string()))?;
+        let h = self.dim;
+        let mut start = 0;
+        let mut out = Vec::with_capacity(sequences.len());
+        for seq in sequences {
+            let rows = &states[start * h..(start + seq.len()) * h];
+            start += seq.len();
+            let mut pooled = self.pool(rows, h);
+            if self.folder.normalize {
+                let norm = pooled.iter().map(|v| v * v).sum::<f32>().sqrt().max(1e-12);
+                for v in &mut pooled {
+                    *v /= norm;
+                }
+            }
+            out.push(pooled);
         }
         Ok(out)
     }
 
-    fn forward(&self, batch: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
-        let width = batch.iter().map(|ids| ids.len()).max().unwrap_or(0);
-        let mut ids = Vec::with_capacity(batch.len() * width);
-        let mut mask = Vec::with_capacity(batch.len() * width);
-        for row in batch {
-            ids.extend_from_slice(row);
-            ids.extend(std::iter::repeat_n(0u32, width - row.len()));
-            mask.extend(std::iter::repeat_n(1u32, row.len()));
-            mask.extend(std::iter::repeat_n(0u32, width - row.len()));
+    /// One sequence's token states (`rows`, `h` values each) pooled into one vector.
+    fn pool(&self, rows: &[f32], h: usize) -> Vec<f32> {
+        let count = rows.len() / h;
+        if count == 0 {
+            return vec![0.0; h];
         }
-        let device = &self.model.device;
-        let shape = (batch.len(), width);
-        let ids = Tensor::from_vec(ids, shape, device).map_err(model_error)?;
-        let mask = Tensor::from_vec(mask, shape, device).map_err(model_error)?;
-        let types = ids.zeros_like().map_err(model_error)?;
-        let hidden = self
-            .model
-            .forward(&ids, &types, Some(&mask))
-            .map_err(model_error)?;
-        let pooled = self.pool(&hidden, &mask).map_err(model_error)?;
-        let pooled = if self.folder.normalize {
-            let norm = pooled
-                .sqr()
-                .and_then(|s| s.sum_keepdim(1))
-                .and_then(|s| s.sqrt())
-                .and_then(|n| n.clamp(1e-12, f32::MAX))
-                .map_err(model_error)?;
-            pooled.broadcast_div(&norm).map_err(model_error)?
-        } else {
-            pooled
-        };
-        pooled.to_vec2::<f32>().map_err(model_error)
-    }
-
-    fn pool(&self, hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
         match self.folder.pooling {
-            Pooling::Cls => hidden.narrow(1, 0, 1)?.squeeze(1),
+            Pooling::Cls => rows[..h].to_vec(),
             Pooling::Mean => {
-                let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-                let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-                let counts = mask.sum(1)?.clamp(1e-9, f32::MAX)?;
-                summed.broadcast_div(&counts)
+                let mut sum = vec![0f32; h];
+                for row in rows.chunks_exact(h) {
+                    for (s, v) in sum.iter_mut().zip(row) {
+                        *s += v;
+                    }
+                }
+                sum.iter().map(|s| s / count as f32).collect()
             }
             Pooling::Max => {
-                let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-                // Padding positions get a large negative value so they never win.
-                let penalty = ((mask.ones_like()? - &mask)? * -1e9)?;
-                hidden.broadcast_add(&penalty)?.max(1)
+                let mut max = vec![f32::NEG_INFINITY; h];
+                for row in rows.chunks_exact(h) {
+                    for (m, v) in max.iter_mut().zip(row) {
+                        *m = m.max(*v);
+                    }
+                }
+                max
             }
         }
     }

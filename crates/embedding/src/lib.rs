@@ -3,15 +3,19 @@
 //!
 //! Owns: reading and checking the folder ([`ModelFolder`]), the BERT
 //! WordPiece tokenizer of its `tokenizer.json` ([`WordPiece`]), and running
-//! the model with candle's BERT, pooling and normalising ([`Embedder`]).
+//! the model, pooling and normalising ([`Embedder`]): our own BERT encoder
+//! (`bert`) over the `.safetensors` weights (`safetensors`), whose dense
+//! layers ([`simd::linear`]) hold nearly all of the arithmetic.
 //! A model is identified by [`Embedder::model_id`], a digest of its files, so
 //! vectors computed by one model are never mistaken for another's.
 //!
 //! CPU-bound and synchronous: async callers run [`Embedder::embed`] on a
 //! blocking thread. No I/O after [`Embedder::load`].
 
+mod bert;
 mod encoder;
 mod folder;
+mod safetensors;
 mod wordpiece;
 
 use std::path::PathBuf;

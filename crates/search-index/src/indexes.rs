@@ -168,8 +168,9 @@ impl SearchIndexes {
 
     /// An index over `docs`: one segment per server, in order of first
     /// appearance, each reused while its documents are unchanged. Segments
-    /// that must be built are tokenised in parallel on blocking threads, and
-    /// the vectors of all of them are read (or computed) at once.
+    /// that must be built are tokenised on blocking threads (one chunk of
+    /// servers per core, each sharing one word cache) while the vectors of all
+    /// of them are read (or computed) at once.
     pub async fn index(&self, docs: Vec<ToolDoc>) -> Result<Arc<ToolIndex>, IndexError> {
         let mut order: Vec<String> = Vec::new();
         let mut by_server: BTreeMap<String, Vec<ToolDoc>> = BTreeMap::new();
@@ -179,59 +180,70 @@ impl SearchIndexes {
             }
             by_server.entry(doc.server.clone()).or_default().push(doc);
         }
-        let groups: Vec<Vec<ToolDoc>> = order
+        let mut groups: Vec<Vec<ToolDoc>> = order
             .iter()
             .map(|server| by_server.remove(server).unwrap_or_default())
             .collect();
-        let mut segments: Vec<Option<Arc<Segment>>> = groups
-            .iter()
-            .map(|docs| self.live(&catalog_hash(docs)))
-            .collect();
+        let hashes: Vec<String> = groups.iter().map(|docs| catalog_hash(docs)).collect();
+        let mut segments: Vec<Option<Arc<Segment>>> =
+            hashes.iter().map(|hash| self.live(hash)).collect();
         if segments.iter().any(Option::is_none) {
             let _building = match &self.embedder {
                 Some(_) => Some(self.build.lock().await),
                 None => None,
             };
             // Another request may have built them while this one waited.
-            for (i, docs) in groups.iter().enumerate() {
+            for (i, hash) in hashes.iter().enumerate() {
                 if segments[i].is_none() {
-                    segments[i] = self.live(&catalog_hash(docs));
+                    segments[i] = self.live(hash);
                 }
             }
             let missing: Vec<usize> = (0..groups.len())
                 .filter(|&i| segments[i].is_none())
                 .collect();
-            let built = join_all_tasks(
-                missing
+            // Tokenising (on blocking threads, one chunk of servers per core, each chunk
+            // sharing one word cache) and reading or computing the vectors run together.
+            let texts: Vec<String> = match self.embedder {
+                Some(_) => missing
                     .iter()
-                    .map(|&i| {
-                        let docs = groups[i].clone();
-                        tokio::task::spawn_blocking(move || Segment::build(docs))
+                    .flat_map(|&i| groups[i].iter().map(ToolDoc::embedding_text))
+                    .collect(),
+                None => Vec::new(),
+            };
+            let label = match missing.as_slice() {
+                [one] => groups[*one]
+                    .first()
+                    .map(|d| d.server.clone())
+                    .unwrap_or_default(),
+                many => format!("{} servers", many.len()),
+            };
+            let cores = std::thread::available_parallelism().map_or(1, usize::from);
+            let per_chunk = missing.len().div_ceil(cores).max(1);
+            let builds = join_all_tasks(
+                missing
+                    .chunks(per_chunk)
+                    .map(|chunk| {
+                        let docs: Vec<(String, Vec<ToolDoc>)> = chunk
+                            .iter()
+                            .map(|&i| (hashes[i].clone(), std::mem::take(&mut groups[i])))
+                            .collect();
+                        tokio::task::spawn_blocking(move || Segment::build_all_hashed(docs))
                     })
                     .collect(),
-            )
-            .await?;
-            let built = match &self.embedder {
-                None => built,
-                Some(embedder) => {
-                    let texts: Vec<String> = built
-                        .iter()
-                        .flat_map(|s| s.docs().iter().map(ToolDoc::embedding_text))
-                        .collect();
-                    let label = if built.len() == 1 {
-                        built[0]
-                            .docs()
-                            .first()
-                            .map(|d| d.server.clone())
-                            .unwrap_or_default()
-                    } else {
-                        format!("{} servers", built.len())
-                    };
-                    let mut vectors = self
-                        .vectors_with(embedder, &texts, &label)
-                        .await?
-                        .into_iter();
-                    let mut with = Vec::with_capacity(built.len());
+            );
+            let vectors = async {
+                match &self.embedder {
+                    Some(embedder) => self.vectors_with(embedder, &texts, &label).await.map(Some),
+                    None => Ok(None),
+                }
+            };
+            let (built, vectors) = tokio::join!(builds, vectors);
+            let built = built?.into_iter().flatten();
+            let built: Vec<Segment> = match vectors? {
+                None => built.collect(),
+                Some(vectors) => {
+                    let mut vectors = vectors.into_iter();
+                    let mut with = Vec::with_capacity(missing.len());
                     for segment in built {
                         let own: Vec<Vec<f32>> = vectors.by_ref().take(segment.len()).collect();
                         with.push(segment.with_vectors(own)?);

@@ -22,105 +22,12 @@ use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::dense::{self, DenseQuery, Vectors};
 use crate::doc::ToolDoc;
 use crate::query::{Field, MAX_QUERY_CHARS, SearchError, SearchQuery};
 use crate::segment::{DESCRIPTION, FIELDS, INSTRUCTIONS, NAME, PARAMETERS, SERVER, Segment};
 use crate::tokenize::{Tokenizer, name_key, split_words};
-
-/// How tier-0 candidates are ordered.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Ranking {
-    /// BM25F only.
-    Lexical,
-    /// Cosine similarity only (lexical when there are no vectors).
-    Dense,
-    /// Reciprocal-rank fusion: `1/(k + lexical rank) + 1/(k + dense rank)`,
-    /// ranks from 1, each list cut to [`Weights::dense_candidates`]; a list a
-    /// tool is not in adds nothing.
-    Rrf { k: f32 },
-    /// `(1 - dense) * bm25 / most + dense * cosine`, where `most` is the score
-    /// of a tool matching every query word to saturation (`Σ idf · (k1 + 1)`).
-    Blend { dense: f32 },
-}
-
-/// Field weights, BM25 constants and the ranking.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Weights {
-    pub name: f32,
-    pub description: f32,
-    pub parameters: f32,
-    pub server: f32,
-    pub instructions: f32,
-    pub k1: f32,
-    pub b: f32,
-    /// Rank exact and near-exact name matches first (off only for the
-    /// plain-BM25 baseline).
-    pub name_tiers: bool,
-    pub ranking: Ranking,
-    /// How many of the best dense matches join the candidates.
-    pub dense_candidates: usize,
-    /// Dense matches below this cosine never join the candidates.
-    pub min_similarity: f32,
-    /// How much a tool's server counts in its similarity: `cosine(query, tool) + server_dense
-    /// · cosine(query, server)`, the server's vector being the mean of its tools' (tools and
-    /// their servers in one space). 0: tools alone.
-    pub server_dense: f32,
-}
-
-impl Default for Weights {
-    fn default() -> Self {
-        // Chosen on the dev split (`cargo run --release -p search-index --example eval --
-        // dev grid`); `parameters` is only used when a search asks for that field.
-        Self {
-            name: 4.0,
-            description: 1.0,
-            parameters: 0.5,
-            server: 1.0,
-            instructions: 0.2,
-            k1: 1.2,
-            b: 0.75,
-            name_tiers: true,
-            ranking: Ranking::Blend { dense: 0.7 },
-            dense_candidates: 20,
-            min_similarity: 0.0,
-            server_dense: 0.0,
-        }
-    }
-}
-
-impl Weights {
-    /// Plain BM25 over name and description text with equal weights and no
-    /// context: the baseline the evaluation compares against.
-    pub fn plain_bm25() -> Self {
-        Self {
-            name: 1.0,
-            description: 1.0,
-            parameters: 0.0,
-            server: 0.0,
-            instructions: 0.0,
-            k1: 1.2,
-            b: 0.75,
-            name_tiers: false,
-            ranking: Ranking::Lexical,
-            ..Self::default()
-        }
-    }
-
-    /// These weights with another ranking.
-    pub fn ranking(self, ranking: Ranking) -> Self {
-        Self { ranking, ..self }
-    }
-
-    fn of(&self, field: usize) -> f32 {
-        match field {
-            NAME => self.name,
-            DESCRIPTION => self.description,
-            PARAMETERS => self.parameters,
-            SERVER => self.server,
-            _ => self.instructions,
-        }
-    }
-}
+pub use crate::weights::{Ranking, Weights};
 
 /// Each document's server, and each server's normalised mean vector (rows of `dim`).
 fn server_centroids(segments: &[Arc<Segment>], dim: usize) -> (Vec<u32>, Vec<f32>) {
@@ -292,6 +199,15 @@ impl ToolIndex {
         &self.segments[segment].docs[local]
     }
 
+    /// Bytes the index holds on the heap: its segments' ([`Segment::heap_bytes`]; a
+    /// segment shared with another index counts here too) and the servers' vectors.
+    pub fn heap_bytes(&self) -> usize {
+        self.segments.iter().map(|s| s.heap_bytes()).sum::<usize>()
+            + self.centroids.capacity() * 4
+            + self.server_of.capacity() * 4
+            + self.starts.capacity() * std::mem::size_of::<usize>()
+    }
+
     /// Every document, in global id order.
     pub fn docs(&self) -> impl Iterator<Item = &ToolDoc> {
         self.segments.iter().flat_map(|s| s.docs.iter())
@@ -324,87 +240,133 @@ impl ToolIndex {
         if self.weights.name_tiers {
             self.mark_names(text, &mut tiers);
         }
-        let dense = self.dense_scores(query);
+        let dense = self.dense_query(query);
 
-        let lexical_order = ranked(
-            (0..self.count).filter(|&d| lexical[d] > 0.0 && is_allowed(d)),
-            &lexical,
-        );
-        let mut signals = vec![Signals::default(); self.count];
-        for (rank, &doc) in lexical_order.iter().enumerate() {
-            signals[doc].lexical = lexical[doc];
-            signals[doc].lexical_rank = Some(rank as u32 + 1);
-        }
-        let mut candidate = vec![false; self.count];
-        for &doc in &lexical_order {
-            candidate[doc] = true;
-        }
-        for (doc, tier) in tiers.iter().enumerate() {
-            if *tier > 0 && is_allowed(doc) {
-                candidate[doc] = true;
-            }
-        }
-        if let Some(cosine) = &dense {
-            let mut allowed_docs: Vec<usize> = (0..self.count).filter(|&d| is_allowed(d)).collect();
-            for &doc in &allowed_docs {
-                signals[doc].dense = Some(cosine[doc]);
-            }
+        // Candidates: lexical matches, name matches, and the best dense matches.
+        let mut candidates: Vec<usize> = (0..self.count)
+            .filter(|&d| (lexical[d] > 0.0 || tiers[d] > 0) && is_allowed(d))
+            .collect();
+        let mut dense_ranks: HashMap<usize, (u32, f32)> = HashMap::new();
+        let mut nearest = None;
+        if let Some(dense) = &dense {
+            let rows: Vec<(usize, &Vectors)> = self
+                .segments
+                .iter()
+                .zip(&self.starts)
+                .filter_map(|(s, &start)| s.vectors.as_ref().map(|v| (start, v)))
+                .collect();
             // Only the best `dense_candidates` are ranked: the rest never join by similarity,
             // and a rank deeper than that counts for nothing in the fusion.
-            let depth = self.weights.dense_candidates.min(allowed_docs.len());
-            let by_cosine = |a: &usize, b: &usize| {
-                cosine[*b]
-                    .partial_cmp(&cosine[*a])
-                    .unwrap_or(Ordering::Equal)
-                    .then(a.cmp(b))
-            };
-            if depth > 0 && depth < allowed_docs.len() {
-                allowed_docs.select_nth_unstable_by(depth - 1, by_cosine);
-            }
-            allowed_docs.truncate(depth);
-            allowed_docs.sort_by(by_cosine);
-            for (rank, &doc) in allowed_docs.iter().enumerate() {
-                signals[doc].dense_rank = Some(rank as u32 + 1);
-                if cosine[doc] >= self.weights.min_similarity {
-                    candidate[doc] = true;
+            let found = dense::nearest(
+                &dense.query,
+                &rows,
+                self.weights.dense_candidates,
+                is_allowed,
+                |doc, cosine| dense.adjust(self, doc, cosine),
+            );
+            for (rank, scored) in found.best.iter().enumerate() {
+                dense_ranks.insert(scored.doc, (rank as u32 + 1, scored.score));
+                if scored.score >= self.weights.min_similarity
+                    && lexical[scored.doc] <= 0.0
+                    && tiers[scored.doc] == 0
+                {
+                    candidates.push(scored.doc);
                 }
             }
+            nearest = Some(found);
         }
         let ranking = if dense.is_some() {
             self.weights.ranking
         } else {
             Ranking::Lexical
         };
-        let mut hits: Vec<Hit> = (0..self.count)
-            .filter(|&doc| candidate[doc])
+        // Lexical ranks count to `dense_candidates` in the fusion; the hits' own ranks,
+        // whatever they are, are counted at the end.
+        let depth = self.weights.dense_candidates;
+        let lexical_top: HashMap<usize, u32> = match ranking {
+            Ranking::Rrf { .. } => {
+                let mut matched: Vec<usize> = (0..self.count)
+                    .filter(|&d| lexical[d] > 0.0 && is_allowed(d))
+                    .collect();
+                let by_score = |a: &usize, b: &usize| by_lexical(&lexical, *a, *b);
+                if depth > 0 && depth < matched.len() {
+                    matched.select_nth_unstable_by(depth - 1, by_score);
+                }
+                matched.truncate(depth);
+                matched.sort_by(by_score);
+                (1..).zip(matched).map(|(rank, doc)| (doc, rank)).collect()
+            }
+            _ => HashMap::new(),
+        };
+        let score_of = |doc: usize, s: &Signals| match ranking {
+            Ranking::Lexical => s.lexical,
+            Ranking::Dense => s.dense.unwrap_or(0.0),
+            Ranking::Rrf { k } => {
+                // Each list counts to its first `dense_candidates` entries, as reciprocal-rank
+                // fusion of two top-N lists does (dense ranks stop there already).
+                let part = |rank: Option<u32>| rank.map_or(0.0, |r| 1.0 / (k + r as f32));
+                part(lexical_top.get(&doc).copied()) + part(s.dense_rank)
+            }
+            Ranking::Blend { dense: weight } => {
+                (1.0 - weight) * s.lexical / most + weight * s.dense.unwrap_or(0.0).max(0.0)
+            }
+        };
+        // A candidate outside the dense ranks has only an estimated cosine so far: its
+        // score is known within a range, and the exact cosine is computed only for those
+        // whose range can still reach the results.
+        let mut pending: Vec<(Hit, f32, f32)> = candidates
+            .into_iter()
             .map(|doc| {
-                let s = signals[doc];
-                let score = match ranking {
-                    Ranking::Lexical => s.lexical,
-                    Ranking::Dense => s.dense.unwrap_or(0.0),
-                    Ranking::Rrf { k } => {
-                        // Each list counts to its first `dense_candidates` entries, as
-                        // reciprocal-rank fusion of two top-N lists does (dense ranks
-                        // stop there already).
-                        let depth = self.weights.dense_candidates as u32;
-                        let part = |rank: Option<u32>| {
-                            rank.filter(|r| *r <= depth)
-                                .map_or(0.0, |r| 1.0 / (k + r as f32))
-                        };
-                        part(s.lexical_rank) + part(s.dense_rank)
+                let dense_rank = dense_ranks.get(&doc).copied();
+                let mut s = Signals {
+                    lexical: lexical[doc],
+                    lexical_rank: None,
+                    dense: dense_rank.map(|(_, score)| score),
+                    dense_rank: dense_rank.map(|(rank, _)| rank),
+                };
+                let (low, high) = match (&dense, &nearest, dense_rank) {
+                    (Some(dense), Some(nearest), None) => {
+                        let (low, high) = nearest.range(doc);
+                        s.dense = Some(dense.adjust(self, doc, low));
+                        let low = score_of(doc, &s);
+                        s.dense = Some(dense.adjust(self, doc, high));
+                        let high = score_of(doc, &s);
+                        s.dense = None;
+                        (low, high)
                     }
-                    Ranking::Blend { dense: weight } => {
-                        (1.0 - weight) * s.lexical / most + weight * s.dense.unwrap_or(0.0).max(0.0)
+                    _ => {
+                        let score = score_of(doc, &s);
+                        (score, score)
                     }
                 };
-                Hit {
+                let hit = Hit {
                     doc,
-                    score,
+                    score: low,
                     tier: tiers[doc],
                     signals: s,
-                }
+                };
+                (hit, low, high)
             })
-            .filter(|hit| hit.tier > 0 || ranking != Ranking::Lexical || hit.score > 0.0)
+            .filter(|(hit, _, high)| hit.tier > 0 || ranking != Ranking::Lexical || *high > 0.0)
+            .collect();
+        if pending.len() > query.max_results {
+            let mut lows: Vec<(u8, f32)> =
+                pending.iter().map(|(h, low, _)| (h.tier, *low)).collect();
+            lows.select_nth_unstable_by(query.max_results - 1, |a, b| {
+                b.0.cmp(&a.0).then(b.1.total_cmp(&a.1))
+            });
+            let (tier, low) = lows[query.max_results - 1];
+            pending.retain(|(h, _, high)| h.tier > tier || (h.tier == tier && *high >= low));
+        }
+        let mut hits: Vec<Hit> = pending
+            .into_iter()
+            .map(|(mut hit, _, _)| {
+                if let (Some(dense), None) = (&dense, hit.signals.dense) {
+                    hit.signals.dense = Some(dense.score(self, hit.doc));
+                    hit.score = score_of(hit.doc, &hit.signals);
+                }
+                hit
+            })
             .collect();
         let order = |a: &Hit, b: &Hit| {
             b.tier
@@ -418,6 +380,19 @@ impl ToolIndex {
             hits.truncate(query.max_results);
         }
         hits.sort_by(order);
+        // Each hit's rank among all lexical matches (the fusion only needed the first few).
+        if hits.iter().any(|hit| hit.signals.lexical > 0.0) {
+            let matched: Vec<usize> = (0..self.count)
+                .filter(|&d| lexical[d] > 0.0 && is_allowed(d))
+                .collect();
+            for hit in hits.iter_mut().filter(|hit| hit.signals.lexical > 0.0) {
+                let ahead = matched
+                    .iter()
+                    .filter(|&&d| by_lexical(&lexical, d, hit.doc) == Ordering::Less)
+                    .count();
+                hit.signals.lexical_rank = Some(ahead as u32 + 1);
+            }
+        }
         Ok(SearchResult {
             hits,
             truncated_query,
@@ -425,10 +400,10 @@ impl ToolIndex {
         })
     }
 
-    /// Cosine of the query's vector to every tool, when the query has one,
-    /// the index has vectors of its length, the ranking uses them and the
-    /// search covers descriptions (the vectors embed the whole tool).
-    fn dense_scores(&self, query: &SearchQuery) -> Option<Vec<f32>> {
+    /// The query's vector, when it has one, the index has vectors of its length, the
+    /// ranking uses them and the search covers descriptions (the vectors embed the
+    /// whole tool).
+    fn dense_query(&self, query: &SearchQuery) -> Option<Dense> {
         let vector = query.vector.as_deref()?;
         let dims = self.dimensions?;
         if vector.len() != dims
@@ -437,31 +412,13 @@ impl ToolIndex {
         {
             return None;
         }
-        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-        if !norm.is_finite() || norm == 0.0 {
-            return None;
-        }
-        let mut scores = Vec::with_capacity(self.count);
-        for segment in &self.segments {
-            let Some(vectors) = &segment.vectors else {
-                continue;
-            };
-            for doc in 0..segment.len() {
-                scores.push(dot(vectors.row(doc), vector) / norm);
-            }
-        }
-        if !self.centroids.is_empty() {
-            let servers: Vec<f32> = self
-                .centroids
-                .chunks_exact(dims)
-                .map(|centroid| dot(centroid, vector) / norm)
-                .collect();
-            let weight = self.weights.server_dense;
-            for (score, server) in scores.iter_mut().zip(&self.server_of) {
-                *score = (*score + weight * servers[*server as usize]) / (1.0 + weight);
-            }
-        }
-        Some(scores)
+        let query = DenseQuery::new(vector)?;
+        let servers: Vec<f32> = self
+            .centroids
+            .chunks_exact(dims)
+            .map(|centroid| query.cosine(centroid))
+            .collect();
+        Some(Dense { query, servers })
     }
 
     /// Each query term's BM25F contribution to `doc`'s score, for people
@@ -557,9 +514,9 @@ impl ToolIndex {
         }
         if whole.chars().count() >= 6 {
             for (segment, seg) in self.segments.iter().enumerate() {
-                for (key, docs) in &seg.name_keys {
+                for key in seg.name_key_list() {
                     if key.len().abs_diff(whole.len()) <= 1 && one_edit_apart(key, &whole) {
-                        for &doc in docs {
+                        for &doc in seg.name_keys.get(key).into_iter().flatten() {
                             let tier = &mut tiers[self.starts[segment] + doc as usize];
                             *tier = (*tier).max(1);
                         }
@@ -577,30 +534,40 @@ impl ToolIndex {
     }
 }
 
-/// `docs` ordered by `scores`, best first; ties by id, so ranks are stable.
-fn ranked(docs: impl Iterator<Item = usize>, scores: &[f32]) -> Vec<usize> {
-    let mut order: Vec<usize> = docs.collect();
-    order.sort_by(|&a, &b| {
-        scores[b]
-            .partial_cmp(&scores[a])
-            .unwrap_or(Ordering::Equal)
-            .then(a.cmp(&b))
-    });
-    order
+/// Lexical order: higher score first, ties by id, so ranks are stable.
+fn by_lexical(scores: &[f32], a: usize, b: usize) -> Ordering {
+    scores[b]
+        .partial_cmp(&scores[a])
+        .unwrap_or(Ordering::Equal)
+        .then(a.cmp(&b))
 }
 
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    // Eight lanes so the compiler vectorises the loop.
-    let mut lanes = [0f32; 8];
-    let (a_chunks, a_rest) = a.as_chunks::<8>();
-    let (b_chunks, b_rest) = b.as_chunks::<8>();
-    for (x, y) in a_chunks.iter().zip(b_chunks) {
-        for i in 0..8 {
-            lanes[i] += x[i] * y[i];
+/// A search's dense side: the query's vector and its cosine to each server.
+struct Dense {
+    query: DenseQuery,
+    servers: Vec<f32>,
+}
+
+impl Dense {
+    /// A tool's similarity from its cosine: with `server_dense`, its server's counts too
+    /// (tools and their servers in one space).
+    fn adjust(&self, index: &ToolIndex, doc: usize, cosine: f32) -> f32 {
+        if self.servers.is_empty() {
+            return cosine;
         }
+        let weight = index.weights.server_dense;
+        (cosine + weight * self.servers[index.server_of[doc] as usize]) / (1.0 + weight)
     }
-    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
-    lanes.iter().sum::<f32>() + tail
+
+    /// The exact similarity of one tool.
+    fn score(&self, index: &ToolIndex, doc: usize) -> f32 {
+        let (segment, local) = index.locate(doc);
+        let cosine = index.segments[segment]
+            .vectors
+            .as_ref()
+            .map_or(0.0, |v| self.query.cosine(v.row(local)));
+        self.adjust(index, doc, cosine)
+    }
 }
 
 /// Whether `a` and `b` differ by exactly one inserted, deleted or replaced

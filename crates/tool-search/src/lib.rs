@@ -7,12 +7,14 @@
 //! BM25F over the chosen fields (name, description, parameters) with the
 //! server's name and instructions as low-weight context, fused with the
 //! cosine similarity of precomputed vectors when the segments carry them
-//! ([`Ranking`]), server filters, and deterministic tie-breaks; and the
-//! retrieval evaluation's data types and metrics ([`eval`]).
+//! ([`Ranking`]; the nearest vectors are found over 8-bit copies and scored
+//! again exactly, `dense`), server filters, and deterministic tie-breaks; and
+//! the retrieval evaluation's data types and metrics ([`eval`]).
 //!
 //! Pure: no I/O, no clock, no global state, no model. The caller builds
 //! segments (and computes vectors) and decides when to rebuild.
 
+mod dense;
 mod doc;
 pub mod eval;
 mod index;
@@ -20,6 +22,7 @@ mod query;
 pub mod report;
 mod segment;
 pub mod tokenize;
+mod weights;
 
 pub use doc::{ParamDoc, ToolDoc, catalog_hash, text_key};
 pub use index::{Hit, Ranking, SearchResult, Signals, ToolIndex, Weights};

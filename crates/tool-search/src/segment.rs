@@ -9,6 +9,7 @@
 
 use std::collections::HashMap;
 
+use crate::dense::Vectors;
 use crate::doc::{ToolDoc, catalog_hash};
 use crate::tokenize::{Tokenizer, name_key};
 
@@ -40,16 +41,20 @@ pub enum VectorError {
     Degenerate { index: usize },
 }
 
-/// Unit vectors, one row per document.
-#[derive(Debug, Clone)]
-pub(crate) struct Vectors {
-    pub dim: usize,
-    pub data: Vec<f32>,
+/// Each word's token (`None`: a stop word), kept across the segments of one build.
+#[derive(Default)]
+struct WordCache {
+    tokenizer: Tokenizer,
+    tokens: rustc_hash::FxHashMap<String, Option<String>>,
 }
 
-impl Vectors {
-    pub fn row(&self, doc: usize) -> &[f32] {
-        &self.data[doc * self.dim..(doc + 1) * self.dim]
+impl WordCache {
+    fn token_of(&mut self, word: &str) -> Option<&str> {
+        if !self.tokens.contains_key(word) {
+            let token = self.tokenizer.token_of(word);
+            self.tokens.insert(word.to_owned(), token);
+        }
+        self.tokens.get(word).and_then(|t| t.as_deref())
     }
 }
 
@@ -62,6 +67,10 @@ pub struct Segment {
     pub(crate) lengths: Vec<[u32; FIELDS]>,
     pub(crate) totals: [u64; FIELDS],
     pub(crate) name_keys: HashMap<String, Vec<u32>>,
+    /// Every name key, one after the other, with each one's span: the near-name scan
+    /// reads this in order instead of chasing one allocation per key.
+    pub(crate) name_arena: String,
+    pub(crate) name_spans: Vec<(u32, u32)>,
     pub(crate) vectors: Option<Vectors>,
     hash: String,
 }
@@ -69,10 +78,36 @@ pub struct Segment {
 impl Segment {
     /// Index `docs` lexically.
     pub fn build(docs: Vec<ToolDoc>) -> Self {
-        Self::build_with(&Tokenizer::default(), docs)
+        let hash = catalog_hash(&docs);
+        Self::build_with(&mut WordCache::default(), hash, docs)
     }
 
-    pub(crate) fn build_with(tokenizer: &Tokenizer, docs: Vec<ToolDoc>) -> Self {
+    /// One segment per group, in order, sharing one cache of each word's token (a word
+    /// is looked up in the stop list and stemmed once for all of them): what a build of
+    /// many servers' segments on one thread should call.
+    pub fn build_all(groups: Vec<Vec<ToolDoc>>) -> Vec<Self> {
+        Self::build_all_hashed(
+            groups
+                .into_iter()
+                .map(|docs| (catalog_hash(&docs), docs))
+                .collect(),
+        )
+    }
+
+    /// [`Segment::build_all`] for a caller that has each group's [`catalog_hash`] already
+    /// (it looked for a live segment by it); the hash must be that of the group.
+    pub fn build_all_hashed(groups: Vec<(String, Vec<ToolDoc>)>) -> Vec<Self> {
+        let mut cache = WordCache::default();
+        groups
+            .into_iter()
+            .map(|(hash, docs)| {
+                debug_assert_eq!(hash, catalog_hash(&docs), "the group's own hash");
+                Self::build_with(&mut cache, hash, docs)
+            })
+            .collect()
+    }
+
+    fn build_with(cache: &mut WordCache, hash: String, docs: Vec<ToolDoc>) -> Self {
         let mut terms: HashMap<String, u32> = HashMap::new();
         let mut postings: Vec<Vec<Posting>> = Vec::new();
         let mut lengths = Vec::with_capacity(docs.len());
@@ -110,18 +145,15 @@ impl Segment {
                     let term = match words.get(word) {
                         Some(term) => *term,
                         None => {
-                            let term =
-                                tokenizer
-                                    .token_of(word)
-                                    .map(|token| match terms.get(&token) {
-                                        Some(&term) => term,
-                                        None => {
-                                            let term = terms.len() as u32;
-                                            terms.insert(token, term);
-                                            postings.push(Vec::new());
-                                            term
-                                        }
-                                    });
+                            let term = cache.token_of(word).map(|token| match terms.get(token) {
+                                Some(&term) => term,
+                                None => {
+                                    let term = terms.len() as u32;
+                                    terms.insert(token.to_owned(), term);
+                                    postings.push(Vec::new());
+                                    term
+                                }
+                            });
                             words.insert(word.to_owned(), term);
                             term
                         }
@@ -167,7 +199,13 @@ impl Segment {
                 }
             }
         }
-        let hash = catalog_hash(&docs);
+        let mut name_arena =
+            String::with_capacity(name_keys.keys().map(String::len).sum::<usize>());
+        let mut name_spans = Vec::with_capacity(name_keys.len());
+        for key in name_keys.keys() {
+            name_spans.push((name_arena.len() as u32, key.len() as u32));
+            name_arena.push_str(key);
+        }
         Self {
             docs,
             terms,
@@ -175,6 +213,8 @@ impl Segment {
             lengths,
             totals,
             name_keys,
+            name_arena,
+            name_spans,
             vectors: None,
             hash,
         }
@@ -205,8 +245,65 @@ impl Segment {
             }
             data.extend(vector.iter().map(|x| x / norm));
         }
-        self.vectors = Some(Vectors { dim, data });
+        self.vectors = Some(Vectors::new(dim, data));
         Ok(self)
+    }
+
+    /// Bytes the segment holds on the heap (documents, terms, postings, name keys,
+    /// vectors), counted from lengths and capacities; hash tables count their entries,
+    /// not their buckets' spare room, and the allocator's own overhead is not counted.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let text = |s: &String| s.capacity();
+        let docs: usize = self
+            .docs
+            .iter()
+            .map(|d| {
+                size_of::<ToolDoc>()
+                    + text(&d.server)
+                    + text(&d.name)
+                    + text(&d.description)
+                    + text(&d.server_context)
+                    + d.parameters
+                        .iter()
+                        .map(|p| {
+                            size_of::<crate::ParamDoc>()
+                                + text(&p.name)
+                                + text(&p.kind)
+                                + text(&p.description)
+                        })
+                        .sum::<usize>()
+            })
+            .sum();
+        let terms: usize = self
+            .terms
+            .keys()
+            .map(|k| size_of::<(String, u32)>() + k.capacity())
+            .sum();
+        let postings: usize = self
+            .postings
+            .iter()
+            .map(|p| size_of::<Vec<Posting>>() + p.capacity() * size_of::<Posting>())
+            .sum();
+        let names: usize = self
+            .name_keys
+            .iter()
+            .map(|(k, v)| size_of::<(String, Vec<u32>)>() + k.capacity() + v.capacity() * 4)
+            .sum::<usize>()
+            + self.name_arena.capacity()
+            + self.name_spans.capacity() * size_of::<(u32, u32)>();
+        docs + terms
+            + postings
+            + names
+            + self.lengths.capacity() * size_of::<[u32; FIELDS]>()
+            + self.vectors.as_ref().map_or(0, Vectors::heap_bytes)
+    }
+
+    /// Each name key, read from the arena.
+    pub(crate) fn name_key_list(&self) -> impl Iterator<Item = &str> {
+        self.name_spans
+            .iter()
+            .map(|&(at, len)| &self.name_arena[at as usize..(at + len) as usize])
     }
 
     pub fn docs(&self) -> &[ToolDoc] {
@@ -278,5 +375,11 @@ mod tests {
         assert_eq!(v.row(0), &[0.6, 0.8]);
         assert_eq!(v.row(1), &[0.0, 1.0]);
         assert_eq!(with.dimensions(), Some(2));
+        // Vectors are held twice: 4 bytes a value as f32, 1 as an 8-bit copy, and two
+        // floats a row.
+        assert_eq!(
+            with.heap_bytes() - Segment::build(docs()).heap_bytes(),
+            2 * 2 * 4 + 2 * 2 + 2 * 2 * 4
+        );
     }
 }

@@ -65,7 +65,7 @@ fn vectors_match_an_independent_implementation() {
 #[test]
 fn embedding_reports_its_progress_batch_by_batch() {
     let embedder = Embedder::load(&model_dir()).expect("model loads");
-    let texts: Vec<String> = (0..19)
+    let texts: Vec<String> = (0..40)
         .map(|i| format!("tool number {i} reads files"))
         .collect();
     let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
@@ -73,10 +73,24 @@ fn embedding_reports_its_progress_batch_by_batch() {
     let vectors = embedder
         .embed_reporting(&refs, &mut |done| seen.push(done))
         .expect("embed");
-    assert_eq!(vectors.len(), 19);
-    // Batches of 8: after each, how many texts are done; the last says all of them.
-    assert_eq!(seen, vec![8, 16, 19]);
+    assert_eq!(vectors.len(), 40);
+    // Batches of 16 (run on several threads, so they may finish in any order): after
+    // each, how many texts are done; the last says all of them.
+    let mut steps: Vec<usize> = std::iter::once(0)
+        .chain(seen.iter().copied())
+        .collect::<Vec<_>>()
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .collect();
+    steps.sort_unstable();
+    assert_eq!(steps, vec![8, 16, 16]);
+    assert_eq!(seen.last(), Some(&40));
     assert_eq!(vectors, embedder.embed(&refs).expect("embed"));
+    // Each text's vector is the one it gets alone, whatever batch it ran in.
+    for (text, vector) in refs.iter().zip(&vectors).step_by(7) {
+        let alone = embedder.embed(&[text]).expect("embed one");
+        assert!(cosine(&alone[0], vector) > 0.99999, "{text}");
+    }
 }
 
 #[test]
