@@ -13,7 +13,7 @@ use crate::wordpiece::WordPiece;
 
 /// Texts embedded in one forward pass (sorted by length, so a batch holds
 /// texts of about the same length).
-const BATCH: usize = 16;
+const BATCH: usize = 8;
 /// Most threads one call to [`Embedder::embed`] runs batches on.
 const MAX_WORKERS: usize = 8;
 

@@ -76,7 +76,7 @@ impl Tensors {
                 "I64" | "I32" | "U8" | "I8" | "BOOL" => continue,
                 other => return Err(bad(format!("dtype {other} is not supported"))),
             };
-            if raw.len() != count * width {
+            if count.checked_mul(width) != Some(raw.len()) {
                 return Err(bad(format!(
                     "{} bytes for {count} values of {}",
                     raw.len(),

@@ -180,11 +180,21 @@ impl SearchIndexes {
             }
             by_server.entry(doc.server.clone()).or_default().push(doc);
         }
-        let mut groups: Vec<Vec<ToolDoc>> = order
+        let groups: Vec<Vec<ToolDoc>> = order
             .iter()
             .map(|server| by_server.remove(server).unwrap_or_default())
             .collect();
-        let hashes: Vec<String> = groups.iter().map(|docs| catalog_hash(docs)).collect();
+        let (mut groups, hashes) = if groups.iter().map(Vec::len).sum::<usize>() < PARALLEL_HASH {
+            let hashes = hash_all(&groups);
+            (groups, hashes)
+        } else {
+            tokio::task::spawn_blocking(move || {
+                let hashes = hash_all(&groups);
+                (groups, hashes)
+            })
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))?
+        };
         let mut segments: Vec<Option<Arc<Segment>>> =
             hashes.iter().map(|hash| self.live(hash)).collect();
         if segments.iter().any(Option::is_none) {
@@ -392,6 +402,31 @@ impl SearchIndexes {
         segments.insert(segment.hash().to_owned(), Arc::downgrade(&segment));
         segment
     }
+}
+
+/// Below this many tools an index's catalogs are hashed on the caller's thread.
+const PARALLEL_HASH: usize = 512;
+
+/// Each group's [`catalog_hash`], in order, the groups cut into one run per core.
+fn hash_all(groups: &[Vec<ToolDoc>]) -> Vec<String> {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if cores <= 1 || groups.len() < 2 || groups.iter().map(Vec::len).sum::<usize>() < PARALLEL_HASH
+    {
+        return groups.iter().map(|docs| catalog_hash(docs)).collect();
+    }
+    let per_run = groups.len().div_ceil(cores);
+    std::thread::scope(|scope| {
+        let runs: Vec<_> = groups
+            .chunks(per_run)
+            .map(|run| scope.spawn(move || run.iter().map(|d| catalog_hash(d)).collect::<Vec<_>>()))
+            .collect();
+        runs.into_iter()
+            .flat_map(|run| {
+                run.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// Await every task, in order.
