@@ -1,7 +1,8 @@
 // The dashboard in headless Chromium against a real `botcraft serve`: a fresh SQLite store in
 // a temp dir (seeded on first start with the forge servers built in target/debug), the key
 // entered in the page, the seeded servers listed, one server started and stopped from its
-// buttons with the state followed on screen, and a tool search with ranked results.
+// buttons with the state followed on screen, a tool search with ranked results, and the
+// line that says how far a tool_search build is.
 // Screenshots go to target/e2e-artifacts/.
 //
 //   cargo build -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense
@@ -88,6 +89,23 @@ test("the dashboard lists, stops, starts and searches through the admin API", { 
     assert.match(await first.innerText(), /forge-bash \/ run/);
     assert.match(await first.innerText(), /score \d+\.\d{3}/);
     await page.screenshot({ path: join(artifacts, "dashboard-search.png"), fullPage: true });
+
+    // A tool_search index being built: the line says what /api/health's toolSearch.building
+    // says, then goes away. The report is rewritten here so the moment is certain (a seeded
+    // catalog embeds in about a second); bot-craft's tests check the server side.
+    assert.equal(await page.locator("#search-build").innerText(), "");
+    await page.route("**/api/health", async (route) => {
+      const response = await route.fetch();
+      const health = await response.json();
+      health.toolSearch = { ...health.toolSearch, building: { embedded: 1234, total: 10000 } };
+      await route.fulfill({ response, json: health });
+    });
+    await page.locator("#search-build", {
+      hasText: "tool_search is embedding tool texts: 1,234 of 10,000 (12%)",
+    }).waitFor();
+    await page.screenshot({ path: join(artifacts, "dashboard-search-building.png"), fullPage: true });
+    await page.unroute("**/api/health");
+    await page.waitForFunction(() => document.getElementById("search-build").textContent === "");
 
     // Each stdio server shows its sandbox; each bot, on request, which of its tools ask.
     assert.match(await page.locator('tr[data-server="forge-filesystem"] td.endpoint').innerText(),
