@@ -2,7 +2,8 @@
 # Every MCP face of BotCraft next to the aggregators people pick instead, in one run: one
 # `tools/call` of the same backend (test-support's fake-mcp-server, tool `echo`) behind each,
 # driven by `mcp-bench load` (a raw JSON-RPC client: stdio pipelined, HTTP on kept-alive
-# connections) at 1, 8 and 32 calls in flight, ROUNDS interleaved rounds. Then 1,000
+# connections) at 1, 8 and 32 calls in flight, ROUNDS interleaved rounds. The peers: the
+# TypeScript SDK as a naive stdio aggregator and as its own streamable-HTTP server, mcp-hub. Then 1,000
 # concurrent calls over 10 servers through /mcp (100 sessions). Prints the markdown for
 # docs/benchmarks.md; the raw JSON lines are kept in $BENCH_FACES_OUT when set.
 #
@@ -77,6 +78,14 @@ hub_pid=$!
 pids+=("$hub_pid")
 await_line "$work/hub.log" 'servers started successfully' 60 "$hub_pid" >/dev/null
 
+# The TypeScript SDK's own streamable-HTTP server, with the same backend under the same name.
+setsid setpriv --pdeathsig KILL "$node" "$root/e2e/ts-http-aggregator.mjs" 0 "fake=$fake" \
+  >"$work/ts-http.log" 2>&1 &
+ts_pid=$!
+pids+=("$ts_pid")
+line=$(await_line "$work/ts-http.log" 'listening on http://' 60 "$ts_pid")
+ts_url=${line##*listening on }
+
 # The floor of any HTTP face: a bare axum endpoint answering JSON at once.
 setsid setpriv --pdeathsig KILL "$echo_bin" 127.0.0.1:0 >"$work/echo.log" 2>&1 &
 echo_pid=$!
@@ -111,6 +120,8 @@ for round in $(seq 1 "$rounds"); do
   face "botcraft mcp-stdio --local" --tool fake__echo \
     -- "$botcraft" mcp-stdio --bot bench --local --data-dir "$work/botcraft"
   face "TypeScript SDK, naive aggregator (stdio)" --tool fake__echo -- "$node" "$naive" "fake=$fake"
+  face "TypeScript SDK, streamable HTTP server" --tool fake__echo --url "$ts_url/mcp" \
+    --rss-pid "$ts_pid"
   face "mcp-hub 4.2.1 (HTTP+SSE)" --tool fake__echo --legacy-sse \
     --url "http://127.0.0.1:$hub_port/mcp" --rss-pid "$hub_pid"
 done
