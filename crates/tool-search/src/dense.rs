@@ -77,6 +77,9 @@ fn quantize(row: &[f32]) -> (f32, Vec<i8>) {
     (scale, q)
 }
 
+/// Slack added to every bound for the rounding of `f32` sums of 384 products.
+const ROUNDING: f32 = 1e-5;
+
 /// A query's vector, unit length, with its 8-bit form.
 #[derive(Debug)]
 pub(crate) struct DenseQuery {
@@ -100,10 +103,9 @@ impl DenseQuery {
         let p_sum: f32 = quantized.iter().map(|v| f32::from(v.unsigned_abs())).sum();
         // With x = s·q + e (|e_i| ≤ s/2) and y = t·p + f (|f_i| ≤ t/2):
         // |x·y − s·t·(q·p)| ≤ (t/2)·s·Σ|q_i| + (s/2)·t·Σ|p_i| + n·(s/2)·(t/2).
-        // The last 1e-4 per unit of scale covers the float rounding of the sums.
         let n = unit.len() as f32;
         Some(Self {
-            per_scale: scale / 2.0 * p_sum + n * scale / 4.0 + 1e-4,
+            per_scale: scale / 2.0 * p_sum + n * scale / 4.0,
             per_magnitude: scale / 2.0,
             scale,
             unit,
@@ -128,7 +130,10 @@ impl DenseQuery {
     fn estimate(&self, vectors: &Vectors, doc: usize, product: i32) -> (f32, f32) {
         let scale = vectors.scales[doc];
         let estimate = scale * self.scale * product as f32;
-        let bound = scale * self.per_scale + vectors.magnitudes[doc] * self.per_magnitude;
+        // ROUNDING covers the float rounding of the estimate, of the bound and of the exact
+        // cosine it is compared with (each about 1e-7 of a unit vector's dot product).
+        let bound =
+            scale * self.per_scale + vectors.magnitudes[doc] * self.per_magnitude + ROUNDING;
         (estimate, bound)
     }
 }
