@@ -480,6 +480,10 @@ fn dependencies_point_down_and_the_architecture_doc_shows_the_graph() {
         ("mcp-lifecycle", "toolset"),
         ("mcp-lifecycle", "inference"),
         ("mcp-lifecycle", "http-api"),
+        // One connection knows no store, no manager and no bots.
+        ("mcp-client", "store"),
+        ("mcp-client", "mcp-lifecycle"),
+        ("mcp-client", "toolset"),
         // The gateway names tools through the toolset, not the chat crate.
         ("mcp-gateway", "inference"),
         ("mcp-gateway", "http-api"),

@@ -14,8 +14,8 @@
 use std::sync::Arc;
 
 use futures::stream::BoxStream;
+use mcp_client::relay::ServerEvent;
 use mcp_lifecycle::ForwardFor;
-use mcp_lifecycle::relay::ServerEvent;
 use rmcp::model::{CallToolResult, ClientRequest, JsonObject, ServerResult};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;

@@ -9,8 +9,8 @@
 use std::future::Future;
 
 use futures::stream::BoxStream;
+use mcp_client::relay::ServerEvent;
 use mcp_lifecycle::ForwardFor;
-use mcp_lifecycle::relay::ServerEvent;
 use rmcp::model::{CallToolResult, ClientRequest, JsonObject, ServerResult, Tool};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;

@@ -22,7 +22,7 @@
 use std::sync::Arc;
 
 use futures::future::BoxFuture;
-use mcp_lifecycle::relay::{Caller, ClientAbility};
+use mcp_client::relay::{Caller, ClientAbility};
 use rmcp::model::{
     ClientCapabilities, CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams,
     ElicitResult, ProgressNotificationParam, RequestMetaObject,

@@ -83,7 +83,7 @@ impl McpServerManager {
             .await
             .map_err(|error| LifecycleError::OAuth {
                 server: config.name.clone(),
-                url: crate::remote::shown_url(
+                url: mcp_client::shown_url(
                     config
                         .remote
                         .as_ref()

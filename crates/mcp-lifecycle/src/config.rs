@@ -45,28 +45,19 @@ impl std::fmt::Debug for RemoteEndpoint {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RemoteEndpoint")
             .field("transport", &self.transport)
-            .field("url", &crate::remote::shown_url(&self.url))
+            .field("url", &mcp_client::shown_url(&self.url))
             .field("headers", &self.headers.keys().collect::<Vec<_>>())
             .finish()
     }
 }
 
-/// How a remote server is spoken to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RemoteTransport {
-    /// Streamable HTTP (MCP 2025-03-26 and later): rmcp's client transport.
-    StreamableHttp,
-    /// HTTP+SSE (MCP 2024-11-05): `crate::sse_client`.
-    Sse,
-}
+pub use mcp_client::RemoteTransport;
 
-impl RemoteTransport {
-    /// The store's name of the transport.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::StreamableHttp => store::Transport::StreamableHttp.as_str(),
-            Self::Sse => store::Transport::Sse.as_str(),
-        }
+/// The store's name of `transport` (errors, health).
+pub fn transport_name(transport: RemoteTransport) -> &'static str {
+    match transport {
+        RemoteTransport::StreamableHttp => store::Transport::StreamableHttp.as_str(),
+        RemoteTransport::Sse => store::Transport::Sse.as_str(),
     }
 }
 

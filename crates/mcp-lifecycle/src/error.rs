@@ -1,30 +1,13 @@
 //! Typed errors: each says which server, in which state, and what the process left behind
 //! (exit status, the tail of its stderr).
 
-use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use mcp_client::ExitInfo;
 use thiserror::Error;
 
 use crate::state::ServerState;
-
-/// How a server process ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExitInfo {
-    pub code: Option<i32>,
-    pub signal: Option<i32>,
-}
-
-impl fmt::Display for ExitInfo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.code, self.signal) {
-            (Some(code), _) => write!(f, "exit code {code}"),
-            (None, Some(signal)) => write!(f, "killed by signal {signal}"),
-            (None, None) => f.write_str("unknown exit"),
-        }
-    }
-}
 
 /// Everything the lifecycle can fail with. Cheap to clone (a shared start hands the same
 /// error to every waiter).
@@ -62,7 +45,7 @@ pub enum LifecycleError {
     #[error("MCP server {server:?}: cannot connect to {url} over {transport}: {reason}")]
     Connect {
         server: String,
-        /// As shown: without its query ([`crate::remote::shown_url`]).
+        /// As shown: without its query ([`mcp_client::shown_url`]).
         url: String,
         transport: &'static str,
         reason: String,

@@ -3,7 +3,7 @@
 //!
 //! [`McpServerManager::forward`] starts the server if needed (lazy start), counts the request
 //! as in flight (no idle stop meanwhile), registers the client as the [`Caller`] of the
-//! server's requests and progress while it runs ([`crate::relay`]), and applies the server's
+//! server's requests and progress while it runs ([`mcp_client::relay`]), and applies the server's
 //! call timeout. When the client cancels, `notifications/cancelled` goes to the server and the
 //! answer is [`LifecycleError::Cancelled`]; when the timeout passes, rmcp sends it, and a ping
 //! tells a slow server from a silent one, which is stopped and restarted
@@ -12,7 +12,7 @@
 //!
 //! A request may name its own revision in `_meta` (2026-07-28's per-request keys, which the
 //! gateway sets for its 2026-07-28 clients): a stdio server reads it per request. A remote
-//! server gets it on the connection's 2026-07-28 link ([`crate::stateless_link`]) when it has
+//! server gets it on the connection's 2026-07-28 link ([`mcp_client::StatelessLink`]) when it has
 //! one, else without those keys, because rmcp's HTTP client would make that revision the
 //! shared connection's for every later request.
 
@@ -31,7 +31,7 @@ use tracing::Instrument as _;
 use crate::error::LifecycleError;
 use crate::manager::{Demand, InFlight, McpServerManager, Slot};
 use crate::process::McpProcess;
-use crate::relay::{Caller, ServerEvent};
+use mcp_client::relay::{Caller, ServerEvent};
 
 /// Who a forwarded request is for.
 #[derive(Clone, Default)]

@@ -34,7 +34,6 @@
 
 mod bot_connections;
 pub mod cgroup;
-mod client;
 mod config;
 mod confinement;
 mod environment;
@@ -53,37 +52,31 @@ mod oauth_credentials;
 mod prctl;
 mod process;
 pub mod reaper;
-pub mod relay;
 mod remote;
 mod restart;
 pub mod run_as;
 pub mod spans;
-pub mod sse_client;
 mod state;
-mod stateless_link;
 mod stderr_tail;
-mod tap;
 mod tool_lists;
-mod trace_header;
 
 pub use bot_connections::BotAuthorization;
-pub use client::{CLIENT_NAME, PROTOCOL_VERSION};
 pub use config::{
-    ManagerSettings, PASSED_THROUGH_ENV, RemoteEndpoint, RemoteTransport, ServerConfig,
+    ManagerSettings, PASSED_THROUGH_ENV, RemoteEndpoint, ServerConfig, transport_name,
 };
 pub use confinement::{SandboxSettings, ToolTmpRoot};
 pub use environment::{
     DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
 };
-pub use error::{ExitInfo, LifecycleError};
+pub use error::LifecycleError;
 pub use forward::ForwardFor;
 pub use health::Health;
 pub use in_process::InProcessServer;
 pub use lease::Lease;
 pub use manager::McpServerManager;
+pub use mcp_client::{CLIENT_NAME, ExitInfo, PROTOCOL_VERSION, RemoteTransport, shown_url};
 pub use oauth::{OAuthSettings, OAuthStatus};
 pub use process::{McpProcess, StartOptions};
-pub use remote::shown_url;
 pub use restart::{RestartDecision, RestartPolicy};
 pub use run_as::{RunAs, RunAsError};
 pub use state::{ServerState, ServerStatus};

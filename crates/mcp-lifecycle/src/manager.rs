@@ -19,13 +19,14 @@ use tracing::Instrument as _;
 
 use crate::config::{ManagerSettings, ServerConfig};
 use crate::environment::server_env;
-use crate::error::{ExitInfo, LifecycleError};
+use crate::error::LifecycleError;
 use crate::hygiene::PidRegistry;
 use crate::in_process::InProcessServer;
 use crate::process::McpProcess;
 use crate::spans::StopReason;
 use crate::state::ServerState;
 use crate::tool_lists::{self, ToolListEvent};
+use mcp_client::ExitInfo;
 
 mod start;
 
@@ -107,7 +108,7 @@ pub(crate) struct Slot {
     /// Cancels the start in progress (a new token for each start).
     pub start_cancel: Mutex<CancellationToken>,
     /// The server's notifications and server-initiated requests (outlives restarts).
-    pub relay: Arc<crate::relay::Relay>,
+    pub relay: Arc<mcp_client::Relay>,
     /// Set on a bot's own connection to a remote server (the per-bot OAuth override,
     /// [`crate::bot_connections`]): the bot's id.
     pub bot: Option<String>,
@@ -125,7 +126,7 @@ impl Slot {
 
     pub(crate) fn with_bot(config: ServerConfig, bot: Option<String>) -> Self {
         Self {
-            relay: crate::relay::Relay::new(config.name.clone()),
+            relay: mcp_client::Relay::new(config.name.clone()),
             bot,
             bot_slots: Mutex::new(BTreeMap::new()),
             config: Mutex::new(config),

@@ -42,7 +42,7 @@ use crate::config::{RemoteEndpoint, RemoteTransport, ServerConfig};
 use crate::error::LifecycleError;
 use crate::manager::McpServerManager;
 use crate::oauth_credentials::{ClientRecord, CredentialHandle, OAuthRecord, ServerCredentials};
-use crate::remote::shown_url;
+use mcp_client::{cut_urls, shown_url};
 
 /// How long an authorization started with `oauth_start` may take to come back.
 pub const PENDING_TTL: Duration = Duration::from_secs(600);
@@ -99,49 +99,6 @@ pub(crate) fn eligible(endpoint: &RemoteEndpoint) -> bool {
             .any(|name| name.eq_ignore_ascii_case("authorization"))
 }
 
-/// The `Bearer` `WWW-Authenticate` challenge of a 401 or 403 somewhere in `error`'s causes
-/// (another scheme, `Basic` say, is no OAuth server's).
-pub(crate) fn challenge_in(error: &(dyn std::error::Error + 'static)) -> Option<String> {
-    find_challenge(error).filter(|header| header.to_ascii_lowercase().contains("bearer"))
-}
-
-fn find_challenge(error: &(dyn std::error::Error + 'static)) -> Option<String> {
-    let mut source = Some(error);
-    while let Some(cause) = source {
-        if let Some(required) =
-            cause.downcast_ref::<rmcp::transport::streamable_http_client::AuthRequiredError>()
-        {
-            return Some(required.www_authenticate_header.clone());
-        }
-        if let Some(scope) =
-            cause.downcast_ref::<rmcp::transport::streamable_http_client::InsufficientScopeError>()
-        {
-            return Some(scope.www_authenticate_header.clone());
-        }
-        // rmcp's outer errors hold the transport error as a field, not as their source.
-        let inner: Option<&(dyn std::error::Error + 'static)> = if let Some(dynamic) =
-            cause.downcast_ref::<rmcp::transport::DynamicTransportError>()
-        {
-            Some(dynamic.error.as_ref())
-        } else if let Some(rmcp::service::ClientInitializeError::TransportError { error, .. }) =
-            cause.downcast_ref::<rmcp::service::ClientInitializeError>()
-        {
-            Some(error)
-        } else if let Some(rmcp::ServiceError::TransportSend(error)) =
-            cause.downcast_ref::<rmcp::ServiceError>()
-        {
-            Some(error)
-        } else {
-            None
-        };
-        if let Some(found) = inner.and_then(find_challenge) {
-            return Some(found);
-        }
-        source = cause.source();
-    }
-    None
-}
-
 /// `config`'s URL as it may be shown (empty for a stdio server).
 fn shown_endpoint(config: &ServerConfig) -> String {
     config
@@ -156,7 +113,7 @@ fn auth_failed(config: &ServerConfig, error: &AuthError) -> LifecycleError {
     LifecycleError::OAuth {
         server: config.name.clone(),
         url: shown_endpoint(config),
-        reason: crate::remote::cut_urls(&error.to_string()),
+        reason: cut_urls(&error.to_string()),
     }
 }
 
@@ -720,28 +677,7 @@ impl McpServerManager {
 
 #[cfg(test)]
 mod tests {
-    use rmcp::transport::streamable_http_client::{AuthRequiredError, StreamableHttpError};
-
     use super::*;
-
-    fn send_error(header: &str) -> rmcp::ServiceError {
-        let inner: StreamableHttpError<reqwest::Error> =
-            StreamableHttpError::AuthRequired(AuthRequiredError::new(header.to_owned()));
-        rmcp::ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
-            "test",
-            std::any::TypeId::of::<()>(),
-            Box::new(inner),
-        ))
-    }
-
-    #[test]
-    fn a_bearer_challenge_is_found_through_rmcp_errors_and_another_scheme_is_not() {
-        let bearer = r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource""#;
-        assert_eq!(challenge_in(&send_error(bearer)), Some(bearer.to_owned()));
-        assert_eq!(challenge_in(&send_error(r#"Basic realm="corp""#)), None);
-        let unrelated = rmcp::ServiceError::TransportClosed;
-        assert_eq!(challenge_in(&unrelated), None);
-    }
 
     #[test]
     fn only_http_urls_a_browser_may_open_are_handed_out() {

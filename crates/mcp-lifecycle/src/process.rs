@@ -17,10 +17,13 @@ use rmcp::{Peer, ServiceError};
 use tokio::sync::watch;
 use tokio::task::{AbortHandle, JoinHandle};
 
-use crate::client::ClientSide;
+use mcp_client::{
+    ClientSide, ConnectionLoss, ExitInfo, RemoteConnection, StatelessLink, handshake,
+};
+
 use crate::config::ServerConfig;
-use crate::error::{ExitInfo, LifecycleError};
-use crate::handshake::{handshake, handshake_error};
+use crate::error::LifecycleError;
+use crate::handshake::handshake_error;
 use crate::hygiene::{self, PidRegistry, ProcessId};
 use crate::in_process::{IN_PROCESS_PIPE_BYTES, InProcessServer};
 use crate::launcher;
@@ -55,11 +58,11 @@ enum Backing {
     InProcess { task: AbortHandle },
     /// A remote server; "exits" when the connection is lost or closed.
     Remote {
-        /// As shown ([`crate::remote::shown_url`]).
+        /// As shown ([`mcp_client::shown_url`]).
         url: String,
-        lost: Arc<crate::remote::ConnectionLoss>,
+        lost: Arc<ConnectionLoss>,
         /// The 2026-07-28 link (streamable HTTP only), opened when first needed.
-        link: Option<Arc<crate::stateless_link::StatelessLink>>,
+        link: Option<Arc<StatelessLink>>,
     },
 }
 
@@ -81,10 +84,7 @@ pub struct StartOptions<'a> {
     pub cgroup: Option<ServerCgroup>,
 }
 
-const NO_EXIT: ExitInfo = ExitInfo {
-    code: None,
-    signal: None,
-};
+const NO_EXIT: ExitInfo = ExitInfo::NONE;
 
 impl std::fmt::Debug for McpProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -245,15 +245,12 @@ impl McpProcess {
             // Owns the child: dropping it (runtime shutdown) kills the tree.
             let info = match guard.wait().await {
                 Ok(status) => exit_info(status),
-                Err(_) => ExitInfo {
-                    code: None,
-                    signal: None,
-                },
+                Err(_) => NO_EXIT,
             };
             let _ = exit_tx.send(Some(info));
         });
         match handshake(
-            config,
+            config.init_timeout,
             spawned.stdout,
             spawned.stdin,
             &exit,
@@ -334,7 +331,7 @@ impl McpProcess {
         });
         let (read, write) = tokio::io::split(client_end);
         let never = tokio_util::sync::CancellationToken::new();
-        match handshake(config, read, write, &exit, client, &never).await {
+        match handshake(config.init_timeout, read, write, &exit, client, &never).await {
             Ok(service) => Ok(Self {
                 server: config.name.clone(),
                 backing: Backing::InProcess { task: abort },
@@ -355,15 +352,15 @@ impl McpProcess {
         }
     }
 
-    /// A remote connection that completed `initialize`; `lost` is told when it ends.
-    pub(crate) fn remote(
-        config: &ServerConfig,
-        service: RunningService<RoleClient, ClientSide>,
-        url: String,
-        lost: Arc<crate::remote::ConnectionLoss>,
-        exit: watch::Receiver<Option<ExitInfo>>,
-        link: Option<Arc<crate::stateless_link::StatelessLink>>,
-    ) -> Self {
+    /// A remote connection that completed `initialize`.
+    pub(crate) fn remote(config: &ServerConfig, connection: RemoteConnection) -> Self {
+        let RemoteConnection {
+            service,
+            url,
+            lost,
+            exit,
+            link,
+        } = connection;
         Self {
             server: config.name.clone(),
             backing: Backing::Remote { url, lost, link },
@@ -410,7 +407,7 @@ impl McpProcess {
         if !lost.oauth {
             return None;
         }
-        crate::oauth::challenge_in(error).map(|challenge| LifecycleError::NeedsAuth {
+        mcp_client::challenge_in(error).map(|challenge| LifecycleError::NeedsAuth {
             bot: None,
             server: self.server.clone(),
             url: url.clone(),

@@ -75,8 +75,8 @@ impl McpServerManager {
                 let (transport, url) = match &config.remote {
                     None => ("stdio", None),
                     Some(endpoint) => (
-                        endpoint.transport.as_str(),
-                        Some(crate::remote::shown_url(&endpoint.url)),
+                        crate::config::transport_name(endpoint.transport),
+                        Some(mcp_client::shown_url(&endpoint.url)),
                     ),
                 };
                 let tools_listed = McpServerManager::listing_known(&slot);

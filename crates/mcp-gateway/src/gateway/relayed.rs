@@ -23,8 +23,8 @@
 
 use std::collections::BTreeMap;
 
+use mcp_client::relay::ServerEvent;
 use mcp_lifecycle::ForwardFor;
-use mcp_lifecycle::relay::ServerEvent;
 use rmcp::model::{
     ClientCapabilities, ClientRequest, ErrorCode, GetMeta, LoggingLevel, PaginatedRequestParams,
     ProtocolVersion, RequestOptionalParam, ServerResult,

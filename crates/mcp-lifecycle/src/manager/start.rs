@@ -56,7 +56,7 @@ impl McpServerManager {
         let config = slot.config();
         let settings = &self.inner.settings;
         let (changed_tx, changed_rx) = mpsc::unbounded_channel();
-        let client = crate::client::ClientSide::new(changed_tx, slot.relay.clone());
+        let client = mcp_client::ClientSide::new(changed_tx, slot.relay.clone());
         let env = if slot.lenient_env.load(std::sync::atomic::Ordering::SeqCst) {
             crate::environment::server_env_leaving_out_unset(
                 &config,
@@ -182,7 +182,7 @@ impl McpServerManager {
     async fn connect_remote(
         &self,
         slot: &Slot,
-        client: crate::client::ClientSide,
+        client: mcp_client::ClientSide,
     ) -> Result<McpProcess, LifecycleError> {
         let config = slot.config();
         let Some(endpoint) = &config.remote else {
@@ -193,7 +193,7 @@ impl McpServerManager {
         let settings = &self.inner.settings;
         let headers =
             crate::remote::resolve_headers(&config, endpoint, &settings.env, &settings.env_policy)?;
-        let http = self.inner.http.get_or_init(crate::remote::http_client);
+        let http = self.inner.http.get_or_init(mcp_client::http_client);
         let oauth = match &settings.oauth {
             Some(oauth) if crate::oauth::eligible(endpoint) => Some(
                 crate::oauth::authorized_client(
@@ -206,10 +206,7 @@ impl McpServerManager {
                     http.clone(),
                 )
                 .await?
-                .map_or(
-                    crate::remote::Auth::Challengeable,
-                    crate::remote::Auth::Token,
-                ),
+                .map_or(mcp_client::Auth::Challengeable, mcp_client::Auth::Token),
             ),
             _ => None,
         };

@@ -157,7 +157,7 @@ fn origin(url: &str) -> Option<&str> {
 /// of the same origin, a path (`/messages?sessionId=…`) or a relative reference.
 pub(crate) fn resolve_endpoint(url: &str, endpoint: &str) -> Result<String, SseError> {
     let foreign = || SseError::ForeignEndpoint {
-        endpoint: crate::remote::shown_url(endpoint),
+        endpoint: crate::http::shown_url(endpoint),
     };
     let base = origin(url).ok_or_else(foreign)?;
     if endpoint.contains("://") || endpoint.starts_with("//") {
@@ -230,7 +230,7 @@ impl SseClientTransport {
             }
         };
         let (tx, incoming) = mpsc::channel(INCOMING_BUFFER);
-        let server_url = crate::remote::shown_url(url);
+        let server_url = crate::http::shown_url(url);
         let reader = tokio::spawn(async move {
             // Events that came in the endpoint's chunk first.
             for event in events {

@@ -44,7 +44,7 @@ impl ClientSide {
 
 impl ClientSide {
     /// The relay of the server this handler speaks to.
-    pub(crate) fn relay(&self) -> Arc<Relay> {
+    pub fn relay(&self) -> Arc<Relay> {
         Arc::clone(&self.relay)
     }
 }

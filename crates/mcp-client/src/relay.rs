@@ -6,7 +6,7 @@
 //!   channel ([`Relay::subscribe`]); BotCraft's MCP faces pass them on to their clients.
 //! - **Server-initiated requests** (`sampling/createMessage`, `elicitation/create`) and
 //!   **progress** belong to a request in flight. Each request forwarded for a client
-//!   ([`crate::McpServerManager::forward`]) registers that client as a [`Caller`] for as long
+//!   (the manager's `forward`) registers that client as a [`Caller`] for as long
 //!   as it runs. Progress is routed by the progress token BotCraft put on the upstream request
 //!   and re-labelled with the client's own token. A server request goes to the caller that
 //!   registered last among those whose client declared the capability (stdio carries no link
@@ -177,13 +177,13 @@ impl Relay {
         self.events.subscribe()
     }
 
-    pub(crate) fn publish(&self, event: ServerEvent) {
+    pub fn publish(&self, event: ServerEvent) {
         let _ = self.events.send(event);
     }
 
     /// Register `caller` for a request in flight; it stays registered until the guard drops.
     /// `progress` is the caller's own progress token.
-    pub(crate) fn register(
+    pub fn register(
         self: &Arc<Self>,
         caller: Arc<dyn Caller>,
         progress: Option<ProgressToken>,
@@ -222,7 +222,7 @@ impl Relay {
     }
 
     /// A progress notification, in wire order ([`crate::tap`]): queued for its caller.
-    pub(crate) fn enqueue_progress(&self, params: ProgressNotificationParam) {
+    pub fn enqueue_progress(&self, params: ProgressNotificationParam) {
         let mut callers = self.callers();
         match callers.tokens.get(&params.progress_token).copied() {
             Some(id) => callers.queue(id, params),
@@ -277,7 +277,7 @@ impl Relay {
             })
     }
 
-    pub(crate) async fn create_message(
+    pub async fn create_message(
         &self,
         params: CreateMessageRequestParams,
     ) -> Result<CreateMessageResult, ErrorData> {
@@ -285,7 +285,7 @@ impl Relay {
         caller.create_message(params).await
     }
 
-    pub(crate) async fn create_elicitation(
+    pub async fn create_elicitation(
         &self,
         params: ElicitRequestParams,
     ) -> Result<ElicitResult, ErrorData> {
@@ -295,19 +295,19 @@ impl Relay {
 }
 
 /// A caller registered with a [`Relay`] while its request runs.
-pub(crate) struct Registration {
+pub struct Registration {
     relay: Arc<Relay>,
     id: u64,
 }
 
 impl Registration {
     /// Progress the server reports under `upstream` goes to this caller.
-    pub(crate) fn route_progress(&self, upstream: ProgressToken) {
+    pub fn route_progress(&self, upstream: ProgressToken) {
         self.relay.route_progress(self.id, upstream);
     }
 
     /// Wait until the progress that arrived so far reached the caller.
-    pub(crate) async fn flush(&self) {
+    pub async fn flush(&self) {
         if let Some(flushed) = self.relay.flushed(self.id) {
             let _ = flushed.await;
         }

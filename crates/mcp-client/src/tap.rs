@@ -4,7 +4,7 @@
 //! client after the result (and after the request's stream closed). The tap sees every
 //! message in wire order, before rmcp's service loop, and queues progress for its caller;
 //! a forwarded request waits for its queue to drain before it answers
-//! ([`crate::McpServerManager::forward`]). For a remote server the tap also reports the end of
+//! (the manager's `forward`). For a remote server the tap also reports the end of
 //! the transport: the connection's "exit".
 
 use std::sync::Arc;
@@ -14,11 +14,11 @@ use rmcp::model::{JsonRpcError, JsonRpcMessage, JsonRpcNotification, ServerNotif
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
+use crate::loss::ConnectionLoss;
 use crate::relay::Relay;
-use crate::remote::ConnectionLoss;
 
 /// `inner`, with progress notifications queued on `relay` as they arrive.
-pub(crate) struct ProgressTap<T> {
+pub struct ProgressTap<T> {
     inner: T,
     relay: Arc<Relay>,
     /// Told when the transport ends (a remote connection's "exit").
@@ -26,7 +26,7 @@ pub(crate) struct ProgressTap<T> {
 }
 
 impl<T> ProgressTap<T> {
-    pub(crate) fn new(inner: T, relay: Arc<Relay>, lost: Option<Arc<ConnectionLoss>>) -> Self {
+    pub fn new(inner: T, relay: Arc<Relay>, lost: Option<Arc<ConnectionLoss>>) -> Self {
         Self { inner, relay, lost }
     }
 }

@@ -1,6 +1,6 @@
 //! The trace context of a request to a remote server, in an HTTP header too: [`TraceHeader`]
 //! wraps the streamable-HTTP client and copies the `traceparent` a request carries in its
-//! `params._meta` (put there by [`crate::spans::carry_context`]) into the POST's
+//! `params._meta` (put there by the manager's spans) into the POST's
 //! `traceparent` header, for proxies and servers that trace by header. Everything else is
 //! the wrapped client's, limits included.
 
@@ -20,11 +20,11 @@ use observability::TRACEPARENT;
 
 /// See the module's header.
 #[derive(Debug, Clone)]
-pub(crate) struct TraceHeader<C>(pub C);
+pub struct TraceHeader<C>(pub C);
 
 /// `message`'s `params._meta.traceparent`, when it is a request with a valid one, as a
 /// header value (the HTTP+SSE transport sends it too).
-pub(crate) fn traceparent_header(message: &ClientJsonRpcMessage) -> Option<HeaderValue> {
+pub fn traceparent_header(message: &ClientJsonRpcMessage) -> Option<HeaderValue> {
     let JsonRpcMessage::Request(request) = message else {
         return None;
     };
@@ -221,7 +221,7 @@ mod tests {
         }
     }
 
-    /// A `tools/call` whose context is put where [`crate::spans::carry_context`] puts it.
+    /// A `tools/call` whose context is in `params._meta`, where the manager's spans put it.
     fn call(traceparent: Option<serde_json::Value>) -> ClientJsonRpcMessage {
         let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(
             CallToolRequestParams::new("echo"),

@@ -47,7 +47,7 @@ type Opened = Option<RunningService<RoleClient, LinkClient>>;
 
 /// The link of one remote connection, opened at most once, when first asked for; closed
 /// with the connection (dropping it cancels its service).
-pub(crate) struct StatelessLink {
+pub struct StatelessLink {
     open: Box<dyn Fn() -> BoxFuture<'static, Opened> + Send + Sync>,
     link: tokio::sync::OnceCell<Opened>,
 }
@@ -63,7 +63,7 @@ impl std::fmt::Debug for StatelessLink {
 impl StatelessLink {
     /// A link to `url` with `headers`, over `http` (the manager's client, or its OAuth
     /// client for the server), opened within `timeout`; progress goes to `relay`.
-    pub(crate) fn new<C>(
+    pub fn new<C>(
         server: String,
         url: String,
         headers: std::collections::HashMap<HeaderName, HeaderValue>,
@@ -97,7 +97,7 @@ impl StatelessLink {
                     Ok(Err(error)) => {
                         // URLs in the error are cut to what may be shown (a query can hold a
                         // token), as every remote error is.
-                        let error = crate::remote::cut_urls(&error.to_string());
+                        let error = crate::http::cut_urls(&error.to_string());
                         tracing::info!(
                             server,
                             error,
@@ -122,7 +122,7 @@ impl StatelessLink {
     }
 
     /// The link's peer, opening it the first time; `None` when the server has none.
-    pub(crate) async fn peer(&self) -> Option<Peer<RoleClient>> {
+    pub async fn peer(&self) -> Option<Peer<RoleClient>> {
         self.link
             .get_or_init(|| (self.open)())
             .await
