@@ -1,11 +1,8 @@
-//! What the lifecycle is given: each server's config (from the store) and the manager's
-//! settings (grace periods, health cadence, restart policy, the environment for `${VAR}`).
+//! What the lifecycle is given for each server: its config (from the store: the conversion
+//! happens here, at the lifecycle's edge) and the variables passed through to every one.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::Duration;
-
-use crate::restart::RestartPolicy;
 
 /// One server, as the lifecycle runs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -117,61 +114,3 @@ pub const PASSED_THROUGH_ENV: &[&str] = &[
     "SSL_CERT_DIR",
     "NODE_EXTRA_CA_CERTS",
 ];
-
-/// How the manager runs servers.
-#[derive(Debug, Clone)]
-pub struct ManagerSettings {
-    /// BotCraft's environment, read once at the edge: the source of `${VAR}` values and of
-    /// [`PASSED_THROUGH_ENV`].
-    pub env: BTreeMap<String, String>,
-    /// Which `${VAR}` references of a config resolve (BotCraft's secrets never do).
-    pub env_policy: crate::environment::EnvPolicy,
-    /// After closing stdin, how long to wait before SIGTERM; after SIGTERM, before SIGKILL.
-    pub stop_grace: Duration,
-    /// How long a ping (and the confirming `tools/list`) may take in a health check.
-    pub ping_timeout: Duration,
-    /// How often the health loop runs (health checks, idle stops).
-    pub health_interval: Duration,
-    pub restart: RestartPolicy,
-    /// Where the pids of running servers are recorded, so the next start reaps leftovers.
-    pub pid_registry: Option<PathBuf>,
-    /// Lines of stderr kept per server.
-    pub stderr_lines: usize,
-    /// Run every server process as this user (`BOTCRAFT_TOOL_USER`); `None`: as BotCraft.
-    pub run_as: Option<crate::run_as::RunAs>,
-    /// End and reap what servers leave behind (`reaper`): only in a process that is a child
-    /// subreaper and starts no children but its servers (`botcraft serve`), never in a test
-    /// process that runs other children.
-    pub reap_orphans: bool,
-    /// Put each server in a cgroup v2 of its own where the machine allows it
-    /// (`crate::cgroup`); without one, trees are tracked by the subreaper and `/proc`.
-    pub cgroups: bool,
-    /// Sandbox every stdio server by its policy (`crate::confinement`); `None`: none is.
-    pub sandbox: Option<crate::confinement::SandboxSettings>,
-    /// OAuth for remote servers that ask for it; `None` leaves such servers `needs-auth`
-    /// with no way to authorize them here.
-    pub oauth: Option<crate::oauth::OAuthSettings>,
-    /// How servers never listed for their config are listed in the background.
-    pub listing: crate::listing::ListingSettings,
-}
-
-impl Default for ManagerSettings {
-    fn default() -> Self {
-        Self {
-            env: BTreeMap::new(),
-            env_policy: crate::environment::EnvPolicy::default(),
-            stop_grace: Duration::from_secs(3),
-            ping_timeout: Duration::from_secs(5),
-            health_interval: Duration::from_secs(15),
-            restart: RestartPolicy::default(),
-            pid_registry: None,
-            stderr_lines: 200,
-            run_as: None,
-            reap_orphans: false,
-            cgroups: false,
-            sandbox: None,
-            oauth: None,
-            listing: crate::listing::ListingSettings::default(),
-        }
-    }
-}

@@ -55,15 +55,14 @@ pub mod reaper;
 mod remote;
 mod restart;
 pub mod run_as;
+mod settings;
 pub mod spans;
 mod state;
 mod stderr_tail;
 mod tool_lists;
 
 pub use bot_connections::BotAuthorization;
-pub use config::{
-    ManagerSettings, PASSED_THROUGH_ENV, RemoteEndpoint, ServerConfig, transport_name,
-};
+pub use config::{PASSED_THROUGH_ENV, RemoteEndpoint, ServerConfig, transport_name};
 pub use confinement::{SandboxSettings, ToolTmpRoot};
 pub use environment::{
     DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
@@ -79,6 +78,7 @@ pub use oauth::{OAuthSettings, OAuthStatus};
 pub use process::{McpProcess, StartOptions};
 pub use restart::{RestartDecision, RestartPolicy};
 pub use run_as::{RunAs, RunAsError};
+pub use settings::ManagerSettings;
 pub use state::{ServerState, ServerStatus};
 pub use tool_lists::ToolListEvent;
 

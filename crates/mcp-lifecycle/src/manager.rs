@@ -17,18 +17,26 @@ use tokio::sync::{broadcast, mpsc, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::config::{ManagerSettings, ServerConfig};
+use crate::config::ServerConfig;
 use crate::environment::server_env;
 use crate::error::LifecycleError;
 use crate::hygiene::PidRegistry;
 use crate::in_process::InProcessServer;
 use crate::process::McpProcess;
+use crate::settings::ManagerSettings;
 use crate::spans::StopReason;
 use crate::state::ServerState;
-use crate::tool_lists::{self, ToolListEvent};
+use crate::tool_lists::ToolListEvent;
 use mcp_client::ExitInfo;
 
+mod bot_connections;
+mod health;
+mod listing;
+mod oauth;
+mod restart;
 mod start;
+mod statuses;
+mod tool_lists;
 
 type StartFuture = Shared<BoxFuture<'static, Result<Arc<McpProcess>, LifecycleError>>>;
 

@@ -8,7 +8,6 @@ use rmcp::model::Tool;
 use tokio::sync::mpsc;
 
 use crate::config::ServerConfig;
-use crate::error::LifecycleError;
 use crate::manager::{McpServerManager, Slot};
 use crate::process::McpProcess;
 
@@ -86,40 +85,4 @@ pub(crate) fn follow_changes(
             }
         }
     });
-}
-
-impl McpServerManager {
-    /// The tools of `server` as last listed: from memory if it ran since this manager
-    /// started, else from the store's tool cache. Never starts the server; `None` when its
-    /// tools were never listed.
-    pub async fn cached_tools(
-        &self,
-        server: &str,
-    ) -> Result<Option<Arc<Vec<Tool>>>, LifecycleError> {
-        let slot = self.slot(server)?;
-        if let Some(tools) = slot.lock().tools.clone() {
-            return Ok(Some(tools));
-        }
-        let config = slot.config();
-        if config.id.is_empty() {
-            return Ok(None);
-        }
-        let Some(cache) = self.inner.store.tool_cache(&config.id).await? else {
-            return Ok(None);
-        };
-        let tools = cache
-            .tools
-            .into_iter()
-            .map(serde_json::from_value::<Tool>)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|source| LifecycleError::BadToolCache {
-                server: server.to_owned(),
-                source: Arc::new(source),
-            })?;
-        // A list fetched meanwhile by a start is newer than the store's: keep it.
-        let mut state = slot.lock();
-        Ok(Some(
-            state.tools.get_or_insert_with(|| Arc::new(tools)).clone(),
-        ))
-    }
 }

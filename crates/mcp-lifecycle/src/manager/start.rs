@@ -168,8 +168,8 @@ impl McpServerManager {
         }
         tracing::Span::current().record("botcraft.server.tools", tools.len());
         tracing::info!(server = %config.name, pid = ?process.pid(), tools = tools.len(), "MCP server running");
-        tool_lists::publish(self, &slot, &config, tools).await;
-        tool_lists::follow_changes(
+        crate::tool_lists::publish(self, &slot, &config, tools).await;
+        crate::tool_lists::follow_changes(
             self.clone_handle(),
             slot.clone(),
             process.clone(),
