@@ -12,7 +12,7 @@ Each check prints `ok` or `FAIL` with what it saw; the run fails when any check 
    PNG, kept in target/image-artifacts/).
 4. Every process: BotCraft (and tini) as uid 10001; every MCP server and what it runs as
    uid 10002 with no capability (inheritable, permitted, effective, ambient) left.
-5. The attack suite's probes (apps/bot-craft/tests/attack.rs), run by forge-bash and
+5. The attack suite's probes (apps/bot-craft/tests/suite/attack.rs), run by forge-bash and
    forge-filesystem in the container: the environment, /proc of PID 1 and of BotCraft (its
    environ and memory), the data folder and its key files, hard and symbolic links to them,
    a search of the readable file system. No secret in any output or in the container's log.
@@ -268,7 +268,7 @@ def outputs(chunks):
 
 
 # Sets P to BotCraft's pid: up the command's ancestors (forge-bash's keeper, forge-bash,
-# BotCraft) to the first named `botcraft` (as apps/bot-craft/tests/attack.rs does).
+# BotCraft) to the first named `botcraft` (as apps/bot-craft/tests/suite/attack.rs does).
 FIND_BOTCRAFT = ('P=$PPID; while [ "$P" -gt 1 ] && [ "$(cat /proc/$P/comm)" != botcraft ]; '
                  "do P=$(cut -d' ' -f4 /proc/$P/stat); done")
 

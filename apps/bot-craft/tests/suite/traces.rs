@@ -14,7 +14,7 @@ use serde_json::json;
 use test_support::otlp::{OtlpReceiver, ReceivedSpan};
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
 
-mod common;
+use crate::common;
 use common::{Api, serve_command, spawn_served};
 
 const KEY: &str = "traces-admin-key";

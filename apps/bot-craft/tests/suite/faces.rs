@@ -7,7 +7,7 @@
 //! - `tools/list_changed` reaches the session only when its listed tools changed;
 //! - with the caches warm, a gateway `tools/call` and a chat request send no store query.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! on the server `BOTCRAFT_TEST_DATABASE_URL` names; without it the test says "skipped"), each
 //! hearing the other's writes, and a second `serve` on one SQLite file refused.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 

@@ -13,7 +13,7 @@ use pretty_assertions::assert_eq;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{Api, spawn_served};
 
 const KEY: &str = "registry-test-admin-key";

@@ -6,7 +6,7 @@
 //! as a `file` part. A bot without vision gets the description only. Fails, never skips, when
 //! Chromium or the pinned npm package is missing.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

@@ -13,7 +13,7 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
 
-mod common;
+use crate::common;
 use common::{BOUND, Served, alive, bin_dir, spawn_served};
 
 const KEY: &str = "serve-test-admin-key";

@@ -19,7 +19,7 @@ use anyhow::Context;
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 #[path = "faults/unread_streams.rs"]
 mod unread_streams;
 use common::{Api, Served, alive, bin_dir, serve_command, spawn_served};

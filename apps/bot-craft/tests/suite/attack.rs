@@ -26,7 +26,7 @@ use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 use test_support::{FakeLlm, FakeReply, FakeToolCall};
 
-mod common;
+use crate::common;
 use common::{Api, Served, bin_dir, spawn_served};
 
 #[path = "attack/false_blocks.rs"]

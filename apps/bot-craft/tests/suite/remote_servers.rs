@@ -14,7 +14,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 use test_support::{FakeLlm, FakeReply, FakeToolCall, free_port};
 
-mod common;
+use crate::common;
 use common::{Api, e2e, spawn_served};
 
 const KEY: &str = "remote-test-admin-key";

@@ -1,0 +1,11 @@
+mod attack;
+mod faces;
+mod faults;
+mod registry_import;
+mod remote_servers;
+mod replicas;
+mod rich_results;
+mod seed;
+mod serve;
+mod tools_search;
+mod traces;
