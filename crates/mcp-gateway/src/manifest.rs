@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
+use server_kit::manifest::ManifestError as FileError;
 
 use crate::backend::ServerInstructions;
 use crate::exposed::{ExposedTools, combined_instructions};
@@ -43,38 +44,17 @@ pub struct BotManifest {
     pub tools: Vec<Tool>,
 }
 
-/// A manifest that cannot be read, written or trusted.
+/// A bot manifest that cannot be read, written or trusted: the file's own errors (a drift of
+/// the committed one too) are server-kit's.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
-    #[error("cannot read the manifest {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("cannot write the manifest {path}: {source}")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("the manifest {path} is not a bot manifest: {source}")]
-    Parse {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    #[error(transparent)]
+    File(#[from] server_kit::manifest::ManifestError),
     #[error("the manifest {path} is for bot {found:?}, not {expected:?}")]
     WrongBot {
         path: PathBuf,
         expected: String,
         found: String,
-    },
-    #[error(
-        "the committed manifest {path} has drifted from what BotCraft serves.\n--- committed\n{committed}\n+++ served\n{current}\nRefresh it with `{refresh}`."
-    )]
-    Drift {
-        path: PathBuf,
-        committed: String,
-        current: String,
-        refresh: String,
     },
 }
 
@@ -114,15 +94,14 @@ impl BotManifest {
 
     /// Read a manifest, checking it is for `bot`.
     pub fn load(path: &Path, bot: &str) -> Result<Self, ManifestError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+        let text = std::fs::read_to_string(path).map_err(|source| FileError::Read {
             path: path.to_owned(),
             source,
         })?;
-        let manifest: Self =
-            serde_json::from_str(&text).map_err(|source| ManifestError::Parse {
-                path: path.to_owned(),
-                source,
-            })?;
+        let manifest: Self = serde_json::from_str(&text).map_err(|source| FileError::Parse {
+            path: path.to_owned(),
+            source,
+        })?;
         if manifest.bot != bot {
             return Err(ManifestError::WrongBot {
                 path: path.to_owned(),
@@ -136,7 +115,7 @@ impl BotManifest {
     /// Write the manifest through a temporary file and a rename, so a reader never sees half
     /// of it. Creates the parent folder.
     pub fn save(&self, path: &Path) -> Result<(), ManifestError> {
-        let write_error = |source| ManifestError::Write {
+        let write_error = |source| FileError::Write {
             path: path.to_owned(),
             source,
         };
@@ -145,7 +124,8 @@ impl BotManifest {
         }
         let temporary = path.with_extension(format!("json.{}.tmp", std::process::id()));
         std::fs::write(&temporary, self.render()).map_err(write_error)?;
-        std::fs::rename(&temporary, path).map_err(write_error)
+        std::fs::rename(&temporary, path).map_err(write_error)?;
+        Ok(())
     }
 }
 
@@ -167,29 +147,12 @@ pub fn cache_path(cache_dir: &Path, bot: &str) -> PathBuf {
 /// Compare the committed manifest at `path` with `current`; `refresh` is the command that
 /// rewrites it, quoted in the error.
 pub fn check(path: &Path, current: &BotManifest, refresh: &str) -> Result<(), ManifestError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+    let served = serde_json::to_value(current).map_err(|source| FileError::Parse {
         path: path.to_owned(),
         source,
     })?;
-    let committed: serde_json::Value =
-        serde_json::from_str(&text).map_err(|source| ManifestError::Parse {
-            path: path.to_owned(),
-            source,
-        })?;
-    let served = serde_json::to_value(current).map_err(|source| ManifestError::Parse {
-        path: path.to_owned(),
-        source,
-    })?;
-    if committed == served {
-        Ok(())
-    } else {
-        Err(ManifestError::Drift {
-            path: path.to_owned(),
-            committed: text,
-            current: current.render(),
-            refresh: refresh.to_owned(),
-        })
-    }
+    server_kit::manifest::check_committed(path, &served, || current.render(), refresh)?;
+    Ok(())
 }
 
 #[cfg(test)]
@@ -222,7 +185,7 @@ mod tests {
         changed.tools.clear();
         assert!(matches!(
             check(&path, &changed, "refresh"),
-            Err(ManifestError::Drift { .. })
+            Err(ManifestError::File(FileError::Drift { .. }))
         ));
     }
 

@@ -1,6 +1,7 @@
-//! The tool manifest: the JSON that `--manifest` prints and that each server
-//! commits as `tools.manifest.json`, plus the drift check that keeps the two
-//! equal.
+//! Committed manifests: the tool manifest (the JSON that `--manifest` prints and that each
+//! server commits as `tools.manifest.json`) and the drift check that keeps a committed JSON
+//! file equal to what the code produces ([`check_committed`], also what the gateway's bot
+//! manifest is checked with).
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +17,7 @@ pub fn render(tools: &[Tool]) -> String {
     text
 }
 
-/// A committed manifest that no longer matches the code.
+/// A manifest that cannot be read, written or parsed, or that no longer matches the code.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     #[error("cannot read the manifest {path}: {source}")]
@@ -35,7 +36,7 @@ pub enum ManifestError {
         source: serde_json::Error,
     },
     #[error(
-        "the committed manifest {path} has drifted from the code.\n--- committed\n{committed}\n+++ code\n{current}\nRefresh it with `{refresh}`."
+        "the committed manifest {path} has drifted from the code.\n--- committed\n{committed}\n+++ current\n{current}\nRefresh it with `{refresh}`."
     )]
     Drift {
         path: PathBuf,
@@ -48,6 +49,18 @@ pub enum ManifestError {
 /// Compare the committed manifest at `path` with `tools`. `refresh` is the
 /// command a developer runs to rewrite it; it goes in the error.
 pub fn check(path: &Path, tools: &[Tool], refresh: &str) -> Result<(), ManifestError> {
+    check_committed(path, &json!({ "tools": tools }), || render(tools), refresh)
+}
+
+/// Compare the JSON committed at `path` with `current` (as values: key order and spacing do
+/// not count). On drift the error carries both texts, `current` as `render` writes it, and
+/// `refresh`, the command that rewrites the file.
+pub fn check_committed(
+    path: &Path,
+    current: &Value,
+    render: impl FnOnce() -> String,
+    refresh: &str,
+) -> Result<(), ManifestError> {
     let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
         path: path.to_owned(),
         source,
@@ -56,14 +69,13 @@ pub fn check(path: &Path, tools: &[Tool], refresh: &str) -> Result<(), ManifestE
         path: path.to_owned(),
         source,
     })?;
-    let current: Value = json!({ "tools": tools });
-    if committed == current {
+    if committed == *current {
         Ok(())
     } else {
         Err(ManifestError::Drift {
             path: path.to_owned(),
             committed: text,
-            current: render(tools),
+            current: render(),
             refresh: refresh.to_owned(),
         })
     }

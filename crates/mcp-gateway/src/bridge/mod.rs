@@ -163,7 +163,13 @@ fn initial_manifest(options: &BridgeOptions) -> (BotManifest, String) {
         );
     }
     let tried = match (&cached, &cache_error) {
-        (Some(path), Some(crate::manifest::ManifestError::Read { .. })) | (Some(path), None) => {
+        (
+            Some(path),
+            Some(crate::manifest::ManifestError::File(server_kit::manifest::ManifestError::Read {
+                ..
+            })),
+        )
+        | (Some(path), None) => {
             format!("no cached manifest at {}", path.display())
         }
         (Some(_), Some(error)) => error.to_string(),
