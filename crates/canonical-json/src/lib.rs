@@ -1,8 +1,13 @@
 //! One canonical JSON text per value: object keys sorted, no whitespace, integral numbers
-//! below 2^53 written as integers. The one owner of that form in BotCraft: the tool-list
-//! hash (`store`) and the approval ids (`inference`) both use it.
+//! below 2^53 written as integers. The one owner of that form in BotCraft: the approval ids
+//! (`inference`) use it, and so does every "did it change" hash ([`Fingerprint`]: a server's
+//! tool list, a bot's toolset, a search catalog).
 
 use serde_json::Value;
+
+mod fingerprint;
+
+pub use fingerprint::{Fingerprint, fingerprint};
 
 /// `value` as canonical JSON text.
 pub fn to_string(value: &Value) -> String {

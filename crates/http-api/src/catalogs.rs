@@ -75,14 +75,15 @@ impl QueryEmbedder for IndexEmbedder {
     }
 }
 
-/// The key an index is reused under: its tools and the names they are called by.
+/// The key an index is reused under: the fingerprint of its tools and the names they are
+/// called by.
 fn catalog_key(docs: &[ToolDoc], entries: &[CatalogEntry]) -> String {
-    let mut key = catalog_hash(docs);
+    let mut key = canonical_json::Fingerprint::new();
+    key.value(&serde_json::Value::String(catalog_hash(docs)));
     for entry in entries {
-        key.push('\n');
-        key.push_str(&entry.qualified);
+        key.value(&serde_json::Value::String(entry.qualified.clone()));
     }
-    key
+    key.finish()
 }
 
 impl ToolCatalogs {

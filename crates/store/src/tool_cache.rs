@@ -1,7 +1,6 @@
 //! `"McpToolCache"`: the last tool list captured from each server, with a content hash,
 //! so search, allow-lists and the dashboard work while a server is stopped.
 
-use sha2::{Digest, Sha256};
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
@@ -20,18 +19,10 @@ fn decode(row: &AnyRow) -> Result<ToolCache, StoreError> {
     })
 }
 
-/// Hex SHA-256 of the canonical JSON of `tools` (`canonical_json`).
+/// The fingerprint of `tools` (`canonical_json::fingerprint`: the hex SHA-256 of the
+/// canonical JSON of the list), stored with the tool cache.
 pub fn tools_hash(tools: &[serde_json::Value]) -> String {
-    let mut text = String::new();
-    text.push('[');
-    for (index, tool) in tools.iter().enumerate() {
-        if index > 0 {
-            text.push(',');
-        }
-        canonical_json::write(tool, &mut text);
-    }
-    text.push(']');
-    hex::encode(Sha256::digest(text.as_bytes()))
+    canonical_json::fingerprint(tools)
 }
 
 impl Store {

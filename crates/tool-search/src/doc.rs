@@ -155,8 +155,9 @@ fn schema_kind(property: &Value) -> String {
     }
 }
 
-/// A stable hash of a catalog: the same tools (in any order) give the same
-/// hash, so callers rebuild the index only when the set of tools changes.
+/// A stable hash of a catalog ([`canonical_json::Fingerprint`] of its documents, sorted by
+/// server and name): the same tools (in any order) give the same hash, so callers rebuild
+/// the index only when the set of tools changes.
 pub fn catalog_hash(docs: &[ToolDoc]) -> String {
     let mut keyed: Vec<(&str, &str, String)> = docs
         .iter()
@@ -166,12 +167,11 @@ pub fn catalog_hash(docs: &[ToolDoc]) -> String {
         })
         .collect();
     keyed.sort();
-    let mut hasher = Sha256::new();
+    let mut fingerprint = canonical_json::Fingerprint::new();
     for (_, _, json) in keyed {
-        hasher.update(json.as_bytes());
-        hasher.update([0u8]);
+        fingerprint.json_text(&json);
     }
-    hex::encode(hasher.finalize())
+    fingerprint.finish()
 }
 
 #[cfg(test)]

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_lifecycle::Tool;
-use sha2::{Digest, Sha256};
 use store::BoundServer;
 
 use crate::naming::{QualifiedToolNames, ToolRoute};
@@ -145,16 +144,15 @@ impl BotToolset {
             reserved.iter().map(String::as_str),
             described.keys().cloned(),
         );
-        let mut digest = Sha256::new();
+        let mut digest = canonical_json::Fingerprint::new();
         let mut tools = Vec::with_capacity(described.len());
         for (qualified, route) in names.iter() {
             let Some((tool, pinned, asks_approval, text)) = described.remove(route) else {
                 continue;
             };
-            digest.update(qualified.as_bytes());
-            digest.update([0]);
-            digest.update(serde_json::to_vec(&tool).unwrap_or_default());
-            digest.update([u8::from(pinned), u8::from(asks_approval)]);
+            digest
+                .value(&serde_json::json!([qualified, pinned, asks_approval]))
+                .json_text(&serde_json::to_string(&tool).unwrap_or_default());
             tools.push(BotTool {
                 qualified: qualified.to_owned(),
                 route: route.clone(),
@@ -173,7 +171,7 @@ impl BotToolset {
             deadlines,
             servers,
             unavailable,
-            hash: hex::encode(digest.finalize()),
+            hash: digest.finish(),
             bindings,
             sources,
         }
