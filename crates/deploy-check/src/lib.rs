@@ -6,12 +6,14 @@
 //!
 //! - [`dockerfile`]: a Dockerfile reader (stages, flags, exec and shell forms, continuations);
 //! - [`workspace`]: binaries and `rust-version` from `cargo metadata`;
-//! - [`manifests`]: the Kubernetes YAML documents under `deploy/k8s/`.
+//! - [`manifests`]: the Kubernetes YAML documents under `deploy/k8s/`;
+//! - [`imports`]: import circles between the modules of a crate.
 //!
 //! The checks themselves are in `tests/deployment.rs`.
 
 pub mod dockerfile;
 pub mod error;
+pub mod imports;
 pub mod manifests;
 pub mod workspace;
 

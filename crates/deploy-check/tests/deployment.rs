@@ -462,6 +462,39 @@ fn the_image_installs_the_embedding_model_the_suite_uses_and_points_botcraft_at_
 const GRAPH_BEGIN: &str = "<!-- crate graph: begin -->";
 const GRAPH_END: &str = "<!-- crate graph: end -->";
 
+/// The most modules one import circle inside a crate may hold (issue 35: the manager's was 15).
+const MAX_CIRCLE: usize = 5;
+
+#[test]
+fn no_crate_has_an_import_circle_of_more_than_five_modules() {
+    let mut checked = 0;
+    let mut too_large = Vec::new();
+    for folder in ["crates", "apps"] {
+        let members = std::fs::read_dir(root().join(folder)).expect("read the members");
+        for member in members {
+            let src = member.expect("a member").path().join("src");
+            if !src.is_dir() {
+                continue;
+            }
+            checked += 1;
+            let circles = deploy_check::imports::module_circles(&src).expect("read the sources");
+            if let Some(largest) = circles.first().filter(|c| c.len() > MAX_CIRCLE) {
+                too_large.push(format!("{}: {}", src.display(), largest.join(", ")));
+            }
+        }
+    }
+    assert!(
+        checked >= 20,
+        "only {checked} crates were found under crates/ and apps/"
+    );
+    assert!(
+        too_large.is_empty(),
+        "import circles of more than {MAX_CIRCLE} modules (make the modules beside the \
+         owner hold data and pure rules that never name it):\n{}",
+        too_large.join("\n")
+    );
+}
+
 #[test]
 fn dependencies_point_down_and_the_architecture_doc_shows_the_graph() {
     let workspace = workspace();
