@@ -5,7 +5,8 @@
 # need, then `botcraft serve` with the embedded SQLite store in ./.botcraft,
 # seeded with the first-party servers and the `forge` bot on first run.
 #
-# What it installs (each step is skipped when already done):
+# What it installs, in the background while cargo builds (each step is skipped
+# when already done; their output goes to .botcraft/install.log):
 #   - a workspace for forge-filesystem and forge-discovery: .botcraft/workspace
 #     (with docs/welcome.md), unless BOTCRAFT_WORKSPACE_ROOT says otherwise;
 #     BOTCRAFT_REPO_ROOT defaults to the same folder;
@@ -30,23 +31,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 say() { printf 'run.sh: %s\n' "$*" >&2; }
 
-if [ -z "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ] && ! command -v cargo >/dev/null; then
-  say "cargo is missing: install Rust 1.95+ (https://rustup.rs)"
-  exit 1
-fi
 if [ -n "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
   # Binaries built already (the first-run test passes its own); nothing is compiled.
   bin="$BOTCRAFT_PREBUILT_BIN_DIR"
   for name in botcraft forge-bash forge-filesystem forge-discovery forge-typesense; do
     [ -x "$bin/$name" ] || { say "$bin/$name is missing"; exit 1; }
   done
-else
-  profile="${BOTCRAFT_RUN_PROFILE:-serve}"
-  case "$profile" in dev) out=debug ;; *) out="$profile" ;; esac
-  cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense
-  bin="${CARGO_TARGET_DIR:-$root/target}/$out"
+elif ! command -v cargo >/dev/null; then
+  say "cargo is missing: install Rust 1.95+ (https://rustup.rs)"
+  exit 1
 fi
-
 data_dir="${BOTCRAFT_DATA_DIR:-$root/.botcraft}"
 export BOTCRAFT_DATA_DIR="$data_dir"
 
@@ -67,13 +61,19 @@ EOF
 fi
 export BOTCRAFT_REPO_ROOT="${BOTCRAFT_REPO_ROOT:-$BOTCRAFT_WORKSPACE_ROOT}"
 
-# Playwright MCP, pinned, and the Chromium it drives.
+# What the seeded servers need, installed in the background while cargo builds
+# (downloads against compiling): Playwright MCP, pinned, the Chromium it drives,
+# and the embedding model of tool_search. Their output goes to install.log; the
+# settings they produce come back through $installed.
+install_log="$data_dir/install.log"
+mkdir -p "$data_dir"
+installed=$(mktemp)
 install_playwright() {
   local dest="$root/.tools/playwright-mcp"
   if ! command -v npm >/dev/null; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
       say "installing Node.js and npm (Debian)"
-      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >&2
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm) >>"$install_log" 2>&1 || return 1
     else
       say "npm is missing: install Node.js 18+ (sudo apt-get install nodejs npm) for the playwright server"
       return 1
@@ -83,32 +83,52 @@ install_playwright() {
   cp scripts/playwright-mcp/package.json scripts/playwright-mcp/package-lock.json "$dest/"
   if ! cmp -s "$dest/package-lock.json" "$dest/node_modules/.package-lock.json" 2>/dev/null; then
     say "installing Playwright MCP (scripts/playwright-mcp/package-lock.json) into $dest"
-    (cd "$dest" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >&2)
+    (cd "$dest" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error) >>"$install_log" 2>&1 || return 1
   fi
   printf '%s\n' "$dest/node_modules/.bin/playwright-mcp"
 }
-if [ -z "${BOTCRAFT_PLAYWRIGHT_COMMAND+set}" ]; then
-  if program=$(install_playwright); then
-    export BOTCRAFT_PLAYWRIGHT_COMMAND="$program"
-  else
-    say "Playwright MCP is not installed; the playwright server falls back to npx"
+install_everything() {
+  if [ -z "${BOTCRAFT_PLAYWRIGHT_COMMAND+set}" ]; then
+    if program=$(install_playwright); then
+      printf 'export BOTCRAFT_PLAYWRIGHT_COMMAND=%q\n' "$program" >>"$installed"
+    else
+      say "Playwright MCP is not installed (see $install_log); the playwright server falls back to npx"
+    fi
   fi
-fi
-if [ ! -x /usr/bin/chromium ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing Chromium (Debian) for the playwright server"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >&2
-  else
-    say "Chromium is missing: the playwright server fails until it is installed (sudo apt-get install chromium)"
+  if [ ! -x /usr/bin/chromium ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      say "installing Chromium (Debian) for the playwright server"
+      (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >>"$install_log" 2>&1 \
+        || say "Chromium could not be installed (see $install_log)"
+    else
+      say "Chromium is missing: the playwright server fails until it is installed (sudo apt-get install chromium)"
+    fi
   fi
+  if [ -z "${BOTCRAFT_EMBEDDING_MODEL+set}" ]; then
+    if model=$(scripts/embedding-model-setup.sh 2>>"$install_log"); then
+      printf 'export BOTCRAFT_EMBEDDING_MODEL=%q\n' "$model" >>"$installed"
+    else
+      say "the embedding model could not be installed (see $install_log); tool_search runs BM25F only"
+    fi
+  fi
+}
+install_everything &
+installs=$!
+
+if [ -z "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
+  profile="${BOTCRAFT_RUN_PROFILE:-serve}"
+  case "$profile" in dev) out=debug ;; *) out="$profile" ;; esac
+  say "building the binaries (cargo, profile $profile); the installs run meanwhile"
+  if ! cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense; then
+    say "the build failed; waiting for the installs to finish before exiting"
+    wait "$installs" || true
+    exit 1
+  fi
+  bin="${CARGO_TARGET_DIR:-$root/target}/$out"
 fi
 
-# The embedding model of tool_search.
-if [ -z "${BOTCRAFT_EMBEDDING_MODEL+set}" ]; then
-  if model=$(scripts/embedding-model-setup.sh); then
-    export BOTCRAFT_EMBEDDING_MODEL="$model"
-  else
-    say "the embedding model could not be installed; tool_search runs BM25F only"
-  fi
-fi
+wait "$installs" || say "an install step failed (see $install_log)"
+# shellcheck disable=SC1090
+. "$installed"
+rm -f "$installed"
 exec "$bin/botcraft" serve "$@"
