@@ -9,7 +9,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::markdown::{Document, first_paragraph, phase_line};
+use crate::markdown::{Document, SUMMARY_MAX_CHARS, phase_line};
+use server_kit::markdown::first_paragraph;
 
 /// Where a project's phase came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +53,7 @@ impl Facts {
             description: document
                 .frontmatter
                 .text("description")
-                .or_else(|| first_paragraph(document.body)),
+                .or_else(|| first_paragraph(document.body, SUMMARY_MAX_CHARS)),
             name: document.frontmatter.text("name"),
             phase,
             phase_source,

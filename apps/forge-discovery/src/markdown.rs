@@ -3,9 +3,11 @@
 //!
 //! Owns splitting the two, reading scalar frontmatter fields (`summary`,
 //! `phase`, the Agent Skills `name` and `description`), finding a document's
-//! first paragraph, and the `Phase:` line used when the frontmatter has none.
+//! summary (server-kit's first paragraph, at this server's cap), and the `Phase:` line
+//! used when the frontmatter has none.
 
 use serde_norway::Value;
+use server_kit::markdown::first_paragraph;
 pub use server_kit::markdown::{cap_chars, split_frontmatter};
 
 /// The longest summary we show; longer paragraphs end in `…`.
@@ -39,7 +41,7 @@ impl<'a> Document<'a> {
             .text("summary")
             .or_else(|| self.frontmatter.text("description"))
             .map(|text| cap_chars(&collapse_whitespace(&text), SUMMARY_MAX_CHARS))
-            .or_else(|| first_paragraph(self.body))
+            .or_else(|| first_paragraph(self.body, SUMMARY_MAX_CHARS))
     }
 }
 
@@ -93,11 +95,6 @@ fn scalar_text(value: &Value) -> Option<String> {
         Value::Bool(flag) => Some(flag.to_string()),
         _ => None,
     }
-}
-
-/// The first paragraph of prose, cut at [`SUMMARY_MAX_CHARS`] (server-kit's rule).
-pub fn first_paragraph(body: &str) -> Option<String> {
-    server_kit::markdown::first_paragraph(body, SUMMARY_MAX_CHARS)
 }
 
 /// The value of a `Phase: X` line in the body (also `**Phase:** X`,

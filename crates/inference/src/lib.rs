@@ -60,8 +60,7 @@ pub use tool_search::{
     CatalogEntry, FoundTool, QueryEmbedder, TOOL_SEARCH, ToolCatalog, ToolSearchTool,
 };
 pub use turn::{
-    ChatTurn, DEFAULT_MAX_STEP_TEXT_BYTES, ServerInstructions, TurnConfig, TurnEnd, TurnEvent,
-    TurnOutcome,
+    ChatTurn, DEFAULT_MAX_STEP_TEXT_BYTES, TurnConfig, TurnEnd, TurnEvent, TurnOutcome,
 };
 pub use turn_events::{DEFAULT_EVENT_BUFFER_BYTES, TurnEvents};
 pub use ui_message::{Conversation, UiMessage, read_conversation, to_provider_messages};

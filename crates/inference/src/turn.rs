@@ -102,13 +102,6 @@ fn cap_text(text: String, max: usize) -> String {
     kept
 }
 
-/// The instructions an MCP server declared at initialisation.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerInstructions {
-    pub server: String,
-    pub instructions: String,
-}
-
 /// What happens during a turn, in order. An HTTP layer forwards these (see
 /// [`crate::ui_stream`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -203,7 +196,6 @@ pub struct ChatTurn {
     provider: Arc<dyn Provider>,
     model: String,
     system_prompt: String,
-    server_instructions: Vec<ServerInstructions>,
     messages: Vec<Message>,
     native: NativeToolRegistry,
     executor: Option<Arc<dyn ToolExecutor>>,
@@ -219,7 +211,6 @@ impl ChatTurn {
             provider,
             model: model.into(),
             system_prompt: String::new(),
-            server_instructions: Vec::new(),
             messages: Vec::new(),
             native: NativeToolRegistry::new(),
             executor: None,
@@ -245,14 +236,10 @@ impl ChatTurn {
         self
     }
 
+    /// The whole system prompt (the bot's, with its servers' instructions: see
+    /// `toolset::BotToolset::system_prompt`); none when empty.
     pub fn with_system_prompt(mut self, prompt: impl Into<String>) -> Self {
         self.system_prompt = prompt.into();
-        self
-    }
-
-    /// Appended to the system prompt, one section per server, in order.
-    pub fn with_server_instructions(mut self, instructions: Vec<ServerInstructions>) -> Self {
-        self.server_instructions = instructions;
         self
     }
 
@@ -283,25 +270,6 @@ impl ChatTurn {
         self
     }
 
-    /// The system prompt the model receives: the bot's prompt, then a
-    /// section per server that declared instructions.
-    pub fn full_system_prompt(&self) -> String {
-        let mut sections = Vec::new();
-        if !self.system_prompt.trim().is_empty() {
-            sections.push(self.system_prompt.trim().to_owned());
-        }
-        for server in &self.server_instructions {
-            if !server.instructions.trim().is_empty() {
-                sections.push(format!(
-                    "## Instructions for the tools of `{}`\n\n{}",
-                    server.server,
-                    server.instructions.trim()
-                ));
-            }
-        }
-        sections.join("\n\n")
-    }
-
     /// Runs the turn on a new task; events arrive on the stream, the outcome
     /// on the handle. Dropping the stream cancels the turn.
     /// The stream buffers at most [`TurnConfig::event_buffer_bytes`] (and 64 events): past
@@ -327,7 +295,7 @@ impl ChatTurn {
             Some(active) => Arc::clone(active),
             None => Arc::new(EagerTools::new(self.native.clone(), self.executor.clone())),
         };
-        let system = self.full_system_prompt();
+        let system = self.system_prompt.trim().to_owned();
         let mut history = self.messages.clone();
         let first_new = history.len();
         let mut usage = Usage::default();

@@ -82,6 +82,12 @@ fn millis(ms: i64) -> Duration {
 }
 
 impl BotToolset {
+    /// The system prompt of a chat with this bot: `prompt` (the bot's own), then a section
+    /// per server that declared instructions, in server-name order.
+    pub fn system_prompt(&self, prompt: &str) -> String {
+        system_prompt(prompt, &self.instructions)
+    }
+
     /// Build from `bound` (every binding of the bot, by server name) and, for each enabled
     /// one in that order, its tool list (`Err`: why it has none).
     pub(crate) fn build(
@@ -214,5 +220,57 @@ impl BotToolset {
                     (None, Err(_)) => true,
                     _ => false,
                 })
+    }
+}
+
+fn system_prompt(prompt: &str, instructions: &[ServerInstructions]) -> String {
+    let mut sections = Vec::new();
+    if !prompt.trim().is_empty() {
+        sections.push(prompt.trim().to_owned());
+    }
+    for server in instructions {
+        if !server.text.trim().is_empty() {
+            sections.push(format!(
+                "## Instructions for the tools of `{}`\n\n{}",
+                server.server,
+                server.text.trim()
+            ));
+        }
+    }
+    sections.join("\n\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn the_system_prompt_is_the_bots_then_each_servers_instructions() {
+        let instructions = |pairs: &[(&str, &str)]| -> Vec<ServerInstructions> {
+            pairs
+                .iter()
+                .map(|(server, text)| ServerInstructions {
+                    server: (*server).into(),
+                    text: (*text).into(),
+                })
+                .collect()
+        };
+        for (prompt, servers, expected) in [
+            ("", instructions(&[]), ""),
+            ("  You help.\n", instructions(&[]), "You help."),
+            (
+                "You help.",
+                instructions(&[("forge-bash", " Prefer short commands.\n"), ("fs", "  ")]),
+                "You help.\n\n## Instructions for the tools of `forge-bash`\n\nPrefer short commands.",
+            ),
+            (
+                " ",
+                instructions(&[("a", "First."), ("b", "Second.")]),
+                "## Instructions for the tools of `a`\n\nFirst.\n\n## Instructions for the tools of `b`\n\nSecond.",
+            ),
+        ] {
+            assert_eq!(system_prompt(prompt, &servers), expected, "{prompt:?}");
+        }
     }
 }

@@ -45,8 +45,8 @@ use axum::response::{IntoResponse, Response};
 use futures::{Stream, StreamExt};
 use inference::ui_stream::RESPONSE_HEADERS;
 use inference::{
-    ApprovalSigner, Approvals, ChatTurn, NativeToolRegistry, ProviderError, ServerInstructions,
-    TurnConfig, TurnEvent, UiMessage, UiMessageChunk, UiStreamEncoder, read_conversation,
+    ApprovalSigner, Approvals, ChatTurn, NativeToolRegistry, ProviderError, TurnConfig, TurnEvent,
+    UiMessage, UiMessageChunk, UiStreamEncoder, read_conversation,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -141,14 +141,7 @@ pub async fn chat(
         .lease(toolset.servers.iter().map(String::as_str));
     let tools = TurnTools::plan(&state, &bot, &toolset).await;
     let report = tools.report();
-    let instructions: Vec<ServerInstructions> = toolset
-        .instructions
-        .iter()
-        .map(|i| ServerInstructions {
-            server: i.server.clone(),
-            instructions: i.text.clone(),
-        })
-        .collect();
+    let system_prompt = toolset.system_prompt(&bot.system_prompt);
     let approvals = approvals(&state, &bot, &toolset, &tools.native);
     let executor = Arc::new(McpToolExecutor::new(
         state.toolsets.clone(),
@@ -172,8 +165,7 @@ pub async fn chat(
         selected.model.clone(),
     );
     let turn = ChatTurn::new(selected.provider, selected.model)
-        .with_system_prompt(&bot.system_prompt)
-        .with_server_instructions(instructions)
+        .with_system_prompt(system_prompt)
         .with_messages(messages)
         .with_native_tools(tools.native)
         .with_tool_executor(executor)

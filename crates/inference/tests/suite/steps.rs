@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use inference::{
-    ChatTurn, FinishReason, Message, NativeToolRegistry, ServerInstructions, ToolCall, ToolResult,
-    TurnConfig, TurnEnd, TurnEvent, Usage,
+    ChatTurn, FinishReason, Message, NativeToolRegistry, ToolCall, ToolResult, TurnConfig, TurnEnd,
+    TurnEvent, Usage,
 };
 use pretty_assertions::assert_eq;
 use serde_json::json;
@@ -45,11 +45,7 @@ async fn tool_results_go_back_to_the_model_until_it_answers() -> anyhow::Result<
         let mut native = NativeToolRegistry::new();
         native.register(Arc::new(Adder))?;
         let turn = ChatTurn::new(provider(&fake, wire, IDLE)?, model(wire))
-            .with_system_prompt("You add numbers.")
-            .with_server_instructions(vec![ServerInstructions {
-                server: "forge-bash".into(),
-                instructions: "Prefer short commands.".into(),
-            }])
+            .with_system_prompt("You add numbers.\n\n## Prefer short commands.\n")
             .with_messages(vec![Message::user("What is 2 + 3?")])
             .with_native_tools(native);
 
@@ -128,7 +124,8 @@ async fn tool_results_go_back_to_the_model_until_it_answers() -> anyhow::Result<
 
         let requests = fake.requests();
         assert_eq!(requests.len(), 2, "{wire:?}");
-        let system = "You add numbers.\n\n## Instructions for the tools of `forge-bash`\n\nPrefer short commands.";
+        // Sent as given, trimmed.
+        let system = "You add numbers.\n\n## Prefer short commands.";
         let first = &requests[0];
         let second = &requests[1];
         assert_eq!(offered_tools(&first.body, wire), vec!["add"], "{wire:?}");
