@@ -103,7 +103,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "http://127.0.0.1:3000".to_owned()),
         ),
     });
-    let manager = McpServerManager::new(store.clone(), settings);
+    let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     manager.load_configs().await?;
     // On PostgreSQL, writes made through a `serve` reach this aggregator too.
     let _replicas = crate::host::follow_other_replicas(&store, &manager).await?;

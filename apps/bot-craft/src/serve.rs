@@ -325,7 +325,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             file.display()
         );
     }
-    let manager = McpServerManager::new(store.clone(), settings);
+    let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     manager
         .load_configs()
         .await

@@ -73,7 +73,7 @@ async fn run(url: &str, dir: &std::path::Path) -> anyhow::Result<()> {
         }),
         ..ManagerSettings::default()
     };
-    let manager = McpServerManager::new(store, settings);
+    let manager = McpServerManager::new(server_records::records(store), settings);
     manager.load_configs().await?;
     // A scenario with a pre-registered client says so in its context, as an operator would
     // with PUT /api/servers/{server}/oauth/client.

@@ -534,6 +534,10 @@ fn dependencies_point_down_and_the_architecture_doc_shows_the_graph() {
         ("mcp-lifecycle", "toolset"),
         ("mcp-lifecycle", "inference"),
         ("mcp-lifecycle", "http-api"),
+        // Nor a store: configs, tool caches and OAuth records come through its
+        // `ServerRecords`, which `server-records` implements over the store.
+        ("mcp-lifecycle", "store"),
+        ("store", "server-records"),
         // One connection knows no store, no manager and no bots.
         ("mcp-client", "store"),
         ("mcp-client", "mcp-lifecycle"),

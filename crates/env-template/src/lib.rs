@@ -1,4 +1,6 @@
-//! `${VAR}` references in a server's env values: parsed here, resolved at spawn by the lifecycle.
+//! `${VAR}` references in a server's env values and a remote server's header values: the
+//! syntax, owned here; the store checks values against it when they are written, the
+//! lifecycle resolves references when a server starts.
 //!
 //! A value is literal text with `${NAME}` references, `NAME` matching `[A-Za-z_][A-Za-z0-9_]*`.
 //! A `$` not followed by `{` is literal. An unclosed `${` or a bad name is malformed.

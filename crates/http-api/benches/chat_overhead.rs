@@ -71,7 +71,10 @@ fn main() -> anyhow::Result<()> {
         store
             .create_bot(&BotSpec::new("bench", "openai:bench"))
             .await?;
-        let manager = McpServerManager::new(store.clone(), ManagerSettings::default());
+        let manager = McpServerManager::new(
+            server_records::records(store.clone()),
+            ManagerSettings::default(),
+        );
         let llm = FakeLlm::start([]).await?;
         let providers = Providers::new(ProviderSettings {
             openai: OpenAiSettings {

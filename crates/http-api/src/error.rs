@@ -171,7 +171,7 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::CallTimeout { .. } => {
                 Self::new(StatusCode::GATEWAY_TIMEOUT, "tool_timeout", message)
             }
-            LifecycleError::Store(_) => Self::internal(&error),
+            LifecycleError::Records(_) => Self::internal(&error),
             // Spawn, initialize, exit, crash-loop, protocol failures, and variants added
             // later: the server failed; its message names the server, never env values.
             _ => Self::new(StatusCode::BAD_GATEWAY, "server_failed", message),

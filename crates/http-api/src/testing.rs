@@ -11,7 +11,10 @@ use crate::state::{ApiConfig, AppState};
 
 pub async fn state() -> anyhow::Result<AppState> {
     let store = store::Store::connect("sqlite::memory:").await?;
-    let manager = McpServerManager::new(store.clone(), ManagerSettings::default());
+    let manager = McpServerManager::new(
+        server_records::records(store.clone()),
+        ManagerSettings::default(),
+    );
     let toolsets = crate::new_toolsets(&store, &manager, &default_native_tools());
     Ok(AppState {
         toolsets,

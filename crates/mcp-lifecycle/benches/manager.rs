@@ -69,7 +69,10 @@ async fn manager(dir: &Path) -> anyhow::Result<Arc<McpServerManager>> {
         health_interval: Duration::from_secs(3600),
         ..ManagerSettings::default()
     };
-    Ok(McpServerManager::new(store, settings))
+    Ok(McpServerManager::new(
+        server_records::records(store),
+        settings,
+    ))
 }
 
 /// A direct rmcp client over a spawned child, as a baseline.
@@ -281,7 +284,7 @@ async fn sandbox_cost(dir: &Path, bin_dir: &Path) -> anyhow::Result<()> {
     let plain = manager(dir).await?;
     let store = store::Store::connect(&store::sqlite_url(&dir.join("bench-sandbox.db"))).await?;
     let confined = McpServerManager::new(
-        store,
+        server_records::records(store),
         ManagerSettings {
             env: env(),
             health_interval: Duration::from_secs(3600),

@@ -39,7 +39,7 @@ async fn main() -> anyhow::Result<()> {
         pid_registry: Some(dir.join("child.pids")),
         ..ManagerSettings::default()
     };
-    let manager = McpServerManager::new(store, settings);
+    let manager = McpServerManager::new(server_records::records(store), settings);
     manager.load_configs().await?;
     manager.start_server("server").await?;
     if tool != "-" {

@@ -1,5 +1,5 @@
-//! What the lifecycle is given for each server: its config (from the store: the conversion
-//! happens here, at the lifecycle's edge) and the variables passed through to every one.
+//! What the lifecycle is given for each server: its config (from [`crate::ServerRecords`]:
+//! the app converts its stored servers) and the variables passed through to every one.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -7,7 +7,8 @@ use std::time::Duration;
 /// One server, as the lifecycle runs it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServerConfig {
-    /// The store's id (for the tool cache); empty for servers not in the store.
+    /// The records' id of the server (for its tool cache and OAuth record); empty for a
+    /// server given to the manager directly.
     pub id: String,
     pub name: String,
     /// The program of a stdio server (empty for a remote one).
@@ -23,8 +24,8 @@ pub struct ServerConfig {
     /// How a stdio server's processes are confined (when the manager sandboxes at all:
     /// [`ManagerSettings::sandbox`]).
     pub sandbox: sandbox::SandboxPolicy,
-    /// The config's version: the store row's `updatedAt` (ms). Tools are listed once per
-    /// version ([`crate::listing`]); 0 for servers not in the store.
+    /// The config's version: when it was last written (ms; the store row's `updatedAt`).
+    /// Tools are listed once per version ([`crate::listing`]); 0 for a server given directly.
     pub version: i64,
 }
 
@@ -50,48 +51,13 @@ impl std::fmt::Debug for RemoteEndpoint {
 
 pub use mcp_client::RemoteTransport;
 
-/// The store's name of `transport` (errors, health).
+/// The config's name of `transport` (errors, health): the store's `transport` values, which
+/// `server-records` holds equal.
 pub fn transport_name(transport: RemoteTransport) -> &'static str {
     match transport {
-        RemoteTransport::StreamableHttp => store::Transport::StreamableHttp.as_str(),
-        RemoteTransport::Sse => store::Transport::Sse.as_str(),
+        RemoteTransport::StreamableHttp => "streamable-http",
+        RemoteTransport::Sse => "sse",
     }
-}
-
-fn millis(ms: i64) -> Duration {
-    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-impl From<&store::McpServer> for ServerConfig {
-    fn from(server: &store::McpServer) -> Self {
-        Self {
-            id: server.id.clone(),
-            name: server.name.clone(),
-            command: server.command.clone(),
-            args: server.args.clone(),
-            env: server.env.clone(),
-            remote: remote_endpoint(server),
-            call_timeout: millis(server.timeout),
-            init_timeout: millis(server.init_timeout),
-            always_on: server.always_on,
-            idle_timeout: millis(server.idle_timeout_ms),
-            sandbox: server.sandbox.clone(),
-            version: server.updated_at,
-        }
-    }
-}
-
-fn remote_endpoint(server: &store::McpServer) -> Option<RemoteEndpoint> {
-    let transport = match server.transport {
-        store::Transport::Stdio => return None,
-        store::Transport::StreamableHttp => RemoteTransport::StreamableHttp,
-        store::Transport::Sse => RemoteTransport::Sse,
-    };
-    Some(RemoteEndpoint {
-        transport,
-        url: server.url.clone().unwrap_or_default(),
-        headers: server.headers.clone(),
-    })
 }
 
 /// Environment variables passed from BotCraft's environment to every server, when present.

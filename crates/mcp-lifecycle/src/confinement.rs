@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use env_template::{EnvSegment, parse_env_value};
 use sandbox::{Plan, Prepared, SpawnContext};
-use store::env_template::{EnvSegment, parse_env_value};
 
 use crate::config::ServerConfig;
 use crate::error::LifecycleError;
@@ -216,7 +216,7 @@ pub(crate) fn confine(
 }
 
 /// `entry` with each `${NAME}` replaced by the server's own variable (the store's template
-/// syntax, `store::env_template`); `None` when one is unset or empty, or the entry is
+/// syntax, `env_template`); `None` when one is unset or empty, or the entry is
 /// malformed (the store refuses those on write).
 fn expand(entry: &str, env: &BTreeMap<String, String>) -> Option<String> {
     let mut out = String::new();

@@ -11,7 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use store::env_template::{EnvSegment, parse_env_value};
+use env_template::{EnvSegment, parse_env_value};
 
 use crate::config::{PASSED_THROUGH_ENV, ServerConfig};
 use crate::error::LifecycleError;

@@ -186,8 +186,8 @@ pub enum LifecycleError {
         #[source]
         source: Arc<serde_json::Error>,
     },
-    #[error("store")]
-    Store(#[source] Arc<store::StoreError>),
+    #[error("the server records")]
+    Records(#[source] crate::records::RecordsError),
 }
 
 impl LifecycleError {
@@ -217,14 +217,14 @@ impl LifecycleError {
             Self::BackingOff { .. } => "backing_off",
             Self::StartCancelled { .. } => "start_cancelled",
             Self::NoCachedTools { .. } | Self::BadToolCache { .. } => "no_tool_list",
-            Self::Store(_) => "store",
+            Self::Records(_) => "store",
         }
     }
 }
 
-impl From<store::StoreError> for LifecycleError {
-    fn from(error: store::StoreError) -> Self {
-        Self::Store(Arc::new(error))
+impl From<crate::records::RecordsError> for LifecycleError {
+    fn from(error: crate::records::RecordsError) -> Self {
+        Self::Records(error)
     }
 }
 

@@ -1,12 +1,15 @@
 //! The lifecycle of every MCP server BotCraft runs.
 //!
+//! It knows no store: server configs, tool caches and sealed OAuth records come and go
+//! through [`ServerRecords`], which the app implements over its store (`server-records`).
+//!
 //! [`McpServerManager`] (an `Arc`'d struct, not a singleton) holds one slot per configured
 //! server and applies the rules: lazy start on first use, with concurrent first uses sharing
 //! one start; explicit start/stop/restart; tool calls under the server's timeout
 //! (`notifications/cancelled` on expiry); always-on servers restarted with exponential
 //! backoff, jitter, a cap and a crash-loop give-up; idle stops when no call and no
 //! [`Lease`] is held; a health loop that pings and confirms with `tools/list`; and each server's tool list
-//! refreshed on `tools/list_changed` and written to the store's tool cache; tools known
+//! refreshed on `tools/list_changed` and written to the tool cache; tools known
 //! before anyone asks, each server listed once per config version in the background
 //! ([`listing`]).
 //!
@@ -28,7 +31,7 @@
 //! A server can also be remote (streamable HTTP or HTTP+SSE, [`sse_client`]): a connection
 //! under the same rules, its loss counted as an exit. One that answers with an OAuth
 //! challenge is `needs-auth` until an operator authorizes it ([`oauth`]); its tokens are
-//! sealed in the store and refreshed single-flight. A bot may be authorized with an account
+//! sealed in the records and refreshed single-flight. A bot may be authorized with an account
 //! of its own: its calls then go on a connection of its own (the per-bot override,
 //! [`McpServerManager::call_tool_as`], [`ForwardFor::bot`]).
 
@@ -52,6 +55,7 @@ mod oauth_credentials;
 mod prctl;
 mod process;
 pub mod reaper;
+mod records;
 mod remote;
 mod restart;
 pub mod run_as;
@@ -76,6 +80,7 @@ pub use manager::McpServerManager;
 pub use mcp_client::{CLIENT_NAME, ExitInfo, PROTOCOL_VERSION, RemoteTransport, shown_url};
 pub use oauth::{OAuthSettings, OAuthStatus};
 pub use process::{McpProcess, StartOptions};
+pub use records::{CachedToolList, RecordOwner, RecordsError, ServerRecords};
 pub use restart::{RestartDecision, RestartPolicy};
 pub use run_as::{RunAs, RunAsError};
 pub use settings::ManagerSettings;

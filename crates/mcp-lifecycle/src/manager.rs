@@ -227,7 +227,7 @@ impl Slot {
 }
 
 pub(crate) struct Inner {
-    pub store: store::Store,
+    pub records: Arc<dyn crate::records::ServerRecords>,
     pub settings: ManagerSettings,
     pub slots: Mutex<BTreeMap<String, Arc<Slot>>>,
     pub events: broadcast::Sender<ToolListEvent>,
@@ -280,8 +280,12 @@ fn strong_cgroups(inner: &std::sync::Weak<Inner>) -> Option<Arc<crate::cgroup::C
 }
 
 impl McpServerManager {
-    /// A manager over `store`. Reaps the processes a previous run left in the pid registry.
-    pub fn new(store: store::Store, settings: ManagerSettings) -> Arc<Self> {
+    /// A manager over `records` (the servers' configs, tool caches and OAuth records: the
+    /// app's store). Reaps the processes a previous run left in the pid registry.
+    pub fn new(
+        records: Arc<dyn crate::records::ServerRecords>,
+        settings: ManagerSettings,
+    ) -> Arc<Self> {
         let registry = settings.pid_registry.clone().map(|path| {
             let registry = PidRegistry::new(path);
             let reaped = registry.reap();
@@ -306,7 +310,7 @@ impl McpServerManager {
         let (events, _) = broadcast::channel(64);
         let manager = Arc::new(Self {
             inner: Arc::new(Inner {
-                store,
+                records,
                 settings,
                 slots: Mutex::new(BTreeMap::new()),
                 events,
@@ -391,19 +395,18 @@ impl McpServerManager {
             })
     }
 
-    /// Read every server config from the store. New servers are added; changed configs take
-    /// effect at the next start; servers gone from the store are stopped and dropped.
+    /// Read every server config from the records. New servers are added; changed configs take
+    /// effect at the next start; servers gone from the records are stopped and dropped.
     pub async fn load_configs(&self) -> Result<(), LifecycleError> {
-        let servers = self.inner.store.servers().await?;
+        let servers = self.inner.records.servers().await?;
         let mut removed = Vec::new();
         {
             let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
-            for server in &servers {
-                let config = ServerConfig::from(server);
-                match slots.get(&server.name) {
-                    Some(slot) => slot.set_config(config),
+            for config in &servers {
+                match slots.get(&config.name) {
+                    Some(slot) => slot.set_config(config.clone()),
                     None => {
-                        slots.insert(server.name.clone(), Arc::new(Slot::new(config)));
+                        slots.insert(config.name.clone(), Arc::new(Slot::new(config.clone())));
                     }
                 }
             }
@@ -422,7 +425,7 @@ impl McpServerManager {
         Ok(())
     }
 
-    /// Add or replace one server config directly (servers not kept in the store).
+    /// Add or replace one server config directly (servers not kept in the records).
     pub fn add_server(&self, config: ServerConfig) {
         self.put_slot(config, None);
     }

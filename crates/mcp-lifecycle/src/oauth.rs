@@ -15,7 +15,7 @@
 //! - **Client registration**, in the spec's order: a client ID metadata document (when the
 //!   settings name one and the authorization server supports them), else dynamic client
 //!   registration. The client registered (with its secret) is kept with the tokens.
-//! - **Tokens** are sealed in the store ([`crate::oauth_credentials`]) and refreshed shortly
+//! - **Tokens** are sealed in the records ([`crate::oauth_credentials`]) and refreshed shortly
 //!   before expiry by rmcp, under one lock per server: concurrent calls at expiry cause one
 //!   refresh. A refused refresh drops the tokens and the server becomes `needs-auth` (no loop).
 //! - **Scope step-up**: a `403 insufficient_scope` makes the server `needs-auth` with that
@@ -41,6 +41,7 @@ use rmcp::transport::auth::{
 use crate::config::{RemoteEndpoint, RemoteTransport, ServerConfig};
 use crate::error::LifecycleError;
 use crate::oauth_credentials::{CredentialHandle, OAuthRecord, ServerCredentials};
+use crate::records::ServerRecords;
 use mcp_client::{cut_urls, shown_url};
 
 /// How long an authorization started with `oauth_start` may take to come back.
@@ -122,7 +123,7 @@ impl OAuthFlows {
         &self,
         config: &ServerConfig,
         bot: Option<&str>,
-        store: &store::Store,
+        records: &Arc<dyn ServerRecords>,
         settings: &OAuthSettings,
     ) -> Arc<ServerCredentials> {
         let mut all = self.credentials.lock().unwrap_or_else(|e| e.into_inner());
@@ -132,7 +133,7 @@ impl OAuthFlows {
                     &config.name,
                     &config.id,
                     bot,
-                    store.clone(),
+                    Arc::clone(records),
                     settings.sealer.clone(),
                 ))
             })
@@ -165,14 +166,14 @@ pub(crate) async fn authorization_manager(
 /// makes it `needs-auth`).
 pub(crate) async fn authorized_client(
     flows: &OAuthFlows,
-    store: &store::Store,
+    records: &Arc<dyn ServerRecords>,
     settings: &OAuthSettings,
     config: &ServerConfig,
     bot: Option<&str>,
     endpoint: &RemoteEndpoint,
     http: reqwest::Client,
 ) -> Result<Option<AuthClient<reqwest::Client>>, LifecycleError> {
-    let credentials = flows.credentials(config, bot, store, settings);
+    let credentials = flows.credentials(config, bot, records, settings);
     let record = credentials
         .record()
         .await

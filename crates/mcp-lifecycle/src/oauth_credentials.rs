@@ -1,4 +1,5 @@
-//! Where a remote server's OAuth record lives: sealed in the store (`"McpOAuthToken"`),
+//! Where a remote server's OAuth record lives: sealed in the records ([`ServerRecords`]; the
+//! store's `"McpOAuthToken"`),
 //! cached here in the clear for the running connection, written through on every change.
 //!
 //! The record is the client this host registered (or was given) at the authorization server
@@ -8,7 +9,7 @@
 //! reads as absent: the server needs authorization again.
 //!
 //! A bot may have a record of its own for a server (the per-bot override, in
-//! `"McpOAuthBotToken"`): the same shape, sealed bound to the server's id *and* the bot's, so
+//! the store's `"McpOAuthBotToken"`): the same shape, sealed bound to the server's id *and* the bot's, so
 //! it opens neither as the server's record nor as another bot's.
 //!
 //! Refresh coordination: every connection of one server (or of one bot's override) shares
@@ -21,6 +22,8 @@ use rmcp::transport::auth::{
     AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
 };
 use serde::{Deserialize, Serialize};
+
+use crate::records::ServerRecords;
 
 /// The OAuth client BotCraft is at a server's authorization server.
 #[derive(Clone, Serialize, Deserialize, PartialEq, Eq)]
@@ -52,7 +55,7 @@ impl std::fmt::Debug for ClientRecord {
     }
 }
 
-/// What is sealed in the store for one server.
+/// What is sealed in the records for one server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct OAuthRecord {
     pub client: ClientRecord,
@@ -69,7 +72,7 @@ impl OAuthRecord {
     }
 }
 
-/// One server's record (or one bot's own record for it): the store row and its clear cache.
+/// One server's record (or one bot's own record for it): the sealed record and its clear cache.
 pub(crate) struct ServerCredentials {
     server: String,
     server_id: String,
@@ -77,7 +80,7 @@ pub(crate) struct ServerCredentials {
     bot_id: Option<String>,
     /// What the sealed record is bound to: the server's id, or the server's and the bot's.
     binding: String,
-    store: store::Store,
+    records: Arc<dyn ServerRecords>,
     sealer: secrets::Sealer,
     cache: tokio::sync::Mutex<Option<Option<OAuthRecord>>>,
     refresh: Arc<tokio::sync::Mutex<()>>,
@@ -88,7 +91,7 @@ impl ServerCredentials {
         server: &str,
         server_id: &str,
         bot_id: Option<&str>,
-        store: store::Store,
+        records: Arc<dyn ServerRecords>,
         sealer: secrets::Sealer,
     ) -> Self {
         Self {
@@ -99,7 +102,7 @@ impl ServerCredentials {
                 None => server_id.to_owned(),
                 Some(bot) => format!("{server_id}\u{0}bot\u{0}{bot}"),
             },
-            store,
+            records,
             sealer,
             cache: tokio::sync::Mutex::new(None),
             refresh: Arc::new(tokio::sync::Mutex::new(())),
@@ -119,11 +122,11 @@ impl ServerCredentials {
         if let Some(record) = cache.as_ref() {
             return Ok(record.clone());
         }
-        let sealed = match &self.bot_id {
-            None => self.store.oauth_record(&self.server_id).await,
-            Some(bot) => self.store.bot_oauth_record(&self.server_id, bot).await,
-        }
-        .map_err(|error| self.store_error("cannot read it", error))?;
+        let sealed = self
+            .records
+            .oauth_record(&self.server_id, self.bot_id.as_deref())
+            .await
+            .map_err(|error| self.store_error("cannot read it", error))?;
         let record = match sealed {
             None => None,
             Some(sealed) => match self.sealer.open(&sealed, &self.binding) {
@@ -144,21 +147,16 @@ impl ServerCredentials {
         Ok(record)
     }
 
-    /// Keep `record` (sealed in the store, clear in the cache).
+    /// Keep `record` (sealed in the records, clear in the cache).
     pub async fn put(&self, record: OAuthRecord) -> Result<(), AuthError> {
         let clear = serde_json::to_vec(&record)
             .map_err(|error| self.store_error("cannot encode it", error))?;
         let sealed = self.sealer.seal(&clear, &self.binding);
         let mut cache = self.cache.lock().await;
-        match &self.bot_id {
-            None => self.store.put_oauth_record(&self.server_id, &sealed).await,
-            Some(bot) => {
-                self.store
-                    .put_bot_oauth_record(&self.server_id, bot, &sealed)
-                    .await
-            }
-        }
-        .map_err(|error| self.store_error("cannot write it", error))?;
+        self.records
+            .put_oauth_record(&self.server_id, self.bot_id.as_deref(), &sealed)
+            .await
+            .map_err(|error| self.store_error("cannot write it", error))?;
         *cache = Some(Some(record));
         Ok(())
     }
@@ -166,15 +164,10 @@ impl ServerCredentials {
     /// Forget the record (sign out).
     pub async fn clear(&self) -> Result<(), AuthError> {
         let mut cache = self.cache.lock().await;
-        match &self.bot_id {
-            None => self.store.delete_oauth_record(&self.server_id).await,
-            Some(bot) => {
-                self.store
-                    .delete_bot_oauth_record(&self.server_id, bot)
-                    .await
-            }
-        }
-        .map_err(|error| self.store_error("cannot delete it", error))?;
+        self.records
+            .delete_oauth_record(&self.server_id, self.bot_id.as_deref())
+            .await
+            .map_err(|error| self.store_error("cannot delete it", error))?;
         *cache = Some(None);
         Ok(())
     }

@@ -1,5 +1,5 @@
-//! Tool lists: each server's tools as last listed, kept in memory and in the store's tool
-//! cache (so search and allow-lists work while a server is stopped), refreshed on
+//! Tool lists: each server's tools as last listed, kept in memory and in the tool cache
+//! ([`crate::ServerRecords`]) (so search and allow-lists work while a server is stopped), refreshed on
 //! `notifications/tools/list_changed`. Which bot may use which tool is `toolset`'s business.
 
 use std::sync::Arc;
@@ -15,7 +15,8 @@ use crate::process::McpProcess;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolListEvent {
     pub server: String,
-    /// The store's hash of the new list.
+    /// The hash of the new list (`canonical_json::fingerprint` of its tools, as the tool
+    /// cache keeps it).
     pub hash: String,
     pub tool_count: usize,
 }
@@ -44,11 +45,11 @@ pub(crate) async fn publish(
         // server connection's, not one bot's view of it.
         return;
     }
-    let hash = store::tools_hash(&values);
+    let hash = canonical_json::fingerprint(&values);
     if !config.id.is_empty()
         && let Err(error) = manager
             .inner
-            .store
+            .records
             .put_tool_cache(&config.id, &values)
             .await
     {

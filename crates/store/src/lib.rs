@@ -33,7 +33,6 @@ mod bindings;
 mod bots;
 mod changes;
 mod database;
-pub mod env_template;
 mod error;
 mod import;
 pub mod key_digest;

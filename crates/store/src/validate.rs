@@ -15,9 +15,9 @@
 
 use crate::api_keys::ApiKeySpec;
 use crate::approval::ApprovalPolicy;
-use crate::env_template::{is_variable_name, parse_env_value};
 use crate::error::ValidationError;
 use crate::model::{BindingSpec, BotSpec, McpServerSpec};
+use env_template::{is_variable_name, parse_env_value};
 
 /// The longest accepted timeout (tool call, initialize, idle): 24 hours in ms.
 pub const MAX_TIMEOUT_MS: i64 = 24 * 60 * 60 * 1000;

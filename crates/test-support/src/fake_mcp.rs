@@ -25,15 +25,18 @@ pub fn conformance_fixture_binary() -> anyhow::Result<PathBuf> {
     built(&FIXTURE, "conformance-fixture")
 }
 
-/// `conformance-fixture --http ADDR ARGS…` started and ready: the process and the URL of its
-/// `/mcp` endpoint, as it printed it.
+/// `conformance-fixture --http fd:3 ARGS…` serving on `listener` (see
+/// [`crate::loopback_listener`]), started and ready: the process and the URL of its `/mcp`
+/// endpoint, as it printed it.
 pub fn conformance_fixture_over_http(
-    addr: &str,
+    listener: std::net::TcpListener,
     args: &[&str],
 ) -> anyhow::Result<(crate::Served, String)> {
     let mut command = Command::new(conformance_fixture_binary()?);
-    command.args(["--http", addr]).args(args);
-    let (served, line) = crate::Served::start(command, "listening on ")?;
+    command
+        .args(["--http", &format!("fd:{}", crate::HANDED_FD)])
+        .args(args);
+    let (served, line) = crate::Served::start_on(command, "listening on ", listener)?;
     let url = line
         .split("listening on ")
         .nth(1)

@@ -19,6 +19,6 @@ pub use fake_llm::{FakeLlm, FakeReply, FakeToolCall, RecordedRequest, Wire};
 pub use fake_mcp::{
     conformance_fixture_binary, conformance_fixture_over_http, fake_mcp_server_binary,
 };
-pub use served::{Served, free_port};
+pub use served::{HANDED_FD, Served, free_port, loopback_listener, loopback_port};
 pub use stdio_client::{CallOutcome, StdioServer};
 pub use web_page::serve_page;

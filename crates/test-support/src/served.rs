@@ -3,6 +3,7 @@
 //! the parent-death signal when the test itself dies.
 
 use std::io::{BufRead, BufReader, Read};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
@@ -30,8 +31,38 @@ impl Served {
     /// (with the thread that started it, so start it from the test's own thread), even when
     /// the test process is killed and no drop runs.
     pub fn start(command: Command, ready: &str) -> anyhow::Result<(Self, String)> {
+        Self::start_with(command, ready, None)
+    }
+
+    /// As [`Served::start`], for a program that serves on `listener`, a socket the test
+    /// bound: the program gets it as descriptor [`HANDED_FD`] (tell it so with its own flag,
+    /// e.g. the fixture's `--http fd:3`) and this process closes its copy once the program
+    /// runs. No port is chosen, released and bound again: nothing else can take it between.
+    /// The socket goes to that program alone (not to other programs this process starts).
+    pub fn start_on(
+        command: Command,
+        ready: &str,
+        listener: std::net::TcpListener,
+    ) -> anyhow::Result<(Self, String)> {
+        Self::start_with(command, ready, Some(listener))
+    }
+
+    fn start_with(
+        command: Command,
+        ready: &str,
+        listener: Option<std::net::TcpListener>,
+    ) -> anyhow::Result<(Self, String)> {
         let program = format!("{:?}", command.get_program());
         let mut command = with_parent_death_signal(&command);
+        if let Some(listener) = &listener {
+            let fd = listener.as_raw_fd();
+            // SAFETY: the closure runs between fork and exec and only calls `dup2` and
+            // `fcntl`, which are async-signal-safe; it allocates nothing and takes no lock.
+            #[allow(unsafe_code)]
+            unsafe {
+                command.pre_exec(move || hand_over(fd));
+            }
+        }
         command
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -40,6 +71,8 @@ impl Served {
         let mut child = command
             .spawn()
             .with_context(|| format!("cannot start {program}"))?;
+        // The program has its copy (or failed to start): this one is no longer needed.
+        drop(listener);
         let (tx, lines) = mpsc::channel();
         if let Some(stdout) = child.stdout.take() {
             forward_lines(stdout, tx.clone());
@@ -128,8 +161,92 @@ fn forward_lines(stream: impl Read + Send + 'static, tx: mpsc::Sender<String>) {
     });
 }
 
-/// A loopback port that was free a moment ago (for programs that take a port, not port 0).
+/// The descriptor a program started with [`Served::start_on`] finds its socket at.
+pub const HANDED_FD: RawFd = 3;
+
+/// In the child, between fork and exec: the socket at `fd` (close-on-exec, as std opens
+/// every descriptor) copied to [`HANDED_FD`], which `dup2` leaves open across exec.
+fn hand_over(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: `fd` is an open descriptor (the parent's listener, alive until after spawn);
+    // `dup2` and `fcntl` only act on descriptors of this, the forked, process.
+    #[allow(unsafe_code)]
+    let done = unsafe {
+        if fd == HANDED_FD {
+            libc::fcntl(fd, libc::F_SETFD, 0)
+        } else {
+            libc::dup2(fd, HANDED_FD)
+        }
+    };
+    if done == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// A loopback listening socket on `port` (0: any free one), to hand to a program with
+/// [`Served::start_on`]. Binding the port of a program that was stopped starts it again at
+/// the same address.
+pub fn loopback_listener(port: u16) -> anyhow::Result<std::net::TcpListener> {
+    std::net::TcpListener::bind(("127.0.0.1", port))
+        .with_context(|| format!("cannot bind 127.0.0.1:{port}"))
+}
+
+/// The port of a loopback URL (`http://127.0.0.1:PORT/…`), to serve there again.
+pub fn loopback_port(url: &str) -> anyhow::Result<u16> {
+    let rest = url
+        .strip_prefix("http://127.0.0.1:")
+        .with_context(|| format!("not a loopback URL: {url}"))?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().with_context(|| format!("no port in {url}"))
+}
+
+/// A loopback port that was free a moment ago, for third-party programs that take a port
+/// number and bind it themselves (supergateway, server-everything, Typesense): another
+/// process could take it before they do. Programs of ours take a socket instead
+/// ([`Served::start_on`]).
 pub fn free_port() -> anyhow::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_handed_socket_is_the_programs_alone_and_closes_with_it() -> anyhow::Result<()> {
+        let listener = loopback_listener(0)?;
+        let port = listener.local_addr()?.port();
+        let mut command = Command::new("sh");
+        command.args([
+            "-c",
+            "echo \"fd3 $(readlink /proc/$$/fd/3)\"; echo ready; exec sleep 600",
+        ]);
+        let (mut served, _) = Served::start_on(command, "ready", listener)?;
+        let seen = served.seen.join("\n");
+        assert!(seen.contains("fd3 socket:["), "{seen}");
+        // Listening in the program: a connection is accepted by the kernel on its socket.
+        std::net::TcpStream::connect(("127.0.0.1", port))?;
+        served.kill();
+        // This process kept no copy: with the program gone, nothing listens there.
+        let refused = std::net::TcpStream::connect(("127.0.0.1", port))
+            .err()
+            .map(|error| error.kind());
+        assert_eq!(refused, Some(std::io::ErrorKind::ConnectionRefused));
+        // And the port can be bound again, to start a program there once more.
+        loopback_listener(port)?;
+        Ok(())
+    }
+
+    #[test]
+    fn loopback_ports_are_read_from_urls() {
+        for (url, port) in [
+            ("http://127.0.0.1:8080/mcp", Some(8080)),
+            ("http://127.0.0.1:1", Some(1)),
+            ("http://localhost:8080/mcp", None),
+            ("http://127.0.0.1:/mcp", None),
+        ] {
+            assert_eq!(loopback_port(url).ok(), port, "{url}");
+        }
+    }
 }

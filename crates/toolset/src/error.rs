@@ -81,7 +81,7 @@ impl CallError {
                 server: server.to_owned(),
                 message: error.to_string(),
             },
-            LifecycleError::Store(source) => Self::Internal {
+            LifecycleError::Records(source) => Self::Internal {
                 cause: source.to_string(),
             },
             // Not configured, not startable, exited, unresponsive, crash-looping, …

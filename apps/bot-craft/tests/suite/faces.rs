@@ -95,7 +95,7 @@ async fn world(replies: Vec<FakeReply>) -> anyhow::Result<World> {
         pid_registry: Some(dir.path().join("pids")),
         ..ManagerSettings::default()
     };
-    let manager = McpServerManager::new(store.clone(), settings);
+    let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     manager.load_configs().await?;
     // Each server listed once (the tool cache), then only the always-on one runs.
     for name in ["lazy1", "lazy2"] {

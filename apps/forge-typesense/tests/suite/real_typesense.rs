@@ -10,7 +10,6 @@
 //! repository is indexed into [`SEARCH_COLLECTION`] by `forge-typesense index`.
 
 use std::fs;
-use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -71,13 +70,6 @@ fn typesense_bin() -> PathBuf {
     bin
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|listener| listener.local_addr())
-        .map(|addr| addr.port())
-        .expect("a free port on 127.0.0.1")
-}
-
 /// Data folders of earlier runs whose test process is gone.
 fn remove_stale_data(parent: &Path) {
     let Ok(entries) = fs::read_dir(parent) else {
@@ -105,7 +97,10 @@ fn start() -> RealTypesense {
     let data = parent.join(format!("typesense-{}", std::process::id()));
     let _ = fs::remove_dir_all(&data);
     fs::create_dir_all(&data).expect("create the Typesense data folder");
-    let (api_port, peering_port) = (free_port(), free_port());
+    let (api_port, peering_port) = (
+        test_support::free_port().expect("a free port on 127.0.0.1"),
+        test_support::free_port().expect("a free port on 127.0.0.1"),
+    );
     let watchdog = Command::new("sh")
         .arg("-c")
         .arg(WATCHDOG)

@@ -118,7 +118,7 @@ impl Fixture {
             },
             ..ManagerSettings::default()
         };
-        let manager = McpServerManager::new(store.clone(), settings);
+        let manager = McpServerManager::new(server_records::records(store.clone()), settings);
         let llm = FakeLlm::start(replies).await?;
         let providers = Providers::new(ProviderSettings {
             openai: OpenAiSettings {

@@ -67,7 +67,7 @@ async fn main() -> anyhow::Result<()> {
         .await?;
     let env: BTreeMap<String, String> = std::env::vars().collect();
     let manager = McpServerManager::new(
-        store.clone(),
+        server_records::records(store.clone()),
         ManagerSettings {
             env,
             ..ManagerSettings::default()

@@ -47,7 +47,7 @@ async fn setup(filter: &[&str]) -> anyhow::Result<Setup> {
         stop_grace: Duration::from_secs(2),
         ..ManagerSettings::default()
     };
-    let manager = McpServerManager::new(store.clone(), settings);
+    let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     manager.load_configs().await?;
     // Listed once, then stopped: the gateway lists from the cached tool list.
     manager.get_tools("fake").await?;

@@ -49,7 +49,7 @@ async fn setup() -> anyhow::Result<Setup> {
         stop_grace: Duration::from_secs(2),
         ..ManagerSettings::default()
     };
-    let manager = McpServerManager::new(store.clone(), settings);
+    let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     manager.load_configs().await?;
     manager.get_tools("fixture").await?;
     let toolsets = toolset::Toolsets::new(store, manager.clone(), ["tool_search"]);

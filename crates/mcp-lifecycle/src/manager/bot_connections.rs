@@ -56,7 +56,7 @@ impl McpServerManager {
         let has_own = self
             .inner
             .oauth
-            .credentials(&config, Some(bot), &self.inner.store, settings)
+            .credentials(&config, Some(bot), &self.inner.records, settings)
             .record()
             .await
             .map_err(|error| LifecycleError::OAuth {
@@ -106,7 +106,7 @@ impl McpServerManager {
             return Ok(Vec::new());
         }
         let mut found = Vec::new();
-        for bot_id in self.inner.store.bot_oauth_overrides(&config.id).await? {
+        for bot_id in self.inner.records.bot_oauth_overrides(&config.id).await? {
             let Some(status) = self.oauth_status_for(server, Some(&bot_id)).await? else {
                 continue;
             };

@@ -48,7 +48,7 @@ impl McpServerManager {
             slot.lock().tools.is_some()
         } else {
             self.inner
-                .store
+                .records
                 .tool_cache(&config.id)
                 .await?
                 .is_some_and(|cache| cache.captured_at >= config.version)

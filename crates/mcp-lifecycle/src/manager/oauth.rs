@@ -15,7 +15,7 @@
 //! - **Client registration**, in the spec's order: a client ID metadata document (when the
 //!   settings name one and the authorization server supports them), else dynamic client
 //!   registration. The client registered (with its secret) is kept with the tokens.
-//! - **Tokens** are sealed in the store ([`crate::oauth_credentials`]) and refreshed shortly
+//! - **Tokens** are sealed in the records ([`crate::oauth_credentials`]) and refreshed shortly
 //!   before expiry by rmcp, under one lock per server: concurrent calls at expiry cause one
 //!   refresh. A refused refresh drops the tokens and the server becomes `needs-auth` (no loop).
 //! - **Scope step-up**: a `403 insufficient_scope` makes the server `needs-auth` with that
@@ -37,6 +37,7 @@ use crate::oauth::{
     needs_auth_error,
 };
 use crate::oauth_credentials::{ClientRecord, CredentialHandle, OAuthRecord};
+use crate::records::ServerRecords;
 use mcp_client::shown_url;
 use rmcp::transport::auth::{
     AuthError, AuthorizationRequest, AuthorizationSession, WWWAuthenticateParams,
@@ -72,7 +73,7 @@ impl McpServerManager {
             None => Arc::clone(&server_slot),
         };
         let config = server_slot.config();
-        let (settings, store) = self.oauth_parts(&config)?;
+        let (settings, records) = self.oauth_parts(&config)?;
         let Some(endpoint) = config.remote.clone().filter(eligible) else {
             return Err(LifecycleError::OAuthUnavailable {
                 server: config.name.clone(),
@@ -85,7 +86,7 @@ impl McpServerManager {
         let credentials = self
             .inner
             .oauth
-            .credentials(&config, bot, &store, &settings);
+            .credentials(&config, bot, &records, &settings);
         let previous = credentials
             .record()
             .await
@@ -95,7 +96,7 @@ impl McpServerManager {
             (Some(_), None) => self
                 .inner
                 .oauth
-                .credentials(&config, None, &store, &settings)
+                .credentials(&config, None, &records, &settings)
                 .record()
                 .await
                 .map_err(|error| auth_failed(&config, &error))?
@@ -284,7 +285,7 @@ impl McpServerManager {
     ) -> Result<(), LifecycleError> {
         let slot = self.slot(server)?;
         let config = slot.config();
-        let (settings, store) = self.oauth_parts(&config)?;
+        let (settings, records) = self.oauth_parts(&config)?;
         let unavailable = |reason: &str| LifecycleError::OAuthUnavailable {
             server: config.name.clone(),
             reason: reason.to_owned(),
@@ -306,7 +307,7 @@ impl McpServerManager {
         let credentials = self
             .inner
             .oauth
-            .credentials(&config, None, &store, &settings);
+            .credentials(&config, None, &records, &settings);
         credentials
             .put(OAuthRecord {
                 client: ClientRecord {
@@ -341,11 +342,11 @@ impl McpServerManager {
     ) -> Result<(), LifecycleError> {
         let slot = self.slot(server)?;
         let config = slot.config();
-        let (settings, store) = self.oauth_parts(&config)?;
+        let (settings, records) = self.oauth_parts(&config)?;
         let credentials = self
             .inner
             .oauth
-            .credentials(&config, bot, &store, &settings);
+            .credentials(&config, bot, &records, &settings);
         credentials
             .clear()
             .await
@@ -383,7 +384,7 @@ impl McpServerManager {
     ) -> Result<Option<OAuthStatus>, LifecycleError> {
         let slot = self.slot(server)?;
         let config = slot.config();
-        let Ok((settings, store)) = self.oauth_parts(&config) else {
+        let Ok((settings, records)) = self.oauth_parts(&config) else {
             return Ok(None);
         };
         if !config.remote.as_ref().is_some_and(eligible) {
@@ -392,7 +393,7 @@ impl McpServerManager {
         let credentials = self
             .inner
             .oauth
-            .credentials(&config, bot, &store, &settings);
+            .credentials(&config, bot, &records, &settings);
         let record = credentials.record().await.ok().flatten();
         Ok(record.map(|record| OAuthStatus {
             authorized: record.has_token(),
@@ -407,9 +408,9 @@ impl McpServerManager {
     fn oauth_parts(
         &self,
         config: &ServerConfig,
-    ) -> Result<(OAuthSettings, store::Store), LifecycleError> {
+    ) -> Result<(OAuthSettings, Arc<dyn ServerRecords>), LifecycleError> {
         match &self.inner.settings.oauth {
-            Some(settings) => Ok((settings.clone(), self.inner.store.clone())),
+            Some(settings) => Ok((settings.clone(), Arc::clone(&self.inner.records))),
             None => Err(LifecycleError::OAuthUnavailable {
                 server: config.name.clone(),
                 reason: "OAuth is not set up on this host (no secret key or callback URL)".into(),

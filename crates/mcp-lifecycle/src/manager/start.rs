@@ -198,7 +198,7 @@ impl McpServerManager {
             Some(oauth) if crate::oauth::eligible(endpoint) => Some(
                 crate::oauth::authorized_client(
                     &self.inner.oauth,
-                    &self.inner.store,
+                    &self.inner.records,
                     oauth,
                     &config,
                     slot.bot.as_deref(),

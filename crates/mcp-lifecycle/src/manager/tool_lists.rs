@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 impl McpServerManager {
     /// The tools of `server` as last listed: from memory if it ran since this manager
-    /// started, else from the store's tool cache. Never starts the server; `None` when its
+    /// started, else from the tool cache. Never starts the server; `None` when its
     /// tools were never listed.
     pub async fn cached_tools(
         &self,
@@ -23,7 +23,7 @@ impl McpServerManager {
         if config.id.is_empty() {
             return Ok(None);
         }
-        let Some(cache) = self.inner.store.tool_cache(&config.id).await? else {
+        let Some(cache) = self.inner.records.tool_cache(&config.id).await? else {
             return Ok(None);
         };
         let tools = cache

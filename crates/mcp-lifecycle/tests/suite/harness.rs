@@ -59,7 +59,7 @@ impl Fixture {
         let store = Store::connect(&store::sqlite_url(&dir.path().join("store.db"))).await?;
         let mut settings = settings(dir.path());
         tweak(&mut settings);
-        let manager = McpServerManager::new(store.clone(), settings);
+        let manager = McpServerManager::new(server_records::records(store.clone()), settings);
         let binary = test_support::fake_mcp_server_binary()?;
         Ok(Self {
             manager,

@@ -41,7 +41,7 @@ async fn leftovers_in_the_pid_registry_are_reaped_at_the_next_start() -> anyhow:
         pid_registry: Some(dir.path().join("pids")),
         ..ManagerSettings::default()
     };
-    let manager = McpServerManager::new(store.clone(), settings);
+    let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     let gone = hygiene::wait_gone(&BTreeSet::from([identity]), Duration::from_secs(10)).await;
     let _ = leftover.wait();
     assert!(gone, "the leftover process was not reaped");
@@ -73,7 +73,7 @@ async fn a_group_left_by_a_dead_leader_is_reaped_at_the_next_start() -> anyhow::
         pid_registry: Some(dir.path().join("pids")),
         ..ManagerSettings::default()
     };
-    let manager = McpServerManager::new(store.clone(), settings);
+    let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     let gone = hygiene::wait_gone(&BTreeSet::from([orphan]), Duration::from_secs(10)).await;
     assert!(gone, "the orphan of the dead leader was not reaped");
     manager.stop_all().await;

@@ -37,7 +37,7 @@ fn oauth_settings(key: &str) -> OAuthSettings {
 /// The fixture behind the fake authorization server, tokens living `secs`: (served, origin).
 fn oauth_fixture(secs: u64) -> anyhow::Result<(Served, String)> {
     let (served, url) = test_support::conformance_fixture_over_http(
-        "127.0.0.1:0",
+        test_support::loopback_listener(0)?,
         &["--oauth", &secs.to_string()],
     )?;
     Ok((served, url.trim_end_matches("/mcp").to_owned()))
@@ -258,7 +258,7 @@ async fn a_challenging_server_needs_auth_until_authorized_and_its_tokens_are_sea
 
     // A new manager over the same store and key connects with the stored token; another key
     // cannot read it and needs authorization again.
-    let again = McpServerManager::new(fx.store.clone(), {
+    let again = McpServerManager::new(server_records::records(fx.store.clone()), {
         let mut s = settings(fx.dir.path());
         s.oauth = Some(oauth_settings("first key of enough length"));
         s
@@ -270,7 +270,7 @@ async fn a_challenging_server_needs_auth_until_authorized_and_its_tokens_are_sea
     );
     assert_eq!(counters(&origin).await?["code_exchanges"], 1);
     again.stop_all().await;
-    let other_key = McpServerManager::new(fx.store.clone(), {
+    let other_key = McpServerManager::new(server_records::records(fx.store.clone()), {
         let mut s = settings(fx.dir.path());
         s.oauth = Some(oauth_settings("another key of enough length"));
         s
@@ -532,14 +532,14 @@ async fn call_on(fx: &Fixture, relay: bool) -> Result<String, LifecycleError> {
 async fn chat_and_the_relay_meet_a_dropped_session_then_a_401_alike() -> anyhow::Result<()> {
     let mut seen = Vec::new();
     for relay in [false, true] {
-        let port = test_support::free_port()?;
         let fixture = |port: u16| {
             test_support::conformance_fixture_over_http(
-                &format!("127.0.0.1:{port}"),
+                test_support::loopback_listener(port)?,
                 &["--oauth", "3600"],
             )
         };
-        let (mut served, url) = fixture(port)?;
+        let (mut served, url) = fixture(0)?;
+        let port = test_support::loopback_port(&url)?;
         let origin = url.trim_end_matches("/mcp").to_owned();
         let fx = oauth_fx(&origin, "a key of enough length for the test").await?;
         authorize(&fx.manager, &origin).await?;

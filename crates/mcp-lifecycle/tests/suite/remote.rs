@@ -16,7 +16,7 @@ use rmcp::model::{
     ProtocolVersion, ServerResult,
 };
 use store::{McpServerSpec, Transport};
-use test_support::{Served, conformance_fixture_binary, free_port};
+use test_support::{Served, conformance_fixture_binary, free_port, loopback_listener};
 
 use super::harness::{Fixture, args, text};
 use super::programs::{node, npm_file};
@@ -25,9 +25,11 @@ const TOKEN: &str = "t0k-remote-s3cret";
 const SIMPLE_TEXT: &str = "This is a simple text response for testing.";
 
 /// The conformance fixture over streamable HTTP on `port`, answering 401 without the token.
+/// The fixture behind a bearer token on loopback port `port` (0: any), bound here and
+/// handed to it.
 fn http_fixture(port: u16) -> anyhow::Result<(Served, String)> {
     test_support::conformance_fixture_over_http(
-        &format!("127.0.0.1:{port}"),
+        loopback_listener(port)?,
         &["--require-header", &format!("Authorization=Bearer {TOKEN}")],
     )
 }
@@ -99,8 +101,8 @@ async fn wait_for_state(fx: &Fixture, server: &str, wanted: ServerState) -> anyh
 async fn a_streamable_http_server_is_listed_called_and_reached_again_after_a_restart()
 -> anyhow::Result<()> {
     let fx = remote_fixture().await?;
-    let port = free_port()?;
-    let (mut served, url) = http_fixture(port)?;
+    let (mut served, url) = http_fixture(0)?;
+    let port = test_support::loopback_port(&url)?;
     fx.add_spec(hosted(&url)).await?;
     let tools = fx.manager.get_tools("hosted").await?;
     assert!(
@@ -156,8 +158,8 @@ async fn a_streamable_http_server_is_listed_called_and_reached_again_after_a_res
 async fn an_always_on_remote_found_dead_by_health_is_reconnected_and_counted() -> anyhow::Result<()>
 {
     let fx = remote_fixture().await?;
-    let port = free_port()?;
-    let (mut served, url) = http_fixture(port)?;
+    let (mut served, url) = http_fixture(0)?;
+    let port = test_support::loopback_port(&url)?;
     fx.add_spec(hosted(&url).always_on(true)).await?;
     fx.manager.start_server("hosted").await?;
     assert_eq!(fx.manager.check_health("hosted").await?, Health::Healthy);
@@ -184,7 +186,7 @@ async fn an_always_on_remote_found_dead_by_health_is_reconnected_and_counted() -
 async fn a_refused_token_fails_the_connect_naming_server_and_url_but_not_the_token()
 -> anyhow::Result<()> {
     let fx = remote_fixture().await?;
-    let (_served, url) = http_fixture(free_port()?)?;
+    let (_served, url) = http_fixture(0)?;
     let wrong = "wr0ng-t0ken-value";
     fx.add_spec(
         McpServerSpec::remote(
@@ -330,7 +332,7 @@ async fn a_remote_server_s_2026_requests_go_on_a_link_of_their_own_with_or_witho
 -> anyhow::Result<()> {
     let fx = remote_fixture().await?;
     let (_served, url) =
-        test_support::conformance_fixture_over_http("127.0.0.1:0", &["--stateless-only"])?;
+        test_support::conformance_fixture_over_http(loopback_listener(0)?, &["--stateless-only"])?;
     fx.add_spec(
         McpServerSpec::remote("stateless", Transport::StreamableHttp, &url)
             .init_timeout(10_000)
@@ -354,7 +356,7 @@ async fn a_remote_server_s_2026_requests_go_on_a_link_of_their_own_with_or_witho
     // back as it is. The shared connection stays as it was: rmcp's HTTP client would have
     // taken the named revision as its own, and the next plain call still works. With
     // sessions and without.
-    let (_with_sessions, session_url) = http_fixture(free_port()?)?;
+    let (_with_sessions, session_url) = http_fixture(0)?;
     fx.add_spec(hosted(&session_url)).await?;
     for server in ["stateless", "hosted"] {
         for round in 0..2 {

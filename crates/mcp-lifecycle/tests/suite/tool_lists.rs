@@ -50,7 +50,10 @@ fn names(tools: &[mcp_lifecycle::Tool]) -> Vec<String> {
 
 /// A second manager over the same store: what it knows comes from the store, not memory.
 async fn fresh_manager(fx: &Fixture) -> anyhow::Result<std::sync::Arc<McpServerManager>> {
-    let manager = McpServerManager::new(fx.store.clone(), settings(fx.dir.path()));
+    let manager = McpServerManager::new(
+        server_records::records(fx.store.clone()),
+        settings(fx.dir.path()),
+    );
     manager.load_configs().await?;
     Ok(manager)
 }

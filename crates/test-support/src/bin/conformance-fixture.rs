@@ -1,6 +1,8 @@
 //! `conformance-fixture [--http ADDR [--require-header NAME=VALUE | --oauth SECS | --stateless-only]]`: test-support's
 //! [`ConformanceFixture`] over stdio (the default) or over streamable HTTP at
-//! `http://ADDR/mcp` (sessions, and stateless 2026-07-28 requests on the same URL). In HTTP
+//! `http://ADDR/mcp` (sessions, and stateless 2026-07-28 requests on the same URL). ADDR
+//! `fd:N` serves on the listening socket inherited as file descriptor N (bound by the test
+//! that started it: see `Served::start_on`), instead of binding one. In HTTP
 //! mode it prints `listening on URL` once it accepts connections and serves until SIGINT or
 //! SIGTERM; with `--require-header` every request without that header (exactly) is answered
 //! 401, as a server behind a bearer token would; with `--oauth SECS` it sits behind
@@ -64,9 +66,12 @@ enum Guard {
 }
 
 async fn serve_http(addr: &str, guard: Guard) -> anyhow::Result<()> {
-    let listener = tokio::net::TcpListener::bind(addr)
-        .await
-        .with_context(|| format!("bind {addr}"))?;
+    let listener = match addr.strip_prefix("fd:") {
+        Some(fd) => inherited_listener(fd.parse().context("fd:N takes a descriptor number")?)?,
+        None => tokio::net::TcpListener::bind(addr)
+            .await
+            .with_context(|| format!("bind {addr}"))?,
+    };
     let origin = format!("http://{}", listener.local_addr()?);
     let shutdown = CancellationToken::new();
     let config = StreamableHttpServerConfig::default()
@@ -123,4 +128,20 @@ async fn serve_http(addr: &str, guard: Guard) -> anyhow::Result<()> {
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
         .context("serve HTTP")
+}
+
+/// The listening socket the parent handed over as descriptor `fd`.
+fn inherited_listener(fd: i32) -> anyhow::Result<tokio::net::TcpListener> {
+    use std::os::fd::FromRawFd;
+    anyhow::ensure!(fd > 2, "fd:{fd} is one of stdin, stdout and stderr");
+    // SAFETY: the descriptor was inherited for this purpose (`Served::start_on` puts the
+    // listening socket there); nothing else in this process opened or owns it, so the
+    // listener becomes its one owner. A descriptor that is not a socket fails below.
+    #[allow(unsafe_code)]
+    let listener = unsafe { std::net::TcpListener::from_raw_fd(fd) };
+    listener
+        .local_addr()
+        .with_context(|| format!("descriptor {fd} is not a socket"))?;
+    listener.set_nonblocking(true)?;
+    Ok(tokio::net::TcpListener::from_std(listener)?)
 }

@@ -29,7 +29,7 @@ impl Fixture {
             pid_registry: Some(dir.path().join("pids")),
             ..ManagerSettings::default()
         };
-        let manager = McpServerManager::new(store.clone(), settings);
+        let manager = McpServerManager::new(server_records::records(store.clone()), settings);
         let toolsets = Toolsets::new(store.clone(), manager.clone(), ["tool_search"]);
         Ok(Self {
             store,
