@@ -15,8 +15,8 @@
 use axum::Json;
 use axum::extract::State;
 use axum::http::HeaderMap;
+use chat_tools::SearchState;
 use mcp_lifecycle::{ServerState, ServerStatus};
-use search_index::{BuildProgress, SearchMode};
 use serde_json::{Map, Value, json};
 
 use crate::state::AppState;
@@ -37,20 +37,13 @@ pub fn status_json(status: &ServerStatus) -> Value {
     })
 }
 
-/// How `tool_search` ranks, and the build embedding tool texts now, if any.
-pub struct SearchState {
-    pub mode: SearchMode,
-    pub building: Option<BuildProgress>,
-}
-
-impl SearchState {
-    fn json(&self) -> Value {
-        let mut value = json!(self.mode);
-        if let (Some(building), Some(map)) = (self.building, value.as_object_mut()) {
-            map.insert("building".to_owned(), json!(building));
-        }
-        value
+/// `toolSearch`: how `tool_search` ranks, and the build under way, if any.
+fn search_json(search: &SearchState) -> Value {
+    let mut value = json!(search.mode);
+    if let (Some(building), Some(map)) = (search.building, value.as_object_mut()) {
+        map.insert("building".to_owned(), json!(building));
     }
+    value
 }
 
 /// The health document of these statuses.
@@ -71,7 +64,7 @@ pub fn health_report(statuses: &[ServerStatus], search: &SearchState, sandbox: &
         "status": if healthy { "healthy" } else { "degraded" },
         "toolsNotListed": not_listed,
         "mcpServers": servers,
-        "toolSearch": search.json(),
+        "toolSearch": search_json(search),
         "sandbox": sandbox,
     })
 }
@@ -162,6 +155,7 @@ mod tests {
 
     use super::*;
     use pretty_assertions::assert_eq;
+    use search_index::{BuildProgress, SearchMode};
 
     fn bm25() -> SearchState {
         SearchState {

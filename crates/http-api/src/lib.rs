@@ -8,21 +8,18 @@
 //!   [`routes::bots`], [`routes::keys`]) and its OpenAPI document ([`openapi`]);
 //! - [`auth`]: bearer keys with roles (admin, chat, bot), configured or stored;
 //!   [`origin`]: the Origin rule; [`error`]: one JSON error type;
-//! - [`executor`]: inference's `ToolExecutor` over the `McpServerManager` (qualified names,
-//!   reverse map, per-server deadlines, lazy start, leases held by the chat route);
+//! - a turn's MCP tools come from `chat-tools` (the executor over the toolset, the
+//!   `tool_search` indexes); the chat route holds the lease on the bot's servers;
 //! - [`native_tools`]: the native tools every bot gets;
 //! - [`tool_loading`]: eager / deferred / auto loading of a turn's tools, metered per step;
-//!   [`catalogs`]: the `tool_search` indexes, rebuilt only when a catalog changes;
 //! - `GET /api/tools/search` ([`routes::tools`]) over the cached catalogs;
 //! - [`listener`]: serving over TCP with a header-read timeout and a connection cap;
 //! - [`turn_metrics`]: provider requests and tool searches of a turn, into the metrics
 //!   served at `GET /metrics` (public).
 
 pub mod auth;
-pub mod catalogs;
 pub mod chat_streams;
 pub mod error;
-pub mod executor;
 pub mod health;
 pub mod listener;
 pub mod native_tools;
@@ -39,9 +36,9 @@ pub mod write_stall;
 mod testing;
 
 pub use auth::{Access, ApiKeys, Caller, Role};
-pub use catalogs::ToolCatalogs;
+pub use chat_tools::McpToolExecutor;
+pub use chat_tools::ToolCatalogs;
 pub use error::ApiError;
-pub use executor::McpToolExecutor;
 pub use native_tools::default_native_tools;
 pub use redact::Redactor;
 pub use routes::RouteSpec;

@@ -12,9 +12,9 @@ use tokio_util::sync::CancellationToken;
 use toolset::Toolsets;
 
 use crate::auth::ApiKeys;
-use crate::catalogs::ToolCatalogs;
 use crate::chat_streams::{ChatStreams, StreamLimits};
 use crate::redact::Redactor;
+use chat_tools::ToolCatalogs;
 
 /// Default limit of a request body: 4 MiB (a long chat history fits).
 pub const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;

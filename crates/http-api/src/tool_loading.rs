@@ -9,7 +9,7 @@
 //!   [`crate::ApiConfig::auto_threshold_tokens`], eager below.
 //!
 //! `tool_search` searches the toolset's catalog (the manager's cached lists, same qualified
-//! names as the executor), cached per bot in [`crate::catalogs::ToolCatalogs`]: a search never
+//! names as the executor), cached per bot in [`chat_tools::ToolCatalogs`]: a search never
 //! starts a server; a found tool's server starts when the tool is called.
 
 use std::sync::Arc;
@@ -22,8 +22,8 @@ use serde_json::{Value, json};
 use store::{Bot, ToolLoadingMode};
 use toolset::{BotToolset, ListPolicy};
 
-use crate::executor::definitions;
 use crate::state::AppState;
+use chat_tools::executor::definitions;
 
 /// The tools of one turn.
 pub struct TurnTools {

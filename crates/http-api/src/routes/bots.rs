@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 use store::{BindingSpec, BotSpec};
 
 use crate::error::ApiError;
-use crate::executor::definitions;
 use crate::routes::chat::find_bot;
 use crate::routes::servers::find_server;
 use crate::state::AppState;
+use chat_tools::executor::definitions;
 use toolset::ListPolicy;
 
 fn check_model(spec: &BotSpec) -> Result<(), ApiError> {

@@ -54,11 +54,11 @@ use store::Bot;
 
 use crate::auth::Caller;
 use crate::error::ApiError;
-use crate::executor::McpToolExecutor;
 use crate::redact::Redactor;
 use crate::state::AppState;
 use crate::tool_loading::{ToolReport, TurnTools};
 use crate::turn_metrics::TurnRecorder;
+use chat_tools::McpToolExecutor;
 use toolset::ListPolicy;
 
 /// The request body.

@@ -16,10 +16,10 @@ use axum::extract::{Query, State};
 use tool_search::SearchQuery;
 use toolset::ListPolicy;
 
-use crate::catalogs::SearchAnswer;
 use crate::error::ApiError;
-use crate::executor::catalog_entries;
 use crate::state::AppState;
+use chat_tools::SearchAnswer;
+use chat_tools::executor::catalog_entries;
 
 /// Results when `limit` is not given.
 pub const DEFAULT_LIMIT: usize = 10;

@@ -372,7 +372,7 @@ async fn a_resource_is_read_as_bytes_through_the_api() -> anyhow::Result<()> {
         ))
         .await?;
     fixture.manager.load_configs().await?;
-    let path = http_api::executor::resource_path("fixture", "test://static-binary");
+    let path = chat_tools::executor::resource_path("fixture", "test://static-binary");
     assert_eq!(
         path,
         "/api/servers/fixture/resource?uri=test%3A%2F%2Fstatic-binary"
@@ -403,7 +403,7 @@ async fn a_resource_is_read_as_bytes_through_the_api() -> anyhow::Result<()> {
     let text = fixture
         .send(request(
             "GET",
-            &http_api::executor::resource_path("fixture", "test://static-text"),
+            &chat_tools::executor::resource_path("fixture", "test://static-text"),
             None,
         ))
         .await?;

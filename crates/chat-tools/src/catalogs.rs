@@ -14,12 +14,19 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
 use inference::{CatalogEntry, QueryEmbedder, ToolCatalog};
-use search_index::{SearchIndexes, SearchMode};
+use search_index::{BuildProgress, SearchIndexes, SearchMode};
 use serde::Serialize;
 use tool_search::{SearchError, SearchQuery, ToolDoc, ToolIndex, catalog_hash};
 use toolset::BotToolset;
 
-/// The indexes of one [`crate::AppState`]. Cheap to clone (shared).
+/// How `tool_search` ranks, and the build embedding tool texts now, if any.
+#[derive(Debug, Clone)]
+pub struct SearchState {
+    pub mode: SearchMode,
+    pub building: Option<BuildProgress>,
+}
+
+/// The indexes of one host (its `AppState`). Cheap to clone (shared).
 #[derive(Clone)]
 pub struct ToolCatalogs {
     inner: Arc<Inner>,
@@ -104,8 +111,8 @@ impl ToolCatalogs {
     }
 
     /// How searches rank, and the build embedding tool texts now (`/api/health`).
-    pub fn search_state(&self) -> crate::health::SearchState {
-        crate::health::SearchState {
+    pub fn search_state(&self) -> SearchState {
+        SearchState {
             mode: self.mode(),
             building: self.inner.indexes.build_progress(),
         }
