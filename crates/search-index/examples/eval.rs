@@ -53,7 +53,11 @@ async fn main() {
     };
     let mode = args.get(1).map(String::as_str).unwrap_or("table");
     let data = EvalData::load();
-    let indexes = hybrid().await;
+    let model = test_skip::needs::embedding_model().unwrap_or_else(|why| {
+        eprintln!("eval: {why}");
+        std::process::exit(2)
+    });
+    let indexes = hybrid(model).await;
     let queries = &data.queries(split);
     let lexical = segments(&data, split, &SearchIndexes::lexical()).await;
     let hybrid = segments(&data, split, &indexes).await;

@@ -722,15 +722,21 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn root_scripts_run_sh_as_root_layout() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::chromium());
     attack(Layout::Root).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_user_scripts_run_sh_layout() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::chromium());
     attack(Layout::OneUser).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_users_image_layout() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::chromium());
     attack(Layout::TwoUsers).await
 }

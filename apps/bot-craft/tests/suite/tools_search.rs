@@ -167,21 +167,11 @@ fn one_query_prints_a_ranking_or_json() -> anyhow::Result<()> {
     Ok(())
 }
 
-fn model() -> String {
-    std::env::var("BOTCRAFT_EMBEDDING_MODEL")
-        .ok()
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| {
-            panic!(
-                "BOTCRAFT_EMBEDDING_MODEL is not set. This test runs the real model:\n    \
-                 export BOTCRAFT_EMBEDDING_MODEL=\"$(scripts/embedding-model-setup.sh)\""
-            )
-        })
-}
-
 #[test]
 fn with_the_model_the_ranking_is_hybrid_and_explains_both_signals() -> anyhow::Result<()> {
-    let model = model();
+    let model = test_skip::need!(test_skip::needs::embedding_model())
+        .display()
+        .to_string();
     let catalog = small_catalog().display().to_string();
     // Shares no word with the tool: only the dense signal can find it.
     let query = "print what the notes document says";
@@ -233,7 +223,9 @@ fn with_the_model_the_ranking_is_hybrid_and_explains_both_signals() -> anyhow::R
 
 #[test]
 fn embedding_a_catalog_shows_its_progress_on_stderr() -> anyhow::Result<()> {
-    let model = model();
+    let model = test_skip::need!(test_skip::needs::embedding_model())
+        .display()
+        .to_string();
     let catalog = small_catalog().display().to_string();
     let out = Command::new(env!("CARGO_BIN_EXE_botcraft"))
         .args(["tools", "search", "read a file", "--catalog", &catalog])

@@ -59,6 +59,7 @@ fn field_names(collection: &Value) -> Vec<String> {
 
 #[tokio::test]
 async fn reindexing_writes_only_what_changed() {
+    test_skip::need!(test_skip::needs::typesense());
     let dir = tempfile::tempdir().expect("tempdir");
     let repo = dir.path().join("repo");
     copy_tree(&fixture_repo(), &repo);
@@ -123,6 +124,7 @@ async fn reindexing_writes_only_what_changed() {
 
 #[tokio::test]
 async fn documents_written_by_others_are_left_alone_and_missing_fields_added() {
+    test_skip::need!(test_skip::needs::typesense());
     let collection = "legacy";
     let (status, _) = admin(
         Method::POST,
@@ -166,6 +168,7 @@ async fn documents_written_by_others_are_left_alone_and_missing_fields_added() {
 
 #[tokio::test]
 async fn index_failures_exit_non_zero_without_showing_the_key() {
+    test_skip::need!(test_skip::needs::typesense());
     let typesense = shared();
     let dir = tempfile::tempdir().expect("tempdir");
     let wrong_key = "wrong-admin-key-91b2";

@@ -38,6 +38,7 @@ fn scores(text: &str) -> Vec<u64> {
 
 #[tokio::test]
 async fn search_answers_in_the_seed_format_with_snippets_and_big_scores() {
+    test_skip::need!(test_skip::needs::typesense());
     let server = search_server().await;
     let outcome = server
         .call("search_knowledge", json!({"query": "taxonomy", "limit": 3}))
@@ -73,6 +74,7 @@ fn regex_free_redact(text: &str) -> String {
 
 #[tokio::test]
 async fn filters_narrow_the_results_and_values_cannot_add_clauses() {
+    test_skip::need!(test_skip::needs::typesense());
     let server = search_server().await;
     let roadmap = "Forge/Projects/Taxonomy/notes/roadmap.md";
     let taxonomy = "Forge/Projects/Taxonomy/README.md";
@@ -139,6 +141,7 @@ async fn filters_narrow_the_results_and_values_cannot_add_clauses() {
 
 #[tokio::test]
 async fn limit_caps_the_hits_but_not_found() {
+    test_skip::need!(test_skip::needs::typesense());
     let server = search_server().await;
     let outcome = server
         .call("search_knowledge", json!({"query": "taxonomy", "limit": 1}))
@@ -157,6 +160,7 @@ async fn limit_caps_the_hits_but_not_found() {
 
 #[tokio::test]
 async fn file_summaries_come_from_the_index() {
+    test_skip::need!(test_skip::needs::typesense());
     let server = search_server().await;
     let cases = [
         (
@@ -199,6 +203,7 @@ async fn file_summaries_come_from_the_index() {
 
 #[tokio::test]
 async fn a_wrong_key_and_a_missing_collection_are_http_errors() {
+    test_skip::need!(test_skip::needs::typesense());
     let typesense = shared();
     let wrong_key = "not-the-key-5c1e";
     let cases = [

@@ -3,8 +3,6 @@
 //! Hugging Face's `tokenizers` and vectors from an independent numpy BERT
 //! (`tests/reference.py`).
 
-use std::path::PathBuf;
-
 use embedding::{Embedder, EmbeddingError};
 use pretty_assertions::assert_eq;
 use serde::Deserialize;
@@ -14,19 +12,6 @@ struct Reference {
     text: String,
     ids: Vec<u32>,
     vector: Vec<f32>,
-}
-
-fn model_dir() -> PathBuf {
-    let dir = std::env::var_os("BOTCRAFT_EMBEDDING_MODEL")
-        .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| {
-            panic!(
-                "BOTCRAFT_EMBEDDING_MODEL is not set. These tests run the real model:\n    \
-                 export BOTCRAFT_EMBEDDING_MODEL=\"$(scripts/embedding-model-setup.sh)\"\n\
-                 then run them again."
-            )
-        });
-    PathBuf::from(dir)
 }
 
 fn references() -> Vec<Reference> {
@@ -42,7 +27,8 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn vectors_match_an_independent_implementation() {
-    let embedder = Embedder::load(&model_dir()).expect("model loads");
+    let embedder = Embedder::load(&test_skip::need!(test_skip::needs::embedding_model()))
+        .expect("model loads");
     assert_eq!(embedder.dimensions(), 384);
     let refs = references();
     let texts: Vec<&str> = refs.iter().map(|r| r.text.as_str()).collect();
@@ -64,7 +50,8 @@ fn vectors_match_an_independent_implementation() {
 
 #[test]
 fn embedding_reports_its_progress_batch_by_batch() {
-    let embedder = Embedder::load(&model_dir()).expect("model loads");
+    let embedder = Embedder::load(&test_skip::need!(test_skip::needs::embedding_model()))
+        .expect("model loads");
     let texts: Vec<String> = (0..37)
         .map(|i| format!("tool number {i} reads files"))
         .collect();
@@ -95,7 +82,7 @@ fn embedding_reports_its_progress_batch_by_batch() {
 
 #[test]
 fn token_ids_match_hugging_face_tokenizers() {
-    let dir = model_dir();
+    let dir = test_skip::need!(test_skip::needs::embedding_model());
     let json = std::fs::read_to_string(dir.join("tokenizer.json")).expect("tokenizer.json");
     let tokenizer = embedding::WordPiece::from_json(&json).expect("tokenizer");
     for reference in references() {
@@ -110,7 +97,8 @@ fn token_ids_match_hugging_face_tokenizers() {
 
 #[test]
 fn similar_texts_are_closer_than_unrelated_ones() {
-    let embedder = Embedder::load(&model_dir()).expect("model loads");
+    let embedder = Embedder::load(&test_skip::need!(test_skip::needs::embedding_model()))
+        .expect("model loads");
     let v = embedder
         .embed(&[
             "delete a file permanently",
@@ -123,7 +111,7 @@ fn similar_texts_are_closer_than_unrelated_ones() {
 
 #[test]
 fn a_broken_folder_names_the_file() {
-    let dir = model_dir();
+    let dir = test_skip::need!(test_skip::needs::embedding_model());
     let broken = tempfile::tempdir().expect("tempdir");
     // (the file left out, the files linked in)
     let cases = [

@@ -117,6 +117,7 @@ async fn run_client(
 #[tokio::test]
 async fn ai_sdk_client_reads_a_stream_with_tool_calls_into_the_expected_parts() -> anyhow::Result<()>
 {
+    test_skip::need!(test_skip::needs::npm_packages());
     for wire in WIRES {
         let fx = Fixture::new([
             FakeReply::tool_calls([FakeToolCall::new(
@@ -160,6 +161,7 @@ async fn ai_sdk_client_reads_a_stream_with_tool_calls_into_the_expected_parts() 
 
 #[tokio::test]
 async fn ai_6_and_7_read_text_a_tool_call_and_an_image_as_a_file_part() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
     for (package, version) in APPROVING_PACKAGES {
         for wire in WIRES {
             let fx = Fixture::new([
@@ -220,6 +222,7 @@ const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR
 
 #[tokio::test]
 async fn ai_6_and_7_approve_and_the_tool_runs_deny_and_the_model_is_told() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
     for (package, version) in APPROVING_PACKAGES {
         for (decision, then) in [("approve", "It said hi."), ("deny", "Understood.")] {
             let fx = asking_bot(vec![

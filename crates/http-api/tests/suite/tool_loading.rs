@@ -73,6 +73,7 @@ fn json_chat(bot: &str, text: &str) -> anyhow::Result<axum::http::Request<axum::
 #[tokio::test]
 async fn with_the_model_a_paraphrased_search_finds_the_tool_and_the_next_step_calls_it()
 -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::embedding_model());
     let query = "print what the notes document says";
     let fx = Fixture::with_options(
         [

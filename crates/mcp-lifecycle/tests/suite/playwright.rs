@@ -160,12 +160,16 @@ async fn navigate_snapshot_and_stop(launch: Launch) -> anyhow::Result<()> {
 #[tokio::test]
 async fn playwright_via_node_navigates_reads_the_page_and_leaves_nothing_after_stop()
 -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::chromium());
     navigate_snapshot_and_stop(Launch::Node).await
 }
 
 #[tokio::test]
 async fn playwright_via_its_npm_bin_navigates_reads_the_page_and_leaves_nothing_after_stop()
 -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::chromium());
     navigate_snapshot_and_stop(Launch::NpmBin).await
 }
 
@@ -184,6 +188,8 @@ async fn eventually(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
 #[tokio::test]
 async fn sigkill_of_the_process_running_the_manager_leaves_no_playwright_process()
 -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
+    test_skip::need!(test_skip::needs::chromium());
     let (dir, marker) = marker_dir()?;
     let (program, arguments) = command(Launch::Node, &marker)?;
     let child_binary = example_binary("manager_child")?;

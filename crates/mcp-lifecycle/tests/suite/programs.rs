@@ -1,6 +1,8 @@
 //! The real programs the third-party tests run, located in the repository: Node 22 and npm
-//! packages pinned in `e2e/`, Debian's Chromium, the forge servers in the target dir. A missing
-//! program fails the test with what to run; no test is skipped.
+//! packages pinned in `e2e/`, Debian's Chromium, the forge servers in the target dir. A test
+//! that runs an installed program checks for it first (`test_skip::need!`): when it is
+//! missing the test skips and says so (plain `cargo test` is the fast tier), or fails under
+//! `BOTCRAFT_NO_SKIPS=1` (CI, where `scripts/test.sh` installed everything).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

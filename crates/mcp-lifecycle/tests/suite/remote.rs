@@ -235,6 +235,7 @@ async fn an_unset_header_variable_is_not_configured() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn an_sse_server_through_supergateway_is_called_lost_and_reconnected() -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
     let fx = remote_fixture().await?;
     let port = free_port()?;
     let mut gateway = sse_gateway(port)?;
@@ -280,6 +281,7 @@ async fn an_sse_server_through_supergateway_is_called_lost_and_reconnected() -> 
 #[tokio::test]
 async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connection()
 -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
     let everything = |port: u16| -> anyhow::Result<Served> {
         let mut command = Command::new(node()?);
         command

@@ -15,6 +15,7 @@ use super::programs::{node, npm_file, tree, workspace_binary};
 #[tokio::test]
 async fn server_everything_lists_tools_answers_echo_and_get_sum_and_stops_clean()
 -> anyhow::Result<()> {
+    test_skip::need!(test_skip::needs::npm_packages());
     let fx = Fixture::new().await?;
     let script = npm_file("@modelcontextprotocol/server-everything/dist/index.js")?;
     fx.add_spec(

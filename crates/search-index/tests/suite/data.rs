@@ -1,7 +1,7 @@
 //! The evaluation data on disk (`crates/tool-search/eval/`) and its vectors.
 //! Shared by the suite and `examples/eval.rs`.
 //!
-//! Vectors come from the model in `BOTCRAFT_EMBEDDING_MODEL` through
+//! Vectors come from the model in `BOTCRAFT_EMBEDDING_MODEL` (`test_skip::needs`) through
 //! [`SearchIndexes`], persisted in an SQLite store under `target/`, exactly as
 //! `botcraft serve` persists them: the first run embeds, later runs reuse.
 
@@ -79,22 +79,8 @@ impl EvalData {
     }
 }
 
-pub fn model_dir() -> PathBuf {
-    std::env::var_os("BOTCRAFT_EMBEDDING_MODEL")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            panic!(
-                "BOTCRAFT_EMBEDDING_MODEL is not set. The evaluation runs the real model:\n    \
-                 export BOTCRAFT_EMBEDDING_MODEL=\"$(scripts/embedding-model-setup.sh)\"\n\
-                 then run it again."
-            )
-        })
-}
-
-/// Hybrid indexes over the model, with vectors persisted under `target/`.
-pub async fn hybrid() -> SearchIndexes {
-    let dir = model_dir();
+/// Hybrid indexes over the model in `dir`, with vectors persisted under `target/`.
+pub async fn hybrid(dir: PathBuf) -> SearchIndexes {
     let embedder = tokio::task::spawn_blocking(move || embedding::Embedder::load(&dir))
         .await
         .expect("load task")

@@ -20,7 +20,7 @@ const PARAPHRASE_RECALL_AT_5: f64 = 0.42;
 async fn hybrid_ranking_holds_its_floor_on_the_test_split_and_beats_bm25() {
     let data = EvalData::load();
     let queries = data.queries(Split::Test);
-    let indexes = hybrid().await;
+    let indexes = hybrid(test_skip::need!(test_skip::needs::embedding_model())).await;
     let hybrid_segments = segments(&data, Split::Test, &indexes).await;
     let vectors = query_vectors(&queries, &indexes).await;
     let shipped = evaluate(
@@ -65,7 +65,7 @@ async fn hybrid_ranking_holds_its_floor_on_the_test_split_and_beats_bm25() {
 #[tokio::test]
 async fn a_query_naming_a_tool_still_puts_it_first() {
     let data = EvalData::load();
-    let indexes = hybrid().await;
+    let indexes = hybrid(test_skip::need!(test_skip::needs::embedding_model())).await;
     let segments = segments(&data, Split::Test, &indexes).await;
     let index = index(&segments, Weights::default());
     for (query, server, tool) in [

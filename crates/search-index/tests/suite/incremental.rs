@@ -8,8 +8,6 @@ use search_index::SearchIndexes;
 use serde_json::json;
 use tool_search::ToolDoc;
 
-use super::data::model_dir;
-
 fn doc(server: &str, name: &str, description: &str) -> ToolDoc {
     ToolDoc::from_mcp(
         server,
@@ -60,7 +58,7 @@ async fn a_changed_server_rebuilds_its_segment_only() -> anyhow::Result<()> {
 async fn vectors_are_computed_once_per_text_and_survive_a_restart() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let url = store::sqlite_url(&dir.path().join("store.db"));
-    let model = model_dir();
+    let model = test_skip::need!(test_skip::needs::embedding_model());
     let embedder =
         Arc::new(tokio::task::spawn_blocking(move || embedding::Embedder::load(&model)).await??);
     let store = store::Store::connect(&url).await?;
@@ -83,7 +81,7 @@ async fn vectors_are_computed_once_per_text_and_survive_a_restart() -> anyhow::R
 #[tokio::test]
 async fn a_build_says_how_far_its_embedding_is() -> anyhow::Result<()> {
     use search_index::BuildProgress;
-    let dir = model_dir();
+    let dir = test_skip::need!(test_skip::needs::embedding_model());
     let embedder = tokio::task::spawn_blocking(move || embedding::Embedder::load(&dir)).await??;
     let seen: Arc<std::sync::Mutex<Vec<BuildProgress>>> = Arc::default();
     let observer = {
