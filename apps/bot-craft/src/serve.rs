@@ -7,14 +7,20 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use http_api::{ApiConfig, ApiKeys, AppState, Redactor, default_native_tools};
-use inference::providers::{AnthropicSettings, HttpTimeouts, OpenAiSettings};
-use inference::{ProviderSettings, Providers};
+use http_api::{AppState, default_native_tools};
 use mcp_lifecycle::{McpServerManager, ServerState};
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{DataArgs, ModelArgs, generated_key, key_file, secret_or_file};
+use crate::config::{DataArgs, ModelArgs};
 use crate::seed::SeedSettings;
+
+mod api;
+mod credentials;
+mod drain;
+mod gateway;
+mod telemetry;
+
+pub(crate) use telemetry::flush_traces;
 
 #[derive(Debug, clap::Args)]
 pub struct ServeArgs {
@@ -226,59 +232,14 @@ impl ServeArgs {
 }
 
 pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
-    // Secrets may come from files (`NAME_FILE`, Docker and Kubernetes secrets), so that they
-    // need not sit in PID 1's environment.
-    args.api_key = secret_or_file(args.api_key.take(), "BOTCRAFT_API_KEY")?;
-    args.chat_keys = secret_or_file(args.chat_keys.take(), "BOTCRAFT_CHAT_KEYS")?;
-    args.openai_api_key = secret_or_file(args.openai_api_key.take(), "OPENAI_API_KEY")?;
-    args.anthropic_api_key = secret_or_file(args.anthropic_api_key.take(), "ANTHROPIC_API_KEY")?;
-    args.bot_keys = secret_or_file(args.bot_keys.take(), mcp_gateway::BOT_KEYS_ENV)?;
-    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
-    // Traces over OTLP when an endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`…); else none,
-    // at no cost.
-    let trace_settings =
-        observability::TelemetrySettings::from_vars(|name| std::env::var(name).ok())
-            .context("OpenTelemetry settings")?;
-    let (telemetry, trace_layer) =
-        match observability::Telemetry::start(&trace_settings).context("OTLP trace exporter")? {
-            Some((telemetry, layer)) => (Some(telemetry), Some(layer)),
-            None => (None, None),
-        };
-    observability::init_tracing_with(args.log_format, &filter, trace_layer)?;
-    if let Some(endpoint) = &trace_settings.traces_endpoint {
-        eprintln!(
-            "botcraft: traces exported over OTLP/HTTP to {} as service {:?}{}",
-            crate::host::without_credentials(endpoint),
-            trace_settings.service_name,
-            if trace_settings.record_content {
-                " (content recorded, redacted: BOTCRAFT_TRACE_CONTENT=on)"
-            } else {
-                ""
-            }
-        );
-        if let Some(metrics) = &trace_settings.metrics_endpoint {
-            eprintln!(
-                "botcraft: MCP and GenAI duration metrics exported over OTLP/HTTP to {}",
-                crate::host::without_credentials(metrics)
-            );
-        }
-    }
+    credentials::read_secret_files(&mut args)?;
+    let (telemetry, trace_settings) = telemetry::start(args.log_format)?;
     let url = args.data.database_url()?;
     let _sole_replica = crate::host::claim_sqlite(&url)?;
     let seed = (!args.no_seed).then_some(&args.seed);
     let store = crate::host::open_store(&args.data, seed).await?;
     let secret_keys = crate::host::load_keys(&args.data.data_dir, &store).await;
-    let keys = match args.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
-        Some(keys) => keys.split(',').map(|k| k.trim().to_owned()).collect(),
-        None => {
-            let key = generated_key(&args.data.data_dir)?;
-            eprintln!(
-                "botcraft: BOTCRAFT_API_KEY is not set; using the key in {}",
-                key_file(&args.data.data_dir).display()
-            );
-            vec![key]
-        }
-    };
+    let keys = credentials::admin_keys(&args)?;
     let (pid_registry, _registry_claim) =
         crate::host::claim_pid_registry(&args.data.data_dir, args.replica_id.as_deref())?;
     let run_as = tool_user(args.tool_user.as_deref())?;
@@ -331,108 +292,22 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         .await
         .context("load MCP server configs")?;
     let _replicas = crate::host::follow_other_replicas(&store, &manager).await?;
-    let providers = Providers::new(ProviderSettings {
-        openai: OpenAiSettings {
-            api_key: args.openai_api_key.clone(),
-            base_url: args.openai_base_url.clone(),
-        },
-        anthropic: AnthropicSettings {
-            api_key: args.anthropic_api_key.clone(),
-            base_url: args.anthropic_base_url.clone(),
-        },
-        timeouts: HttpTimeouts {
-            idle: Duration::from_secs(args.provider_idle_seconds),
-            ..HttpTimeouts::default()
-        },
-    })?;
-    // Every secret value BotCraft knows, redacted from errors, streams and server logs: its
-    // keys, the provider keys, the `/mcp` bot keys and the database URL's password.
-    let bot_key_values: Vec<String> = args
-        .bot_keys
-        .as_deref()
-        .unwrap_or_default()
-        .split(',')
-        .filter_map(|entry| entry.split_once('=').map(|(_, key)| key.trim().to_owned()))
-        .filter(|key| key.len() >= 8)
-        .collect();
-    let database_password = reqwest::Url::parse(&url)
-        .ok()
-        .and_then(|parsed| parsed.password().map(str::to_owned))
-        .filter(|password| !password.is_empty());
-    let chat_keys: Vec<String> = args
-        .chat_keys
-        .as_deref()
-        .unwrap_or_default()
-        .split(',')
-        .map(|key| key.trim().to_owned())
-        .filter(|key| !key.is_empty())
-        .collect();
-    let secrets = keys
-        .iter()
-        .cloned()
-        .chain(chat_keys.iter().cloned())
-        .chain(args.openai_api_key.clone())
-        .chain(args.anthropic_api_key.clone())
-        .chain(bot_key_values)
-        .chain(database_password)
-        .chain(
-            trace_settings
-                .headers
-                .values()
-                .filter(|value| value.len() >= 8)
-                .cloned(),
-        )
-        .chain(
-            std::env::var(secrets::KEY_VAR)
-                .ok()
-                .filter(|key| key.len() >= 8),
-        );
+    let providers = api::providers(&args)?;
+    let chat_keys = credentials::chat_keys(&args);
+    let secrets = credentials::known(&args, &keys, &chat_keys, &url, &trace_settings);
     let embedder = args.model.load().await?;
-    match &embedder {
-        Some(model) => eprintln!(
-            "botcraft: tool_search is hybrid: BM25F + {} ({} dimensions, model {})",
-            model.folder().dir.display(),
-            model.dimensions(),
-            model.model_id()
-        ),
-        None => eprintln!(
-            "botcraft: tool_search is BM25F only (set BOTCRAFT_EMBEDDING_MODEL to a model folder for hybrid ranking)"
-        ),
-    }
-    let config = ApiConfig {
-        api_keys: ApiKeys::new(&keys).with(&chat_keys, http_api::Role::Chat),
-        max_body_bytes: args.max_body_bytes,
-        max_chat_messages: args.max_chat_messages,
-        redactor: Redactor::new(secrets),
-        catalogs: http_api::ToolCatalogs::new(
-            search_index::SearchIndexes::new(embedder, Some(store.clone())).with_progress(
-                // A large cold build (tens of ms per tool text) says how far it is; so does
-                // /api/health's toolSearch.building, which the dashboard shows.
-                search_index::in_steps(10, |progress| {
-                    if progress.total >= 64 {
-                        tracing::info!(
-                            embedded = progress.embedded,
-                            total = progress.total,
-                            "embedding tool texts for tool_search"
-                        );
-                    }
-                }),
-            ),
-        ),
-        oauth_client_metadata: http_api::routes::oauth::client_metadata_document(
-            &public_url,
-            crate::host::CLIENT_NAME,
-        ),
-        approvals: approval_settings(&args, &secret_keys),
-        chat_streams: http_api::chat_streams::ChatStreams::new(
-            http_api::chat_streams::StreamLimits {
-                total: args.max_chat_streams.max(1),
-                per_key: args.max_chat_streams_per_key.max(1),
-            },
-        ),
-        chat_buffer_bytes: args.chat_buffer_bytes.max(1),
-        ..ApiConfig::default()
-    };
+    let config = api::config(
+        &args,
+        api::Inputs {
+            keys: &keys,
+            chat_keys: &chat_keys,
+            secrets,
+            embedder,
+            store: &store,
+            public_url: &public_url,
+            secret_keys: &secret_keys,
+        },
+    );
     if trace_settings.record_content {
         let redactor = config.redactor.clone();
         observability::record_content_with(move |text| redactor.redact(text));
@@ -471,31 +346,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let graceful = stop_accepting.clone();
     let sessions = CancellationToken::new();
     let router = http_api::app(state).merge(dashboard::router());
-    // /mcp: bot keys from BOTCRAFT_BOT_KEYS and from the store (`botcraft keys create --role bot`).
-    let keys = mcp_gateway::BotKeys::parse(args.bot_keys.as_deref().unwrap_or_default())
-        .context("BOTCRAFT_BOT_KEYS")?;
-    let mut hosts = vec![
-        "localhost".to_owned(),
-        "127.0.0.1".to_owned(),
-        "::1".to_owned(),
-    ];
-    hosts.extend(args.allowed_hosts.iter().cloned());
-    let config = mcp_gateway::GatewayConfig {
-        allowed_hosts: Some(hosts),
-        shutdown: sessions.clone(),
-        key_store: Some(store.clone()),
-        max_sessions_per_bot: args.mcp_max_sessions_per_bot,
-        session_timeout: Duration::from_secs(args.mcp_session_idle_seconds.max(1)),
-        ..mcp_gateway::GatewayConfig::default()
-    };
-    let backend =
-        Arc::new(mcp_gateway::ToolsetBackend::new(toolsets.clone()).with_metrics(metrics.clone()));
-    eprintln!("botcraft: MCP gateway at /mcp (bot keys: BOTCRAFT_BOT_KEYS and `botcraft keys`)");
-    let gateway = mcp_gateway::mcp_router(backend, mcp_gateway::KeyPolicy::Keys(keys), &config)
-        .layer(axum::middleware::from_fn_with_state(
-            args.max_body_bytes,
-            http_api::routes::refuse_declared_oversize,
-        ));
+    let gateway = gateway::router(&args, &toolsets, &metrics, &store, &sessions)?;
     let router = router
         .merge(gateway)
         .layer(axum::middleware::from_fn(observability::trace_http));
@@ -523,56 +374,21 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         }
     }
 
-    // Not ready from now on; still serving for a while, so a load balancer that polls the
-    // readiness sends its traffic elsewhere before connections are refused.
-    draining.cancel();
-    if args.unready_seconds > 0 {
-        let unready = Duration::from_secs(args.unready_seconds);
-        eprintln!(
-            "botcraft: draining: /api/health/ready answers 503; serving {unready:?} more (a second signal ends the wait)"
-        );
-        tokio::select! {
-            () = tokio::time::sleep(unready) => {}
-            () = shutdown_signal() => {}
-        }
-    }
-    let drain = Duration::from_secs(args.drain_seconds);
-    eprintln!("botcraft: shutting down; draining chat streams (up to {drain:?})");
-    stop_accepting.cancel();
-    sessions.cancel();
-    // A server still in `initialize` (up to its initTimeout) would hold its caller's
-    // request, and so the drain: abandon the starts now.
-    manager.begin_shutdown();
-    if tokio::time::timeout(drain, &mut server).await.is_err() {
-        eprintln!("botcraft: drain deadline passed; cancelling running turns");
-        turns.cancel();
-        if tokio::time::timeout(Duration::from_secs(5), &mut server)
-            .await
-            .is_err()
-        {
-            server.abort();
-        }
-    }
-    let stop = Duration::from_secs(args.stop_seconds);
-    eprintln!("botcraft: stopping MCP servers (up to {stop:?})");
-    if tokio::time::timeout(stop, manager.stop_all())
-        .await
-        .is_err()
-    {
-        eprintln!("botcraft: some MCP servers did not stop within {stop:?}");
-    }
-    health_loop.abort();
-    store.close().await;
-    flush_traces(telemetry).await;
-    eprintln!("botcraft: stopped");
-    Ok(())
-}
-
-/// Export the traces still buffered (the exporter blocks: off the runtime's threads).
-pub(crate) async fn flush_traces(telemetry: Option<observability::Telemetry>) {
-    if let Some(telemetry) = telemetry {
-        let _ = tokio::task::spawn_blocking(move || telemetry.shutdown()).await;
-    }
+    drain::drain_and_stop(
+        &args,
+        drain::Running {
+            draining,
+            stop_accepting,
+            sessions,
+            turns,
+            server,
+            manager,
+            health_loop,
+            store,
+            telemetry,
+        },
+    )
+    .await
 }
 
 /// Server metrics: the state gauge and restart counts are read from the manager at each
@@ -667,32 +483,6 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {}
         () = term => {}
-    }
-}
-
-/// Approval ids are signed with a key derived from BotCraft's key bound to the store's share
-/// ([`crate::host::Keys`]), so every replica over one store accepts the others' approvals and
-/// a stolen key file alone forges none; without a usable key, with one of this process alone
-/// (said on stderr).
-fn approval_settings(
-    args: &ServeArgs,
-    keys: &Result<crate::host::Keys, String>,
-) -> http_api::ApprovalSettings {
-    let ttl = Duration::from_secs(args.approval_ttl_seconds.max(1));
-    match keys {
-        Ok(keys) => http_api::ApprovalSettings {
-            key: keys.bound.derive("tool approvals"),
-            ttl,
-        },
-        Err(error) => {
-            eprintln!(
-                "botcraft: tool approvals are signed with a key of this process only ({error}); they do not survive a restart"
-            );
-            http_api::ApprovalSettings {
-                ttl,
-                ..http_api::ApprovalSettings::default()
-            }
-        }
     }
 }
 

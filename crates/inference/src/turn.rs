@@ -375,17 +375,7 @@ impl ChatTurn {
                         usage: streamed.usage,
                     })
                     .await;
-                emitter
-                    .last(TurnEvent::Finished {
-                        reason: streamed.reason.clone(),
-                        usage,
-                        step_limit_reached: false,
-                    })
-                    .await;
-                let end = TurnEnd::Finished {
-                    reason: streamed.reason,
-                    step_limit_reached: false,
-                };
+                let end = finish(&emitter, streamed.reason, usage, false).await;
                 return outcome(history, usage, steps, end);
             }
             // Calls that wait for a person are shown and not run; the others run.
@@ -394,17 +384,7 @@ impl ChatTurn {
                 .iter()
                 .cloned()
                 .partition(|call| self.asks(call, &offered));
-            for call in &asking {
-                turn_spans::approval_asked(&call.name, &call.id);
-                if let Some(approvals) = &self.approvals {
-                    emitter
-                        .send(TurnEvent::ToolApprovalRequested {
-                            call_id: call.id.clone(),
-                            approval_id: approvals.signer.issue(&call.to_tool_call()),
-                        })
-                        .await;
-                }
-            }
+            self.ask_approval(&asking, &emitter).await;
             let ran = if running.is_empty() {
                 Some(Vec::new())
             } else {
@@ -416,15 +396,7 @@ impl ChatTurn {
                 emitter.last(TurnEvent::Aborted).await;
                 return outcome(history, usage, steps, TurnEnd::Aborted);
             };
-            // Only the latest step's images go to the model again: earlier ones keep their
-            // description, so screenshots do not pile up in every later request.
-            for message in &mut history {
-                if let Message::ToolResults(earlier) = message {
-                    for result in earlier {
-                        result.images.clear();
-                    }
-                }
-            }
+            forget_earlier_images(&mut history);
             if !results.is_empty() {
                 history.push(Message::ToolResults(results));
             }
@@ -438,32 +410,27 @@ impl ChatTurn {
             if !asking.is_empty() {
                 // The turn waits for the person: the client sends the conversation back with
                 // the answers, and the next turn settles them first.
-                emitter
-                    .last(TurnEvent::Finished {
-                        reason: FinishReason::ToolCalls,
-                        usage,
-                        step_limit_reached: false,
-                    })
-                    .await;
-                let end = TurnEnd::Finished {
-                    reason: FinishReason::ToolCalls,
-                    step_limit_reached: false,
-                };
+                let end = finish(&emitter, FinishReason::ToolCalls, usage, false).await;
                 return outcome(history, usage, steps, end);
             }
         }
-        emitter
-            .last(TurnEvent::Finished {
-                reason: last_reason.clone(),
-                usage,
-                step_limit_reached: true,
-            })
-            .await;
-        let end = TurnEnd::Finished {
-            reason: last_reason,
-            step_limit_reached: true,
-        };
+        let end = finish(&emitter, last_reason, usage, true).await;
         outcome(history, usage, steps, end)
+    }
+
+    /// Show each call that waits for a person (with its approval id when approvals are set).
+    async fn ask_approval(&self, asking: &[PendingCall], emitter: &Emitter) {
+        for call in asking {
+            turn_spans::approval_asked(&call.name, &call.id);
+            if let Some(approvals) = &self.approvals {
+                emitter
+                    .send(TurnEvent::ToolApprovalRequested {
+                        call_id: call.id.clone(),
+                        approval_id: approvals.signer.issue(&call.to_tool_call()),
+                    })
+                    .await;
+            }
+        }
     }
 
     /// One model call, in its `chat {model}` span.
@@ -659,6 +626,38 @@ impl Emitter {
     /// The final event: nobody to cancel any more.
     async fn last(&self, event: TurnEvent) {
         let _ = self.sender.send(event).await;
+    }
+}
+
+/// The turn's last event, `Finished`, and its end.
+async fn finish(
+    emitter: &Emitter,
+    reason: FinishReason,
+    usage: Usage,
+    step_limit_reached: bool,
+) -> TurnEnd {
+    emitter
+        .last(TurnEvent::Finished {
+            reason: reason.clone(),
+            usage,
+            step_limit_reached,
+        })
+        .await;
+    TurnEnd::Finished {
+        reason,
+        step_limit_reached,
+    }
+}
+
+/// Only the latest step's images go to the model again: earlier ones keep their description,
+/// so screenshots do not pile up in every later request.
+fn forget_earlier_images(history: &mut [Message]) {
+    for message in history {
+        if let Message::ToolResults(earlier) = message {
+            for result in earlier {
+                result.images.clear();
+            }
+        }
     }
 }
 

@@ -1,0 +1,89 @@
+//! `serve`'s secrets: read from files where `NAME_FILE` says so (Docker and Kubernetes
+//! secrets, so that they need not sit in PID 1's environment), the admin and chat keys, and
+//! every secret value BotCraft knows, for the redactor.
+
+use super::ServeArgs;
+use crate::config::{generated_key, key_file, secret_or_file};
+
+/// Replace each secret argument by its file's content where `NAME_FILE` is set.
+pub(super) fn read_secret_files(args: &mut ServeArgs) -> anyhow::Result<()> {
+    args.api_key = secret_or_file(args.api_key.take(), "BOTCRAFT_API_KEY")?;
+    args.chat_keys = secret_or_file(args.chat_keys.take(), "BOTCRAFT_CHAT_KEYS")?;
+    args.openai_api_key = secret_or_file(args.openai_api_key.take(), "OPENAI_API_KEY")?;
+    args.anthropic_api_key = secret_or_file(args.anthropic_api_key.take(), "ANTHROPIC_API_KEY")?;
+    args.bot_keys = secret_or_file(args.bot_keys.take(), mcp_gateway::BOT_KEYS_ENV)?;
+    Ok(())
+}
+
+/// The admin keys: `BOTCRAFT_API_KEY` (comma-separated), else the key generated into the
+/// data folder (said on stderr, the key itself never).
+pub(super) fn admin_keys(args: &ServeArgs) -> anyhow::Result<Vec<String>> {
+    Ok(
+        match args.api_key.as_deref().filter(|k| !k.trim().is_empty()) {
+            Some(keys) => keys.split(',').map(|k| k.trim().to_owned()).collect(),
+            None => {
+                let key = generated_key(&args.data.data_dir)?;
+                eprintln!(
+                    "botcraft: BOTCRAFT_API_KEY is not set; using the key in {}",
+                    key_file(&args.data.data_dir).display()
+                );
+                vec![key]
+            }
+        },
+    )
+}
+
+/// The chat keys of `BOTCRAFT_CHAT_KEYS` (comma-separated).
+pub(super) fn chat_keys(args: &ServeArgs) -> Vec<String> {
+    args.chat_keys
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .map(|key| key.trim().to_owned())
+        .filter(|key| !key.is_empty())
+        .collect()
+}
+
+/// Every secret value BotCraft knows, redacted from errors, streams and server logs: its
+/// keys, the provider keys, the `/mcp` bot keys, the database URL's password, the OTLP
+/// exporter's header values and the secret key.
+pub(super) fn known(
+    args: &ServeArgs,
+    keys: &[String],
+    chat_keys: &[String],
+    url: &str,
+    trace_settings: &observability::TelemetrySettings,
+) -> Vec<String> {
+    let bot_key_values: Vec<String> = args
+        .bot_keys
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|entry| entry.split_once('=').map(|(_, key)| key.trim().to_owned()))
+        .filter(|key| key.len() >= 8)
+        .collect();
+    let database_password = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|parsed| parsed.password().map(str::to_owned))
+        .filter(|password| !password.is_empty());
+    keys.iter()
+        .cloned()
+        .chain(chat_keys.iter().cloned())
+        .chain(args.openai_api_key.clone())
+        .chain(args.anthropic_api_key.clone())
+        .chain(bot_key_values)
+        .chain(database_password)
+        .chain(
+            trace_settings
+                .headers
+                .values()
+                .filter(|value| value.len() >= 8)
+                .cloned(),
+        )
+        .chain(
+            std::env::var(secrets::KEY_VAR)
+                .ok()
+                .filter(|key| key.len() >= 8),
+        )
+        .collect()
+}
