@@ -48,26 +48,42 @@ impl OriginPolicy {
         Self { hosts, origins }
     }
 
-    /// Whether a request with this `Origin` and `Host` passes.
+    /// Whether a request with this `Origin` and `Host` passes. Allocation-free: it runs on
+    /// every request (ASCII case is ignored, as the lists are kept lowercase).
     pub fn allows(&self, origin: Option<&str>, host: Option<&str>) -> bool {
         let Some(origin) = origin else {
             return true;
         };
-        let origin = origin.trim().trim_end_matches('/').to_ascii_lowercase();
-        if self.origins.contains(&origin) {
+        let origin = origin.trim().trim_end_matches('/');
+        if self
+            .origins
+            .iter()
+            .any(|allowed| allowed.eq_ignore_ascii_case(origin))
+        {
             return true;
         }
-        let Some(authority) = origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"))
+        let Some(authority) = strip_prefix_ignoring_case(origin, "http://")
+            .or_else(|| strip_prefix_ignoring_case(origin, "https://"))
         else {
             return false;
         };
-        let Some(host) = host.map(str::to_ascii_lowercase) else {
+        let Some(host) = host else {
             return false;
         };
-        authority == host && self.hosts.contains(&host_name(&host).to_owned())
+        let name = host_name(host);
+        authority.eq_ignore_ascii_case(host)
+            && self
+                .hosts
+                .iter()
+                .any(|allowed| allowed.eq_ignore_ascii_case(name))
     }
+}
+
+/// `text` without `prefix`, compared ignoring ASCII case.
+fn strip_prefix_ignoring_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
 }
 
 /// The name part of `host[:port]` (an IPv6 literal keeps its brackets).
@@ -146,6 +162,16 @@ mod tests {
             (Some("http://localhost:9999"), Some("localhost:3000"), false),
             (Some("null"), Some("127.0.0.1:3000"), false),
             (Some("http://127.0.0.1:3000"), None, false),
+            // ASCII case does not matter, on either side.
+            (Some("HTTP://LocalHost:3000/"), Some("localhost:3000"), true),
+            (Some("https://APP.example.com"), Some("elsewhere"), true),
+            (
+                Some("https://BotCraft.Example.com"),
+                Some("botcraft.EXAMPLE.com"),
+                true,
+            ),
+            (Some("http://é"), Some("é"), false),
+            (Some("ht"), Some("127.0.0.1"), false),
         ];
         for (origin, host, allowed) in cases {
             assert_eq!(policy.allows(origin, host), allowed, "{origin:?} {host:?}");
