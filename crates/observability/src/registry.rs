@@ -246,6 +246,61 @@ fn key<const N: usize>(labels: [&str; N]) -> Vec<String> {
     labels.iter().map(|l| (*l).to_owned()).collect()
 }
 
+/// A series' label values, as the map keeps them (owned) or as a recording passes them
+/// (borrowed). Both order as the sequence of their strings, as `Vec<String>` does, so a
+/// recording finds its series without allocating: only a new series is copied in.
+trait LabelValues {
+    fn count(&self) -> usize;
+    fn value(&self, index: usize) -> &str;
+}
+
+impl LabelValues for Vec<String> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+    fn value(&self, index: usize) -> &str {
+        &self[index]
+    }
+}
+
+impl<const N: usize> LabelValues for [&str; N] {
+    fn count(&self) -> usize {
+        N
+    }
+    fn value(&self, index: usize) -> &str {
+        self[index]
+    }
+}
+
+impl Ord for dyn LabelValues + '_ {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (0..self.count().min(other.count()))
+            .map(|index| self.value(index).cmp(other.value(index)))
+            .find(|order| order.is_ne())
+            .unwrap_or_else(|| self.count().cmp(&other.count()))
+    }
+}
+
+impl PartialOrd for dyn LabelValues + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for dyn LabelValues + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for dyn LabelValues + '_ {}
+
+impl<'a> std::borrow::Borrow<dyn LabelValues + 'a> for Vec<String> {
+    fn borrow(&self) -> &(dyn LabelValues + 'a) {
+        self
+    }
+}
+
 /// Counter and gauge series.
 struct Scalars {
     descriptor: Descriptor,
@@ -264,12 +319,20 @@ impl Scalars {
         }
     }
 
-    fn update(&self, labels: Vec<String>, f: impl FnOnce(&mut f64)) {
-        f(lock(&self.series).entry(labels).or_insert(0.0));
+    /// Apply `f` to the series of `labels`, made (at 0) when new.
+    fn update<const N: usize>(&self, labels: [&str; N], f: impl FnOnce(&mut f64)) {
+        let mut series = lock(&self.series);
+        match series.get_mut(&labels as &dyn LabelValues) {
+            Some(value) => f(value),
+            None => f(series.entry(key(labels)).or_insert(0.0)),
+        }
     }
 
-    fn get(&self, labels: Vec<String>) -> f64 {
-        lock(&self.series).get(&labels).copied().unwrap_or(0.0)
+    fn get<const N: usize>(&self, labels: [&str; N]) -> f64 {
+        lock(&self.series)
+            .get(&labels as &dyn LabelValues)
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 
@@ -307,7 +370,7 @@ impl<const N: usize> Counter<N> {
     /// Adds `amount`; a negative or non-finite amount is ignored (a counter never goes down).
     pub fn inc_by(&self, labels: [&str; N], amount: f64) {
         if amount.is_finite() && amount >= 0.0 {
-            self.inner.update(key(labels), |value| *value += amount);
+            self.inner.update(labels, |value| *value += amount);
         }
     }
 
@@ -315,13 +378,12 @@ impl<const N: usize> Counter<N> {
     /// manager's restart count), copied in at scrape time.
     pub fn raise_to(&self, labels: [&str; N], total: f64) {
         if total.is_finite() {
-            self.inner
-                .update(key(labels), |value| *value = value.max(total));
+            self.inner.update(labels, |value| *value = value.max(total));
         }
     }
 
     pub fn get(&self, labels: [&str; N]) -> f64 {
-        self.inner.get(key(labels))
+        self.inner.get(labels)
     }
 }
 
@@ -341,15 +403,15 @@ impl<const N: usize> std::fmt::Debug for Gauge<N> {
 
 impl<const N: usize> Gauge<N> {
     pub fn set(&self, labels: [&str; N], value: f64) {
-        self.inner.update(key(labels), |current| *current = value);
+        self.inner.update(labels, |current| *current = value);
     }
 
     pub fn add(&self, labels: [&str; N], delta: f64) {
-        self.inner.update(key(labels), |current| *current += delta);
+        self.inner.update(labels, |current| *current += delta);
     }
 
     pub fn get(&self, labels: [&str; N]) -> f64 {
-        self.inner.get(key(labels))
+        self.inner.get(labels)
     }
 }
 
@@ -366,6 +428,9 @@ impl Histograms {
         f: impl FnOnce(&mut HistogramSnapshot) -> R,
     ) -> R {
         let mut series = lock(&self.series);
+        if let Some(entry) = series.get_mut(&labels as &dyn LabelValues) {
+            return f(entry);
+        }
         let entry = series
             .entry(key(labels))
             .or_insert_with(|| HistogramSnapshot {
@@ -429,6 +494,55 @@ impl<const N: usize> Histogram<N> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn borrowed_labels_order_as_owned_ones_so_recordings_find_their_series() {
+        let cases: [[&str; 2]; 6] = [
+            ["a", "b"],
+            ["a", "bc"],
+            ["ab", ""],
+            ["", "z"],
+            ["a", "b\u{e9}"],
+            ["b", "a"],
+        ];
+        for left in cases {
+            for right in cases {
+                let owned = (key(left), key(right));
+                let borrowed: (&dyn LabelValues, &dyn LabelValues) = (&left, &right);
+                assert_eq!(
+                    borrowed.0.cmp(borrowed.1),
+                    owned.0.cmp(&owned.1),
+                    "{left:?} {right:?}"
+                );
+            }
+        }
+        let (shorter, longer): (Vec<String>, [&str; 2]) = (key(["a"]), ["a", ""]);
+        assert!((&shorter as &dyn LabelValues) < (&longer as &dyn LabelValues));
+
+        // A series recorded once is found again by borrowed labels (one series, summed).
+        let registry = Registry::new();
+        let calls = registry
+            .counter::<2>("calls_total", "Calls.", ["server", "tool"])
+            .expect("registers");
+        for _ in 0..3 {
+            calls.inc(["fs", "read"]);
+        }
+        calls.inc(["fs", "write"]);
+        assert_eq!(
+            (
+                calls.get(["fs", "read"]),
+                calls.get(["fs", "write"]),
+                calls.get(["x", "y"])
+            ),
+            (3.0, 1.0, 0.0)
+        );
+        let histogram = registry
+            .histogram::<1>("took_seconds", "Took.", ["server"], &[0.1, 1.0])
+            .expect("registers");
+        histogram.observe(["fs"], 0.05);
+        histogram.observe(["fs"], 0.5);
+        assert_eq!(histogram.get(["fs"]).count, 2);
+    }
 
     #[test]
     fn names_are_checked_at_registration() {
