@@ -38,6 +38,13 @@ pub const SESSION_HEADER: &str = "mcp-session-id";
 /// The environment variable [`BotKeys::parse`] is documented against.
 pub const BOT_KEYS_ENV: &str = "BOTCRAFT_BOT_KEYS";
 
+/// What the configured keys say of a presented key.
+enum KeyCheck {
+    Bot(String),
+    /// Not a configured key: the store may know it.
+    AskStore(String),
+}
+
 /// The bot a request was authenticated as (its name), put in the request's extensions.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AuthenticatedBot(pub String);
@@ -129,12 +136,15 @@ impl SessionOwners {
         self.owners.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The bot that owns `session`, marking it used.
-    pub fn owner(&self, session: &str) -> Option<String> {
+    /// Whether `session` belongs to a bot other than `bot` (compared in place), marking it
+    /// used. A session nobody owns here belongs to no other bot.
+    pub fn held_by_another(&self, session: &str, bot: &str) -> bool {
         let mut owners = self.lock();
-        let entry = owners.get_mut(session)?;
+        let Some(entry) = owners.get_mut(session) else {
+            return false;
+        };
         entry.1 = Instant::now();
-        Some(entry.0.clone())
+        entry.0 != bot
     }
 
     fn bind(&self, session: &str, bot: &str) {
@@ -257,17 +267,25 @@ impl GatewayAuth {
         &self.owners
     }
 
-    /// The bot of a request carrying `key` (its bearer key).
-    async fn bot_of(&self, key: Option<String>) -> Result<String, AuthRefusal> {
+    /// The bot of a request carrying `key` (its bearer key), when the configured keys say;
+    /// else the key to look up in the store. The key is copied only for that lookup.
+    fn configured_bot(&self, key: Option<&str>) -> Result<KeyCheck, AuthRefusal> {
         let keys = match &*self.policy {
-            KeyPolicy::Open { bot } => return Ok(bot.clone()),
+            KeyPolicy::Open { bot } => return Ok(KeyCheck::Bot(bot.clone())),
             KeyPolicy::Keys(keys) => keys,
         };
         let key = key.ok_or(AuthRefusal::MissingKey)?;
-        let key = key.as_str();
         if let Some(bot) = keys.bot_for(key) {
-            return Ok(bot.to_owned());
+            return Ok(KeyCheck::Bot(bot.to_owned()));
         }
+        if self.store.is_none() {
+            return Err(AuthRefusal::UnknownKey);
+        }
+        Ok(KeyCheck::AskStore(key.to_owned()))
+    }
+
+    /// The bot of a key kept in the store (`botcraft keys create --role bot`).
+    async fn stored_bot(&self, key: &str) -> Result<String, AuthRefusal> {
         let Some(store) = &self.store else {
             return Err(AuthRefusal::UnknownKey);
         };
@@ -353,11 +371,17 @@ fn bearer(request: &Request) -> Option<&str> {
         .filter(|key| !key.is_empty())
 }
 
-fn session_of(headers: &axum::http::HeaderMap) -> Option<String> {
+/// The `Mcp-Session-Id` of `headers`: a reference-counted copy of the header, no allocation.
+fn session_of(headers: &axum::http::HeaderMap) -> Option<HeaderValue> {
     headers
         .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned)
+        .filter(|value| value.to_str().is_ok())
+        .cloned()
+}
+
+/// A header value known to be visible ASCII, as text.
+fn text(value: &HeaderValue) -> &str {
+    value.to_str().unwrap_or_default()
 }
 
 /// The middleware of `/mcp`: authenticate, check the session's owner, pass
@@ -367,15 +391,18 @@ pub async fn authorize(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let key = bearer(&request).map(str::to_owned);
-    let bot = match auth.bot_of(key).await {
+    let found = match auth.configured_bot(bearer(&request)) {
+        Ok(KeyCheck::Bot(bot)) => Ok(bot),
+        Ok(KeyCheck::AskStore(key)) => auth.stored_bot(&key).await,
+        Err(refusal) => Err(refusal),
+    };
+    let bot = match found {
         Ok(bot) => bot,
         Err(refusal) => return refusal.into_response(),
     };
     let session = session_of(request.headers());
     if let Some(session) = &session
-        && let Some(owner) = auth.owners.owner(session)
-        && owner != bot
+        && auth.owners.held_by_another(text(session), &bot)
     {
         return AuthRefusal::ForeignSession.into_response();
     }
@@ -396,12 +423,12 @@ pub async fn authorize(
     let response = next.run(request).await;
     match (&method, session) {
         (&Method::DELETE, Some(session)) if response.status().is_success() => {
-            auth.owners.forget(&session);
+            auth.owners.forget(text(&session));
         }
         (_, None) => {
             if let Some(created) = session_of(response.headers()) {
                 auth.prune().await;
-                auth.owners.bind(&created, &bot);
+                auth.owners.bind(text(&created), &bot);
                 auth.enforce_limit(&bot).await;
             }
         }
