@@ -112,14 +112,26 @@ install_everything() {
     fi
   fi
 }
+# The installs run as a process group of their own (job control on for that one launch), so
+# that an interrupted run.sh ends them with everything they started (apt, npm, pip).
+set -m
 install_everything &
 installs=$!
+set +m
+build=""
+trap 'kill -TERM -- "-$installs" 2>/dev/null || true; [ -z "$build" ] || kill -TERM -- "-$build" 2>/dev/null || true; rm -f "$installed"; exit 130' INT TERM HUP
 
 if [ -z "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
   profile="${BOTCRAFT_RUN_PROFILE:-serve}"
   case "$profile" in dev) out=debug ;; *) out="$profile" ;; esac
   say "building the binaries (cargo, profile $profile); the installs run meanwhile"
-  if ! cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense; then
+  # A process group of its own too, waited for, so that a signal reaches the trap above at
+  # once and ends cargo with its rustc processes.
+  set -m
+  cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense &
+  build=$!
+  set +m
+  if ! wait "$build"; then
     say "the build failed; waiting for the installs to finish before exiting"
     wait "$installs" || true
     exit 1
@@ -128,6 +140,7 @@ if [ -z "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
 fi
 
 wait "$installs" || say "an install step failed (see $install_log)"
+trap - INT TERM HUP
 # shellcheck disable=SC1090
 . "$installed"
 rm -f "$installed"

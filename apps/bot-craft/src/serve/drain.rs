@@ -49,6 +49,8 @@ pub(super) async fn drain_and_stop(args: &ServeArgs, running: Running) -> anyhow
         eprintln!(
             "botcraft: draining: /api/health/ready answers 503; serving {unready:?} more (a second signal ends the wait)"
         );
+        // The wait is the point (`--unready-seconds`, 0 for none): traffic moves away while
+        // this replica still answers; a second signal cuts it short.
         tokio::select! {
             () = tokio::time::sleep(unready) => {}
             () = shutdown_signal() => {}
