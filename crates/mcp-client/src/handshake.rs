@@ -37,11 +37,8 @@ where
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let relay = client.relay();
-    let transport = crate::tap::ProgressTap::new(
-        rmcp::transport::async_rw::AsyncRwTransport::new_client(read, write),
-        relay,
-        None,
-    );
+    let transport =
+        crate::tap::ProgressTap::new(mcp_wire::LineTransport::new(read, write), relay, None);
     handshake_over(init_timeout, transport, exit, client, cancel).await
 }
 

@@ -6,7 +6,7 @@
 //! - The endpoint must have the stream's origin (scheme, host, port). A server naming another
 //!   host would receive BotCraft's headers (a bearer token) with every message: refused.
 //! - One event is at most [`MAX_EVENT_BYTES`]; a longer one ends the stream (the same bound
-//!   as rmcp's stdio line limit), so a hostile server cannot grow BotCraft's memory.
+//!   as the stdio line limit, `mcp_wire::DEFAULT_MAX_LINE_LENGTH`), so a hostile server cannot grow BotCraft's memory.
 //! - A `message` that is not JSON-RPC is logged (its size, not its text) and skipped.
 //! - The stream ending closes the transport: the manager sees the connection as lost.
 

@@ -77,7 +77,7 @@ pub async fn serve<T: Toolbox>(toolbox: T) -> Result<(), rmcp::service::ServerIn
     let name = server.toolbox().identity().name;
     let count = server.tools().len();
     tracing::info!(server = name, tools = count, "ready on stdio");
-    let running = match server.serve(rmcp::transport::stdio()).await {
+    let running = match server.serve(mcp_wire::stdio()).await {
         Ok(running) => running,
         // A client that connects and leaves without initializing is not an error.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),

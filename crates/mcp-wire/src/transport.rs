@@ -1,0 +1,350 @@
+//! [`LineTransport`]: an rmcp transport over a reader and a writer, one JSON-RPC message per
+//! line, as MCP's stdio transport frames them.
+//!
+//! It behaves as rmcp's own `AsyncRwTransport` does (the tests hold it to that): lines end
+//! in `\n` (a `\r` before it and a UTF-8 byte-order mark are dropped), blank lines are
+//! skipped, a line longer than the limit is discarded with an error logged, a line that is
+//! not JSON is ignored, a message of an unknown shape is answered with an `Invalid request`
+//! error (id `null`), and a notification of a method that is not MCP's (an LSP message, say)
+//! that does not decode is ignored. What differs is the cost:
+//!
+//! - **reads** fill a 64 KiB buffer, and every line already in it is taken without another
+//!   read (rmcp reads through an 8 KiB buffer into a line buffer, a copy per line);
+//! - **decoding** takes the fast path of [`crate::decode`] for `tools/call` and its answer;
+//! - **writes** are coalesced: a message is encoded into a queue when it is sent, and the
+//!   first send to reach the writer writes everything queued in one `write`; under load,
+//!   many answers go out in one system call and one wake-up of the peer (rmcp writes and
+//!   flushes each message on its own). A send completes once its bytes are written, or
+//!   with the error that stopped them.
+
+use std::io;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::ErrorData;
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+use crate::decode::{PendingCalls, Side};
+use crate::methods::ignorable;
+
+/// The longest line read by default (rmcp's limit): 16 MiB.
+pub const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
+
+/// Bytes asked of the reader at a time, and the buffer a connection starts with.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// A buffer larger than this (after a long message) is given back once it is empty.
+const KEEP_AT_MOST: usize = 1024 * 1024;
+
+/// An rmcp transport over `reader` and `writer`, newline-delimited JSON-RPC.
+pub struct LineTransport<Role, R, W> {
+    reader: R,
+    input: Input,
+    max_line: usize,
+    output: Arc<Output<W>>,
+    calls: PendingCalls,
+    /// A message of an unknown shape was read: answer `Invalid request` before reading on.
+    answer_invalid: bool,
+    _role: PhantomData<fn() -> Role>,
+}
+
+impl<Role, R, W> LineTransport<Role, R, W> {
+    pub fn new(reader: R, writer: W) -> Self {
+        Self {
+            reader,
+            input: Input::default(),
+            max_line: DEFAULT_MAX_LINE_LENGTH,
+            output: Arc::new(Output {
+                queue: Mutex::new(Vec::new()),
+                sink: tokio::sync::Mutex::new(Some(Sink {
+                    writer,
+                    spare: Vec::new(),
+                })),
+            }),
+            calls: PendingCalls::default(),
+            answer_invalid: false,
+            _role: PhantomData,
+        }
+    }
+
+    /// Lines longer than `max_line` bytes (the newline included) are discarded.
+    pub fn with_max_line_length(mut self, max_line: usize) -> Self {
+        self.max_line = max_line.max(1);
+        self
+    }
+}
+
+/// The read buffer: `buf[start..end]` is read and not yet taken; `buf[start..scan]` holds
+/// no newline.
+struct Input {
+    buf: Vec<u8>,
+    start: usize,
+    scan: usize,
+    end: usize,
+    /// The rest of an over-long line is being skipped.
+    discarding: bool,
+}
+
+impl Default for Input {
+    fn default() -> Self {
+        Self {
+            buf: vec![0; READ_CHUNK],
+            start: 0,
+            scan: 0,
+            end: 0,
+            discarding: false,
+        }
+    }
+}
+
+enum Next {
+    /// `buf[start..newline]`.
+    Line(usize, usize),
+    Oversized,
+    Eof,
+    Failed(io::Error),
+}
+
+impl Input {
+    /// Room at the end of the buffer for the next read: the unread part moved to the front
+    /// when the end is nearly full, the buffer grown (up to one line over the limit) when
+    /// the unread part fills it, an emptied large buffer given back.
+    fn make_room(&mut self, max_line: usize) {
+        if self.start == self.end {
+            self.start = 0;
+            self.scan = 0;
+            self.end = 0;
+            if self.buf.len() > KEEP_AT_MOST {
+                self.buf = vec![0; READ_CHUNK];
+            }
+        } else if self.buf.len() - self.end < READ_CHUNK / 4 && self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.scan -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buf.len() {
+            let most = max_line.saturating_add(1).max(READ_CHUNK);
+            let grown = self.buf.len().saturating_mul(2).min(most).max(self.end + 1);
+            self.buf.resize(grown, 0);
+        }
+    }
+}
+
+impl<Role, R: AsyncRead + Unpin, W> LineTransport<Role, R, W> {
+    async fn next_line(&mut self) -> Next {
+        loop {
+            let input = &mut self.input;
+            if let Some(at) = memchr::memchr(b'\n', &input.buf[input.scan..input.end]) {
+                let newline = input.scan + at;
+                let start = input.start;
+                input.start = newline + 1;
+                input.scan = input.start;
+                if input.discarding {
+                    input.discarding = false;
+                    continue;
+                }
+                if newline + 1 - start > self.max_line {
+                    return Next::Oversized;
+                }
+                return Next::Line(start, newline);
+            }
+            input.scan = input.end;
+            if input.discarding {
+                input.start = input.end;
+            } else if input.end - input.start > self.max_line {
+                input.discarding = true;
+                input.start = input.end;
+                input.scan = input.end;
+                return Next::Oversized;
+            }
+            input.make_room(self.max_line);
+            match self.reader.read(&mut input.buf[input.end..]).await {
+                Ok(0) => return Next::Eof,
+                Ok(read) => input.end += read,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Next::Failed(error),
+            }
+        }
+    }
+}
+
+/// The UTF-8 byte-order mark some writers put first.
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+fn trimmed(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    line.strip_prefix(BOM).unwrap_or(line)
+}
+
+impl<Role, R, W> Transport<Role> for LineTransport<Role, R, W>
+where
+    Role: Side,
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<Role>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        Role::sent(&item, &mut self.calls);
+        let queued = self.output.queue(&item);
+        let output = self.output.clone();
+        async move {
+            queued?;
+            output.flush().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<Role>> {
+        loop {
+            if self.answer_invalid {
+                self.answer_invalid = false;
+                let refusal = TxJsonRpcMessage::<Role>::error(
+                    ErrorData::invalid_request("Invalid request", None),
+                    None,
+                );
+                if self.output.queue(&refusal).is_err() || self.output.flush().await.is_err() {
+                    return None;
+                }
+            }
+            let (start, end) = match self.next_line().await {
+                Next::Line(start, end) => (start, end),
+                Next::Oversized => {
+                    tracing::error!(
+                        max_line_length = self.max_line,
+                        "an incoming message was longer than the limit and is discarded"
+                    );
+                    continue;
+                }
+                Next::Eof => return None,
+                Next::Failed(error) => {
+                    tracing::error!(%error, "cannot read the MCP connection");
+                    return None;
+                }
+            };
+            let line = trimmed(&self.input.buf[start..end]);
+            if line.is_empty() {
+                continue;
+            }
+            if let Some(message) = Role::decode_fast(line, &mut self.calls) {
+                return Some(message);
+            }
+            match serde_json::from_slice::<RxJsonRpcMessage<Role>>(line) {
+                Ok(message) => return Some(message),
+                Err(_) if ignorable(line) => {}
+                Err(error) => match error.classify() {
+                    serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                        tracing::debug!(%error, "an incoming line is not JSON; ignored");
+                    }
+                    serde_json::error::Category::Data | serde_json::error::Category::Io => {
+                        tracing::debug!(%error, "an incoming message is not JSON-RPC");
+                        self.answer_invalid = true;
+                    }
+                },
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let flushed = self.output.flush().await;
+        drop(self.output.sink.lock().await.take());
+        match flushed {
+            Err(error) if error.kind() != io::ErrorKind::NotConnected => Err(error),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The writing half: encoded messages wait in `queue`; whoever holds `sink` writes them.
+struct Output<W> {
+    queue: Mutex<Vec<u8>>,
+    sink: tokio::sync::Mutex<Option<Sink<W>>>,
+}
+
+struct Sink<W> {
+    writer: W,
+    /// The buffer being written; swapped with the queue's, so neither is allocated again.
+    spare: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin> Output<W> {
+    /// Encode `message` onto the queue, in the order of the calls.
+    fn queue(&self, message: &impl Serialize) -> io::Result<()> {
+        let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mark = queue.len();
+        if let Err(error) = serde_json::to_writer(&mut *queue, message) {
+            queue.truncate(mark);
+            return Err(error.into());
+        }
+        queue.push(b'\n');
+        Ok(())
+    }
+
+    /// Write everything queued so far (nothing, when an earlier flush took it).
+    async fn flush(&self) -> io::Result<()> {
+        let mut sink = self.sink.lock().await;
+        let Some(sink) = sink.as_mut() else {
+            return Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the transport is closed",
+            ));
+        };
+        {
+            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+            if queue.is_empty() {
+                return Ok(());
+            }
+            std::mem::swap(&mut *queue, &mut sink.spare);
+        }
+        let written = sink.writer.write_all(&sink.spare).await;
+        sink.spare.clear();
+        if sink.spare.capacity() > KEEP_AT_MOST {
+            sink.spare = Vec::new();
+        }
+        written?;
+        sink.writer.flush().await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trimming() {
+        let cases: [(&[u8], &[u8]); 4] = [
+            (b"{}", b"{}"),
+            (b"{}\r", b"{}"),
+            (b"\xEF\xBB\xBF{}\r", b"{}"),
+            (b"\r", b""),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(trimmed(line), expected);
+        }
+    }
+
+    #[test]
+    fn room_is_made_without_passing_the_limit() {
+        let mut input = Input {
+            end: READ_CHUNK,
+            scan: READ_CHUNK,
+            ..Input::default()
+        };
+        input.make_room(100_000);
+        assert_eq!(input.buf.len(), 100_001);
+        input.end = input.buf.len();
+        input.start = 90_000;
+        input.scan = input.end;
+        input.make_room(100_000);
+        assert_eq!((input.start, input.end), (0, 10_001));
+        input.start = input.end;
+        input.make_room(100_000);
+        assert_eq!((input.start, input.end, input.buf.len()), (0, 0, 100_001));
+    }
+}

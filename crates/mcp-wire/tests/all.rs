@@ -1,0 +1,2 @@
+//! mcp-wire's integration tests: one binary, the suites in `suite/`.
+mod suite;

@@ -1,0 +1,3 @@
+mod decode;
+mod echo;
+mod transport;

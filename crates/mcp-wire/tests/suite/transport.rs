@@ -1,0 +1,275 @@
+//! `LineTransport` against rmcp's own `AsyncRwTransport`: the same script of lines, the same
+//! answers; writes coalesced; an rmcp client over it.
+
+use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use mcp_wire::LineTransport;
+use pretty_assertions::assert_eq;
+use rmcp::model::{CallToolRequestParams, JsonRpcMessage, RequestId, ServerResult};
+use rmcp::transport::Transport;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{RoleClient, RoleServer, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+
+use super::echo::Echo;
+
+#[derive(Clone, Copy, Debug)]
+enum Framing {
+    Ours,
+    Rmcp,
+}
+
+fn call(id: &str, text: &str) -> String {
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": "echo", "arguments": {"text": text}}})
+    )
+}
+
+/// What an echo server over `framing` answers to each entry of `script` (each entry written
+/// chunk by chunk), answers of one entry sorted by id.
+async fn transcript(framing: Framing, max_line: usize, script: &[Vec<Vec<u8>>]) -> Vec<Vec<Value>> {
+    let (client, server) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server);
+    let serving = tokio::spawn(async move {
+        let served = match framing {
+            Framing::Ours => {
+                Echo.serve(
+                    LineTransport::<RoleServer, _, _>::new(server_read, server_write)
+                        .with_max_line_length(max_line),
+                )
+                .await
+            }
+            Framing::Rmcp => {
+                Echo.serve(
+                    AsyncRwTransport::new_server(server_read, server_write)
+                        .with_max_line_length(max_line),
+                )
+                .await
+            }
+        };
+        if let Ok(running) = served {
+            let _ = running.waiting().await;
+        }
+    });
+    let (read, mut write) = tokio::io::split(client);
+    let mut lines = BufReader::new(read).lines();
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"}}});
+    write
+        .write_all(format!("{initialize}\n").as_bytes())
+        .await
+        .expect("write");
+    let answer = lines.next_line().await.expect("read").expect("an answer");
+    let mut all = vec![vec![serde_json::from_str(&answer).expect("json")]];
+    write
+        .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+        .await
+        .expect("write");
+    for (n, chunks) in script.iter().enumerate() {
+        for chunk in chunks {
+            write.write_all(chunk).await.expect("write");
+            write.flush().await.expect("flush");
+            tokio::task::yield_now().await;
+        }
+        let sentinel = format!("sentinel-{n}");
+        let ping = json!({"jsonrpc": "2.0", "id": sentinel, "method": "ping"});
+        write
+            .write_all(format!("{ping}\n").as_bytes())
+            .await
+            .expect("write");
+        let mut answers: Vec<Value> = Vec::new();
+        loop {
+            let line = lines.next_line().await.expect("read").expect("an answer");
+            let value: Value = serde_json::from_str(&line).expect("json");
+            if value["id"] == json!(sentinel) {
+                break;
+            }
+            answers.push(value);
+        }
+        answers.sort_by_key(|answer| answer["id"].to_string());
+        all.push(answers);
+    }
+    write.shutdown().await.expect("input closed");
+    serving.await.expect("the server ends when its input does");
+    all
+}
+
+fn one(line: impl Into<Vec<u8>>) -> Vec<Vec<u8>> {
+    vec![line.into()]
+}
+
+#[tokio::test]
+async fn the_same_script_gets_the_same_answers_as_over_rmcps_transport() {
+    let pipelined: String = (0..50)
+        .map(|n| call(&format!("p{n:02}"), &n.to_string()))
+        .collect();
+    let split = call("split", "in two parts");
+    let script = vec![
+        one(call("plain", "hi")),
+        one(call("crlf", "carriage").replace('\n', "\r\n")),
+        one(format!("\u{feff}{}", call("bom", "marked"))),
+        one("\n\r\n"),
+        one("not json at all\n"),
+        one("{\"jsonrpc\":\"2.0\",\"id\":5}\n"),
+        one("{\"jsonrpc\":\"2.0\",\"method\":\"textDocument/didOpen\",\"params\":{}}\n"),
+        one(call("long", &"x".repeat(5000))),
+        vec![
+            split.as_bytes()[..20].to_vec(),
+            split.as_bytes()[20..].to_vec(),
+        ],
+        one(pipelined),
+        one(
+            "{\"jsonrpc\":\"2.0\",\"id\":\"esc\",\"method\":\"tools\\/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"escaped\"}}}\n",
+        ),
+        one("{\"jsonrpc\":\"2.0\",\"id\":\"unknown\",\"method\":\"foo/bar\"}\n"),
+        one(
+            "{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"}}\n",
+        ),
+        one(call("after", "still here")),
+    ];
+    let ours = transcript(Framing::Ours, 4096, &script).await;
+    let theirs = transcript(Framing::Rmcp, 4096, &script).await;
+    assert_eq!(ours, theirs);
+
+    // And what that is, so that both breaking the same way fails too.
+    let texts = |answers: &[Value]| -> Vec<String> {
+        answers
+            .iter()
+            .map(
+                |answer| match answer["result"]["content"][0]["text"].as_str() {
+                    Some(text) => text.to_owned(),
+                    None => format!("error {}", answer["error"]["code"]),
+                },
+            )
+            .collect()
+    };
+    let counts: Vec<usize> = ours.iter().map(Vec::len).collect();
+    assert_eq!(counts, [1, 1, 1, 1, 0, 0, 1, 0, 0, 1, 50, 1, 1, 1, 1]);
+    assert_eq!(texts(&ours[1]), ["hi"]);
+    assert_eq!(texts(&ours[2]), ["carriage"]);
+    assert_eq!(texts(&ours[3]), ["marked"]);
+    assert_eq!(ours[6][0]["error"]["message"], "Invalid request");
+    assert_eq!(ours[6][0]["id"], Value::Null);
+    assert_eq!(texts(&ours[9]), ["in two parts"]);
+    let pipelined: Vec<String> = (0..50).map(|n| n.to_string()).collect();
+    assert_eq!(texts(&ours[10]), pipelined);
+    assert_eq!(texts(&ours[11]), ["escaped"]);
+    assert_eq!(texts(&ours[14]), ["still here"]);
+}
+
+#[tokio::test]
+async fn a_line_larger_than_the_read_buffer_is_read_whole() {
+    let big = "é".repeat(300_000);
+    let script = vec![one(call("big", &big)), one(call("next", "small"))];
+    let ours = transcript(Framing::Ours, mcp_wire::DEFAULT_MAX_LINE_LENGTH, &script).await;
+    assert_eq!(ours[1][0]["result"]["content"][0]["text"], json!(big));
+    assert_eq!(ours[2][0]["result"]["content"][0]["text"], "small");
+    let theirs = transcript(Framing::Rmcp, mcp_wire::DEFAULT_MAX_LINE_LENGTH, &script).await;
+    assert_eq!(ours, theirs);
+}
+
+/// A writer that counts its writes.
+#[derive(Clone, Default)]
+struct Counting {
+    writes: Arc<AtomicUsize>,
+    bytes: Arc<Mutex<Vec<u8>>>,
+}
+
+impl AsyncWrite for Counting {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.writes.fetch_add(1, Ordering::SeqCst);
+        self.bytes.lock().expect("lock").extend_from_slice(buf);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn messages_sent_together_go_out_in_one_write_in_order() {
+    let writer = Counting::default();
+    let mut transport = LineTransport::<RoleServer, _, _>::new(tokio::io::empty(), writer.clone());
+    let mut sends = Vec::new();
+    for n in 0..10 {
+        sends.push(transport.send(JsonRpcMessage::response(
+            ServerResult::empty(()),
+            RequestId::Number(n),
+        )));
+    }
+    for send in sends {
+        send.await.expect("sent");
+    }
+    assert_eq!(writer.writes.load(Ordering::SeqCst), 1);
+    let written = String::from_utf8(writer.bytes.lock().expect("lock").clone()).expect("utf-8");
+    let ids: Vec<Value> = written
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("json")["id"].clone())
+        .collect();
+    assert_eq!(ids, (0..10).map(|n| json!(n)).collect::<Vec<_>>());
+
+    transport.close().await.expect("closed");
+    let after = transport
+        .send(JsonRpcMessage::response(
+            ServerResult::empty(()),
+            RequestId::Number(10),
+        ))
+        .await
+        .expect_err("a closed transport sends nothing");
+    assert_eq!(after.kind(), std::io::ErrorKind::NotConnected);
+}
+
+#[tokio::test]
+async fn an_rmcp_client_over_it_calls_tools_concurrently() {
+    let (client_io, server_io) = tokio::io::duplex(1 << 16);
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(async move {
+        if let Ok(running) = Echo
+            .serve(AsyncRwTransport::new_server(server_read, server_write))
+            .await
+        {
+            let _ = running.waiting().await;
+        }
+    });
+    let (read, write) = tokio::io::split(client_io);
+    let client =
+        ().serve(LineTransport::<RoleClient, _, _>::new(read, write))
+            .await
+            .expect("initialized");
+    let calls = (0..50).map(|n| {
+        let peer = client.peer().clone();
+        tokio::spawn(async move {
+            let mut arguments = serde_json::Map::new();
+            arguments.insert("text".into(), json!(format!("call {n}")));
+            let result = peer
+                .call_tool(CallToolRequestParams::new("echo").with_arguments(arguments))
+                .await
+                .expect("answered");
+            serde_json::to_value(&result.content).expect("json")[0]["text"].clone()
+        })
+    });
+    let calls: Vec<_> = calls.collect();
+    let mut texts = Vec::new();
+    for call in calls {
+        texts.push(call.await.expect("joined"));
+    }
+    let expected: Vec<Value> = (0..50).map(|n| json!(format!("call {n}"))).collect();
+    assert_eq!(texts, expected);
+    client.cancel().await.expect("closed");
+}
