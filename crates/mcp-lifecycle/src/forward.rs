@@ -107,22 +107,15 @@ impl McpServerManager {
         let process = self
             .ensure_slot_running(server, &slot, Demand::OnDemand)
             .await?;
-        // Kept for a resend only where there can be one (a remote connection).
-        let resend = process.is_remote().then(|| request.clone());
+        // Kept for a resend only where there can be one (a remote connection); boxed, as
+        // this future's size is what every call copies.
+        let resend = process.is_remote().then(|| Box::new(request.clone()));
         let first = self
             .forward_on(&slot, &process, request, &target, &cancel)
             .await;
         let outcome = match (first, resend) {
             (Err(LifecycleError::Disconnected { unsent: true, .. }), Some(request)) => {
-                tracing::info!(
-                    server,
-                    "the remote connection was lost before the request was delivered; reconnecting to send it again"
-                );
-                let process = self
-                    .ensure_slot_running(server, &slot, Demand::OnDemand)
-                    .await?;
-                self.forward_on(&slot, &process, request, &target, &cancel)
-                    .await
+                Box::pin(self.send_again(server, &slot, *request, &target, &cancel)).await
             }
             (outcome, _) => outcome,
         };
@@ -130,6 +123,27 @@ impl McpServerManager {
             LifecycleError::NeedsAuth { challenge, .. } => self.mark_needs_auth(&slot, challenge),
             error => error,
         })
+    }
+
+    /// [`Self::forward`]'s second try, on a new connection, of a request the remote server
+    /// never received.
+    async fn send_again(
+        &self,
+        server: &str,
+        slot: &Arc<Slot>,
+        request: ClientRequest,
+        target: &ForwardFor,
+        cancel: &CancellationToken,
+    ) -> Result<ServerResult, LifecycleError> {
+        tracing::info!(
+            server,
+            "the remote connection was lost before the request was delivered; reconnecting to send it again"
+        );
+        let process = self
+            .ensure_slot_running(server, slot, Demand::OnDemand)
+            .await?;
+        self.forward_on(slot, &process, request, target, cancel)
+            .await
     }
 
     /// One try of [`Self::forward`] on `process`, in its client span (`tools/call NAME`…),
@@ -144,10 +158,13 @@ impl McpServerManager {
     ) -> Result<ServerResult, LifecycleError> {
         let span = crate::spans::sent(&slot.config().name, &request);
         crate::spans::carry_context(&span, &mut request);
-        let outcome = self
-            .forward_in_span(slot, process, request, target, cancel, &span)
-            .instrument(span.clone())
-            .await;
+        // Boxed: the chain above (toolsets, gateway, rmcp's task per request) then holds a
+        // pointer, not this exchange's state, and copies no kilobytes of it on each call.
+        let outcome = Box::pin(
+            self.forward_in_span(slot, process, request, target, cancel, &span)
+                .instrument(span.clone()),
+        )
+        .await;
         match &outcome {
             Err(error) => crate::spans::failed(&span, error.kind()),
             Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
@@ -197,9 +214,11 @@ impl McpServerManager {
             .map(|caller| slot.relay.register(caller, target.progress.clone()));
         let mut options = PeerRequestOptions::with_timeout(timeout);
         options.meta = own_meta;
-        let handle = match peer.send_request_with_option(request, options).await {
+        // rmcp's futures are kilobytes: boxed, so that this exchange's state (itself boxed by
+        // `forward_on`) is not the sum of the largest of them.
+        let handle = match Box::pin(peer.send_request_with_option(request, options)).await {
             Ok(handle) => handle,
-            Err(error) => return Err(process.died_or(&what, FORWARDED, error).await),
+            Err(error) => return Err(Box::pin(process.died_or(&what, FORWARDED, error)).await),
         };
         if let Some(registration) = &registration {
             registration.route_progress(handle.progress_token.clone());
@@ -217,13 +236,13 @@ impl McpServerManager {
         let peer = handle.peer.clone();
         let id = handle.id.clone();
         let outcome = tokio::select! {
-            outcome = process.await_answer(handle) => outcome?,
+            outcome = Box::pin(process.await_answer(handle)) => outcome?,
             () = cancel.cancelled() => {
                 let notice = rmcp::model::CancelledNotificationParam::new(
                     Some(id),
                     Some("the client cancelled the request".to_owned()),
                 );
-                let _ = peer.notify_cancelled(notice).await;
+                let _ = Box::pin(peer.notify_cancelled(notice)).await;
                 return Err(LifecycleError::Cancelled { server, method });
             }
         };
@@ -253,9 +272,9 @@ impl McpServerManager {
                     },
                 };
                 // Slow, or gone silent? A ping tells; a silent server is stopped and restarted.
-                Err(self.after_timeout(slot, process, timed_out).await)
+                Err(Box::pin(self.after_timeout(slot, process, timed_out)).await)
             }
-            Err(error) => Err(process.died_or(&what, FORWARDED, error).await),
+            Err(error) => Err(Box::pin(process.died_or(&what, FORWARDED, error)).await),
         }
     }
 }

@@ -115,6 +115,13 @@ impl Toolsets {
                 return Ok(Arc::clone(found));
             }
         }
+        // Boxed: the store's futures are large, and every call's future (a tool call's
+        // included) would otherwise carry them inline, to be copied on each call.
+        Box::pin(self.load_bound(key)).await
+    }
+
+    /// `key`'s bot and bindings from the store, cached unless something was written meanwhile.
+    async fn load_bound(&self, key: &str) -> Result<Arc<Bound>, ToolsetError> {
         let version = self.store.version();
         let bot = match self.store.bot(key).await? {
             Some(bot) => bot,

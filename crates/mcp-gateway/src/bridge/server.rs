@@ -183,7 +183,9 @@ impl ServerHandler for BridgeServer {
                 ReasonCode::ToolError,
                 "the call was cancelled by the client",
             )),
-            outcome = self.forward(request).instrument(span.clone()) => outcome,
+            // Boxed: rmcp spawns a task per request holding its largest handler's future,
+            // and the HTTP exchange is most of it.
+            outcome = Box::pin(self.forward(request).instrument(span.clone())) => outcome,
         };
         let answer = match outcome {
             Ok(result) => Ok(result.into()),

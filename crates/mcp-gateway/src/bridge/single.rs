@@ -299,7 +299,9 @@ impl SingleServerBridge {
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<T, ErrorData> {
-        match self.forward(request, context).await {
+        // Boxed: rmcp spawns a task per request holding its largest handler's future, and
+        // the HTTP exchange is most of it.
+        match Box::pin(self.forward(request, context)).await {
             Ok(answer) => expect(answer),
             Err(failure) => {
                 eprintln!("{}", failure.stderr_line(method));
@@ -359,7 +361,7 @@ impl ServerHandler for SingleServerBridge {
         let name = request.name.to_string();
         let span = crate::traced::received("tools/call", Some(&name), &context);
         let call = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(request));
-        let answer = match self.forward(call, &context).instrument(span.clone()).await {
+        let answer = match Box::pin(self.forward(call, &context).instrument(span.clone())).await {
             Ok(ServerResult::CallToolResult(result)) => Ok(result.into()),
             Ok(other) => expect::<CallToolResult>(other).map(Into::into),
             Err(failure) if failure.refusal().is_some() => Err(failure.into_error()),
