@@ -14,8 +14,8 @@
 //! - **writes** are coalesced: a message is encoded into a queue when it is sent, and the
 //!   first send to reach the writer writes everything queued in one `write`; under load,
 //!   many answers go out in one system call and one wake-up of the peer (rmcp writes and
-//!   flushes each message on its own). A send completes once its bytes are written, or
-//!   with the error that stopped them.
+//!   flushes each message on its own). A send completes once its bytes are written; a
+//!   write that fails closes the writer, and every send whose bytes it held fails.
 
 use std::io;
 use std::marker::PhantomData;
@@ -287,9 +287,11 @@ impl<W: AsyncWrite + Unpin> Output<W> {
     }
 
     /// Write everything queued so far (nothing, when an earlier flush took it).
+    /// A write that fails closes the writer: the sends whose bytes were in that write, and
+    /// every later one, fail too (with `NotConnected`) instead of reporting success.
     async fn flush(&self) -> io::Result<()> {
-        let mut sink = self.sink.lock().await;
-        let Some(sink) = sink.as_mut() else {
+        let mut guard = self.sink.lock().await;
+        let Some(sink) = guard.as_mut() else {
             return Err(io::Error::new(
                 io::ErrorKind::NotConnected,
                 "the transport is closed",
@@ -302,13 +304,18 @@ impl<W: AsyncWrite + Unpin> Output<W> {
             }
             std::mem::swap(&mut *queue, &mut sink.spare);
         }
-        let written = sink.writer.write_all(&sink.spare).await;
+        let mut written = sink.writer.write_all(&sink.spare).await;
+        if written.is_ok() {
+            written = sink.writer.flush().await;
+        }
         sink.spare.clear();
         if sink.spare.capacity() > KEEP_AT_MOST {
             sink.spare = Vec::new();
         }
-        written?;
-        sink.writer.flush().await
+        if written.is_err() {
+            *guard = None;
+        }
+        written
     }
 }
 

@@ -235,6 +235,51 @@ async fn messages_sent_together_go_out_in_one_write_in_order() {
     assert_eq!(after.kind(), std::io::ErrorKind::NotConnected);
 }
 
+/// A writer whose every write fails.
+struct Broken;
+
+impl AsyncWrite for Broken {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        _: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn every_send_of_a_failed_write_fails() {
+    let mut transport = LineTransport::<RoleServer, _, _>::new(tokio::io::empty(), Broken);
+    let mut sends = Vec::new();
+    for n in 0..3 {
+        sends.push(transport.send(JsonRpcMessage::response(
+            ServerResult::empty(()),
+            RequestId::Number(n),
+        )));
+    }
+    let mut kinds = Vec::new();
+    for send in sends {
+        kinds.push(send.await.map_err(|error| error.kind()));
+    }
+    assert_eq!(
+        kinds,
+        [
+            Err(std::io::ErrorKind::BrokenPipe),
+            Err(std::io::ErrorKind::NotConnected),
+            Err(std::io::ErrorKind::NotConnected),
+        ]
+    );
+}
+
 #[tokio::test]
 async fn an_rmcp_client_over_it_calls_tools_concurrently() {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
