@@ -45,7 +45,8 @@ fn oauth_fixture(secs: u64) -> anyhow::Result<(Served, String)> {
 
 /// Whether `text` holds one of the fake authorization server's tokens (`at-` or `rt-` and 32
 /// hex digits) in the clear. Not `contains("at-")`: a sealed record is base64url, in which
-/// those three characters turn up by chance (about one run in a hundred).
+/// those three characters turn up by chance (64⁻³ per position, two patterns, a record of
+/// about 1,400 characters: about 1 % of runs; one CI run failed so).
 fn holds_a_token(text: &str) -> bool {
     ["at-", "rt-"].iter().any(|prefix| {
         text.match_indices(prefix).any(|(at, _)| {

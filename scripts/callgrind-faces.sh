@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# Instructions per `tools/call` through a BotCraft face, counted by callgrind (user-space
+# instructions: stable on a noisy machine, unlike time). The same backend as
+# scripts/bench-faces.sh (test-support's fake-mcp-server, tool `echo`, bot `bench`), driven by
+# `mcp-bench load`. The face runs under valgrind twice, for SMALL and for LARGE timed calls after
+# the same set-up and warm-up; the difference of the two totals divided by LARGE - SMALL is the
+# cost of one call, start-up cancelled out.
+#
+#   local: `botcraft mcp-stdio --local`, at DEPTH calls in flight.
+#   serve: `botcraft serve`'s /mcp at depth 1, each request with the bot key and the page's own
+#          `Origin`; also the share of the Origin check (`OriginPolicy::allows`), the key check
+#          (`GatewayAuth::configured_bot`) and the session owner's check (`held_by_another`),
+#          each 0 when the compiler inlined it into its caller.
+#
+# usage: scripts/callgrind-faces.sh local [DEPTH] [SMALL] [LARGE]   (default: 1 500 2500)
+#        scripts/callgrind-faces.sh serve [SMALL] [LARGE]           (default: 300 1300)
+# CALLGRIND_KEEP=DIR keeps both callgrind files there (for callgrind_annotate).
+# needs: valgrind (apt-get install valgrind).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/await-line.sh
+face=${1:-}
+case "$face" in
+  local) depth=${2:-1}; small=${3:-500}; large=${4:-2500} ;;
+  serve) depth=1; small=${2:-300}; large=${3:-1300} ;;
+  *) echo "usage: $0 local [DEPTH] [SMALL] [LARGE] | serve [SMALL] [LARGE]" >&2; exit 2 ;;
+esac
+command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
+cargo build --release --locked -q -p bench -p bot-craft -p test-support \
+  --bin mcp-bench --bin botcraft --bin fake-mcp-server
+bench="$root/target/release/mcp-bench"
+botcraft="$root/target/release/botcraft"
+fake="$root/target/release/fake-mcp-server"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/callgrind-faces.XXXXXX")
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
+  if [ -n "${CALLGRIND_KEEP:-}" ]; then
+    mkdir -p "$CALLGRIND_KEEP" && cp "$work"/callgrind.* "$CALLGRIND_KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+admin_key="callgrind-admin-$RANDOM$RANDOM"
+bot_key="callgrind-bot-$RANDOM$RANDOM"
+load=(load --warmup 200 --depth "$depth" --args '{"text":"hello"}' --label callgrind --tool fake__echo)
+
+# serve [valgrind …] in data folder $1, with server `fake` (always on, started) bound to bot
+# `bench`; sets $pid and $url.
+start_serve() {
+  local data=$1; shift
+  BOTCRAFT_BOT_KEYS="bench=$bot_key" RUST_LOG=warn setsid setpriv --pdeathsig KILL \
+    "$@" "$botcraft" serve --no-seed --addr 127.0.0.1:0 --data-dir "$data" \
+    --api-key "$admin_key" >"$data.log" 2>&1 &
+  pid=$!
+  local line
+  line=$(await_line "$data.log" 'listening on http://' 600 "$pid")
+  url=${line##*listening on }
+  local cli=(--url "$url" --api-key "$admin_key")
+  "$botcraft" servers add fake --command "$fake" --always-on "${cli[@]}" >/dev/null
+  "$botcraft" bots add bench --model openai:none "${cli[@]}" >/dev/null
+  "$botcraft" bots bind bench fake "${cli[@]}" >/dev/null
+  "$botcraft" servers start fake "${cli[@]}" >/dev/null
+}
+# serve ends on TERM (its drain); valgrind writes its counts as it exits.
+stop_serve() {
+  kill -TERM "$pid"
+  timeout 120 tail --pid="$pid" -f /dev/null
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  pid=
+}
+
+run() { # CALLS: the face's callgrind file after CALLS timed calls
+  local calls=$1 out="$work/callgrind.$1"
+  case "$face" in
+    local)
+      "$bench" "${load[@]}" --calls "$calls" -- \
+        valgrind --tool=callgrind --callgrind-out-file="$out" \
+        "$botcraft" mcp-stdio --bot bench --local --data-dir "$work/botcraft" >/dev/null ;;
+    serve)
+      start_serve "$work/data.$calls" valgrind --tool=callgrind --callgrind-out-file="$out"
+      "$bench" "${load[@]}" --calls "$calls" --url "$url/mcp" \
+        --header "Authorization: Bearer $bot_key" --header "Origin: $url" >/dev/null
+      stop_serve ;;
+  esac
+}
+# A run that crashed or wrote no counts fails here, not as a figure of 0.
+total() {
+  local n
+  n=$(awk '/^summary:/ {print $2}' "$1" 2>/dev/null)
+  [ -n "$n" ] || { echo "no callgrind summary in $1: the run failed" >&2; exit 1; }
+  echo "$n"
+}
+# The inclusive count of the functions whose name holds $2 (0 when inlined away).
+inclusive() {
+  callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
+    awk -v f="$2" 'index($0, f) { gsub(",", "", $1); if ($1 + 0 > best) best = $1 + 0 } END { print best + 0 }'
+}
+
+if [ "$face" = local ]; then
+  # The data folder --local reads, written through a short-lived serve (no valgrind).
+  mkdir -p "$work/botcraft"
+  start_serve "$work/botcraft"
+  stop_serve
+fi
+run "$small"
+run "$large"
+a=$(total "$work/callgrind.$small")
+b=$(total "$work/callgrind.$large")
+n=$((large - small))
+echo "$face, depth $depth: $(( (b - a) / n )) instructions per call ($small calls: $a, $large calls: $b)"
+if [ "$face" = serve ]; then
+  for f in "OriginPolicy::allows" "GatewayAuth::configured_bot" "::held_by_another"; do
+    fa=$(inclusive "$work/callgrind.$small" "$f")
+    fb=$(inclusive "$work/callgrind.$large" "$f")
+    echo "  $f: $(( (fb - fa) / n )) instructions per call (inclusive; 0 if inlined into its caller)"
+  done
+fi
