@@ -13,4 +13,4 @@ pub mod transport;
 
 pub use decode::{PendingCalls, Side};
 pub use stdio::stdio;
-pub use transport::{DEFAULT_MAX_LINE_LENGTH, LineTransport};
+pub use transport::{DEFAULT_MAX_LINE_LENGTH, DEFAULT_MAX_QUEUED, LineTransport};

@@ -15,7 +15,9 @@
 //!   first send to reach the writer writes everything queued in one `write`; under load,
 //!   many answers go out in one system call and one wake-up of the peer (rmcp writes and
 //!   flushes each message on its own). A send completes once its bytes are written; a
-//!   write that fails closes the writer, and every send whose bytes it held fails.
+//!   write that fails closes the writer, and every send whose bytes it held fails; while
+//!   more than [`DEFAULT_MAX_QUEUED`] bytes wait for a peer that does not read, a further
+//!   message is refused.
 
 use std::io;
 use std::marker::PhantomData;
@@ -39,6 +41,9 @@ const READ_CHUNK: usize = 64 * 1024;
 /// A buffer larger than this (after a long message) is given back once it is empty.
 const KEEP_AT_MOST: usize = 1024 * 1024;
 
+/// Most bytes of messages waiting for a peer that does not read, by default: 64 MiB.
+pub const DEFAULT_MAX_QUEUED: usize = 64 * 1024 * 1024;
+
 /// An rmcp transport over `reader` and `writer`, newline-delimited JSON-RPC.
 pub struct LineTransport<Role, R, W> {
     reader: R,
@@ -58,6 +63,7 @@ impl<Role, R, W> LineTransport<Role, R, W> {
             input: Input::default(),
             max_line: DEFAULT_MAX_LINE_LENGTH,
             output: Arc::new(Output {
+                max_queued: DEFAULT_MAX_QUEUED,
                 queue: Mutex::new(Vec::new()),
                 sink: tokio::sync::Mutex::new(Some(Sink {
                     writer,
@@ -73,6 +79,16 @@ impl<Role, R, W> LineTransport<Role, R, W> {
     /// Lines longer than `max_line` bytes (the newline included) are discarded.
     pub fn with_max_line_length(mut self, max_line: usize) -> Self {
         self.max_line = max_line.max(1);
+        self
+    }
+
+    /// A message sent while more than `max_queued` bytes wait for the peer to read them is
+    /// refused (`WouldBlock`), so a peer that stops reading cannot grow this side's memory.
+    /// One message is always taken when nothing waits, whatever its size.
+    pub fn with_max_queued(mut self, max_queued: usize) -> Self {
+        if let Some(output) = Arc::get_mut(&mut self.output) {
+            output.max_queued = max_queued;
+        }
         self
     }
 }
@@ -263,6 +279,7 @@ where
 
 /// The writing half: encoded messages wait in `queue`; whoever holds `sink` writes them.
 struct Output<W> {
+    max_queued: usize,
     queue: Mutex<Vec<u8>>,
     sink: tokio::sync::Mutex<Option<Sink<W>>>,
 }
@@ -283,6 +300,13 @@ impl<W: AsyncWrite + Unpin> Output<W> {
             return Err(error.into());
         }
         queue.push(b'\n');
+        if mark > 0 && queue.len() > self.max_queued {
+            queue.truncate(mark);
+            return Err(io::Error::new(
+                io::ErrorKind::WouldBlock,
+                format!("the peer has left {mark} bytes of messages unread; this one is refused"),
+            ));
+        }
         Ok(())
     }
 

@@ -294,6 +294,32 @@ async fn every_send_of_a_failed_write_fails() {
 }
 
 #[tokio::test]
+async fn a_peer_that_does_not_read_cannot_grow_the_queue() {
+    let mut transport =
+        LineTransport::<RoleServer, _, _>::new(tokio::io::empty(), Recorder::default())
+            .with_max_queued(100);
+    let message = |n: i64| JsonRpcMessage::response(ServerResult::empty(()), RequestId::Number(n));
+    // Queued, not yet written (no send has been awaited): 40-odd bytes each.
+    let first = transport.send(message(1));
+    let second = transport.send(message(2));
+    let refused = transport
+        .send(message(3))
+        .await
+        .expect_err("over the limit");
+    assert_eq!(refused.kind(), std::io::ErrorKind::WouldBlock);
+    first.await.expect("sent");
+    second.await.expect("sent");
+    // Written, the queue is empty again, and one message of any size is taken.
+    let big = JsonRpcMessage::response(
+        ServerResult::CallToolResult(rmcp::model::CallToolResult::success(vec![
+            rmcp::model::ContentBlock::text("x".repeat(1000)),
+        ])),
+        RequestId::Number(4),
+    );
+    transport.send(big).await.expect("one message always goes");
+}
+
+#[tokio::test]
 async fn an_rmcp_client_over_it_calls_tools_concurrently() {
     let (client_io, server_io) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server_io);
