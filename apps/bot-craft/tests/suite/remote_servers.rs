@@ -12,7 +12,7 @@ use std::process::Command;
 use pretty_assertions::assert_eq;
 use reqwest::Method;
 use serde_json::{Value, json};
-use test_support::{FakeLlm, FakeReply, FakeToolCall, free_port};
+use test_support::{FakeLlm, FakeReply, FakeToolCall, loopback_listener};
 
 use crate::common;
 use common::{Api, e2e, spawn_served};
@@ -28,18 +28,20 @@ fn everything() -> anyhow::Result<PathBuf> {
 }
 
 /// server-everything over streamable HTTP at `http://127.0.0.1:PORT/mcp`.
-fn everything_http(port: u16) -> anyhow::Result<test_support::Served> {
+fn everything_http(listener: std::net::TcpListener) -> anyhow::Result<test_support::Served> {
+    let port = listener.local_addr()?.port();
     let mut command = Command::new(node()?);
     command
         .arg(everything()?)
         .arg("streamableHttp")
         .env("PORT", port.to_string());
-    Ok(test_support::Served::start(command, "listening on port")?.0)
+    Ok(test_support::Served::start_node_on(command, "listening on port", listener)?.0)
 }
 
 /// server-everything over stdio, served by supergateway as HTTP+SSE at
 /// `http://127.0.0.1:PORT/sse`.
-fn everything_sse(port: u16) -> anyhow::Result<test_support::Served> {
+fn everything_sse(listener: std::net::TcpListener) -> anyhow::Result<test_support::Served> {
+    let port = listener.local_addr()?.port();
     let mut command = Command::new(node()?);
     command.arg(e2e("supergateway/dist/index.js")?).args([
         "--stdio".to_owned(),
@@ -47,7 +49,7 @@ fn everything_sse(port: u16) -> anyhow::Result<test_support::Served> {
         "--port".to_owned(),
         port.to_string(),
     ]);
-    Ok(test_support::Served::start(command, "Listening on port")?.0)
+    Ok(test_support::Served::start_node_on(command, "Listening on port", listener)?.0)
 }
 
 fn cli(url: &str, args: &[&str]) -> anyhow::Result<String> {
@@ -97,9 +99,13 @@ fn tool_result(llm: &FakeLlm, id: &str) -> String {
 async fn remote_servers_are_added_listed_searched_cold_called_and_reconnected() -> anyhow::Result<()>
 {
     test_skip::need!(test_skip::needs::npm_packages());
-    let (http_port, sse_port) = (free_port()?, free_port()?);
-    let mut http_remote = everything_http(http_port)?;
-    let mut sse_remote = everything_sse(sse_port)?;
+    let (http_listener, sse_listener) = (loopback_listener(0)?, loopback_listener(0)?);
+    let (http_port, sse_port) = (
+        http_listener.local_addr()?.port(),
+        sse_listener.local_addr()?.port(),
+    );
+    let mut http_remote = everything_http(http_listener)?;
+    let mut sse_remote = everything_sse(sse_listener)?;
     let search_and_call = |n: &str, server: &str| {
         vec![
             FakeReply::tool_calls([FakeToolCall::new(
@@ -221,8 +227,8 @@ async fn remote_servers_are_added_listed_searched_cold_called_and_reconnected() 
     tokio::task::block_in_place(|| {
         next_line_with(&mut served, &["MCP server exited", "server=everything-sse"])
     })?;
-    let _http_remote = everything_http(http_port)?;
-    let _sse_remote = everything_sse(sse_port)?;
+    let _http_remote = everything_http(loopback_listener(http_port)?)?;
+    let _sse_remote = everything_sse(loopback_listener(sse_port)?)?;
     // Restarted by the manager (always-on, with backoff) once its server is back.
     tokio::task::block_in_place(|| {
         next_line_with(

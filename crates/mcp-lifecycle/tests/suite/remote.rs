@@ -16,7 +16,7 @@ use rmcp::model::{
     ProtocolVersion, ServerResult,
 };
 use store::{McpServerSpec, Transport};
-use test_support::{Served, conformance_fixture_binary, free_port, loopback_listener};
+use test_support::{Served, conformance_fixture_binary, loopback_listener};
 
 use super::harness::{Fixture, args, text};
 use super::programs::{node, npm_file};
@@ -35,7 +35,10 @@ fn http_fixture(port: u16) -> anyhow::Result<(Served, String)> {
 }
 
 /// supergateway serving the fixture (stdio) as an HTTP+SSE server on `port`.
-fn sse_gateway(port: u16) -> anyhow::Result<Served> {
+/// supergateway serving the conformance fixture as HTTP+SSE on `listener` (bound here: see
+/// [`Served::start_node_on`]).
+fn sse_gateway(listener: std::net::TcpListener) -> anyhow::Result<Served> {
+    let port = listener.local_addr()?.port();
     let mut command = Command::new(node()?);
     command.arg(npm_file("supergateway/dist/index.js")?).args([
         "--stdio".to_owned(),
@@ -43,7 +46,7 @@ fn sse_gateway(port: u16) -> anyhow::Result<Served> {
         "--port".to_owned(),
         port.to_string(),
     ]);
-    Ok(Served::start(command, "Listening on port")?.0)
+    Ok(Served::start_node_on(command, "Listening on port", listener)?.0)
 }
 
 async fn remote_fixture() -> anyhow::Result<Fixture> {
@@ -237,8 +240,9 @@ async fn an_unset_header_variable_is_not_configured() -> anyhow::Result<()> {
 async fn an_sse_server_through_supergateway_is_called_lost_and_reconnected() -> anyhow::Result<()> {
     test_skip::need!(test_skip::needs::npm_packages());
     let fx = remote_fixture().await?;
-    let port = free_port()?;
-    let mut gateway = sse_gateway(port)?;
+    let listener = loopback_listener(0)?;
+    let port = listener.local_addr()?.port();
+    let mut gateway = sse_gateway(listener)?;
     let url = format!("http://127.0.0.1:{port}/sse");
     fx.add_spec(
         McpServerSpec::remote("legacy", Transport::Sse, &url)
@@ -266,7 +270,7 @@ async fn an_sse_server_through_supergateway_is_called_lost_and_reconnected() -> 
         "{last:?}"
     );
 
-    let _gateway = sse_gateway(port)?;
+    let _gateway = sse_gateway(loopback_listener(port)?)?;
     let result = fx
         .manager
         .call_tool("legacy", "test_simple_text", args(json!({})))
@@ -282,7 +286,8 @@ async fn an_sse_server_through_supergateway_is_called_lost_and_reconnected() -> 
 async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connection()
 -> anyhow::Result<()> {
     test_skip::need!(test_skip::needs::npm_packages());
-    let everything = |port: u16| -> anyhow::Result<Served> {
+    let everything = |listener: std::net::TcpListener| -> anyhow::Result<Served> {
+        let port = listener.local_addr()?.port();
         let mut command = Command::new(node()?);
         command
             .arg(npm_file(
@@ -290,11 +295,12 @@ async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connecti
             )?)
             .arg("streamableHttp")
             .env("PORT", port.to_string());
-        Ok(Served::start(command, "listening on port")?.0)
+        Ok(Served::start_node_on(command, "listening on port", listener)?.0)
     };
     let fx = remote_fixture().await?;
-    let port = free_port()?;
-    let mut served = everything(port)?;
+    let listener = loopback_listener(0)?;
+    let port = listener.local_addr()?.port();
+    let mut served = everything(listener)?;
     fx.add_spec(
         McpServerSpec::remote(
             "everything",
@@ -311,7 +317,7 @@ async fn a_call_to_a_restarted_server_everything_is_sent_again_on_a_new_connecti
         .await?;
     assert_eq!(text(&result), "Echo: one");
     served.kill();
-    let _served = everything(port)?;
+    let _served = everything(loopback_listener(port)?)?;
     let result = fx
         .manager
         .call_tool("everything", "echo", echo("two"))
