@@ -9,7 +9,7 @@
 
 use crate::safetensors::{Tensors, WeightsError};
 use serde::Deserialize;
-use simd::linear;
+use simd::{Weights, linear};
 
 /// The fields of a BERT `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
@@ -71,14 +71,14 @@ struct Norm {
 struct Layer {
     /// Query, key and value weights as one matrix (`3h × h`), so one pass
     /// over the tokens computes all three.
-    qkv: Vec<f32>,
+    qkv: Weights,
     qkv_bias: Vec<f32>,
-    attention_out: Vec<f32>,
+    attention_out: Weights,
     attention_out_bias: Vec<f32>,
     attention_norm: Norm,
-    intermediate: Vec<f32>,
+    intermediate: Weights,
     intermediate_bias: Vec<f32>,
-    output: Vec<f32>,
+    output: Weights,
     output_bias: Vec<f32>,
     output_norm: Norm,
 }
@@ -156,15 +156,31 @@ impl Bert {
                 qkv.extend(tensors.take(&at(&format!("attention.self.{part}.weight")), &[h, h])?);
                 qkv_bias.extend(tensors.take(&at(&format!("attention.self.{part}.bias")), &[h])?);
             }
+            let pack = |name: String, w: &[f32], outputs: usize, inputs: usize| {
+                Weights::pack(w, outputs, inputs)
+                    .map_err(|refused| ModelError::Config(format!("{name}: {refused}")))
+            };
+            let mut dense = |rest: &str, outputs: usize, inputs: usize| {
+                let w = tensors.take(&at(rest), &[outputs, inputs])?;
+                pack(at(rest), &w, outputs, inputs)
+            };
+            let attention_out = dense("attention.output.dense.weight", h, h)?;
+            let intermediate = dense("intermediate.dense.weight", inter, h)?;
+            let output = dense("output.dense.weight", h, inter)?;
             layers.push(Layer {
-                qkv,
+                qkv: pack(
+                    at("attention.self.{query,key,value}.weight"),
+                    &qkv,
+                    3 * h,
+                    h,
+                )?,
                 qkv_bias,
-                attention_out: tensors.take(&at("attention.output.dense.weight"), &[h, h])?,
+                attention_out,
                 attention_out_bias: tensors.take(&at("attention.output.dense.bias"), &[h])?,
                 attention_norm: norm(&mut tensors, &at("attention.output.LayerNorm"), h)?,
-                intermediate: tensors.take(&at("intermediate.dense.weight"), &[inter, h])?,
+                intermediate,
                 intermediate_bias: tensors.take(&at("intermediate.dense.bias"), &[inter])?,
-                output: tensors.take(&at("output.dense.weight"), &[h, inter])?,
+                output,
                 output_bias: tensors.take(&at("output.dense.bias"), &[h])?,
                 output_norm: norm(&mut tensors, &at("output.LayerNorm"), h)?,
             });
@@ -232,7 +248,7 @@ impl Bert {
         let mut inter = vec![0f32; tokens * self.intermediate];
         let mut scores = Vec::new();
         for layer in &self.layers {
-            linear(&states, &layer.qkv, &layer.qkv_bias, h, &mut qkv);
+            linear(&states, &layer.qkv, &layer.qkv_bias, &mut qkv);
             let mut start = 0;
             for seq in sequences {
                 let rows = start..start + seq.len();
@@ -243,7 +259,6 @@ impl Bert {
                 &context,
                 &layer.attention_out,
                 &layer.attention_out_bias,
-                h,
                 &mut projected,
             );
             add(&mut states, &projected);
@@ -253,17 +268,10 @@ impl Bert {
                 &states,
                 &layer.intermediate,
                 &layer.intermediate_bias,
-                h,
                 &mut inter,
             );
             self.activate(&mut inter);
-            linear(
-                &inter,
-                &layer.output,
-                &layer.output_bias,
-                self.intermediate,
-                &mut projected,
-            );
+            linear(&inter, &layer.output, &layer.output_bias, &mut projected);
             add(&mut states, &projected);
             layer_norm(&mut states, &layer.output_norm, self.eps);
         }
@@ -297,7 +305,7 @@ impl Bert {
                 }
                 let mut total = 0f32;
                 for score in scores.iter_mut() {
-                    *score = (*score - max).exp();
+                    *score = crate::gelu::exp_nonpositive(*score - max);
                     total += *score;
                 }
                 let out = &mut context[(rows.start + i) * h + head * d..][..d];
@@ -315,11 +323,7 @@ impl Bert {
 
     fn activate(&self, values: &mut [f32]) {
         match self.activation {
-            Activation::Gelu => {
-                for v in values {
-                    *v = 0.5 * *v * (1.0 + libm::erff(*v * std::f32::consts::FRAC_1_SQRT_2));
-                }
-            }
+            Activation::Gelu => crate::gelu::gelu_in_place(values),
             Activation::GeluTanh => {
                 let c = (2.0 / std::f32::consts::PI).sqrt();
                 for v in values {

@@ -5,7 +5,9 @@
 //! WordPiece tokenizer of its `tokenizer.json` ([`WordPiece`]), and running
 //! the model, pooling and normalising ([`Embedder`]): our own BERT encoder
 //! (`bert`) over the `.safetensors` weights (`safetensors`), whose dense
-//! layers ([`simd::linear`]) hold nearly all of the arithmetic.
+//! layers ([`simd::linear`], weights held in half precision) hold nearly all
+//! of the arithmetic, with a GELU and softmax `exp` that run in vector lanes
+//! (`gelu`).
 //! A model is identified by [`Embedder::model_id`], a digest of its files, so
 //! vectors computed by one model are never mistaken for another's.
 //!
@@ -15,6 +17,7 @@
 mod bert;
 mod encoder;
 mod folder;
+mod gelu;
 mod safetensors;
 mod wordpiece;
 

@@ -94,7 +94,7 @@ impl Tensors {
                     .collect(),
                 _ => raw
                     .chunks_exact(2)
-                    .map(|c| f16_to_f32(u16::from_le_bytes([c[0], c[1]])))
+                    .map(|c| simd::half::to_f32(u16::from_le_bytes([c[0], c[1]])))
                     .collect(),
             };
             tensors.insert(name, (entry.shape, values));
@@ -120,25 +120,6 @@ impl Tensors {
     pub fn contains(&self, name: &str) -> bool {
         self.tensors.contains_key(name)
     }
-}
-
-/// IEEE half precision to single, exactly (subnormals, infinities and NaN
-/// included).
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = u32::from(h >> 15) << 31;
-    let exponent = u32::from((h >> 10) & 0x1f);
-    let mantissa = u32::from(h & 0x3ff);
-    let bits = match (exponent, mantissa) {
-        (0, 0) => sign,
-        (0, m) => {
-            // Subnormal: value = m × 2^-24.
-            let value = m as f32 * f32::from_bits(0x3380_0000);
-            return if sign == 0 { value } else { -value };
-        }
-        (0x1f, m) => sign | 0x7f80_0000 | (m << 13),
-        (e, m) => sign | ((e + 112) << 23) | (m << 13),
-    };
-    f32::from_bits(bits)
 }
 
 #[cfg(test)]

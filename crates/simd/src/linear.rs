@@ -1,35 +1,125 @@
-//! The one heavy operation of the model: a dense layer, `out = x · Wᵀ + b`,
-//! with `W` kept as the checkpoint stores it (one row of `k` weights per
-//! output), so every dot product reads both operands in order and nothing is
-//! packed or copied per call.
+//! The one heavy operation of the model: a dense layer, `out = x · Wᵀ + b`.
 //!
-//! The loops are blocked so a tile of `x` and of `W` stays in cache, and the
-//! inner kernel keeps a 3 × 4 tile of sums in registers. On x86-64 with AVX2
-//! and FMA (checked once at run time) the same code is compiled for those
-//! instructions: the 8-wide lanes become one register and `mul_add` one
-//! fused instruction. Elsewhere it runs as portable code.
+//! `W` comes as the checkpoint stores it (one row of `k` weights per output)
+//! and is packed once, at load, into [`Weights`]: panels of [`PANEL`]
+//! outputs, each panel `k` steps of [`PANEL`] consecutive weights. The kernel
+//! then keeps a tile of up to [`ROWS`] rows of `x` × one panel of sums in
+//! registers and walks the panel from start to end: each step is one or two
+//! vector loads of weights, one broadcast per row of `x`, and a fused
+//! multiply-add per register of sums. Nothing is reduced across lanes and
+//! nothing is packed per call, which is what a query (a dozen tokens) needs.
+//!
+//! On x86-64 with AVX-512F, or with AVX2 and FMA (checked once at run time),
+//! the kernel is compiled for those instructions; elsewhere it runs as
+//! portable code. Every path sums each output in the same order (`k` from
+//! first to last, one fused multiply-add per step), so they agree to float
+//! rounding of the multiply-add alone.
 
-/// Most rows of `x`, and of `W`, in one kernel's tile.
-const TILE: usize = 4;
-/// Rows of `x` and of `W` per tile of the portable and AVX2 kernels (nine
-/// sums, three rows of `x` and one of `W` fit AVX2's sixteen registers).
-const SMALL_TILE: (usize, usize) = (3, 3);
-/// Rows of `x` per cache block.
-const X_BLOCK: usize = 48;
-/// Rows of `W` per cache block.
-const W_BLOCK: usize = 64;
-const LANES: usize = 8;
+use crate::half;
 
-/// `out[i][j] = dot(x[i], w[j]) + bias[j]` for `m` rows of `x` (`k` values
-/// each) and `n` rows of `w`; `out` is `m × n`, row by row.
+/// Outputs per panel: two AVX-512 registers, four AVX2 ones.
+const PANEL: usize = 32;
+/// Most rows of `x` per tile: 6 × 2 sums, 2 weight registers and the
+/// broadcasts fit AVX-512's 32 registers.
+const ROWS: usize = 6;
+/// Rows of `x` per cache block: a block of rows stays in cache while every
+/// panel streams past it.
+const X_BLOCK: usize = 8 * ROWS;
+
+/// A dense layer's weights, packed for [`linear`].
+#[derive(Clone)]
+pub struct Weights {
+    /// `outputs.div_ceil(PANEL)` panels of `inputs × PANEL` half-precision
+    /// values; the last panel's outputs past `outputs` are zero.
+    panels: Vec<u16>,
+    outputs: usize,
+    inputs: usize,
+}
+
+impl std::fmt::Debug for Weights {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Weights")
+            .field("outputs", &self.outputs)
+            .field("inputs", &self.inputs)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Weights {
+    /// Packs `w`, `outputs` rows of `inputs` weights as a checkpoint stores
+    /// a dense layer (PyTorch's `Linear.weight`), each rounded to the nearest
+    /// half-precision value (a relative change of at most 2⁻¹¹ in the normal
+    /// range). A weight that is not finite or beyond half precision's range
+    /// (±65,504) is refused: rounding could not keep it.
+    ///
+    /// # Panics
+    /// When `w.len() != outputs × inputs` or either is zero: a bug in the
+    /// caller, which sizes them from the checked model shapes.
+    pub fn pack(w: &[f32], outputs: usize, inputs: usize) -> Result<Self, OutOfRange> {
+        assert!(
+            outputs > 0 && inputs > 0 && w.len() == outputs * inputs,
+            "Weights::pack: bad shapes"
+        );
+        if let Some(at) = w.iter().position(|v| v.is_nan() || v.abs() > half::MAX) {
+            return Err(OutOfRange { at, value: w[at] });
+        }
+        let count = outputs.div_ceil(PANEL);
+        let mut panels = vec![0u16; count * inputs * PANEL];
+        for (q, panel) in panels.chunks_exact_mut(inputs * PANEL).enumerate() {
+            for c in 0..PANEL.min(outputs - q * PANEL) {
+                let row = &w[(q * PANEL + c) * inputs..][..inputs];
+                for (p, &value) in row.iter().enumerate() {
+                    panel[p * PANEL + c] = half::from_f32(value);
+                }
+            }
+        }
+        Ok(Self {
+            panels,
+            outputs,
+            inputs,
+        })
+    }
+
+    /// How many outputs (rows of `W`).
+    pub fn outputs(&self) -> usize {
+        self.outputs
+    }
+
+    /// How many inputs per output (`k`).
+    pub fn inputs(&self) -> usize {
+        self.inputs
+    }
+
+    fn panel(&self, q: usize) -> &[u16] {
+        &self.panels[q * self.inputs * PANEL..][..self.inputs * PANEL]
+    }
+
+    /// Bytes of weights held.
+    pub fn heap_bytes(&self) -> usize {
+        self.panels.len() * std::mem::size_of::<u16>()
+    }
+}
+
+/// A weight [`Weights::pack`] refused: not finite, or beyond half
+/// precision's range.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error("weight {at} ({value}) is beyond half precision's range")]
+pub struct OutOfRange {
+    /// Its index in the weights given.
+    pub at: usize,
+    pub value: f32,
+}
+
+/// `out[i][j] = dot(x[i], w[j]) + bias[j]` for every row of `x` (`k =
+/// w.inputs()` values each) and every output `j` of `w`; `out` is
+/// `m × w.outputs()`, row by row.
 ///
 /// # Panics
-/// When the slices' lengths do not match `m`, `n` and `k`: a bug in the
-/// caller, which sizes them from the checked model shapes.
-pub fn linear(x: &[f32], w: &[f32], bias: &[f32], k: usize, out: &mut [f32]) {
-    let n = bias.len();
+/// When the slices' lengths do not match `w`'s shape: a bug in the caller.
+pub fn linear(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
+    let (n, k) = (w.outputs, w.inputs);
     assert!(
-        k > 0 && x.len().is_multiple_of(k) && w.len() == n * k,
+        bias.len() == n && x.len().is_multiple_of(k),
         "linear: bad shapes"
     );
     let m = x.len() / k;
@@ -40,22 +130,20 @@ pub fn linear(x: &[f32], w: &[f32], bias: &[f32], k: usize, out: &mut [f32]) {
             // SAFETY: the CPU was checked to have AVX-512F just above.
             #[allow(unsafe_code)]
             unsafe {
-                linear_avx512(x, w, bias, k, out)
+                linear_avx512(x, w, bias, out)
             };
             return;
         }
         if avx2_fma() {
-            // SAFETY: the CPU was checked to have AVX2 and FMA just above.
+            // SAFETY: the CPU was checked to have AVX2, FMA and F16C just above.
             #[allow(unsafe_code)]
             unsafe {
-                linear_avx2(x, w, bias, k, out)
+                linear_avx2(x, w, bias, out)
             };
             return;
         }
     }
-    blocked(m, bias, out, SMALL_TILE, |rows, cols, i, j| {
-        portable_tile(x, w, k, (rows, cols, i, j))
-    });
+    blocked(x, w, bias, out, PORTABLE);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -68,80 +156,111 @@ fn avx512() -> bool {
 fn avx2_fma() -> bool {
     static DETECTED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *DETECTED.get_or_init(|| {
-        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma")
+            && std::arch::is_x86_feature_detected!("f16c")
     })
 }
 
-/// [`blocked`] with the AVX2 tile kernel.
-///
-/// # Safety
-/// The CPU must have AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn linear_avx2(x: &[f32], w: &[f32], bias: &[f32], k: usize, out: &mut [f32]) {
-    let m = x.len() / k;
-    blocked(m, bias, out, SMALL_TILE, |rows, cols, i, j| {
-        let xs = rows_of(x, k, i, rows);
-        let ws = rows_of(w, k, j, cols);
-        // SAFETY: the caller checked AVX2 and FMA; every row is `k` long.
-        unsafe { avx2::tile(xs, ws, k) }
-    });
-}
-
-/// [`blocked`] with the AVX-512 tile kernel (4 × 4 sums of sixteen lanes).
+/// [`blocked`] with the AVX-512 kernel.
 ///
 /// # Safety
 /// The CPU must have AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx512f")]
-unsafe fn linear_avx512(x: &[f32], w: &[f32], bias: &[f32], k: usize, out: &mut [f32]) {
-    let m = x.len() / k;
-    blocked(m, bias, out, avx512::TILE, |rows, cols, i, j| {
-        let xs = rows_of(x, k, i, rows);
-        let ws = rows_of(w, k, j, cols);
-        // SAFETY: the caller checked AVX-512F; every row is `k` long.
-        unsafe { avx512::tile(xs, ws, k) }
-    });
+unsafe fn linear_avx512(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
+    let kernels = Kernels {
+        rows: avx512::ROWS,
+        // SAFETY (the three): the caller checked AVX-512F; the rows are `k`
+        // long and a panel `k × PANEL`, a multiple of 16 values.
+        half: |xs: &[&[f32]], panel: &[u16], k| unsafe { avx512::tile(xs, avx512::Half(panel), k) },
+        wide: |xs: &[&[f32]], panel: &[f32], k| unsafe { avx512::tile(xs, avx512::Wide(panel), k) },
+        widen: |from: &[u16], to: &mut [f32]| unsafe { half::widen_avx512(from, to) },
+    };
+    blocked(x, w, bias, out, kernels);
 }
 
-/// [`TILE`] rows of `k` values from row `first` of `matrix`; past the
-/// `count` asked for, the last one repeats (its sums are not kept).
-#[inline(always)]
-fn rows_of<const N: usize>(matrix: &[f32], k: usize, first: usize, count: usize) -> [&[f32]; N] {
-    std::array::from_fn(|r| &matrix[(first + r.min(count - 1)) * k..][..k])
+/// [`blocked`] with the AVX2 kernel.
+///
+/// # Safety
+/// The CPU must have AVX2, FMA and F16C.
+#[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn linear_avx2(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
+    let kernels = Kernels {
+        rows: avx2::ROWS,
+        // SAFETY (the three): the caller checked AVX2, FMA and F16C; the
+        // rows are `k` long and a panel `k × PANEL`, a multiple of 8 values.
+        half: |xs: &[&[f32]], panel: &[u16], k| unsafe { avx2::tile(xs, avx2::Half(panel), k) },
+        wide: |xs: &[&[f32]], panel: &[f32], k| unsafe { avx2::tile(xs, avx2::Wide(panel), k) },
+        widen: |from: &[u16], to: &mut [f32]| unsafe { half::widen_f16c(from, to) },
+    };
+    blocked(x, w, bias, out, kernels);
 }
 
-/// The blocked loops around a kernel that returns the dot products of
-/// `rows` rows of `x` (from `i`) with `cols` rows of `w` (from `j`), at most
-/// `tile` of each.
+/// The sums of one tile: up to [`ROWS`] rows of one panel's outputs.
+type Sums = [[f32; PANEL]; ROWS];
+
+/// A path's kernels: the sums of the rows `xs` (each `k` long, at most
+/// `rows` of them) with one panel, read as packed (`half`) or widened first
+/// (`wide`), and the widening of a panel.
+struct Kernels<H, W, V> {
+    rows: usize,
+    half: H,
+    wide: W,
+    widen: V,
+}
+
+/// The loops around a path's kernels. A block of rows of `x` that takes at
+/// most [`DIRECT_TILES`] tiles reads each panel as packed, widening in the
+/// kernel (a query: each weight is read once or twice, and its loads overlap
+/// the arithmetic); a longer block widens each panel once into a buffer that
+/// stays in cache for all its tiles (a batch).
 #[inline(always)]
-fn blocked(
-    m: usize,
+fn blocked<H, W, V>(
+    x: &[f32],
+    w: &Weights,
     bias: &[f32],
     out: &mut [f32],
-    (x_tile, w_tile): (usize, usize),
-    kernel: impl Fn(usize, usize, usize, usize) -> [[f32; TILE]; TILE],
-) {
-    let n = bias.len();
+    kernels: Kernels<H, W, V>,
+) where
+    H: Fn(&[&[f32]], &[u16], usize) -> Sums,
+    W: Fn(&[&[f32]], &[f32], usize) -> Sums,
+    V: Fn(&[u16], &mut [f32]),
+{
+    let (n, k) = (w.outputs, w.inputs);
+    let m = x.len() / k;
+    let mut xs: [&[f32]; ROWS] = [&[]; ROWS];
+    let mut wide = Vec::new();
     for x0 in (0..m).step_by(X_BLOCK) {
         let x1 = (x0 + X_BLOCK).min(m);
-        for w0 in (0..n).step_by(W_BLOCK) {
-            let w1 = (w0 + W_BLOCK).min(n);
+        let direct = x1 - x0 <= DIRECT_TILES * kernels.rows;
+        for q in 0..n.div_ceil(PANEL) {
+            let packed = w.panel(q);
+            if !direct {
+                wide.resize(k * PANEL, 0f32);
+                (kernels.widen)(packed, &mut wide);
+            }
+            let j = q * PANEL;
+            let cols = PANEL.min(n - j);
             let mut i = x0;
             while i < x1 {
-                let rows = (x1 - i).min(x_tile);
-                let mut j = w0;
-                while j < w1 {
-                    let cols = (w1 - j).min(w_tile);
-                    let sums = kernel(rows, cols, i, j);
-                    for (r, row) in sums.iter().enumerate().take(rows) {
-                        for (c, sum) in row.iter().enumerate().take(cols) {
-                            out[(i + r) * n + j + c] = sum + bias[j + c];
-                        }
+                let rows = (x1 - i).min(kernels.rows);
+                for (r, row) in xs.iter_mut().enumerate().take(rows) {
+                    *row = &x[(i + r) * k..][..k];
+                }
+                let sums = if direct {
+                    (kernels.half)(&xs[..rows], packed, k)
+                } else {
+                    (kernels.wide)(&xs[..rows], &wide, k)
+                };
+                for (r, row) in sums.iter().enumerate().take(rows) {
+                    let target = &mut out[(i + r) * n + j..][..cols];
+                    for ((o, s), b) in target.iter_mut().zip(row).zip(&bias[j..j + cols]) {
+                        *o = s + b;
                     }
-                    j += cols;
                 }
                 i += rows;
             }
@@ -149,27 +268,45 @@ fn blocked(
     }
 }
 
-/// The portable kernel: dot products eight lanes at a time.
-fn portable_tile(
-    x: &[f32],
-    w: &[f32],
-    k: usize,
-    (rows, cols, i, j): (usize, usize, usize, usize),
-) -> [[f32; TILE]; TILE] {
-    let mut sums = [[0f32; TILE]; TILE];
-    let whole = k / LANES * LANES;
-    for (r, row) in sums.iter_mut().enumerate().take(rows) {
-        let xr = &x[(i + r) * k..][..k];
-        for (c, sum) in row.iter_mut().enumerate().take(cols) {
-            let wr = &w[(j + c) * k..][..k];
-            let mut acc = [0f32; LANES];
-            for p in (0..whole).step_by(LANES) {
-                let (xv, wv) = (lanes(xr, p), lanes(wr, p));
-                for l in 0..LANES {
-                    acc[l] += xv[l] * wv[l];
-                }
+/// Most tiles of a block that read the packed panels directly.
+const DIRECT_TILES: usize = 2;
+
+/// The portable kernels: the same steps as the vector ones, on arrays.
+#[allow(clippy::type_complexity)]
+const PORTABLE: Kernels<
+    fn(&[&[f32]], &[u16], usize) -> Sums,
+    fn(&[&[f32]], &[f32], usize) -> Sums,
+    fn(&[u16], &mut [f32]),
+> = Kernels {
+    rows: 4,
+    half: |xs, panel, k| {
+        portable_steps(xs, k, |p| {
+            let mut wide = [0f32; PANEL];
+            half::widen_portable(&panel[p * PANEL..][..PANEL], &mut wide);
+            wide
+        })
+    },
+    wide: |xs, panel, k| {
+        portable_steps(xs, k, |p| {
+            let mut wide = [0f32; PANEL];
+            wide.copy_from_slice(&panel[p * PANEL..][..PANEL]);
+            wide
+        })
+    },
+    widen: half::widen_portable,
+};
+
+/// The portable kernel's steps, with the weights of step `p` from `weights`.
+#[inline(always)]
+fn portable_steps(xs: &[&[f32]], k: usize, weights: impl Fn(usize) -> [f32; PANEL]) -> Sums {
+    let mut sums = [[0f32; PANEL]; ROWS];
+    for p in 0..k {
+        let step = weights(p);
+        for (sum, row) in sums.iter_mut().zip(xs) {
+            let value = row[p];
+            for (s, w) in sum.iter_mut().zip(&step) {
+                *s = value.mul_add(*w, *s);
             }
-            *sum = horizontal(&acc) + (whole..k).map(|q| xr[q] * wr[q]).sum::<f32>();
         }
     }
     sums
@@ -177,56 +314,99 @@ fn portable_tile(
 
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
-mod avx2 {
+mod avx512 {
     use std::arch::x86_64::{
-        __m256, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+        __m256i, __m512, _mm256_loadu_si256, _mm512_cvtph_ps, _mm512_fmadd_ps, _mm512_loadu_ps,
+        _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
     };
 
-    use super::{LANES, SMALL_TILE, TILE, horizontal};
+    use super::{PANEL, Sums};
 
-    const X_TILE: usize = SMALL_TILE.0;
-    const W_TILE: usize = SMALL_TILE.1;
+    /// Rows per tile: 12 registers of sums.
+    pub(super) const ROWS: usize = super::ROWS;
 
-    /// Dot products of three rows of `x` with three rows of `w` (rows may
-    /// repeat at the edges; the caller keeps the ones it asked for), nine
-    /// sums held in registers.
+    /// A panel as packed: half precision, widened as it is read.
+    #[derive(Clone, Copy)]
+    pub(super) struct Half<'a>(pub &'a [u16]);
+    /// A panel widened beforehand.
+    #[derive(Clone, Copy)]
+    pub(super) struct Wide<'a>(pub &'a [f32]);
+
+    pub(super) trait Panel: Copy {
+        fn len(self) -> usize;
+        /// Weights `16 v .. 16 v + 16` of step `p`.
+        ///
+        /// # Safety
+        /// AVX-512F; `p < k` for a panel of `k × PANEL` values, `v < 2`.
+        unsafe fn load(self, p: usize, v: usize) -> __m512;
+    }
+
+    impl Panel for Half<'_> {
+        fn len(self) -> usize {
+            self.0.len()
+        }
+        #[inline(always)]
+        unsafe fn load(self, p: usize, v: usize) -> __m512 {
+            // SAFETY: p · PANEL + 16 v + 16 <= k · PANEL, the panel's length.
+            unsafe {
+                let at = self.0.as_ptr().add(p * PANEL + v * 16);
+                _mm512_cvtph_ps(_mm256_loadu_si256(at.cast::<__m256i>()))
+            }
+        }
+    }
+
+    impl Panel for Wide<'_> {
+        fn len(self) -> usize {
+            self.0.len()
+        }
+        #[inline(always)]
+        unsafe fn load(self, p: usize, v: usize) -> __m512 {
+            // SAFETY: p · PANEL + 16 v + 16 <= k · PANEL, the panel's length.
+            unsafe { _mm512_loadu_ps(self.0.as_ptr().add(p * PANEL + v * 16)) }
+        }
+    }
+
+    /// One tile: `xs` (at most [`ROWS`] rows of `k`) times one panel.
     ///
     /// # Safety
-    /// The CPU must have AVX2 and FMA, and every row must be `k` long.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn tile(
-        xs: [&[f32]; X_TILE],
-        ws: [&[f32]; W_TILE],
-        k: usize,
-    ) -> [[f32; TILE]; TILE] {
-        debug_assert!(xs.iter().chain(&ws).all(|row| row.len() == k));
-        let whole = k / LANES * LANES;
-        let mut acc: [[__m256; W_TILE]; X_TILE] = [[_mm256_setzero_ps(); W_TILE]; X_TILE];
-        let mut p = 0;
-        while p < whole {
-            // SAFETY: p + 8 <= whole <= k, the length of every row.
-            let xv: [__m256; X_TILE] =
-                std::array::from_fn(|r| unsafe { _mm256_loadu_ps(xs[r].as_ptr().add(p)) });
-            let wv: [__m256; W_TILE] =
-                std::array::from_fn(|c| unsafe { _mm256_loadu_ps(ws[c].as_ptr().add(p)) });
-            for r in 0..X_TILE {
-                for c in 0..W_TILE {
-                    acc[r][c] = _mm256_fmadd_ps(xv[r], wv[c], acc[r][c]);
-                }
-            }
-            p += LANES;
+    /// The CPU must have AVX-512F; every row must be `k` long and the panel
+    /// `k × PANEL`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn tile(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+        debug_assert!(xs.iter().all(|row| row.len() == k) && panel.len() == k * PANEL);
+        // One body per row count, so the sums stay in registers.
+        match xs.len() {
+            1 => unsafe { rows::<1>(xs, panel, k) },
+            2 => unsafe { rows::<2>(xs, panel, k) },
+            3 => unsafe { rows::<3>(xs, panel, k) },
+            4 => unsafe { rows::<4>(xs, panel, k) },
+            5 => unsafe { rows::<5>(xs, panel, k) },
+            _ => unsafe { rows::<6>(xs, panel, k) },
         }
-        let mut sums = [[0f32; TILE]; TILE];
-        for r in 0..X_TILE {
-            for c in 0..W_TILE {
-                let mut lanes = [0f32; LANES];
-                // SAFETY: `lanes` holds eight floats.
-                unsafe { _mm256_storeu_ps(lanes.as_mut_ptr(), acc[r][c]) };
-                let mut sum = horizontal(&lanes);
-                for q in whole..k {
-                    sum = xs[r][q].mul_add(ws[c][q], sum);
-                }
-                sums[r][c] = sum;
+    }
+
+    /// # Safety
+    /// As [`tile`], with `xs.len() >= R`.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    unsafe fn rows<const R: usize>(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+        let mut acc: [[__m512; 2]; R] = [[_mm512_setzero_ps(); 2]; R];
+        for p in 0..k {
+            // SAFETY: p < k.
+            let (w0, w1) = unsafe { (panel.load(p, 0), panel.load(p, 1)) };
+            for r in 0..R {
+                // SAFETY: p < k, the length of every row.
+                let value = _mm512_set1_ps(unsafe { *xs[r].get_unchecked(p) });
+                acc[r][0] = _mm512_fmadd_ps(value, w0, acc[r][0]);
+                acc[r][1] = _mm512_fmadd_ps(value, w1, acc[r][1]);
+            }
+        }
+        let mut sums = [[0f32; PANEL]; super::ROWS];
+        for (sum, acc) in sums.iter_mut().zip(&acc) {
+            // SAFETY: each row of sums holds 32 floats.
+            unsafe {
+                _mm512_storeu_ps(sum.as_mut_ptr(), acc[0]);
+                _mm512_storeu_ps(sum.as_mut_ptr().add(16), acc[1]);
             }
         }
         sums
@@ -235,74 +415,105 @@ mod avx2 {
 
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
-mod avx512 {
-    use std::arch::x86_64::{__m512, _mm512_fmadd_ps, _mm512_loadu_ps, _mm512_reduce_add_ps};
+mod avx2 {
+    use std::arch::x86_64::{
+        __m128i, __m256, _mm_loadu_si128, _mm256_cvtph_ps, _mm256_fmadd_ps, _mm256_loadu_ps,
+        _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+    };
 
-    /// Rows of `x` and of `W` per tile: 16 sums and eight rows fit
-    /// AVX-512's 32 registers (8 × 3 spilled and was slower, 3 × 3 too).
-    pub(super) const TILE: (usize, usize) = (4, 4);
-    const X_TILE: usize = TILE.0;
-    const W_TILE: usize = TILE.1;
-    const WIDE: usize = 16;
+    use super::{PANEL, Sums};
 
-    /// Dot products of four rows of `x` with four rows of `w` (rows may
-    /// repeat at the edges), sixteen sums of sixteen lanes in registers.
+    /// Rows per tile: 2 × 4 registers of sums, 4 of weights and a broadcast
+    /// fit AVX2's sixteen.
+    pub(super) const ROWS: usize = 2;
+
+    /// A panel as packed: half precision, widened as it is read.
+    #[derive(Clone, Copy)]
+    pub(super) struct Half<'a>(pub &'a [u16]);
+    /// A panel widened beforehand.
+    #[derive(Clone, Copy)]
+    pub(super) struct Wide<'a>(pub &'a [f32]);
+
+    pub(super) trait Panel: Copy {
+        fn len(self) -> usize;
+        /// Weights `8 v .. 8 v + 8` of step `p`.
+        ///
+        /// # Safety
+        /// AVX, F16C; `p < k` for a panel of `k × PANEL` values, `v < 4`.
+        unsafe fn load(self, p: usize, v: usize) -> __m256;
+    }
+
+    impl Panel for Half<'_> {
+        fn len(self) -> usize {
+            self.0.len()
+        }
+        #[inline(always)]
+        unsafe fn load(self, p: usize, v: usize) -> __m256 {
+            // SAFETY: p · PANEL + 8 v + 8 <= k · PANEL, the panel's length.
+            unsafe {
+                let at = self.0.as_ptr().add(p * PANEL + v * 8);
+                _mm256_cvtph_ps(_mm_loadu_si128(at.cast::<__m128i>()))
+            }
+        }
+    }
+
+    impl Panel for Wide<'_> {
+        fn len(self) -> usize {
+            self.0.len()
+        }
+        #[inline(always)]
+        unsafe fn load(self, p: usize, v: usize) -> __m256 {
+            // SAFETY: p · PANEL + 8 v + 8 <= k · PANEL, the panel's length.
+            unsafe { _mm256_loadu_ps(self.0.as_ptr().add(p * PANEL + v * 8)) }
+        }
+    }
+
+    /// One tile: `xs` (one or two rows of `k`) times one panel.
     ///
     /// # Safety
-    /// The CPU must have AVX-512F, and every row must be `k` long.
-    #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile(
-        xs: [&[f32]; X_TILE],
-        ws: [&[f32]; W_TILE],
-        k: usize,
-    ) -> [[f32; super::TILE]; super::TILE] {
-        debug_assert!(xs.iter().chain(&ws).all(|row| row.len() == k));
-        let whole = k / WIDE * WIDE;
-        let mut acc: [[__m512; W_TILE]; X_TILE] =
-            [[std::arch::x86_64::_mm512_setzero_ps(); W_TILE]; X_TILE];
-        let mut p = 0;
-        while p < whole {
-            // SAFETY: p + 16 <= whole <= k, the length of every row.
-            let xv: [__m512; X_TILE] =
-                std::array::from_fn(|r| unsafe { _mm512_loadu_ps(xs[r].as_ptr().add(p)) });
-            let wv: [__m512; W_TILE] =
-                std::array::from_fn(|c| unsafe { _mm512_loadu_ps(ws[c].as_ptr().add(p)) });
-            for r in 0..X_TILE {
-                for c in 0..W_TILE {
-                    acc[r][c] = _mm512_fmadd_ps(xv[r], wv[c], acc[r][c]);
+    /// The CPU must have AVX2, FMA and F16C; every row must be `k` long and
+    /// the panel `k × PANEL`.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    pub(super) unsafe fn tile(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+        debug_assert!(xs.iter().all(|row| row.len() == k) && panel.len() == k * PANEL);
+        match xs.len() {
+            1 => unsafe { rows::<1>(xs, panel, k) },
+            _ => unsafe { rows::<2>(xs, panel, k) },
+        }
+    }
+
+    /// # Safety
+    /// As [`tile`], with `xs.len() >= R`.
+    #[target_feature(enable = "avx2,fma,f16c")]
+    #[inline]
+    unsafe fn rows<const R: usize>(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+        let mut acc: [[__m256; 4]; R] = [[_mm256_setzero_ps(); 4]; R];
+        for p in 0..k {
+            // SAFETY: p < k.
+            let w: [__m256; 4] = std::array::from_fn(|v| unsafe { panel.load(p, v) });
+            for r in 0..R {
+                // SAFETY: p < k, the length of every row.
+                let value = _mm256_set1_ps(unsafe { *xs[r].get_unchecked(p) });
+                for v in 0..4 {
+                    acc[r][v] = _mm256_fmadd_ps(value, w[v], acc[r][v]);
                 }
             }
-            p += WIDE;
         }
-        let mut sums = [[0f32; super::TILE]; super::TILE];
-        for r in 0..X_TILE {
-            for c in 0..W_TILE {
-                let mut sum = _mm512_reduce_add_ps(acc[r][c]);
-                for q in whole..k {
-                    sum = xs[r][q].mul_add(ws[c][q], sum);
-                }
-                sums[r][c] = sum;
+        let mut sums = [[0f32; PANEL]; super::ROWS];
+        for (sum, acc) in sums.iter_mut().zip(&acc) {
+            for (v, lanes) in acc.iter().enumerate() {
+                // SAFETY: each row of sums holds 32 floats.
+                unsafe { _mm256_storeu_ps(sum.as_mut_ptr().add(v * 8), *lanes) };
             }
         }
         sums
     }
 }
 
-#[inline(always)]
-fn lanes(row: &[f32], at: usize) -> &[f32; LANES] {
-    row[at..at + LANES]
-        .try_into()
-        .expect("a whole group of lanes")
-}
-
-#[inline(always)]
-fn horizontal(v: &[f32; LANES]) -> f32 {
-    ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::half;
 
     fn naive(x: &[f32], w: &[f32], bias: &[f32], k: usize) -> Vec<f32> {
         let m = x.len() / k;
@@ -332,48 +543,84 @@ mod tests {
             .collect()
     }
 
+    /// Shapes around the tile, panel and block sizes: every remainder of rows
+    /// (1 to 6, and past a block of 48), a partial last panel, odd `k`.
+    const SHAPES: [(usize, usize, usize); 11] = [
+        (1, 1, 1),
+        (1, 4, 8),
+        (2, 3, 7),
+        (3, 33, 16),
+        (4, 5, 9),
+        (5, 64, 31),
+        (7, 40, 3),
+        (10, 384, 384),
+        (14, 1536, 384),
+        (50, 67, 33),
+        (97, 130, 24),
+    ];
+
+    fn assert_close(got: &[f32], want: &[f32], what: &str) {
+        assert_eq!(got.len(), want.len(), "{what}");
+        for (i, (g, w)) in got.iter().zip(want).enumerate() {
+            assert!(
+                (g - w).abs() <= 1e-4 * (1.0 + w.abs()),
+                "{what} at {i}: {g} against {w}"
+            );
+        }
+    }
+
     #[test]
     fn equals_the_naive_product_at_every_shape_edge() {
-        // Shapes around the tile and block sizes, and odd k for the lane tail.
-        for (m, n, k) in [
-            (1, 1, 1),
-            (1, 4, 8),
-            (2, 3, 7),
-            (3, 4, 16),
-            (4, 5, 9),
-            (14, 384, 384),
-            (50, 67, 33),
-            (97, 130, 24),
-        ] {
+        for (m, n, k) in SHAPES {
             let x = values(m * k, 1 + m as u32);
             let w = values(n * k, 7 + n as u32);
             let bias = values(n, 3);
             let mut out = vec![f32::NAN; m * n];
-            linear(&x, &w, &bias, k, &mut out);
-            let expected = naive(&x, &w, &bias, k);
-            for (i, (got, want)) in out.iter().zip(&expected).enumerate() {
-                assert!(
-                    (got - want).abs() <= 1e-4 * (1.0 + want.abs()),
-                    "m={m} n={n} k={k} at {i}: {got} against {want}"
-                );
+            let packed = Weights::pack(&w, n, k).expect("in range");
+            linear(&x, &packed, &bias, &mut out);
+            // The weights as packed: rounded to half precision.
+            let rounded: Vec<f32> = w.iter().map(|&v| half::to_f32(half::from_f32(v))).collect();
+            let what = format!("m={m} n={n} k={k}");
+            assert_close(&out, &naive(&x, &rounded, &bias, k), &what);
+        }
+    }
+
+    /// Every path the CPU has gives the portable path's sums, which are the
+    /// same multiply-adds in the same order.
+    #[test]
+    fn every_path_equals_the_portable_one() {
+        for (m, n, k) in SHAPES {
+            let x = values(m * k, 11 + m as u32);
+            let w = Weights::pack(&values(n * k, 12), n, k).expect("in range");
+            let bias = values(n, 13);
+            let mut portable = vec![f32::NAN; m * n];
+            blocked(&x, &w, &bias, &mut portable, PORTABLE);
+            let mut dispatched = vec![f32::NAN; m * n];
+            linear(&x, &w, &bias, &mut dispatched);
+            assert_eq!(dispatched, portable, "dispatched m={m} n={n} k={k}");
+            #[cfg(target_arch = "x86_64")]
+            if avx2_fma() {
+                let mut avx2 = vec![f32::NAN; m * n];
+                // SAFETY: the CPU was checked to have AVX2, FMA and F16C just above.
+                #[allow(unsafe_code)]
+                unsafe {
+                    linear_avx2(&x, &w, &bias, &mut avx2)
+                };
+                assert_eq!(avx2, portable, "AVX2 m={m} n={n} k={k}");
             }
         }
     }
 
     #[test]
-    fn the_portable_path_equals_the_dispatched_one() {
-        let (m, n, k) = (10, 20, 40);
-        let x = values(m * k, 11);
-        let w = values(n * k, 12);
-        let bias = values(n, 13);
-        let mut fast = vec![0f32; m * n];
-        linear(&x, &w, &bias, k, &mut fast);
-        let mut portable = vec![0f32; m * n];
-        blocked(m, &bias, &mut portable, SMALL_TILE, |rows, cols, i, j| {
-            portable_tile(&x, &w, k, (rows, cols, i, j))
-        });
-        for (a, b) in fast.iter().zip(&portable) {
-            assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{a} against {b}");
+    fn packing_keeps_the_shape_and_refuses_what_half_precision_cannot_hold() {
+        let w = Weights::pack(&values(70 * 5, 1), 70, 5).expect("in range");
+        assert_eq!((w.outputs(), w.inputs()), (70, 5));
+        assert_eq!(w.heap_bytes(), 3 * 5 * PANEL * 2);
+        for bad in [f32::NAN, f32::INFINITY, -70_000.0] {
+            let mut values = values(4 * 3, 2);
+            values[7] = bad;
+            let refused = Weights::pack(&values, 4, 3).err();
+            assert_eq!(refused.map(|e| e.at), Some(7), "{bad}");
         }
     }
 }
