@@ -7,9 +7,11 @@
 //! attention runs per sequence over its own tokens only, which is what the
 //! padded, masked computation gives for the real tokens.
 
+use crate::crew::Crew;
 use crate::safetensors::{Tensors, WeightsError};
 use serde::Deserialize;
-use simd::{Weights, linear};
+use simd::Weights;
+use std::sync::Arc;
 
 /// The fields of a BERT `config.json` the encoder needs.
 #[derive(Debug, Clone, Deserialize)]
@@ -209,8 +211,10 @@ impl Bert {
     /// after sequence (`Σ len × hidden` values).
     ///
     /// An id outside the vocabulary or a sequence longer than the model's
-    /// positions is an error, not a panic.
-    pub fn forward(&self, sequences: &[&[u32]]) -> Result<Vec<f32>, ModelError> {
+    /// positions is an error, not a panic. With `threads` above 1 each dense
+    /// layer's outputs are shared among that many threads (the caller's one
+    /// of them); the result is the same, bit for bit.
+    pub fn forward(&self, sequences: &[&[u32]], threads: usize) -> Result<Vec<f32>, ModelError> {
         let h = self.hidden;
         let tokens: usize = sequences.iter().map(|s| s.len()).sum();
         let mut states = Vec::with_capacity(tokens * h);
@@ -241,41 +245,55 @@ impl Bert {
             }
         }
         layer_norm(&mut states, &self.embedding_norm, self.eps);
+        Ok(Crew::run(threads, |crew| {
+            self.layers(crew, sequences, states)
+        }))
+    }
 
+    /// The layers over the embedded `states`, their dense layers shared with
+    /// `crew`.
+    fn layers<'w>(&'w self, crew: &Crew<'w>, sequences: &[&[u32]], states: Vec<f32>) -> Vec<f32> {
+        let h = self.hidden;
+        let tokens = states.len() / h;
+        // The inputs of dense layers are shared with the crew's threads.
+        let mut states = Arc::new(states);
+        let mut context = Arc::new(vec![0f32; tokens * h]);
+        let mut inter = Arc::new(vec![0f32; tokens * self.intermediate]);
         let mut qkv = vec![0f32; tokens * 3 * h];
-        let mut context = vec![0f32; tokens * h];
         let mut projected = vec![0f32; tokens * h];
-        let mut inter = vec![0f32; tokens * self.intermediate];
         let mut scores = Vec::new();
         for layer in &self.layers {
-            linear(&states, &layer.qkv, &layer.qkv_bias, &mut qkv);
+            crew.dense(&states, &layer.qkv, &layer.qkv_bias, &mut qkv);
+            let context_rows = Arc::make_mut(&mut context);
             let mut start = 0;
             for seq in sequences {
                 let rows = start..start + seq.len();
-                self.attention(&qkv, rows, &mut context, &mut scores);
+                self.attention(&qkv, rows, context_rows, &mut scores);
                 start += seq.len();
             }
-            linear(
+            crew.dense(
                 &context,
                 &layer.attention_out,
                 &layer.attention_out_bias,
                 &mut projected,
             );
-            add(&mut states, &projected);
-            layer_norm(&mut states, &layer.attention_norm, self.eps);
+            let rows = Arc::make_mut(&mut states);
+            add(rows, &projected);
+            layer_norm(rows, &layer.attention_norm, self.eps);
 
-            linear(
+            crew.dense(
                 &states,
                 &layer.intermediate,
                 &layer.intermediate_bias,
-                &mut inter,
+                Arc::make_mut(&mut inter).as_mut_slice(),
             );
-            self.activate(&mut inter);
-            linear(&inter, &layer.output, &layer.output_bias, &mut projected);
-            add(&mut states, &projected);
-            layer_norm(&mut states, &layer.output_norm, self.eps);
+            self.activate(Arc::make_mut(&mut inter).as_mut_slice());
+            crew.dense(&inter, &layer.output, &layer.output_bias, &mut projected);
+            let rows = Arc::make_mut(&mut states);
+            add(rows, &projected);
+            layer_norm(rows, &layer.output_norm, self.eps);
         }
-        Ok(states)
+        Arc::try_unwrap(states).unwrap_or_else(|shared| shared.as_ref().clone())
     }
 
     /// Scaled dot-product attention of the tokens `rows` (one sequence) over

@@ -105,8 +105,9 @@ impl Embedder {
     /// [`Embedder::embed`], calling `done` with how many texts are embedded so far after
     /// each batch (the last call says all of them): the progress of a long build.
     ///
-    /// Batches run on up to as many threads as the machine has cores (one text runs on
-    /// the caller's thread); `done` is called on the caller's thread.
+    /// Batches run on up to as many threads as the machine has cores; a single batch (a
+    /// query) shares each of its dense layers among them instead. `done` is called on
+    /// the caller's thread.
     pub fn embed_reporting(
         &self,
         texts: &[&str],
@@ -119,19 +120,20 @@ impl Embedder {
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encoded[i].len());
         let batches: Vec<&[usize]> = order.chunks(BATCH).collect();
-        let run = |batch: &[usize]| -> Result<Vec<Vec<f32>>, EmbeddingError> {
+        let run = |batch: &[usize], threads: usize| -> Result<Vec<Vec<f32>>, EmbeddingError> {
             let sequences: Vec<&[u32]> = batch.iter().map(|&i| encoded[i].as_slice()).collect();
-            self.forward(&sequences)
+            self.forward(&sequences, threads)
         };
         let mut out = vec![Vec::new(); texts.len()];
-        let workers = std::thread::available_parallelism()
+        let cores = std::thread::available_parallelism()
             .map_or(1, usize::from)
-            .min(MAX_WORKERS)
-            .min(batches.len());
+            .min(MAX_WORKERS);
+        let workers = cores.min(batches.len());
         let mut embedded = 0;
         if workers <= 1 {
+            // One batch (a query): its dense layers share the cores instead.
             for batch in &batches {
-                for (&i, vector) in batch.iter().zip(run(batch)?) {
+                for (&i, vector) in batch.iter().zip(run(batch, cores)?) {
                     out[i] = vector;
                 }
                 embedded += batch.len();
@@ -149,7 +151,7 @@ impl Embedder {
                     loop {
                         let b = next.fetch_add(1, Ordering::Relaxed);
                         let Some(batch) = batches.get(b) else { break };
-                        let result = run(batch);
+                        let result = run(batch, 1);
                         let failed = result.is_err();
                         if sender.send((b, result)).is_err() || failed {
                             break;
@@ -179,10 +181,14 @@ impl Embedder {
     }
 
     /// One pooled (and, when the model says so, normalised) vector per sequence.
-    fn forward(&self, sequences: &[&[u32]]) -> Result<Vec<Vec<f32>>, EmbeddingError> {
+    fn forward(
+        &self,
+        sequences: &[&[u32]],
+        threads: usize,
+    ) -> Result<Vec<Vec<f32>>, EmbeddingError> {
         let states = self
             .model
-            .forward(sequences)
+            .forward(sequences, threads)
             .map_err(|e| EmbeddingError::Model(e.to_string()))?;
         let h = self.dim;
         let mut start = 0;

@@ -7,14 +7,17 @@
 //! (`bert`) over the `.safetensors` weights (`safetensors`), whose dense
 //! layers ([`simd::linear`], weights held in half precision) hold nearly all
 //! of the arithmetic, with a GELU and softmax `exp` that run in vector lanes
-//! (`gelu`).
+//! (`gelu`); a single text's dense layers are shared among the cores
+//! (`crew`).
 //! A model is identified by [`Embedder::model_id`], a digest of its files, so
 //! vectors computed by one model are never mistaken for another's.
 //!
-//! CPU-bound and synchronous: async callers run [`Embedder::embed`] on a
-//! blocking thread. No I/O after [`Embedder::load`].
+//! CPU-bound and synchronous (threads are scoped to a call): async callers
+//! run [`Embedder::embed`] on a blocking thread. No I/O after
+//! [`Embedder::load`].
 
 mod bert;
+mod crew;
 mod encoder;
 mod folder;
 mod gelu;

@@ -1,6 +1,6 @@
 //! IEEE 754 half precision (binary16): rounding single precision to it, and
-//! widening it back, exactly, one value at a time or a slice at once with
-//! the CPU's conversion instructions (AVX-512F, F16C).
+//! widening it back, exactly (the kernels of [`crate::linear`] widen with the
+//! CPU's instructions, AVX-512F or F16C, and are tested against this).
 
 /// The largest finite half-precision value.
 pub const MAX: f32 = 65_504.0;
@@ -75,46 +75,6 @@ pub(crate) fn widen_portable(from: &[u16], to: &mut [f32]) {
     }
 }
 
-/// `to` = `from` widened, sixteen values per instruction.
-///
-/// # Safety
-/// The CPU must have AVX-512F; `from` and `to` have the same length, a
-/// multiple of 16.
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-#[target_feature(enable = "avx512f")]
-pub(crate) unsafe fn widen_avx512(from: &[u16], to: &mut [f32]) {
-    use std::arch::x86_64::{__m256i, _mm256_loadu_si256, _mm512_cvtph_ps, _mm512_storeu_ps};
-    debug_assert!(from.len() == to.len() && from.len().is_multiple_of(16));
-    for (f, t) in from.chunks_exact(16).zip(to.chunks_exact_mut(16)) {
-        // SAFETY: each chunk holds 16 values: 32 bytes read, 64 written.
-        unsafe {
-            let halves = _mm256_loadu_si256(f.as_ptr().cast::<__m256i>());
-            _mm512_storeu_ps(t.as_mut_ptr(), _mm512_cvtph_ps(halves));
-        }
-    }
-}
-
-/// `to` = `from` widened, eight values per instruction.
-///
-/// # Safety
-/// The CPU must have AVX and F16C; `from` and `to` have the same length, a
-/// multiple of 8.
-#[cfg(target_arch = "x86_64")]
-#[allow(unsafe_code)]
-#[target_feature(enable = "avx,f16c")]
-pub(crate) unsafe fn widen_f16c(from: &[u16], to: &mut [f32]) {
-    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm256_cvtph_ps, _mm256_storeu_ps};
-    debug_assert!(from.len() == to.len() && from.len().is_multiple_of(8));
-    for (f, t) in from.chunks_exact(8).zip(to.chunks_exact_mut(8)) {
-        // SAFETY: each chunk holds 8 values: 16 bytes read, 32 written.
-        unsafe {
-            let halves = _mm_loadu_si128(f.as_ptr().cast::<__m128i>());
-            _mm256_storeu_ps(t.as_mut_ptr(), _mm256_cvtph_ps(halves));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -165,35 +125,6 @@ mod tests {
                 "{value} came back as {back}"
             );
             value *= 1.013_7;
-        }
-    }
-
-    #[test]
-    fn the_cpu_widens_as_the_portable_code() {
-        let from: Vec<u16> = (0..=u16::MAX).filter(|&b| !to_f32(b).is_nan()).collect();
-        let from = &from[..from.len() / 16 * 16];
-        let mut portable = vec![0f32; from.len()];
-        widen_portable(from, &mut portable);
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                let mut fast = vec![0f32; from.len()];
-                // SAFETY: checked just above; the lengths are equal multiples of 16.
-                #[allow(unsafe_code)]
-                unsafe {
-                    widen_avx512(from, &mut fast)
-                };
-                assert_eq!(fast, portable);
-            }
-            if std::arch::is_x86_feature_detected!("f16c") {
-                let mut fast = vec![0f32; from.len()];
-                // SAFETY: checked just above; the lengths are equal multiples of 8.
-                #[allow(unsafe_code)]
-                unsafe {
-                    widen_f16c(from, &mut fast)
-                };
-                assert_eq!(fast, portable);
-            }
         }
     }
 }

@@ -16,4 +16,4 @@ mod int8;
 mod linear;
 
 pub use int8::dot_i8_rows;
-pub use linear::{OutOfRange, Weights, linear};
+pub use linear::{OutOfRange, Weights, linear, linear_panels};

@@ -15,16 +15,18 @@
 //! first to last, one fused multiply-add per step), so they agree to float
 //! rounding of the multiply-add alone.
 
+use std::ops::Range;
+
 use crate::half;
 
 /// Outputs per panel: two AVX-512 registers, four AVX2 ones.
 const PANEL: usize = 32;
-/// Most rows of `x` per tile: 6 × 2 sums, 2 weight registers and the
-/// broadcasts fit AVX-512's 32 registers.
-const ROWS: usize = 6;
+/// Most rows of `x` per tile: 12 × 2 sums, 2 weight registers and the
+/// broadcast fit AVX-512's 32 registers.
+const ROWS: usize = 12;
 /// Rows of `x` per cache block: a block of rows stays in cache while every
 /// panel streams past it.
-const X_BLOCK: usize = 8 * ROWS;
+const X_BLOCK: usize = 4 * ROWS;
 
 /// A dense layer's weights, packed for [`linear`].
 #[derive(Clone)]
@@ -90,6 +92,16 @@ impl Weights {
         self.inputs
     }
 
+    /// How many panels of outputs: the units [`linear_panels`] computes.
+    pub fn panel_count(&self) -> usize {
+        self.outputs.div_ceil(PANEL)
+    }
+
+    /// The outputs of the panels `panels`.
+    pub fn panel_outputs(&self, panels: Range<usize>) -> Range<usize> {
+        (panels.start * PANEL).min(self.outputs)..(panels.end * PANEL).min(self.outputs)
+    }
+
     fn panel(&self, q: usize) -> &[u16] {
         &self.panels[q * self.inputs * PANEL..][..self.inputs * PANEL]
     }
@@ -117,20 +129,40 @@ pub struct OutOfRange {
 /// # Panics
 /// When the slices' lengths do not match `w`'s shape: a bug in the caller.
 pub fn linear(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
+    linear_panels(x, w, bias, 0..w.panel_count(), out);
+}
+
+/// [`linear`] for the outputs of the panels `panels` alone
+/// ([`Weights::panel_outputs`]): `out` is `m ×` that many outputs, row by
+/// row. Each output is computed as [`linear`] computes it, bit for bit, so
+/// parts computed apart (on two threads) make the whole.
+///
+/// # Panics
+/// When the slices' lengths do not match `w`'s shape, or the range is empty
+/// or past the last panel: a bug in the caller.
+pub fn linear_panels(x: &[f32], w: &Weights, bias: &[f32], panels: Range<usize>, out: &mut [f32]) {
     let (n, k) = (w.outputs, w.inputs);
     assert!(
         bias.len() == n && x.len().is_multiple_of(k),
         "linear: bad shapes"
     );
+    assert!(
+        panels.start < panels.end && panels.end <= w.panel_count(),
+        "linear: bad panels"
+    );
     let m = x.len() / k;
-    assert_eq!(out.len(), m * n, "linear: bad output length");
+    assert_eq!(
+        out.len(),
+        m * w.panel_outputs(panels.clone()).len(),
+        "linear: bad output length"
+    );
     #[cfg(target_arch = "x86_64")]
     {
         if avx512() {
             // SAFETY: the CPU was checked to have AVX-512F just above.
             #[allow(unsafe_code)]
             unsafe {
-                linear_avx512(x, w, bias, out)
+                linear_avx512(x, w, bias, panels, out)
             };
             return;
         }
@@ -138,12 +170,12 @@ pub fn linear(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
             // SAFETY: the CPU was checked to have AVX2, FMA and F16C just above.
             #[allow(unsafe_code)]
             unsafe {
-                linear_avx2(x, w, bias, out)
+                linear_avx2(x, w, bias, panels, out)
             };
             return;
         }
     }
-    blocked(x, w, bias, out, PORTABLE);
+    blocked(x, w, bias, panels, out, PORTABLE);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -169,16 +201,20 @@ fn avx2_fma() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx512f")]
-unsafe fn linear_avx512(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
+unsafe fn linear_avx512(
+    x: &[f32],
+    w: &Weights,
+    bias: &[f32],
+    panels: Range<usize>,
+    out: &mut [f32],
+) {
     let kernels = Kernels {
         rows: avx512::ROWS,
-        // SAFETY (the three): the caller checked AVX-512F; the rows are `k`
-        // long and a panel `k × PANEL`, a multiple of 16 values.
-        half: |xs: &[&[f32]], panel: &[u16], k| unsafe { avx512::tile(xs, avx512::Half(panel), k) },
-        wide: |xs: &[&[f32]], panel: &[f32], k| unsafe { avx512::tile(xs, avx512::Wide(panel), k) },
-        widen: |from: &[u16], to: &mut [f32]| unsafe { half::widen_avx512(from, to) },
+        // SAFETY: the caller checked AVX-512F; the rows are `k` long and a
+        // panel `k × PANEL`.
+        tile: |xs: &[&[f32]], panel: &[u16], k| unsafe { avx512::tile(xs, panel, k) },
     };
-    blocked(x, w, bias, out, kernels);
+    blocked(x, w, bias, panels, out, kernels);
 }
 
 /// [`blocked`] with the AVX2 kernel.
@@ -188,76 +224,65 @@ unsafe fn linear_avx512(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)]
 #[target_feature(enable = "avx2,fma,f16c")]
-unsafe fn linear_avx2(x: &[f32], w: &Weights, bias: &[f32], out: &mut [f32]) {
+unsafe fn linear_avx2(x: &[f32], w: &Weights, bias: &[f32], panels: Range<usize>, out: &mut [f32]) {
     let kernels = Kernels {
         rows: avx2::ROWS,
-        // SAFETY (the three): the caller checked AVX2, FMA and F16C; the
-        // rows are `k` long and a panel `k × PANEL`, a multiple of 8 values.
-        half: |xs: &[&[f32]], panel: &[u16], k| unsafe { avx2::tile(xs, avx2::Half(panel), k) },
-        wide: |xs: &[&[f32]], panel: &[f32], k| unsafe { avx2::tile(xs, avx2::Wide(panel), k) },
-        widen: |from: &[u16], to: &mut [f32]| unsafe { half::widen_f16c(from, to) },
+        // SAFETY: the caller checked AVX2, FMA and F16C; the rows are `k`
+        // long and a panel `k × PANEL`.
+        tile: |xs: &[&[f32]], panel: &[u16], k| unsafe { avx2::tile(xs, panel, k) },
     };
-    blocked(x, w, bias, out, kernels);
+    blocked(x, w, bias, panels, out, kernels);
 }
 
 /// The sums of one tile: up to [`ROWS`] rows of one panel's outputs.
 type Sums = [[f32; PANEL]; ROWS];
 
-/// A path's kernels: the sums of the rows `xs` (each `k` long, at most
-/// `rows` of them) with one panel, read as packed (`half`) or widened first
-/// (`wide`), and the widening of a panel.
-struct Kernels<H, W, V> {
+/// A path's kernel: the sums of the rows `xs` (each `k` long, at most
+/// `rows` of them) with one panel, widened to single precision as it is
+/// read. Widening each panel once into a buffer for all of a block's tiles
+/// was measured too: slower at every size (the buffer's round trip costs
+/// more than widening in the kernel, whose loads overlap the arithmetic).
+struct Kernels<T> {
     rows: usize,
-    half: H,
-    wide: W,
-    widen: V,
+    tile: T,
 }
 
-/// The loops around a path's kernels. A block of rows of `x` that takes at
-/// most [`DIRECT_TILES`] tiles reads each panel as packed, widening in the
-/// kernel (a query: each weight is read once or twice, and its loads overlap
-/// the arithmetic); a longer block widens each panel once into a buffer that
-/// stays in cache for all its tiles (a batch).
+/// The loops around a path's kernel.
 #[inline(always)]
-fn blocked<H, W, V>(
+fn blocked<T>(
     x: &[f32],
     w: &Weights,
     bias: &[f32],
+    panels: Range<usize>,
     out: &mut [f32],
-    kernels: Kernels<H, W, V>,
+    kernels: Kernels<T>,
 ) where
-    H: Fn(&[&[f32]], &[u16], usize) -> Sums,
-    W: Fn(&[&[f32]], &[f32], usize) -> Sums,
-    V: Fn(&[u16], &mut [f32]),
+    T: Fn(&[&[f32]], &[u16], usize) -> Sums,
 {
     let (n, k) = (w.outputs, w.inputs);
     let m = x.len() / k;
+    let first = panels.start * PANEL;
+    let width = w.panel_outputs(panels.clone()).len();
     let mut xs: [&[f32]; ROWS] = [&[]; ROWS];
-    let mut wide = Vec::new();
     for x0 in (0..m).step_by(X_BLOCK) {
         let x1 = (x0 + X_BLOCK).min(m);
-        let direct = x1 - x0 <= DIRECT_TILES * kernels.rows;
-        for q in 0..n.div_ceil(PANEL) {
-            let packed = w.panel(q);
-            if !direct {
-                wide.resize(k * PANEL, 0f32);
-                (kernels.widen)(packed, &mut wide);
-            }
+        // The block's rows in as few tiles as fit, evened out: a tile of few
+        // rows has few independent sums and waits on each one's
+        // multiply-add, so 7 + 7 beats 12 + 2.
+        let tiles = (x1 - x0).div_ceil(kernels.rows);
+        for q in panels.clone() {
+            let panel = w.panel(q);
             let j = q * PANEL;
             let cols = PANEL.min(n - j);
             let mut i = x0;
-            while i < x1 {
-                let rows = (x1 - i).min(kernels.rows);
+            for tile in 0..tiles {
+                let rows = (x1 - x0) / tiles + usize::from(tile < (x1 - x0) % tiles);
                 for (r, row) in xs.iter_mut().enumerate().take(rows) {
                     *row = &x[(i + r) * k..][..k];
                 }
-                let sums = if direct {
-                    (kernels.half)(&xs[..rows], packed, k)
-                } else {
-                    (kernels.wide)(&xs[..rows], &wide, k)
-                };
+                let sums = (kernels.tile)(&xs[..rows], panel, k);
                 for (r, row) in sums.iter().enumerate().take(rows) {
-                    let target = &mut out[(i + r) * n + j..][..cols];
+                    let target = &mut out[(i + r) * width + j - first..][..cols];
                     for ((o, s), b) in target.iter_mut().zip(row).zip(&bias[j..j + cols]) {
                         *o = s + b;
                     }
@@ -268,32 +293,19 @@ fn blocked<H, W, V>(
     }
 }
 
-/// Most tiles of a block that read the packed panels directly.
-const DIRECT_TILES: usize = 2;
+/// A kernel as a plain function.
+type Tile = fn(&[&[f32]], &[u16], usize) -> Sums;
 
-/// The portable kernels: the same steps as the vector ones, on arrays.
-#[allow(clippy::type_complexity)]
-const PORTABLE: Kernels<
-    fn(&[&[f32]], &[u16], usize) -> Sums,
-    fn(&[&[f32]], &[f32], usize) -> Sums,
-    fn(&[u16], &mut [f32]),
-> = Kernels {
+/// The portable kernel: the same steps as the vector ones, on arrays.
+const PORTABLE: Kernels<Tile> = Kernels {
     rows: 4,
-    half: |xs, panel, k| {
+    tile: |xs, panel, k| {
         portable_steps(xs, k, |p| {
             let mut wide = [0f32; PANEL];
             half::widen_portable(&panel[p * PANEL..][..PANEL], &mut wide);
             wide
         })
     },
-    wide: |xs, panel, k| {
-        portable_steps(xs, k, |p| {
-            let mut wide = [0f32; PANEL];
-            wide.copy_from_slice(&panel[p * PANEL..][..PANEL]);
-            wide
-        })
-    },
-    widen: half::widen_portable,
 };
 
 /// The portable kernel's steps, with the weights of step `p` from `weights`.
@@ -316,63 +328,22 @@ fn portable_steps(xs: &[&[f32]], k: usize, weights: impl Fn(usize) -> [f32; PANE
 #[allow(unsafe_code)]
 mod avx512 {
     use std::arch::x86_64::{
-        __m256i, __m512, _mm256_loadu_si256, _mm512_cvtph_ps, _mm512_fmadd_ps, _mm512_loadu_ps,
-        _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
+        __m256i, __m512, _mm256_loadu_si256, _mm512_cvtph_ps, _mm512_fmadd_ps, _mm512_set1_ps,
+        _mm512_setzero_ps, _mm512_storeu_ps,
     };
 
     use super::{PANEL, Sums};
 
-    /// Rows per tile: 12 registers of sums.
+    /// Rows per tile: 24 registers of sums, 2 of weights and a broadcast.
     pub(super) const ROWS: usize = super::ROWS;
 
-    /// A panel as packed: half precision, widened as it is read.
-    #[derive(Clone, Copy)]
-    pub(super) struct Half<'a>(pub &'a [u16]);
-    /// A panel widened beforehand.
-    #[derive(Clone, Copy)]
-    pub(super) struct Wide<'a>(pub &'a [f32]);
-
-    pub(super) trait Panel: Copy {
-        fn len(self) -> usize;
-        /// Weights `16 v .. 16 v + 16` of step `p`.
-        ///
-        /// # Safety
-        /// AVX-512F; `p < k` for a panel of `k × PANEL` values, `v < 2`.
-        unsafe fn load(self, p: usize, v: usize) -> __m512;
-    }
-
-    impl Panel for Half<'_> {
-        fn len(self) -> usize {
-            self.0.len()
-        }
-        #[inline(always)]
-        unsafe fn load(self, p: usize, v: usize) -> __m512 {
-            // SAFETY: p · PANEL + 16 v + 16 <= k · PANEL, the panel's length.
-            unsafe {
-                let at = self.0.as_ptr().add(p * PANEL + v * 16);
-                _mm512_cvtph_ps(_mm256_loadu_si256(at.cast::<__m256i>()))
-            }
-        }
-    }
-
-    impl Panel for Wide<'_> {
-        fn len(self) -> usize {
-            self.0.len()
-        }
-        #[inline(always)]
-        unsafe fn load(self, p: usize, v: usize) -> __m512 {
-            // SAFETY: p · PANEL + 16 v + 16 <= k · PANEL, the panel's length.
-            unsafe { _mm512_loadu_ps(self.0.as_ptr().add(p * PANEL + v * 16)) }
-        }
-    }
-
-    /// One tile: `xs` (at most [`ROWS`] rows of `k`) times one panel.
+    /// One tile: `xs` (at most [`ROWS`] rows of `k`) times one packed panel.
     ///
     /// # Safety
     /// The CPU must have AVX-512F; every row must be `k` long and the panel
     /// `k × PANEL`.
     #[target_feature(enable = "avx512f")]
-    pub(super) unsafe fn tile(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+    pub(super) unsafe fn tile(xs: &[&[f32]], panel: &[u16], k: usize) -> Sums {
         debug_assert!(xs.iter().all(|row| row.len() == k) && panel.len() == k * PANEL);
         // One body per row count, so the sums stay in registers.
         match xs.len() {
@@ -381,7 +352,13 @@ mod avx512 {
             3 => unsafe { rows::<3>(xs, panel, k) },
             4 => unsafe { rows::<4>(xs, panel, k) },
             5 => unsafe { rows::<5>(xs, panel, k) },
-            _ => unsafe { rows::<6>(xs, panel, k) },
+            6 => unsafe { rows::<6>(xs, panel, k) },
+            7 => unsafe { rows::<7>(xs, panel, k) },
+            8 => unsafe { rows::<8>(xs, panel, k) },
+            9 => unsafe { rows::<9>(xs, panel, k) },
+            10 => unsafe { rows::<10>(xs, panel, k) },
+            11 => unsafe { rows::<11>(xs, panel, k) },
+            _ => unsafe { rows::<12>(xs, panel, k) },
         }
     }
 
@@ -389,11 +366,19 @@ mod avx512 {
     /// As [`tile`], with `xs.len() >= R`.
     #[target_feature(enable = "avx512f")]
     #[inline]
-    unsafe fn rows<const R: usize>(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+    unsafe fn rows<const R: usize>(xs: &[&[f32]], panel: &[u16], k: usize) -> Sums {
         let mut acc: [[__m512; 2]; R] = [[_mm512_setzero_ps(); 2]; R];
+        let base = panel.as_ptr();
         for p in 0..k {
-            // SAFETY: p < k.
-            let (w0, w1) = unsafe { (panel.load(p, 0), panel.load(p, 1)) };
+            // SAFETY: p < k, so p · PANEL + 32 <= k · PANEL, the panel's
+            // length: two loads of 16 half-precision values.
+            let (w0, w1) = unsafe {
+                let at = base.add(p * PANEL);
+                (
+                    _mm512_cvtph_ps(_mm256_loadu_si256(at.cast::<__m256i>())),
+                    _mm512_cvtph_ps(_mm256_loadu_si256(at.add(16).cast::<__m256i>())),
+                )
+            };
             for r in 0..R {
                 // SAFETY: p < k, the length of every row.
                 let value = _mm512_set1_ps(unsafe { *xs[r].get_unchecked(p) });
@@ -417,8 +402,8 @@ mod avx512 {
 #[allow(unsafe_code)]
 mod avx2 {
     use std::arch::x86_64::{
-        __m128i, __m256, _mm_loadu_si128, _mm256_cvtph_ps, _mm256_fmadd_ps, _mm256_loadu_ps,
-        _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+        __m128i, __m256, _mm_loadu_si128, _mm256_cvtph_ps, _mm256_fmadd_ps, _mm256_set1_ps,
+        _mm256_setzero_ps, _mm256_storeu_ps,
     };
 
     use super::{PANEL, Sums};
@@ -427,54 +412,13 @@ mod avx2 {
     /// fit AVX2's sixteen.
     pub(super) const ROWS: usize = 2;
 
-    /// A panel as packed: half precision, widened as it is read.
-    #[derive(Clone, Copy)]
-    pub(super) struct Half<'a>(pub &'a [u16]);
-    /// A panel widened beforehand.
-    #[derive(Clone, Copy)]
-    pub(super) struct Wide<'a>(pub &'a [f32]);
-
-    pub(super) trait Panel: Copy {
-        fn len(self) -> usize;
-        /// Weights `8 v .. 8 v + 8` of step `p`.
-        ///
-        /// # Safety
-        /// AVX, F16C; `p < k` for a panel of `k × PANEL` values, `v < 4`.
-        unsafe fn load(self, p: usize, v: usize) -> __m256;
-    }
-
-    impl Panel for Half<'_> {
-        fn len(self) -> usize {
-            self.0.len()
-        }
-        #[inline(always)]
-        unsafe fn load(self, p: usize, v: usize) -> __m256 {
-            // SAFETY: p · PANEL + 8 v + 8 <= k · PANEL, the panel's length.
-            unsafe {
-                let at = self.0.as_ptr().add(p * PANEL + v * 8);
-                _mm256_cvtph_ps(_mm_loadu_si128(at.cast::<__m128i>()))
-            }
-        }
-    }
-
-    impl Panel for Wide<'_> {
-        fn len(self) -> usize {
-            self.0.len()
-        }
-        #[inline(always)]
-        unsafe fn load(self, p: usize, v: usize) -> __m256 {
-            // SAFETY: p · PANEL + 8 v + 8 <= k · PANEL, the panel's length.
-            unsafe { _mm256_loadu_ps(self.0.as_ptr().add(p * PANEL + v * 8)) }
-        }
-    }
-
-    /// One tile: `xs` (one or two rows of `k`) times one panel.
+    /// One tile: `xs` (one or two rows of `k`) times one packed panel.
     ///
     /// # Safety
     /// The CPU must have AVX2, FMA and F16C; every row must be `k` long and
     /// the panel `k × PANEL`.
     #[target_feature(enable = "avx2,fma,f16c")]
-    pub(super) unsafe fn tile(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+    pub(super) unsafe fn tile(xs: &[&[f32]], panel: &[u16], k: usize) -> Sums {
         debug_assert!(xs.iter().all(|row| row.len() == k) && panel.len() == k * PANEL);
         match xs.len() {
             1 => unsafe { rows::<1>(xs, panel, k) },
@@ -486,11 +430,16 @@ mod avx2 {
     /// As [`tile`], with `xs.len() >= R`.
     #[target_feature(enable = "avx2,fma,f16c")]
     #[inline]
-    unsafe fn rows<const R: usize>(xs: &[&[f32]], panel: impl Panel, k: usize) -> Sums {
+    unsafe fn rows<const R: usize>(xs: &[&[f32]], panel: &[u16], k: usize) -> Sums {
         let mut acc: [[__m256; 4]; R] = [[_mm256_setzero_ps(); 4]; R];
+        let base = panel.as_ptr();
         for p in 0..k {
-            // SAFETY: p < k.
-            let w: [__m256; 4] = std::array::from_fn(|v| unsafe { panel.load(p, v) });
+            // SAFETY: p < k, so p · PANEL + 8 v + 8 <= k · PANEL, the panel's
+            // length: four loads of 8 half-precision values.
+            let w: [__m256; 4] = std::array::from_fn(|v| unsafe {
+                let at = base.add(p * PANEL + v * 8);
+                _mm256_cvtph_ps(_mm_loadu_si128(at.cast::<__m128i>()))
+            });
             for r in 0..R {
                 // SAFETY: p < k, the length of every row.
                 let value = _mm256_set1_ps(unsafe { *xs[r].get_unchecked(p) });
@@ -594,7 +543,7 @@ mod tests {
             let w = Weights::pack(&values(n * k, 12), n, k).expect("in range");
             let bias = values(n, 13);
             let mut portable = vec![f32::NAN; m * n];
-            blocked(&x, &w, &bias, &mut portable, PORTABLE);
+            blocked(&x, &w, &bias, 0..w.panel_count(), &mut portable, PORTABLE);
             let mut dispatched = vec![f32::NAN; m * n];
             linear(&x, &w, &bias, &mut dispatched);
             assert_eq!(dispatched, portable, "dispatched m={m} n={n} k={k}");
@@ -604,9 +553,35 @@ mod tests {
                 // SAFETY: the CPU was checked to have AVX2, FMA and F16C just above.
                 #[allow(unsafe_code)]
                 unsafe {
-                    linear_avx2(&x, &w, &bias, &mut avx2)
+                    linear_avx2(&x, &w, &bias, 0..w.panel_count(), &mut avx2)
                 };
                 assert_eq!(avx2, portable, "AVX2 m={m} n={n} k={k}");
+            }
+        }
+    }
+
+    /// The outputs of a range of panels are those columns of the whole,
+    /// bit for bit, at every split.
+    #[test]
+    fn parts_make_the_whole() {
+        for (m, n, k) in SHAPES {
+            let x = values(m * k, 21 + m as u32);
+            let w = Weights::pack(&values(n * k, 22), n, k).expect("in range");
+            let bias = values(n, 23);
+            let mut whole = vec![f32::NAN; m * n];
+            linear(&x, &w, &bias, &mut whole);
+            for split in 1..w.panel_count() {
+                let mut joined = vec![f32::NAN; m * n];
+                for panels in [0..split, split..w.panel_count()] {
+                    let columns = w.panel_outputs(panels.clone());
+                    let mut part = vec![f32::NAN; m * columns.len()];
+                    linear_panels(&x, &w, &bias, panels, &mut part);
+                    for (row, values) in part.chunks_exact(columns.len()).enumerate() {
+                        joined[row * n + columns.start..row * n + columns.end]
+                            .copy_from_slice(values);
+                    }
+                }
+                assert_eq!(joined, whole, "m={m} n={n} k={k} split at panel {split}");
             }
         }
     }
