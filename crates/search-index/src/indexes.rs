@@ -331,10 +331,23 @@ impl SearchIndexes {
             );
             known.extend(fresh);
         }
-        Ok(keys
-            .iter()
-            .map(|k| known.get(k).cloned().unwrap_or_default())
-            .collect())
+        // Each vector moves out of the map; a text given twice copies the first's.
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        let mut out: Vec<Vec<f32>> = Vec::with_capacity(keys.len());
+        for (i, key) in keys.iter().enumerate() {
+            let vector = match known.remove(key) {
+                Some(vector) => {
+                    first.insert(key, i);
+                    vector
+                }
+                None => first
+                    .get(key.as_str())
+                    .map(|&at| out[at].clone())
+                    .unwrap_or_default(),
+            };
+            out.push(vector);
+        }
+        Ok(out)
     }
 
     /// `texts` embedded on a blocking thread, the running build's counts kept as it goes

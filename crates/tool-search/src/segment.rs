@@ -121,6 +121,8 @@ impl Segment {
         // Each distinct word's term (`None`: a stop word), so a word is looked up in the
         // stop list and stemmed once per build, not once per occurrence.
         let mut words: rustc_hash::FxHashMap<String, Option<u32>> = Default::default();
+        // Per field, the previous document's text and its terms, in order.
+        let mut last: [(String, Vec<u32>); FIELDS] = Default::default();
 
         for (doc_id, doc) in docs.iter().enumerate() {
             let doc_id = doc_id as u32;
@@ -141,6 +143,43 @@ impl Segment {
             counts.clear();
             let mut length = [0u32; FIELDS];
             for (field, text) in texts.iter().enumerate() {
+                // A field whose text is the previous document's (the server's name and
+                // context, the same for each of its tools) has the same terms: they
+                // are counted again without splitting the text again.
+                let replay = &mut last[field];
+                let terms_of_text = if replay.0 == *text {
+                    Replay::Known(&replay.1)
+                } else {
+                    replay.0.clear();
+                    replay.0.push_str(text);
+                    replay.1.clear();
+                    Replay::Record(&mut replay.1)
+                };
+                let mut count = |term: u32| {
+                    if slots.len() <= term as usize {
+                        slots.resize(term as usize + 1, (0, 0));
+                    }
+                    let slot = &mut slots[term as usize];
+                    if slot.0 == doc_id + 1 {
+                        let tf = &mut counts[slot.1 as usize].1;
+                        tf[field] = tf[field].saturating_add(1);
+                    } else {
+                        *slot = (doc_id + 1, counts.len() as u32);
+                        let mut tf = [0u16; FIELDS];
+                        tf[field] = 1;
+                        counts.push((term, tf));
+                    }
+                    length[field] += 1;
+                };
+                let recorded = match terms_of_text {
+                    Replay::Known(known) => {
+                        for &term in known.iter() {
+                            count(term);
+                        }
+                        continue;
+                    }
+                    Replay::Record(recorded) => recorded,
+                };
                 crate::tokenize::for_each_lower_word(text, |word| {
                     let term = match words.get(word) {
                         Some(term) => *term,
@@ -161,20 +200,8 @@ impl Segment {
                     let Some(term) = term else {
                         return;
                     };
-                    if slots.len() <= term as usize {
-                        slots.resize(term as usize + 1, (0, 0));
-                    }
-                    let slot = &mut slots[term as usize];
-                    if slot.0 == doc_id + 1 {
-                        let tf = &mut counts[slot.1 as usize].1;
-                        tf[field] = tf[field].saturating_add(1);
-                    } else {
-                        *slot = (doc_id + 1, counts.len() as u32);
-                        let mut tf = [0u16; FIELDS];
-                        tf[field] = 1;
-                        counts.push((term, tf));
-                    }
-                    length[field] += 1;
+                    recorded.push(term);
+                    count(term);
                 });
             }
             for (field, total) in totals.iter_mut().enumerate() {
@@ -329,6 +356,13 @@ impl Segment {
     }
 }
 
+/// A field's terms in [`Segment::build_with`]: known from the previous
+/// document's same text, or to be recorded as the text is split.
+enum Replay<'a> {
+    Known(&'a [u32]),
+    Record(&'a mut Vec<u32>),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,6 +374,56 @@ mod tests {
             .iter()
             .map(|n| ToolDoc::from_mcp("fs", &json!({"name": n, "description": n}), ""))
             .collect()
+    }
+
+    /// Every (token, tool) count, each tool's field lengths and the totals: what a
+    /// segment holds for scoring, keyed by names so two orders of the same tools compare.
+    #[allow(clippy::type_complexity)]
+    fn counted(
+        segment: &Segment,
+    ) -> (
+        std::collections::BTreeMap<(String, String), [u16; FIELDS]>,
+        std::collections::BTreeMap<String, [u32; FIELDS]>,
+        [u64; FIELDS],
+    ) {
+        let name = |doc: u32| segment.docs[doc as usize].name.clone();
+        let mut counts = std::collections::BTreeMap::new();
+        for (token, &term) in &segment.terms {
+            for posting in &segment.postings[term as usize] {
+                counts.insert((token.clone(), name(posting.doc)), posting.tf);
+            }
+        }
+        let lengths = (0..segment.docs.len() as u32)
+            .map(|doc| (name(doc), segment.lengths[doc as usize]))
+            .collect();
+        (counts, lengths, segment.totals)
+    }
+
+    /// Tools of one server in a row repeat its name and context, whose terms are counted
+    /// again without splitting them again: the counts are those of the same tools
+    /// interleaved with another server's, where nothing repeats.
+    #[test]
+    fn repeated_field_texts_count_as_split_ones() {
+        let tool = |server: &str, context: &str, name: &str, description: &str| {
+            ToolDoc::from_mcp(
+                server,
+                &json!({"name": name, "description": description}),
+                context,
+            )
+        };
+        let files = "Files under /workspace; the Trash keeps deleted files restorable";
+        let web = "Browse the web: pages, screenshots and forms";
+        let a1 = tool("fs", files, "read_file", "Read a file");
+        let a2 = tool("fs", files, "trash_file", "Move a file into the trash");
+        let b1 = tool("web", web, "take_screenshot", "Screenshot the page");
+        let b2 = tool("web", web, "fill_form", "Fill the page's form fields");
+        let in_runs = Segment::build(vec![a1.clone(), a2.clone(), b1.clone(), b2.clone()]);
+        let interleaved = Segment::build(vec![a1, b1, a2, b2]);
+        assert_eq!(counted(&in_runs), counted(&interleaved));
+        // And the context was counted for both tools of a run.
+        let (counts, _, _) = counted(&in_runs);
+        assert!(counts.contains_key(&("restor".to_owned(), "trash_file".to_owned())));
+        assert!(counts.contains_key(&("restor".to_owned(), "read_file".to_owned())));
     }
 
     #[test]

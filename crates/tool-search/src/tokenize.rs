@@ -63,8 +63,46 @@ pub(crate) fn for_each_lower_word(text: &str, f: impl FnMut(&str)) {
 }
 
 /// Split into lowercase words (see [`split_words`]), handing each to `f`
-/// through the reused buffer `word`.
-fn for_each_word(text: &str, word: &mut String, mut f: impl FnMut(&str)) {
+/// through the reused buffer `word`. ASCII text (nearly every tool's) is
+/// split byte by byte; other text char by char, with Unicode's classes.
+fn for_each_word(text: &str, word: &mut String, f: impl FnMut(&str)) {
+    if text.is_ascii() {
+        for_each_ascii_word(text.as_bytes(), word, f);
+    } else {
+        for_each_unicode_word(text, word, f);
+    }
+}
+
+/// [`for_each_word`] for ASCII text: the same boundaries, on bytes.
+fn for_each_ascii_word(text: &[u8], word: &mut String, mut f: impl FnMut(&str)) {
+    let mut emit = |bytes: &[u8]| {
+        word.clear();
+        word.extend(bytes.iter().map(|b| char::from(b.to_ascii_lowercase())));
+        f(word);
+    };
+    for chunk in text.split(|b| !b.is_ascii_alphanumeric()) {
+        if chunk.is_empty() {
+            continue;
+        }
+        let mut start = 0;
+        for at in 1..chunk.len() {
+            let (prev, cur) = (chunk[at - 1], chunk[at]);
+            let next_is_lower = chunk.get(at + 1).is_some_and(u8::is_ascii_lowercase);
+            let boundary = (prev.is_ascii_lowercase() && cur.is_ascii_uppercase())
+                || (prev.is_ascii_alphabetic() && cur.is_ascii_digit())
+                || (prev.is_ascii_digit() && cur.is_ascii_alphabetic())
+                || (prev.is_ascii_uppercase() && cur.is_ascii_uppercase() && next_is_lower);
+            if boundary {
+                emit(&chunk[start..at]);
+                start = at;
+            }
+        }
+        emit(&chunk[start..]);
+    }
+}
+
+/// [`for_each_word`] for any text.
+fn for_each_unicode_word(text: &str, word: &mut String, mut f: impl FnMut(&str)) {
     for chunk in text.split(|c: char| !c.is_alphanumeric()) {
         if chunk.is_empty() {
             continue;
@@ -126,6 +164,31 @@ pub fn name_key(name: &str) -> String {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// The ASCII path splits every ASCII text as the Unicode one does: a fixed
+    /// sequence of texts drawn from the characters that decide boundaries.
+    #[test]
+    fn the_ascii_path_splits_as_the_unicode_one() {
+        const ALPHABET: &[u8] = b"aZ9_ -.bQ0zA/xY";
+        let mut state = 0x2545_f491_u32;
+        for _ in 0..20_000 {
+            let length = (state % 12) as usize;
+            let text: String = (0..length)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 17;
+                    state ^= state << 5;
+                    char::from(ALPHABET[state as usize % ALPHABET.len()])
+                })
+                .collect();
+            let (mut ascii, mut unicode) = (Vec::new(), Vec::new());
+            let mut word = String::new();
+            for_each_ascii_word(text.as_bytes(), &mut word, |w| ascii.push(w.to_owned()));
+            for_each_unicode_word(&text, &mut word, |w| unicode.push(w.to_owned()));
+            assert_eq!(ascii, unicode, "{text:?}");
+            state = state.wrapping_add(0x9e37_79b9);
+        }
+    }
 
     #[test]
     fn splits_identifier_styles() {

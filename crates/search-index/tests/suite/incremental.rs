@@ -121,3 +121,30 @@ async fn a_build_says_how_far_its_embedding_is() -> anyhow::Result<()> {
     assert_eq!(indexes.texts_embedded(), 37);
     Ok(())
 }
+
+/// A text given twice gets its vector twice (embedded once), whether it is computed now
+/// or read back from the store.
+#[tokio::test]
+async fn a_text_given_twice_gets_its_vector_twice() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let url = store::sqlite_url(&dir.path().join("store.db"));
+    let model = test_skip::need!(test_skip::needs::embedding_model());
+    let embedder =
+        Arc::new(tokio::task::spawn_blocking(move || embedding::Embedder::load(&model)).await??);
+    let store = store::Store::connect(&url).await?;
+    let texts: Vec<String> = ["read a file", "search the web", "read a file"]
+        .map(String::from)
+        .to_vec();
+    for round in ["computed", "read back"] {
+        let indexes = SearchIndexes::new(Some(embedder.clone()), Some(store.clone()));
+        let vectors = indexes.vectors(&texts).await?.expect("a model is loaded");
+        assert_eq!(vectors.len(), 3, "{round}");
+        assert_eq!(vectors[0].len(), 384, "{round}");
+        assert_eq!(vectors[0], vectors[2], "{round}");
+        assert_ne!(vectors[0], vectors[1], "{round}");
+        let embedded = if round == "computed" { 2 } else { 0 };
+        assert_eq!(indexes.texts_embedded(), embedded, "{round}");
+    }
+    store.close().await;
+    Ok(())
+}
