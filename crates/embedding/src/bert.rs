@@ -46,7 +46,7 @@ fn absolute() -> String {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Activation {
+pub(crate) enum Activation {
     /// `x · Φ(x)` with the exact normal CDF (BERT's `gelu`).
     Gelu,
     /// The tanh approximation (`gelu_new`, `gelu_pytorch_tanh`).
@@ -281,13 +281,14 @@ impl Bert {
             add(rows, &projected);
             layer_norm(rows, &layer.attention_norm, self.eps);
 
-            crew.dense(
+            // The activation runs on each thread's share of the outputs.
+            crew.dense_then(
                 &states,
                 &layer.intermediate,
                 &layer.intermediate_bias,
                 Arc::make_mut(&mut inter).as_mut_slice(),
+                Some(self.activation),
             );
-            self.activate(Arc::make_mut(&mut inter).as_mut_slice());
             crew.dense(&inter, &layer.output, &layer.output_bias, &mut projected);
             let rows = Arc::make_mut(&mut states);
             add(rows, &projected);
@@ -318,7 +319,7 @@ impl Bert {
                 let mut max = f32::NEG_INFINITY;
                 for (j, score) in scores.iter_mut().enumerate() {
                     let key = &row(j)[k0..k0 + d];
-                    *score = q.iter().zip(key).map(|(a, b)| a * b).sum::<f32>() * scale;
+                    *score = dot(q, key) * scale;
                     max = max.max(*score);
                 }
                 let mut total = 0f32;
@@ -338,9 +339,12 @@ impl Bert {
             }
         }
     }
+}
 
-    fn activate(&self, values: &mut [f32]) {
-        match self.activation {
+impl Activation {
+    /// The activation of every value, in place.
+    pub(crate) fn apply(self, values: &mut [f32]) {
+        match self {
             Activation::Gelu => crate::gelu::gelu_in_place(values),
             Activation::GeluTanh => {
                 let c = (2.0 / std::f32::consts::PI).sqrt();
@@ -356,6 +360,22 @@ impl Bert {
             }
         }
     }
+}
+
+/// The dot product of two equal-length rows, in eight partial sums (so the
+/// loop runs in vector lanes), then the tail.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    const LANES: usize = 8;
+    let mut sums = [0f32; LANES];
+    let (whole_a, tail_a) = a.split_at(a.len() / LANES * LANES);
+    let (whole_b, tail_b) = b.split_at(whole_a.len());
+    for (x, y) in whole_a.chunks_exact(LANES).zip(whole_b.chunks_exact(LANES)) {
+        for lane in 0..LANES {
+            sums[lane] += x[lane] * y[lane];
+        }
+    }
+    let tail: f32 = tail_a.iter().zip(tail_b).map(|(x, y)| x * y).sum();
+    ((sums[0] + sums[4]) + (sums[1] + sums[5])) + ((sums[2] + sums[6]) + (sums[3] + sums[7])) + tail
 }
 
 fn norm(tensors: &mut Tensors, at: &str, h: usize) -> Result<Norm, ModelError> {

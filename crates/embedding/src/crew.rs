@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::time::{Duration, Instant};
 
+use crate::bert::Activation;
 use simd::{Weights, linear, linear_panels};
 
 /// How long a waiter spins before it blocks.
@@ -25,6 +26,7 @@ struct Job<'w> {
     w: &'w Weights,
     bias: &'w [f32],
     share: Range<usize>,
+    then: Option<Activation>,
 }
 
 /// The helpers of one forward pass, each with its job and answer channels.
@@ -47,6 +49,9 @@ impl<'w> Crew<'w> {
                         let mut part = vec![0f32; job.x.len() / job.w.inputs() * columns];
                         linear_panels(&job.x, job.w, job.bias, job.share, &mut part);
                         drop(job.x);
+                        if let Some(activation) = job.then {
+                            activation.apply(&mut part);
+                        }
                         if answer_sender.send(part).is_err() {
                             break;
                         }
@@ -68,10 +73,26 @@ impl<'w> Crew<'w> {
         bias: &'w [f32],
         out: &mut [f32],
     ) {
+        self.dense_then(x, w, bias, out, None);
+    }
+
+    /// [`Crew::dense`], then `then` applied to the outputs, each thread to its
+    /// own share.
+    pub(crate) fn dense_then(
+        &self,
+        x: &Arc<Vec<f32>>,
+        w: &'w Weights,
+        bias: &'w [f32],
+        out: &mut [f32],
+        then: Option<Activation>,
+    ) {
         let panels = w.panel_count();
         let threads = (self.helpers.len() + 1).min(panels);
         if threads <= 1 {
             linear(x, w, bias, out);
+            if let Some(activation) = then {
+                activation.apply(out);
+            }
             return;
         }
         let share = |t: usize| panels * t / threads..panels * (t + 1) / threads;
@@ -82,6 +103,7 @@ impl<'w> Crew<'w> {
                 w,
                 bias,
                 share: share(t + 1),
+                then,
             };
             handed.push(jobs.send(job).is_ok());
         }
@@ -95,6 +117,9 @@ impl<'w> Crew<'w> {
         };
         let mut own = vec![0f32; m * w.panel_outputs(share(0)).len()];
         linear_panels(x, w, bias, share(0), &mut own);
+        if let Some(activation) = then {
+            activation.apply(&mut own);
+        }
         place(out, share(0), &own);
         for (t, sent) in handed.into_iter().enumerate() {
             let answer = if sent { wait(&self.helpers[t].1) } else { None };
@@ -104,6 +129,9 @@ impl<'w> Crew<'w> {
                 let columns = w.panel_outputs(share(t + 1)).len();
                 let mut part = vec![0f32; m * columns];
                 linear_panels(x, w, bias, share(t + 1), &mut part);
+                if let Some(activation) = then {
+                    activation.apply(&mut part);
+                }
                 part
             });
             place(out, share(t + 1), &part);
@@ -115,12 +143,19 @@ impl<'w> Crew<'w> {
 /// sender is gone.
 fn wait<T>(receiver: &Receiver<T>) -> Option<T> {
     let start = Instant::now();
+    let mut spins = 0u32;
     loop {
         match receiver.try_recv() {
             Ok(message) => return Some(message),
             Err(TryRecvError::Disconnected) => return None,
-            Err(TryRecvError::Empty) if start.elapsed() < SPIN => std::hint::spin_loop(),
-            Err(TryRecvError::Empty) => return receiver.recv().ok(),
+            Err(TryRecvError::Empty) => {
+                spins += 1;
+                // The clock is read once every 64 tries: reading it is most of a try.
+                if spins.is_multiple_of(64) && start.elapsed() >= SPIN {
+                    return receiver.recv().ok();
+                }
+                std::hint::spin_loop();
+            }
         }
     }
 }
