@@ -164,15 +164,11 @@ fn wait<T>(receiver: &Receiver<T>) -> Option<T> {
 mod tests {
     use super::*;
 
+    /// Values in [-1, 1) that differ from one index and seed to the next.
     fn values(count: usize, seed: u32) -> Vec<f32> {
-        let mut state = seed.wrapping_mul(2_654_435_761).max(1);
-        (0..count)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 17;
-                state ^= state << 5;
-                (state as f32 / u32::MAX as f32) * 2.0 - 1.0
-            })
+        (0..count as u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) ^ seed.wrapping_mul(40_503)) % 2_001)
+            .map(|v| v as f32 / 1_000.0 - 1.0)
             .collect()
     }
 

@@ -16,6 +16,17 @@ fn doc(server: &str, name: &str, description: &str) -> ToolDoc {
     )
 }
 
+/// The model in `model`, loaded, and a new SQLite store in `dir`.
+async fn model_and_store(
+    model: std::path::PathBuf,
+    dir: &std::path::Path,
+) -> anyhow::Result<(Arc<embedding::Embedder>, store::Store)> {
+    let embedder =
+        Arc::new(tokio::task::spawn_blocking(move || embedding::Embedder::load(&model)).await??);
+    let store = store::Store::connect(&store::sqlite_url(&dir.join("store.db"))).await?;
+    Ok((embedder, store))
+}
+
 fn catalog(changed: bool) -> Vec<ToolDoc> {
     vec![
         doc("fs", "read_file", "Read a file from disk"),
@@ -56,12 +67,9 @@ async fn a_changed_server_rebuilds_its_segment_only() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn vectors_are_computed_once_per_text_and_survive_a_restart() -> anyhow::Result<()> {
-    let dir = tempfile::tempdir()?;
-    let url = store::sqlite_url(&dir.path().join("store.db"));
     let model = test_skip::need!(test_skip::needs::embedding_model());
-    let embedder =
-        Arc::new(tokio::task::spawn_blocking(move || embedding::Embedder::load(&model)).await??);
-    let store = store::Store::connect(&url).await?;
+    let dir = tempfile::tempdir()?;
+    let (embedder, store) = model_and_store(model, dir.path()).await?;
     let indexes = SearchIndexes::new(Some(embedder.clone()), Some(store.clone()));
     let first = indexes.index(catalog(false)).await?;
     assert_eq!(first.dimensions(), Some(384));
@@ -126,12 +134,9 @@ async fn a_build_says_how_far_its_embedding_is() -> anyhow::Result<()> {
 /// or read back from the store.
 #[tokio::test]
 async fn a_text_given_twice_gets_its_vector_twice() -> anyhow::Result<()> {
-    let dir = tempfile::tempdir()?;
-    let url = store::sqlite_url(&dir.path().join("store.db"));
     let model = test_skip::need!(test_skip::needs::embedding_model());
-    let embedder =
-        Arc::new(tokio::task::spawn_blocking(move || embedding::Embedder::load(&model)).await??);
-    let store = store::Store::connect(&url).await?;
+    let dir = tempfile::tempdir()?;
+    let (embedder, store) = model_and_store(model, dir.path()).await?;
     let texts: Vec<String> = ["read a file", "search the web", "read a file"]
         .map(String::from)
         .to_vec();
