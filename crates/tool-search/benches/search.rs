@@ -134,22 +134,9 @@ fn bench_real_build(c: &mut Criterion) {
                 .sum::<usize>()
         })
     });
-    // The hybrid search alone over those segments, with synthetic vectors, for the dev
-    // split's first 50 queries in turn (speed only: nothing is ranked against them).
-    let segments: Vec<Arc<Segment>> = Segment::build_all(servers)
-        .into_iter()
-        .enumerate()
-        .map(|(i, segment)| {
-            let vectors = unit_vectors(segment.len(), 100 + i as u64);
-            Arc::new(segment.with_vectors(vectors).expect("vectors fit"))
-        })
-        .collect();
-    let index = ToolIndex::from_segments(segments, Weights::default());
-    println!(
-        "hybrid index of 10000 real tools: {:.1} MiB on the heap ({:.1} MiB of it vectors)",
-        index.heap_bytes() as f64 / (1 << 20) as f64,
-        (10_000 * 384 * 5 + 10_000 * 8) as f64 / (1 << 20) as f64
-    );
+    // The hybrid search alone over the real tools (at 100,000 the 726 repeated under
+    // numbered servers, as `search-index`'s hybrid bench does), with synthetic vectors, for
+    // the dev split's first 50 queries in turn (speed only: nothing is ranked against them).
     let dev = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("eval/dev.jsonl");
     let queries: Vec<SearchQuery> =
         tool_search::eval::parse_queries(&std::fs::read_to_string(dev).expect("dev.jsonl"))
@@ -159,13 +146,34 @@ fn bench_real_build(c: &mut Criterion) {
             .zip(unit_vectors(50, 999))
             .map(|(q, vector)| SearchQuery::new(q.q).max_results(5).vector(vector))
             .collect();
-    let mut next = 0;
-    group.bench_function("query/10000", |b| {
-        b.iter(|| {
-            next = (next + 1) % queries.len();
-            index.search(&queries[next]).map(|r| r.hits.len())
-        })
-    });
+    for size in [10_000, 100_000] {
+        let servers = if size == 10_000 {
+            servers.clone()
+        } else {
+            real_servers(size)
+        };
+        let segments: Vec<Arc<Segment>> = Segment::build_all(servers)
+            .into_iter()
+            .enumerate()
+            .map(|(i, segment)| {
+                let vectors = unit_vectors(segment.len(), 100 + i as u64);
+                Arc::new(segment.with_vectors(vectors).expect("vectors fit"))
+            })
+            .collect();
+        let index = ToolIndex::from_segments(segments, Weights::default());
+        println!(
+            "hybrid index of {size} real tools: {:.1} MiB on the heap ({:.1} MiB of it vectors)",
+            index.heap_bytes() as f64 / (1 << 20) as f64,
+            (size * 384 * 5 + size * 8) as f64 / (1 << 20) as f64
+        );
+        let mut next = 0;
+        group.bench_function(format!("query/{size}"), |b| {
+            b.iter(|| {
+                next = (next + 1) % queries.len();
+                index.search(&queries[next]).map(|r| r.hits.len())
+            })
+        });
+    }
     group.finish();
 }
 
