@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use crate::dense::{self, DenseQuery, Vectors};
 use crate::doc::ToolDoc;
+use crate::keys::key_hash;
 use crate::query::{Field, MAX_QUERY_CHARS, SearchError, SearchQuery};
 use crate::segment::{DESCRIPTION, FIELDS, INSTRUCTIONS, NAME, PARAMETERS, SERVER, Segment};
 use crate::tokenize::{Tokenizer, name_key, split_words};
@@ -457,11 +458,17 @@ impl ToolIndex {
         active: &[bool; FIELDS],
         scores: &mut [f32],
     ) -> f32 {
+        // Hashed once, looked up in every segment.
+        let hash = key_hash(token);
         let lists: Vec<(usize, &Vec<crate::segment::Posting>)> = self
             .segments
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| s.terms.get(token).map(|&t| (i, &s.postings[t as usize])))
+            .filter_map(|(i, s)| {
+                s.terms
+                    .get(token, hash)
+                    .map(|&t| (i, &s.postings[t as usize]))
+            })
             .collect();
         let df: usize = lists.iter().map(|(_, l)| l.len()).sum();
         let n = self.count as f32;
@@ -495,8 +502,9 @@ impl ToolIndex {
     fn mark_names(&self, text: &str, tiers: &mut [u8]) {
         let whole = name_key(text);
         let mut mark = |key: &str, tier: u8| {
+            let hash = key_hash(key);
             for (segment, seg) in self.segments.iter().enumerate() {
-                if let Some(docs) = seg.name_keys.get(key) {
+                if let Some(docs) = seg.name_keys.get(key, hash) {
                     for &doc in docs {
                         let t = &mut tiers[self.starts[segment] + doc as usize];
                         *t = (*t).max(tier);
@@ -516,7 +524,7 @@ impl ToolIndex {
             for (segment, seg) in self.segments.iter().enumerate() {
                 for key in seg.name_key_list() {
                     if key.len().abs_diff(whole.len()) <= 1 && one_edit_apart(key, &whole) {
-                        for &doc in seg.name_keys.get(key).into_iter().flatten() {
+                        for &doc in seg.name_keys.get(key, key_hash(key)).into_iter().flatten() {
                             let tier = &mut tiers[self.starts[segment] + doc as usize];
                             *tier = (*tier).max(1);
                         }

@@ -11,13 +11,16 @@
 //! again exactly, `dense`), server filters, and deterministic tie-breaks; and
 //! the retrieval evaluation's data types and metrics ([`eval`]).
 //!
-//! Pure: no I/O, no clock, no global state, no model. The caller builds
-//! segments (and computes vectors) and decides when to rebuild.
+//! Pure: no I/O, no clock, no model, and no global state but the random key
+//! its word tables hash with (`keys`: one per process, so a query word is
+//! hashed once for every segment). The caller builds segments (and computes
+//! vectors) and decides when to rebuild.
 
 mod dense;
 mod doc;
 pub mod eval;
 mod index;
+mod keys;
 mod query;
 pub mod report;
 mod segment;

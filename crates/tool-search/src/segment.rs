@@ -7,10 +7,9 @@
 //! (document frequencies, average field lengths) are summed over segments at
 //! query time, so a segment ranks the same wherever it is reused.
 
-use std::collections::HashMap;
-
 use crate::dense::Vectors;
 use crate::doc::{ToolDoc, catalog_hash};
+use crate::keys::KeyTable;
 use crate::tokenize::{Tokenizer, name_key};
 
 pub(crate) const NAME: usize = 0;
@@ -62,11 +61,11 @@ impl WordCache {
 #[derive(Debug)]
 pub struct Segment {
     pub(crate) docs: Vec<ToolDoc>,
-    pub(crate) terms: HashMap<String, u32>,
+    pub(crate) terms: KeyTable<u32>,
     pub(crate) postings: Vec<Vec<Posting>>,
     pub(crate) lengths: Vec<[u32; FIELDS]>,
     pub(crate) totals: [u64; FIELDS],
-    pub(crate) name_keys: HashMap<String, Vec<u32>>,
+    pub(crate) name_keys: KeyTable<Vec<u32>>,
     /// Every name key, one after the other, with each one's span: the near-name scan
     /// reads this in order instead of chasing one allocation per key.
     pub(crate) name_arena: String,
@@ -108,11 +107,11 @@ impl Segment {
     }
 
     fn build_with(cache: &mut WordCache, hash: String, docs: Vec<ToolDoc>) -> Self {
-        let mut terms: HashMap<String, u32> = HashMap::new();
+        let mut terms: KeyTable<u32> = KeyTable::default();
         let mut postings: Vec<Vec<Posting>> = Vec::new();
         let mut lengths = Vec::with_capacity(docs.len());
         let mut totals = [0u64; FIELDS];
-        let mut name_keys: HashMap<String, Vec<u32>> = HashMap::new();
+        let mut name_keys: KeyTable<Vec<u32>> = KeyTable::default();
         let mut counts: Vec<(u32, [u16; FIELDS])> = Vec::new();
         // Per term: (document id + 1 it was last counted in, its place in `counts`), so a
         // token finds its count without a search.
@@ -184,14 +183,13 @@ impl Segment {
                     let term = match words.get(word) {
                         Some(term) => *term,
                         None => {
-                            let term = cache.token_of(word).map(|token| match terms.get(token) {
-                                Some(&term) => term,
-                                None => {
-                                    let term = terms.len() as u32;
-                                    terms.insert(token.to_owned(), term);
+                            let term = cache.token_of(word).map(|token| {
+                                let next = terms.len() as u32;
+                                let term = *terms.get_or_insert_with(token, || next);
+                                if term == next {
                                     postings.push(Vec::new());
-                                    term
                                 }
+                                term
                             });
                             words.insert(word.to_owned(), term);
                             term
@@ -219,7 +217,7 @@ impl Segment {
                 name_key(&format!("{}{}", doc.server, doc.name)),
             ] {
                 if !key.is_empty() {
-                    let entry = name_keys.entry(key).or_default();
+                    let entry = name_keys.get_or_insert_with(&key, Vec::new);
                     if !entry.contains(&doc_id) {
                         entry.push(doc_id);
                     }
@@ -227,9 +225,9 @@ impl Segment {
             }
         }
         let mut name_arena =
-            String::with_capacity(name_keys.keys().map(String::len).sum::<usize>());
+            String::with_capacity(name_keys.iter().map(|(key, _)| key.len()).sum::<usize>());
         let mut name_spans = Vec::with_capacity(name_keys.len());
-        for key in name_keys.keys() {
+        for (key, _) in name_keys.iter() {
             name_spans.push((name_arena.len() as u32, key.len() as u32));
             name_arena.push_str(key);
         }
@@ -304,8 +302,8 @@ impl Segment {
             .sum();
         let terms: usize = self
             .terms
-            .keys()
-            .map(|k| size_of::<(String, u32)>() + k.capacity())
+            .iter()
+            .map(|(k, _)| size_of::<(String, u32)>() + k.capacity())
             .sum();
         let postings: usize = self
             .postings
@@ -388,7 +386,7 @@ mod tests {
     ) {
         let name = |doc: u32| segment.docs[doc as usize].name.clone();
         let mut counts = std::collections::BTreeMap::new();
-        for (token, &term) in &segment.terms {
+        for (token, &term) in segment.terms.iter() {
             for posting in &segment.postings[term as usize] {
                 counts.insert((token.clone(), name(posting.doc)), posting.tf);
             }
