@@ -263,7 +263,7 @@ impl Bert {
         let mut projected = vec![0f32; tokens * h];
         let mut scores = Vec::new();
         for layer in &self.layers {
-            crew.dense(&states, &layer.qkv, &layer.qkv_bias, &mut qkv);
+            crew.dense(&states, &layer.qkv, &layer.qkv_bias, &mut qkv, None);
             let context_rows = Arc::make_mut(&mut context);
             let mut start = 0;
             for seq in sequences {
@@ -276,20 +276,27 @@ impl Bert {
                 &layer.attention_out,
                 &layer.attention_out_bias,
                 &mut projected,
+                None,
             );
             let rows = Arc::make_mut(&mut states);
             add(rows, &projected);
             layer_norm(rows, &layer.attention_norm, self.eps);
 
             // The activation runs on each thread's share of the outputs.
-            crew.dense_then(
+            crew.dense(
                 &states,
                 &layer.intermediate,
                 &layer.intermediate_bias,
                 Arc::make_mut(&mut inter).as_mut_slice(),
                 Some(self.activation),
             );
-            crew.dense(&inter, &layer.output, &layer.output_bias, &mut projected);
+            crew.dense(
+                &inter,
+                &layer.output,
+                &layer.output_bias,
+                &mut projected,
+                None,
+            );
             let rows = Arc::make_mut(&mut states);
             add(rows, &projected);
             layer_norm(rows, &layer.output_norm, self.eps);
@@ -319,7 +326,7 @@ impl Bert {
                 let mut max = f32::NEG_INFINITY;
                 for (j, score) in scores.iter_mut().enumerate() {
                     let key = &row(j)[k0..k0 + d];
-                    *score = dot(q, key) * scale;
+                    *score = simd::dot(q, key) * scale;
                     max = max.max(*score);
                 }
                 let mut total = 0f32;
@@ -360,22 +367,6 @@ impl Activation {
             }
         }
     }
-}
-
-/// The dot product of two equal-length rows, in eight partial sums (so the
-/// loop runs in vector lanes), then the tail.
-fn dot(a: &[f32], b: &[f32]) -> f32 {
-    const LANES: usize = 8;
-    let mut sums = [0f32; LANES];
-    let (whole_a, tail_a) = a.split_at(a.len() / LANES * LANES);
-    let (whole_b, tail_b) = b.split_at(whole_a.len());
-    for (x, y) in whole_a.chunks_exact(LANES).zip(whole_b.chunks_exact(LANES)) {
-        for lane in 0..LANES {
-            sums[lane] += x[lane] * y[lane];
-        }
-    }
-    let tail: f32 = tail_a.iter().zip(tail_b).map(|(x, y)| x * y).sum();
-    ((sums[0] + sums[4]) + (sums[1] + sums[5])) + ((sums[2] + sums[6]) + (sums[3] + sums[7])) + tail
 }
 
 fn norm(tensors: &mut Tensors, at: &str, h: usize) -> Result<Norm, ModelError> {

@@ -45,13 +45,9 @@ impl<'w> Crew<'w> {
                 let (answer_sender, answers) = mpsc::channel();
                 scope.spawn(move || {
                     while let Some(job) = wait(&job_receiver) {
-                        let columns = job.w.panel_outputs(job.share.clone()).len();
-                        let mut part = vec![0f32; job.x.len() / job.w.inputs() * columns];
-                        linear_panels(&job.x, job.w, job.bias, job.share, &mut part);
+                        let part = share_of(&job.x, job.w, job.bias, job.share, job.then);
+                        // Dropped before the answer: the pass then writes its buffer in place.
                         drop(job.x);
-                        if let Some(activation) = job.then {
-                            activation.apply(&mut part);
-                        }
                         if answer_sender.send(part).is_err() {
                             break;
                         }
@@ -65,20 +61,9 @@ impl<'w> Crew<'w> {
     }
 
     /// `out = x · Wᵀ + b` ([`linear`]), its panels shared between this
-    /// thread and the helpers; the same result, bit for bit.
+    /// thread and the helpers, then `then` applied to the outputs, each
+    /// thread to its own share; the same result as one thread, bit for bit.
     pub(crate) fn dense(
-        &self,
-        x: &Arc<Vec<f32>>,
-        w: &'w Weights,
-        bias: &'w [f32],
-        out: &mut [f32],
-    ) {
-        self.dense_then(x, w, bias, out, None);
-    }
-
-    /// [`Crew::dense`], then `then` applied to the outputs, each thread to its
-    /// own share.
-    pub(crate) fn dense_then(
         &self,
         x: &Arc<Vec<f32>>,
         w: &'w Weights,
@@ -108,35 +93,38 @@ impl<'w> Crew<'w> {
             handed.push(jobs.send(job).is_ok());
         }
         let n = w.outputs();
-        let m = x.len() / w.inputs();
         let place = |out: &mut [f32], share: Range<usize>, part: &[f32]| {
             let columns = w.panel_outputs(share);
             for (row, values) in part.chunks_exact(columns.len()).enumerate() {
                 out[row * n + columns.start..row * n + columns.end].copy_from_slice(values);
             }
         };
-        let mut own = vec![0f32; m * w.panel_outputs(share(0)).len()];
-        linear_panels(x, w, bias, share(0), &mut own);
-        if let Some(activation) = then {
-            activation.apply(&mut own);
-        }
-        place(out, share(0), &own);
+        place(out, share(0), &share_of(x, w, bias, share(0), then));
         for (t, sent) in handed.into_iter().enumerate() {
             let answer = if sent { wait(&self.helpers[t].1) } else { None };
             // A helper that is gone (it panicked: the scope reports it) is
             // covered here.
-            let part = answer.unwrap_or_else(|| {
-                let columns = w.panel_outputs(share(t + 1)).len();
-                let mut part = vec![0f32; m * columns];
-                linear_panels(x, w, bias, share(t + 1), &mut part);
-                if let Some(activation) = then {
-                    activation.apply(&mut part);
-                }
-                part
-            });
+            let part = answer.unwrap_or_else(|| share_of(x, w, bias, share(t + 1), then));
             place(out, share(t + 1), &part);
         }
     }
+}
+
+/// The outputs of the panels `share` of `x · Wᵀ + b`, `then` applied.
+fn share_of(
+    x: &[f32],
+    w: &Weights,
+    bias: &[f32],
+    share: Range<usize>,
+    then: Option<Activation>,
+) -> Vec<f32> {
+    let columns = w.panel_outputs(share.clone()).len();
+    let mut part = vec![0f32; x.len() / w.inputs() * columns];
+    linear_panels(x, w, bias, share, &mut part);
+    if let Some(activation) = then {
+        activation.apply(&mut part);
+    }
+    part
 }
 
 /// The next message, spinning for [`SPIN`] before blocking; `None` once the
@@ -173,7 +161,7 @@ mod tests {
     }
 
     /// Shared among 1 to 5 threads (more threads than panels included), a
-    /// layer's outputs are one thread's, bit for bit, layer after layer.
+    /// layer's outputs, activated or not, are one thread's, bit for bit.
     #[test]
     fn shared_layers_equal_one_threads() {
         let (m, k) = (11, 96);
@@ -193,18 +181,29 @@ mod tests {
                 out
             })
             .collect();
-        for threads in 1..=5 {
-            let shared = Crew::run(threads, |crew| {
-                layers
-                    .iter()
-                    .map(|(w, bias)| {
-                        let mut out = vec![f32::NAN; m * w.outputs()];
-                        crew.dense(&x, w, bias, &mut out);
-                        out
-                    })
-                    .collect::<Vec<_>>()
-            });
-            assert_eq!(shared, alone, "{threads} threads");
+        // With an activation, each share's outputs get it.
+        let activated: Vec<Vec<f32>> = alone
+            .iter()
+            .map(|out| {
+                let mut out = out.clone();
+                Activation::Gelu.apply(&mut out);
+                out
+            })
+            .collect();
+        for (then, want) in [(None, &alone), (Some(Activation::Gelu), &activated)] {
+            for threads in 1..=5 {
+                let shared = Crew::run(threads, |crew| {
+                    layers
+                        .iter()
+                        .map(|(w, bias)| {
+                            let mut out = vec![f32::NAN; m * w.outputs()];
+                            crew.dense(&x, w, bias, &mut out, then);
+                            out
+                        })
+                        .collect::<Vec<_>>()
+                });
+                assert_eq!(&shared, want, "{threads} threads, {then:?}");
+            }
         }
         // The helpers dropped their copies of the input.
         assert_eq!(Arc::strong_count(&x), 1);

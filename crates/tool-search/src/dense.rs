@@ -115,7 +115,7 @@ impl DenseQuery {
 
     /// The exact cosine to a unit row.
     pub fn cosine(&self, row: &[f32]) -> f32 {
-        dot(row, &self.unit)
+        simd::dot(row, &self.unit)
     }
 
     /// The integer dot products of every row of `vectors` with the query's 8-bit form.
@@ -253,20 +253,6 @@ pub(crate) fn nearest(
         best: scored,
         estimates,
     }
-}
-
-pub(crate) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    // Eight lanes so the compiler vectorises the loop.
-    let mut lanes = [0f32; 8];
-    let (a_chunks, a_rest) = a.as_chunks::<8>();
-    let (b_chunks, b_rest) = b.as_chunks::<8>();
-    for (x, y) in a_chunks.iter().zip(b_chunks) {
-        for i in 0..8 {
-            lanes[i] += x[i] * y[i];
-        }
-    }
-    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
-    lanes.iter().sum::<f32>() + tail
 }
 
 #[cfg(test)]
