@@ -169,7 +169,23 @@ pub fn oauth_settings(
         sealer: keys.bound.sealer().with_previous(&keys.unbound),
         client_name: CLIENT_NAME.to_owned(),
         client_metadata_url,
+        reconnect_hint: Some(mcp_lifecycle::ReconnectHint(std::sync::Arc::new(
+            reconnect_hint,
+        ))),
     })
+}
+
+/// What a `needs-auth` error tells the operator, in BotCraft's words: the manager's
+/// principals are bots (by id), authorized through the dashboard or the API.
+pub fn reconnect_hint(server: &str, bot: Option<&str>) -> String {
+    match bot {
+        None => format!(
+            ": an operator must connect it (dashboard: Servers, {server}, Connect; or POST /api/servers/{server}/oauth/start and open the URL it returns)"
+        ),
+        Some(bot) => format!(
+            " with bot {bot:?}'s own account: an operator must connect it for that bot (POST /api/servers/{server}/oauth/start?bot={bot} and open the URL it returns), or remove the bot's own authorization (DELETE /api/servers/{server}/oauth?bot={bot}) so that the bot uses the server's"
+        ),
+    }
 }
 
 /// How BotCraft names itself to authorization servers.
@@ -474,5 +490,22 @@ fn claim(path: &Path, refusal: &str) -> anyhow::Result<std::fs::File> {
         Err(std::fs::TryLockError::Error(error)) => {
             Err(error).with_context(|| format!("lock {}", path.display()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reconnect_hint;
+
+    #[test]
+    fn a_needs_auth_error_names_the_dashboard_and_the_api_route_for_the_server_or_the_bot() {
+        assert_eq!(
+            reconnect_hint("hosted", None),
+            ": an operator must connect it (dashboard: Servers, hosted, Connect; or POST /api/servers/hosted/oauth/start and open the URL it returns)"
+        );
+        assert_eq!(
+            reconnect_hint("hosted", Some("b1")),
+            " with bot \"b1\"'s own account: an operator must connect it for that bot (POST /api/servers/hosted/oauth/start?bot=b1 and open the URL it returns), or remove the bot's own authorization (DELETE /api/servers/hosted/oauth?bot=b1) so that the bot uses the server's"
+        );
     }
 }

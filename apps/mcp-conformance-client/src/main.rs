@@ -70,6 +70,7 @@ async fn run(url: &str, dir: &std::path::Path) -> anyhow::Result<()> {
             sealer: key.sealer(),
             client_name: "BotCraft conformance client".to_owned(),
             client_metadata_url: Some(CLIENT_METADATA_URL.to_owned()),
+            reconnect_hint: None,
         }),
         ..ManagerSettings::default()
     };

@@ -51,15 +51,16 @@ pub enum LifecycleError {
         reason: String,
     },
     #[error(
-        "MCP server {server:?} ({url}) needs authorization before its tools can be used{}, then try again",
-        connect_hint(.server, .bot.as_deref())
+        "MCP server {server:?} ({url}) needs authorization before its tools can be used{hint}, then try again"
     )]
     NeedsAuth {
         server: String,
         url: String,
-        /// Set when it is a bot's own connection (the per-bot override) that needs it: the
-        /// bot's id.
-        bot: Option<String>,
+        /// Set when it is a principal's own connection ([`crate::principals`]) that needs it.
+        principal: Option<String>,
+        /// What an operator does about it, in the app's words ([`crate::ReconnectHint`]),
+        /// with its leading separator; empty on the errors passed inside the manager.
+        hint: String,
         /// The server's `WWW-Authenticate` challenge (never shown: it is for the next
         /// authorization's discovery and scopes).
         challenge: Option<String>,
@@ -225,17 +226,5 @@ impl LifecycleError {
 impl From<crate::records::RecordsError> for LifecycleError {
     fn from(error: crate::records::RecordsError) -> Self {
         Self::Records(error)
-    }
-}
-
-/// What an operator does to authorize `server`, or bot `bot`'s own connection to it.
-fn connect_hint(server: &str, bot: Option<&str>) -> String {
-    match bot {
-        None => format!(
-            ": an operator must connect it (dashboard: Servers, {server}, Connect; or POST /api/servers/{server}/oauth/start and open the URL it returns)"
-        ),
-        Some(bot) => format!(
-            " with bot {bot:?}'s own account: an operator must connect it for that bot (POST /api/servers/{server}/oauth/start?bot={bot} and open the URL it returns), or remove the bot's own authorization (DELETE /api/servers/{server}/oauth?bot={bot}) so that the bot uses the server's"
-        ),
     }
 }

@@ -40,9 +40,10 @@ pub struct ForwardFor {
     pub caller: Option<Arc<dyn Caller>>,
     /// The client's own progress token (its request's `_meta.progressToken`).
     pub progress: Option<ProgressToken>,
-    /// The bot (its id) the request is for: it goes on the bot's own connection when the
-    /// bot has OAuth credentials of its own for the server ([`crate::bot_connections`]).
-    pub bot: Option<String>,
+    /// The principal the request is for (the app's: a bot, by id): it goes on the
+    /// principal's own connection when the principal has OAuth credentials of its own for
+    /// the server ([`crate::principals`]).
+    pub principal: Option<String>,
 }
 
 /// The per-request revision keys of 2026-07-28, which a request may carry in its `_meta`.
@@ -102,7 +103,7 @@ impl McpServerManager {
         target: ForwardFor,
         cancel: CancellationToken,
     ) -> Result<ServerResult, LifecycleError> {
-        let slot = self.slot_for(server, target.bot.as_deref()).await?;
+        let slot = self.slot_for(server, target.principal.as_deref()).await?;
         let _in_flight = InFlight::new(slot.clone());
         let process = self
             .ensure_slot_running(server, &slot, Demand::OnDemand)
@@ -187,7 +188,7 @@ impl McpServerManager {
         let server = slot.config().name;
         // rmcp's HTTP client takes a revision named in a request's `_meta` as the
         // connection's from then on (its `MCP-Protocol-Version` header), which would turn the
-        // one connection every bot shares into a 2026-07-28 one. A remote server's 2026-07-28
+        // one connection every client shares into a 2026-07-28 one. A remote server's 2026-07-28
         // request goes on its link instead (the client's revision and capabilities given as
         // the request's own metadata, over the link's), else as one of the connection's.
         let mut peer = process.peer().clone();

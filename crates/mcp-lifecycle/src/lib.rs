@@ -31,11 +31,11 @@
 //! A server can also be remote (streamable HTTP or HTTP+SSE, [`sse_client`]): a connection
 //! under the same rules, its loss counted as an exit. One that answers with an OAuth
 //! challenge is `needs-auth` until an operator authorizes it ([`oauth`]); its tokens are
-//! sealed in the records and refreshed single-flight. A bot may be authorized with an account
-//! of its own: its calls then go on a connection of its own (the per-bot override,
-//! [`McpServerManager::call_tool_as`], [`ForwardFor::bot`]).
+//! sealed in the records and refreshed single-flight. A principal (an opaque id of the layer
+//! above: the app's bots) may be authorized with an account of its own: its calls then go
+//! on a connection of its own ([`principals`], [`McpServerManager::call_tool_as`],
+//! [`ForwardFor::principal`]). The manager knows no bots.
 
-mod bot_connections;
 pub mod cgroup;
 mod config;
 mod confinement;
@@ -53,6 +53,7 @@ mod manager;
 pub mod oauth;
 mod oauth_credentials;
 mod prctl;
+mod principals;
 mod process;
 pub mod reaper;
 mod records;
@@ -65,7 +66,6 @@ mod state;
 mod stderr_tail;
 mod tool_lists;
 
-pub use bot_connections::BotAuthorization;
 pub use config::{PASSED_THROUGH_ENV, RemoteEndpoint, ServerConfig, transport_name};
 pub use confinement::{SandboxSettings, ToolTmpRoot};
 pub use environment::{
@@ -78,7 +78,8 @@ pub use in_process::InProcessServer;
 pub use lease::Lease;
 pub use manager::McpServerManager;
 pub use mcp_client::{CLIENT_NAME, ExitInfo, PROTOCOL_VERSION, RemoteTransport, shown_url};
-pub use oauth::{OAuthSettings, OAuthStatus};
+pub use oauth::{OAuthSettings, OAuthStatus, ReconnectHint};
+pub use principals::PrincipalAuthorization;
 pub use process::{McpProcess, StartOptions};
 pub use records::{CachedToolList, RecordOwner, RecordsError, ServerRecords};
 pub use restart::{RestartDecision, RestartPolicy};

@@ -29,10 +29,10 @@ use crate::state::ServerState;
 use crate::tool_lists::ToolListEvent;
 use mcp_client::ExitInfo;
 
-mod bot_connections;
 mod health;
 mod listing;
 mod oauth;
+mod principals;
 mod restart;
 mod start;
 mod statuses;
@@ -117,11 +117,12 @@ pub(crate) struct Slot {
     pub start_cancel: Mutex<CancellationToken>,
     /// The server's notifications and server-initiated requests (outlives restarts).
     pub relay: Arc<mcp_client::Relay>,
-    /// Set on a bot's own connection to a remote server (the per-bot OAuth override,
-    /// [`crate::bot_connections`]): the bot's id.
-    pub bot: Option<String>,
-    /// The bots' own connections to this server, by bot id (empty but for OAuth servers).
-    pub bot_slots: Mutex<BTreeMap<String, Arc<Slot>>>,
+    /// Set on a principal's own connection to a remote server ([`crate::principals`]): the
+    /// principal.
+    pub principal: Option<String>,
+    /// The principals' own connections to this server, by principal (empty but for OAuth
+    /// servers).
+    pub principal_slots: Mutex<BTreeMap<String, Arc<Slot>>>,
     /// The next start is a listing's: `${VAR}`s of unset variables are left out
     /// ([`crate::listing`]).
     pub lenient_env: std::sync::atomic::AtomicBool,
@@ -129,14 +130,14 @@ pub(crate) struct Slot {
 
 impl Slot {
     pub(crate) fn new(config: ServerConfig) -> Self {
-        Self::with_bot(config, None)
+        Self::with_principal(config, None)
     }
 
-    pub(crate) fn with_bot(config: ServerConfig, bot: Option<String>) -> Self {
+    pub(crate) fn with_principal(config: ServerConfig, principal: Option<String>) -> Self {
         Self {
             relay: mcp_client::Relay::new(config.name.clone()),
-            bot,
-            bot_slots: Mutex::new(BTreeMap::new()),
+            principal,
+            principal_slots: Mutex::new(BTreeMap::new()),
             config: Mutex::new(config),
             in_process: Mutex::new(None),
             state: Mutex::new(SlotState {
@@ -161,18 +162,18 @@ impl Slot {
         }
     }
 
-    /// Take `config` from the next start on, here and on the bots' own connections.
+    /// Take `config` from the next start on, here and on the principals' own connections.
     pub fn set_config(&self, config: ServerConfig) {
-        for bot_slot in self.bot_slots() {
-            *bot_slot.config.lock().unwrap_or_else(|e| e.into_inner()) =
-                crate::bot_connections::bot_config(&config);
+        for own in self.principal_slots() {
+            *own.config.lock().unwrap_or_else(|e| e.into_inner()) =
+                crate::principals::principal_config(&config);
         }
         *self.config.lock().unwrap_or_else(|e| e.into_inner()) = config;
     }
 
-    /// The bots' own connections to this server.
-    pub fn bot_slots(&self) -> Vec<Arc<Slot>> {
-        self.bot_slots
+    /// The principals' own connections to this server.
+    pub fn principal_slots(&self) -> Vec<Arc<Slot>> {
+        self.principal_slots
             .lock()
             .map(|slots| slots.values().cloned().collect())
             .unwrap_or_default()
@@ -420,7 +421,8 @@ impl McpServerManager {
             }
         }
         for slot in removed {
-            self.stop_with_bots(&slot, StopReason::Reconfigured).await;
+            self.stop_with_principals(&slot, StopReason::Reconfigured)
+                .await;
         }
         Ok(())
     }
@@ -501,10 +503,7 @@ impl McpServerManager {
                 }
             }
             if matches!(state.phase, Phase::NeedsAuth) && demand == Demand::OnDemand {
-                return Err(crate::oauth::needs_auth_error(
-                    &slot.config(),
-                    slot.bot.as_deref(),
-                ));
+                return Err(self.needs_auth_error(slot));
             }
             match &state.phase {
                 // A remote connection lost a moment ago (its exit watcher has not run yet):
@@ -575,14 +574,14 @@ impl McpServerManager {
     /// Stop `server` (close stdin, TERM, KILL its whole tree).
     pub async fn stop_server(&self, server: &str) -> Result<(), LifecycleError> {
         let slot = self.slot(server)?;
-        self.stop_with_bots(&slot, StopReason::Asked).await;
+        self.stop_with_principals(&slot, StopReason::Asked).await;
         Ok(())
     }
 
-    /// Stop `slot` and the bots' own connections to it.
-    pub(crate) async fn stop_with_bots(&self, slot: &Arc<Slot>, why: StopReason) {
-        let bots = slot.bot_slots();
-        futures::future::join_all(bots.iter().map(|bot| self.stop_slot(bot, why))).await;
+    /// Stop `slot` and the principals' own connections to it.
+    pub(crate) async fn stop_with_principals(&self, slot: &Arc<Slot>, why: StopReason) {
+        let own = slot.principal_slots();
+        futures::future::join_all(own.iter().map(|own| self.stop_slot(own, why))).await;
         self.stop_slot(slot, why).await;
     }
 
@@ -610,13 +609,13 @@ impl McpServerManager {
         self.call_tool_as(server, None, tool, arguments).await
     }
 
-    /// [`Self::call_tool`] for bot `bot` (its id): on the bot's own connection when it has
-    /// OAuth credentials of its own for `server` ([`crate::bot_connections`]), else on the
+    /// [`Self::call_tool`] for `principal`: on the principal's own connection when it has
+    /// OAuth credentials of its own for `server` ([`crate::principals`]), else on the
     /// server's. It takes the one request path, [`Self::forward`], with its recoveries.
     pub async fn call_tool_as(
         &self,
         server: &str,
-        bot: Option<&str>,
+        principal: Option<&str>,
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, LifecycleError> {
@@ -627,7 +626,7 @@ impl McpServerManager {
         let request =
             rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
         let target = crate::ForwardFor {
-            bot: bot.map(str::to_owned),
+            principal: principal.map(str::to_owned),
             ..crate::ForwardFor::default()
         };
         match self
@@ -681,7 +680,7 @@ impl McpServerManager {
     pub fn begin_shutdown(&self) {
         self.inner.shutdown.cancel();
         for (_, slot) in self.slots() {
-            for slot in slot.bot_slots().iter().chain([&slot]) {
+            for slot in slot.principal_slots().iter().chain([&slot]) {
                 if matches!(slot.lock().phase, Phase::Starting(_)) {
                     slot.start_cancel().cancel();
                 }
@@ -696,7 +695,7 @@ impl McpServerManager {
         futures::future::join_all(
             slots
                 .iter()
-                .map(|(_, slot)| self.stop_with_bots(slot, StopReason::Shutdown)),
+                .map(|(_, slot)| self.stop_with_principals(slot, StopReason::Shutdown)),
         )
         .await;
         if let Some(cgroups) = &self.inner.cgroups {

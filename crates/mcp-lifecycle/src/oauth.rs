@@ -24,10 +24,11 @@
 //!   remembered for [`PENDING_TTL`]); [`McpServerManager::oauth_complete`] takes the
 //!   redirect's `code`, `state` and `iss`, exchanges the code, and the next use connects.
 //!   Neither a token, a code nor a client secret is ever logged or returned.
-//! - **Per-bot override**: the same flow for one bot ([`McpServerManager::oauth_start_for`])
-//!   keeps that bot's own record; the bot's calls then go on a connection of its own
-//!   ([`crate::bot_connections`]) with its own tokens, refreshed and dropped under the same
-//!   rules, while every other bot keeps the server's.
+//! - **A principal's own account**: the same flow for one principal
+//!   ([`McpServerManager::oauth_start_for`]) keeps that principal's own record; its calls
+//!   then go on a connection of its own
+//!   ([`crate::principals`]) with its own tokens, refreshed and dropped under the same
+//!   rules, while every other request keeps the server's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -59,6 +60,36 @@ pub struct OAuthSettings {
     /// An HTTPS URL serving BotCraft's client ID metadata document, used as the client id
     /// where the authorization server supports them.
     pub client_metadata_url: Option<String>,
+    /// What a `needs-auth` error tells the operator to do; `None`: plain words.
+    pub reconnect_hint: Option<ReconnectHint>,
+}
+
+/// The app's words for what an operator does when a server, or a principal's own connection
+/// to it, needs authorization (its dashboard, its API routes, what its principals are):
+/// given the server's name and the principal, the text appended to the `needs-auth` error,
+/// starting with its separator (`": an operator must…"`).
+#[derive(Clone)]
+pub struct ReconnectHint(pub Arc<HintWords>);
+
+/// [`ReconnectHint`]'s function: (server name, principal) → the words.
+pub type HintWords = dyn Fn(&str, Option<&str>) -> String + Send + Sync;
+
+impl ReconnectHint {
+    /// The words when the app gives none.
+    fn plain(principal: Option<&str>) -> String {
+        match principal {
+            None => ": an operator must authorize it".to_owned(),
+            Some(principal) => format!(
+                " with {principal:?}'s own credentials: an operator must authorize them, or remove them so that the server's are used"
+            ),
+        }
+    }
+}
+
+impl std::fmt::Debug for ReconnectHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ReconnectHint(..)")
+    }
 }
 
 /// A server's authorization state as reported (health, the API).
@@ -72,19 +103,19 @@ pub struct OAuthStatus {
 
 pub(crate) struct Pending {
     pub(crate) server: String,
-    /// The bot whose own authorization this is (the per-bot override).
-    pub(crate) bot: Option<String>,
+    /// The principal whose own authorization this is.
+    pub(crate) principal: Option<String>,
     pub(crate) session: AuthorizationSession,
     pub(crate) started: Instant,
 }
 
-/// (server id, bot id): whose OAuth record.
+/// (server id, principal): whose OAuth record.
 type CredentialsKey = (String, Option<String>);
 
 /// The manager's OAuth state: each server's credentials, and the flows under way.
 #[derive(Default)]
 pub(crate) struct OAuthFlows {
-    /// By (server id, bot id): `None` is the server's record, a bot id that bot's own.
+    /// By (server id, principal): `None` is the server's record, a principal that principal's own.
     credentials: Mutex<HashMap<CredentialsKey, Arc<ServerCredentials>>>,
     pub(crate) pending: tokio::sync::Mutex<HashMap<String, Pending>>,
 }
@@ -118,21 +149,21 @@ pub(crate) fn auth_failed(config: &ServerConfig, error: &AuthError) -> Lifecycle
 }
 
 impl OAuthFlows {
-    /// The record of `config`'s server, or (`bot`) that bot's own record for it.
+    /// The record of `config`'s server, or (`principal`) that principal's own record for it.
     pub(crate) fn credentials(
         &self,
         config: &ServerConfig,
-        bot: Option<&str>,
+        principal: Option<&str>,
         records: &Arc<dyn ServerRecords>,
         settings: &OAuthSettings,
     ) -> Arc<ServerCredentials> {
         let mut all = self.credentials.lock().unwrap_or_else(|e| e.into_inner());
-        all.entry((config.id.clone(), bot.map(str::to_owned)))
+        all.entry((config.id.clone(), principal.map(str::to_owned)))
             .or_insert_with(|| {
                 Arc::new(ServerCredentials::new(
                     &config.name,
                     &config.id,
-                    bot,
+                    principal,
                     Arc::clone(records),
                     settings.sealer.clone(),
                 ))
@@ -161,7 +192,7 @@ pub(crate) async fn authorization_manager(
 }
 
 /// The HTTP client a connection to an OAuth server uses: `http` with a token from the
-/// server's stored record (or, for `bot`'s own connection, the bot's), refreshed when due.
+/// server's stored record (or, for `principal`'s own connection, the principal's), refreshed when due.
 /// `None` when there is no token: the server is then connected without one (and a 401
 /// makes it `needs-auth`).
 pub(crate) async fn authorized_client(
@@ -169,11 +200,11 @@ pub(crate) async fn authorized_client(
     records: &Arc<dyn ServerRecords>,
     settings: &OAuthSettings,
     config: &ServerConfig,
-    bot: Option<&str>,
+    principal: Option<&str>,
     endpoint: &RemoteEndpoint,
     http: reqwest::Client,
 ) -> Result<Option<AuthClient<reqwest::Client>>, LifecycleError> {
-    let credentials = flows.credentials(config, bot, records, settings);
+    let credentials = flows.credentials(config, principal, records, settings);
     let record = credentials
         .record()
         .await
@@ -212,10 +243,19 @@ pub(crate) async fn authorized_client(
     Ok(Some(AuthClient::new(http, manager)))
 }
 
-/// The error a call on a `needs-auth` server (or bot `bot`'s own connection to it) gets.
-pub(crate) fn needs_auth_error(config: &ServerConfig, bot: Option<&str>) -> LifecycleError {
+/// The error a call on a `needs-auth` server (or on `principal`'s own connection to it)
+/// gets, with `hint`'s words for what to do.
+pub(crate) fn needs_auth_error(
+    config: &ServerConfig,
+    principal: Option<&str>,
+    hint: Option<&ReconnectHint>,
+) -> LifecycleError {
     LifecycleError::NeedsAuth {
-        bot: bot.map(str::to_owned),
+        hint: match hint {
+            Some(hint) => (hint.0)(&config.name, principal),
+            None => ReconnectHint::plain(principal),
+        },
+        principal: principal.map(str::to_owned),
         server: config.name.clone(),
         url: shown_endpoint(config),
         challenge: None,
@@ -245,5 +285,57 @@ mod tests {
             &[("authorization", "Bearer ${T}")]
         )));
         assert!(!eligible(&endpoint(RemoteTransport::Sse, &[])));
+    }
+
+    #[test]
+    fn a_needs_auth_error_says_what_to_do_in_the_apps_words_or_in_plain_ones() {
+        let config = ServerConfig {
+            id: "s1".into(),
+            name: "hosted".into(),
+            command: String::new(),
+            args: Vec::new(),
+            env: Default::default(),
+            remote: Some(RemoteEndpoint {
+                transport: RemoteTransport::StreamableHttp,
+                url: "https://mcp.example.com/mcp?key=k".into(),
+                headers: Default::default(),
+            }),
+            call_timeout: Duration::from_secs(1),
+            init_timeout: Duration::from_secs(1),
+            always_on: false,
+            idle_timeout: Duration::from_secs(1),
+            sandbox: Default::default(),
+            version: 0,
+        };
+        let hint = ReconnectHint(Arc::new(|server: &str, principal: Option<&str>| {
+            format!(": ask about {server} for {principal:?}")
+        }));
+        let cases = [
+            (None, None, ": an operator must authorize it"),
+            (
+                None,
+                Some("p1"),
+                " with \"p1\"'s own credentials: an operator must authorize them, or remove them so that the server's are used",
+            ),
+            (Some(&hint), None, ": ask about hosted for None"),
+            (
+                Some(&hint),
+                Some("p1"),
+                ": ask about hosted for Some(\"p1\")",
+            ),
+        ];
+        for (hint, principal, words) in cases {
+            let error = needs_auth_error(&config, principal, hint);
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "MCP server \"hosted\" (https://mcp.example.com/mcp?…) needs authorization before its tools can be used{words}, then try again"
+                ),
+            );
+            assert!(matches!(
+                error,
+                LifecycleError::NeedsAuth { principal: ref named, .. } if named.as_deref() == principal
+            ));
+        }
     }
 }

@@ -8,11 +8,11 @@
 //! copied onto another server does not open. A record that does not open (the key changed)
 //! reads as absent: the server needs authorization again.
 //!
-//! A bot may have a record of its own for a server (the per-bot override, in
-//! the store's `"McpOAuthBotToken"`): the same shape, sealed bound to the server's id *and* the bot's, so
-//! it opens neither as the server's record nor as another bot's.
+//! A principal (the app's: a bot) may have a record of its own for a server
+//! ([`crate::principals`]): the same shape, sealed bound to the server's id *and* the
+//! principal, so it opens neither as the server's record nor as another principal's.
 //!
-//! Refresh coordination: every connection of one server (or of one bot's override) shares
+//! Refresh coordination: every connection of one server (or of one principal's own) shares
 //! one [`ServerCredentials`] and its refresh lock, which rmcp holds across load, token
 //! request and save.
 
@@ -72,13 +72,15 @@ impl OAuthRecord {
     }
 }
 
-/// One server's record (or one bot's own record for it): the sealed record and its clear cache.
+/// One server's record (or one principal's own record for it): the sealed record and its clear cache.
 pub(crate) struct ServerCredentials {
     server: String,
     server_id: String,
-    /// Set for a bot's own record (the per-bot override).
-    bot_id: Option<String>,
-    /// What the sealed record is bound to: the server's id, or the server's and the bot's.
+    /// Set for a principal's own record.
+    principal: Option<String>,
+    /// What the sealed record is bound to: the server's id, or the server's and the
+    /// principal (the word `bot` in it is the sealed records' format, kept so that records
+    /// sealed before still open).
     binding: String,
     records: Arc<dyn ServerRecords>,
     sealer: secrets::Sealer,
@@ -90,17 +92,17 @@ impl ServerCredentials {
     pub fn new(
         server: &str,
         server_id: &str,
-        bot_id: Option<&str>,
+        principal: Option<&str>,
         records: Arc<dyn ServerRecords>,
         sealer: secrets::Sealer,
     ) -> Self {
         Self {
             server: server.to_owned(),
             server_id: server_id.to_owned(),
-            bot_id: bot_id.map(str::to_owned),
-            binding: match bot_id {
+            principal: principal.map(str::to_owned),
+            binding: match principal {
                 None => server_id.to_owned(),
-                Some(bot) => format!("{server_id}\u{0}bot\u{0}{bot}"),
+                Some(principal) => format!("{server_id}\u{0}bot\u{0}{principal}"),
             },
             records,
             sealer,
@@ -124,7 +126,7 @@ impl ServerCredentials {
         }
         let sealed = self
             .records
-            .oauth_record(&self.server_id, self.bot_id.as_deref())
+            .oauth_record(&self.server_id, self.principal.as_deref())
             .await
             .map_err(|error| self.store_error("cannot read it", error))?;
         let record = match sealed {
@@ -154,7 +156,7 @@ impl ServerCredentials {
         let sealed = self.sealer.seal(&clear, &self.binding);
         let mut cache = self.cache.lock().await;
         self.records
-            .put_oauth_record(&self.server_id, self.bot_id.as_deref(), &sealed)
+            .put_oauth_record(&self.server_id, self.principal.as_deref(), &sealed)
             .await
             .map_err(|error| self.store_error("cannot write it", error))?;
         *cache = Some(Some(record));
@@ -165,7 +167,7 @@ impl ServerCredentials {
     pub async fn clear(&self) -> Result<(), AuthError> {
         let mut cache = self.cache.lock().await;
         self.records
-            .delete_oauth_record(&self.server_id, self.bot_id.as_deref())
+            .delete_oauth_record(&self.server_id, self.principal.as_deref())
             .await
             .map_err(|error| self.store_error("cannot delete it", error))?;
         *cache = Some(None);

@@ -408,9 +408,10 @@ impl McpProcess {
             return None;
         }
         mcp_client::challenge_in(error).map(|challenge| LifecycleError::NeedsAuth {
-            bot: None,
+            principal: None,
             server: self.server.clone(),
             url: url.clone(),
+            hint: String::new(),
             challenge: Some(challenge),
         })
     }

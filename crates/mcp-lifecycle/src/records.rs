@@ -31,7 +31,8 @@ pub struct CachedToolList {
     pub captured_at: i64,
 }
 
-/// Whose OAuth record: a server's, or one bot's own for that server (the per-bot override).
+/// Whose OAuth record: a server's (`None`), or one principal's own for that server
+/// ([`crate::principals`]; the app's principals are its bots, by id).
 pub type RecordOwner<'a> = Option<&'a str>;
 
 /// Where the manager reads server configs and keeps tool lists and OAuth records. Server
@@ -48,19 +49,20 @@ pub trait ServerRecords: Send + Sync + 'static {
     /// Keep `tools` as server `server_id`'s tool list, replacing the last one.
     async fn put_tool_cache(&self, server_id: &str, tools: &[Value]) -> Result<(), RecordsError>;
 
-    /// The sealed OAuth record of server `server_id` (`bot`: that bot's own record for it).
+    /// The sealed OAuth record of server `server_id` (`principal`: that principal's own
+    /// record for it).
     /// Opaque here: sealed and opened by the manager.
     async fn oauth_record(
         &self,
         server_id: &str,
-        bot: RecordOwner<'_>,
+        principal: RecordOwner<'_>,
     ) -> Result<Option<String>, RecordsError>;
 
     /// Keep `sealed` as that record, replacing it.
     async fn put_oauth_record(
         &self,
         server_id: &str,
-        bot: RecordOwner<'_>,
+        principal: RecordOwner<'_>,
         sealed: &str,
     ) -> Result<(), RecordsError>;
 
@@ -68,9 +70,9 @@ pub trait ServerRecords: Send + Sync + 'static {
     async fn delete_oauth_record(
         &self,
         server_id: &str,
-        bot: RecordOwner<'_>,
+        principal: RecordOwner<'_>,
     ) -> Result<(), RecordsError>;
 
-    /// The bots with a record of their own for server `server_id`.
-    async fn bot_oauth_overrides(&self, server_id: &str) -> Result<Vec<String>, RecordsError>;
+    /// The principals with a record of their own for server `server_id`.
+    async fn oauth_principals(&self, server_id: &str) -> Result<Vec<String>, RecordsError>;
 }

@@ -71,9 +71,10 @@ pub(crate) async fn connect(
             reason,
         }),
         Err(ConnectError::NeedsAuth { challenge }) => Err(LifecycleError::NeedsAuth {
-            bot: None,
+            principal: None,
             server: config.name.clone(),
             url: shown_url(&endpoint.url),
+            hint: String::new(),
             challenge: Some(challenge),
         }),
         Err(ConnectError::Handshake(failure)) => {

@@ -1,6 +1,6 @@
 //! Tool lists: each server's tools as last listed, kept in memory and in the tool cache
 //! ([`crate::ServerRecords`]) (so search and allow-lists work while a server is stopped), refreshed on
-//! `notifications/tools/list_changed`. Which bot may use which tool is `toolset`'s business.
+//! `notifications/tools/list_changed`. Who may use which tool is `toolset`'s business.
 
 use std::sync::Arc;
 
@@ -40,9 +40,9 @@ pub(crate) async fn publish(
             version: config.version,
         };
     }
-    if slot.bot.is_some() {
-        // A bot's own connection: the server's catalog (cache, search, bindings) is the
-        // server connection's, not one bot's view of it.
+    if slot.principal.is_some() {
+        // A principal's own connection: the server's catalog (cache, search, bindings) is
+        // the server connection's, not one principal's view of it.
         return;
     }
     let hash = canonical_json::fingerprint(&values);

@@ -87,7 +87,8 @@ impl ServerRecords for StoreRecords {
         .map_err(failed)
     }
 
-    async fn bot_oauth_overrides(&self, server_id: &str) -> Result<Vec<String>, RecordsError> {
+    async fn oauth_principals(&self, server_id: &str) -> Result<Vec<String>, RecordsError> {
+        // The manager's principals are the bots, by id.
         self.0.bot_oauth_overrides(server_id).await.map_err(failed)
     }
 }
@@ -204,7 +205,7 @@ mod tests {
             (
                 records.oauth_record(&hosted.id, None).await?,
                 records.oauth_record(&hosted.id, Some(&bot.id)).await?,
-                records.bot_oauth_overrides(&hosted.id).await?,
+                records.oauth_principals(&hosted.id).await?,
             ),
             (
                 Some("sealed-server".to_owned()),
@@ -222,7 +223,7 @@ mod tests {
             (
                 records.oauth_record(&hosted.id, None).await?,
                 records.oauth_record(&hosted.id, Some(&bot.id)).await?,
-                records.bot_oauth_overrides(&hosted.id).await?,
+                records.oauth_principals(&hosted.id).await?,
             ),
             (Some("sealed-server".to_owned()), None, vec![])
         );

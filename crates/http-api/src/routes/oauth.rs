@@ -81,11 +81,12 @@ pub async fn status(
     let name = managed_name(&state, &key).await?;
     let server = state.manager.oauth_status(&name).await?;
     let mut bots = Vec::new();
-    for own in state.manager.bot_authorizations(&name).await? {
-        let bot = state.store.bot(&own.bot_id).await?;
+    for own in state.manager.principal_authorizations(&name).await? {
+        // The manager's principals are bots, by id.
+        let bot = state.store.bot(&own.principal).await?;
         bots.push(json!({
             "bot": bot.map(|bot| bot.name),
-            "botId": own.bot_id,
+            "botId": own.principal,
             "authorized": own.authorized,
             "scopes": own.scopes,
             "state": own.state.to_string(),

@@ -221,7 +221,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
             caller: Some(SessionCaller::new(context.peer.clone(), declared.clone())),
             progress: context.meta.get_progress_token(),
             // The toolset names the bot (by id) once it has checked the binding.
-            bot: None,
+            principal: None,
         };
         let Some(revision) = revision else {
             // Boxed: rmcp spawns a task per request whose future holds the largest handler's

@@ -118,19 +118,19 @@ impl McpServerManager {
     }
 
     /// Stop every running server that is not always-on, has no call in flight, no lease,
-    /// and has been unused for its idle timeout as of `now`; and every bot's own connection
-    /// ([`crate::bot_connections`]) under the same rule. Returns the servers stopped.
+    /// and has been unused for its idle timeout as of `now`; and every principal's own connection
+    /// ([`crate::principals`]) under the same rule. Returns the servers stopped.
     pub async fn stop_idle_servers_at(&self, now: tokio::time::Instant) -> Vec<String> {
         let mut stopped = Vec::new();
         for (name, slot) in self.slots() {
-            for bot_slot in slot.bot_slots() {
-                if idle_at(&bot_slot, now) {
-                    self.stop_slot(&bot_slot, StopReason::Idle).await;
-                    tracing::info!(server = %name, bot = bot_slot.bot.as_deref().unwrap_or_default(), "a bot's own connection closed after its idle timeout");
+            for principal_slot in slot.principal_slots() {
+                if idle_at(&principal_slot, now) {
+                    self.stop_slot(&principal_slot, StopReason::Idle).await;
+                    tracing::info!(server = %name, principal = principal_slot.principal.as_deref().unwrap_or_default(), "a principal's own connection closed after its idle timeout");
                 }
             }
             if idle_at(&slot, now) {
-                self.stop_with_bots(&slot, StopReason::Idle).await;
+                self.stop_with_principals(&slot, StopReason::Idle).await;
                 tracing::info!(server = %name, "MCP server stopped after its idle timeout");
                 stopped.push(name);
             }

@@ -24,10 +24,11 @@
 //!   remembered for [`PENDING_TTL`]); [`McpServerManager::oauth_complete`] takes the
 //!   redirect's `code`, `state` and `iss`, exchanges the code, and the next use connects.
 //!   Neither a token, a code nor a client secret is ever logged or returned.
-//! - **Per-bot override**: the same flow for one bot ([`McpServerManager::oauth_start_for`])
-//!   keeps that bot's own record; the bot's calls then go on a connection of its own
-//!   ([`crate::bot_connections`]) with its own tokens, refreshed and dropped under the same
-//!   rules, while every other bot keeps the server's.
+//! - **A principal's own account**: the same flow for one principal
+//!   ([`McpServerManager::oauth_start_for`]) keeps that principal's own record; its calls
+//!   then go on a connection of its own
+//!   ([`crate::principals`]) with its own tokens, refreshed and dropped under the same
+//!   rules, while every other request keeps the server's.
 
 use crate::config::ServerConfig;
 use crate::error::LifecycleError;
@@ -53,22 +54,22 @@ impl McpServerManager {
         self.oauth_start_for(server, None).await
     }
 
-    /// [`Self::oauth_start`] for bot `bot` (its id) alone: the authorization becomes the
-    /// bot's own record for `server`, and the bot's calls then use it instead of the
-    /// server's (the per-bot override). A client registered out of band for the server is
-    /// used for the bot too.
+    /// [`Self::oauth_start`] for `principal` alone: the authorization becomes the
+    /// principal's own record for `server`, and its calls then use it instead of the
+    /// server's ([`crate::principals`]). A client registered out of band for the server is
+    /// used for the principal too.
     pub async fn oauth_start_for(
         &self,
         server: &str,
-        bot: Option<&str>,
+        principal: Option<&str>,
     ) -> Result<String, LifecycleError> {
         let server_slot = self.slot(server)?;
-        let slot = match bot {
-            Some(bot) => server_slot
-                .bot_slots
+        let slot = match principal {
+            Some(principal) => server_slot
+                .principal_slots
                 .lock()
                 .ok()
-                .and_then(|slots| slots.get(bot).cloned())
+                .and_then(|slots| slots.get(principal).cloned())
                 .unwrap_or_else(|| Arc::clone(&server_slot)),
             None => Arc::clone(&server_slot),
         };
@@ -86,13 +87,13 @@ impl McpServerManager {
         let credentials = self
             .inner
             .oauth
-            .credentials(&config, bot, &records, &settings);
+            .credentials(&config, principal, &records, &settings);
         let previous = credentials
             .record()
             .await
             .map_err(|error| auth_failed(&config, &error))?;
-        // A bot's first authorization uses the client an operator registered for the server.
-        let server_client = match (bot, &previous) {
+        // A principal's first authorization uses the client an operator registered for the server.
+        let server_client = match (principal, &previous) {
             (Some(_), None) => self
                 .inner
                 .oauth
@@ -219,12 +220,12 @@ impl McpServerManager {
             state,
             Pending {
                 server: config.name.clone(),
-                bot: bot.map(str::to_owned),
+                principal: principal.map(str::to_owned),
                 session,
                 started: Instant::now(),
             },
         );
-        tracing::info!(server = %config.name, bot = bot.unwrap_or_default(), "OAuth authorization started");
+        tracing::info!(server = %config.name, principal = principal.unwrap_or_default(), "OAuth authorization started");
         Ok(url)
     }
 
@@ -265,12 +266,12 @@ impl McpServerManager {
             tracing::warn!(server = %config.name, %error, "OAuth callback refused");
             return Err(error);
         }
-        let slot = match &flow.bot {
-            Some(bot) => self.bot_slot(&slot, bot),
+        let slot = match &flow.principal {
+            Some(principal) => self.principal_slot(&slot, principal),
             None => slot,
         };
         self.authorized(&slot).await;
-        tracing::info!(server = %config.name, bot = flow.bot.as_deref().unwrap_or_default(), "OAuth authorization completed");
+        tracing::info!(server = %config.name, principal = flow.principal.as_deref().unwrap_or_default(), "OAuth authorization completed");
         Ok(config.name)
     }
 
@@ -327,18 +328,18 @@ impl McpServerManager {
         Ok(())
     }
 
-    /// Forget `server`'s OAuth record (its tokens and client registration). The bots with
+    /// Forget `server`'s OAuth record (its tokens and client registration). The principals with
     /// an authorization of their own keep it.
     pub async fn oauth_sign_out(&self, server: &str) -> Result<(), LifecycleError> {
         self.oauth_sign_out_for(server, None).await
     }
 
-    /// [`Self::oauth_sign_out`], or (`bot`) forget that bot's own record: its own connection
+    /// [`Self::oauth_sign_out`], or (`principal`) forget that principal's own record: its own connection
     /// closes and its calls go on the server's again.
     pub async fn oauth_sign_out_for(
         &self,
         server: &str,
-        bot: Option<&str>,
+        principal: Option<&str>,
     ) -> Result<(), LifecycleError> {
         let slot = self.slot(server)?;
         let config = slot.config();
@@ -346,22 +347,22 @@ impl McpServerManager {
         let credentials = self
             .inner
             .oauth
-            .credentials(&config, bot, &records, &settings);
+            .credentials(&config, principal, &records, &settings);
         credentials
             .clear()
             .await
             .map_err(|error| auth_failed(&config, &error))?;
-        match bot {
+        match principal {
             None => {
                 self.stop_slot(&slot, crate::spans::StopReason::Credentials)
                     .await
             }
-            Some(bot) => {
+            Some(principal) => {
                 let removed = slot
-                    .bot_slots
+                    .principal_slots
                     .lock()
                     .ok()
-                    .and_then(|mut slots| slots.remove(bot));
+                    .and_then(|mut slots| slots.remove(principal));
                 if let Some(removed) = removed {
                     self.stop_slot(&removed, crate::spans::StopReason::Credentials)
                         .await;
@@ -376,11 +377,11 @@ impl McpServerManager {
         self.oauth_status_for(server, None).await
     }
 
-    /// [`Self::oauth_status`], or (`bot`) that bot's own authorization for `server`.
+    /// [`Self::oauth_status`], or (`principal`) that principal's own authorization for `server`.
     pub async fn oauth_status_for(
         &self,
         server: &str,
-        bot: Option<&str>,
+        principal: Option<&str>,
     ) -> Result<Option<OAuthStatus>, LifecycleError> {
         let slot = self.slot(server)?;
         let config = slot.config();
@@ -393,7 +394,7 @@ impl McpServerManager {
         let credentials = self
             .inner
             .oauth
-            .credentials(&config, bot, &records, &settings);
+            .credentials(&config, principal, &records, &settings);
         let record = credentials.record().await.ok().flatten();
         Ok(record.map(|record| OAuthStatus {
             authorized: record.has_token(),
@@ -440,6 +441,17 @@ fn browser_safe(url: &str) -> bool {
 }
 
 impl McpServerManager {
+    /// The error a call on `slot` gets while it waits for an authorization.
+    pub(crate) fn needs_auth_error(&self, slot: &crate::manager::Slot) -> LifecycleError {
+        let hint = self
+            .inner
+            .settings
+            .oauth
+            .as_ref()
+            .and_then(|oauth| oauth.reconnect_hint.as_ref());
+        needs_auth_error(&slot.config(), slot.principal.as_deref(), hint)
+    }
+
     /// `slot` answered with an OAuth challenge: it waits for an authorization now (no
     /// restart, no backoff); a connection it had is closed.
     pub(crate) fn mark_needs_auth(
@@ -448,7 +460,7 @@ impl McpServerManager {
         challenge: Option<String>,
     ) -> LifecycleError {
         let config = slot.config();
-        let error = needs_auth_error(&config, slot.bot.as_deref());
+        let error = self.needs_auth_error(slot);
         let previous = {
             let mut state = slot.lock();
             if challenge.is_some() {
@@ -464,7 +476,7 @@ impl McpServerManager {
             let grace = self.inner.settings.stop_grace;
             tokio::spawn(async move { process.stop(grace).await });
         }
-        tracing::warn!(server = %config.name, bot = slot.bot.as_deref().unwrap_or_default(), "MCP server needs authorization");
+        tracing::warn!(server = %config.name, principal = slot.principal.as_deref().unwrap_or_default(), "MCP server needs authorization");
         error
     }
 

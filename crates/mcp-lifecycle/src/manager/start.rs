@@ -201,7 +201,7 @@ impl McpServerManager {
                     &self.inner.records,
                     oauth,
                     &config,
-                    slot.bot.as_deref(),
+                    slot.principal.as_deref(),
                     endpoint,
                     http.clone(),
                 )

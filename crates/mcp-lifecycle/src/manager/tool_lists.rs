@@ -1,6 +1,6 @@
 //! Tool lists: each server's tools as last listed, kept in memory and in the store's tool
 //! cache (so search and allow-lists work while a server is stopped), refreshed on
-//! `notifications/tools/list_changed`. Which bot may use which tool is `toolset`'s business.
+//! `notifications/tools/list_changed`. Who may use which tool is `toolset`'s business.
 
 use crate::error::LifecycleError;
 use crate::manager::McpServerManager;

@@ -13,7 +13,8 @@ use pretty_assertions::assert_eq;
 use serde_json::Value;
 
 use mcp_lifecycle::{
-    BotAuthorization, LifecycleError, McpServerManager, OAuthSettings, ServerState,
+    LifecycleError, McpServerManager, OAuthSettings, PrincipalAuthorization, ReconnectHint,
+    ServerState,
 };
 use store::{BotSpec, McpServerSpec, Transport};
 use test_support::Served;
@@ -31,6 +32,10 @@ fn oauth_settings(key: &str) -> OAuthSettings {
         sealer: key.sealer(),
         client_name: "BotCraft test".to_owned(),
         client_metadata_url: None,
+        // The app's words, for the errors to carry.
+        reconnect_hint: Some(ReconnectHint(std::sync::Arc::new(|server, principal| {
+            format!(": reconnect {server} for {principal:?}")
+        }))),
     }
 }
 
@@ -202,7 +207,8 @@ async fn a_challenging_server_needs_auth_until_authorized_and_its_tokens_are_sea
     };
     let message = error.to_string();
     assert!(
-        message.contains("needs authorization") && message.contains("oauth/start"),
+        message.contains("needs authorization")
+            && message.contains(": reconnect hosted for None, then try again"),
         "{message}"
     );
     assert_eq!(state_of(&fx.manager), Some(ServerState::NeedsAuth));
@@ -425,7 +431,10 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
     assert_eq!(calls_of(&origin, "bob").await?, 0);
     assert!(calls_of(&origin, "team").await? > 0);
-    assert_eq!(fx.manager.bot_authorizations("hosted").await?, Vec::new());
+    assert_eq!(
+        fx.manager.principal_authorizations("hosted").await?,
+        Vec::new()
+    );
 
     // Bob gets an account of his own: his calls use it, Alice's still use the team's.
     authorize_as(&fx.manager, &origin, Some(&bob.id), "bob").await?;
@@ -449,9 +458,9 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     assert_eq!(calls_of(&origin, "team").await?, team_before + 2);
     let scopes = vec!["mcp:tools".to_owned(), "offline_access".to_owned()];
     assert_eq!(
-        fx.manager.bot_authorizations("hosted").await?,
-        vec![BotAuthorization {
-            bot_id: bob.id.clone(),
+        fx.manager.principal_authorizations("hosted").await?,
+        vec![PrincipalAuthorization {
+            principal: bob.id.clone(),
             authorized: true,
             scopes: scopes.clone(),
             state: ServerState::Running,
@@ -477,7 +486,8 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     let refused = call(&bob.id).await;
     let Err(
         error @ LifecycleError::NeedsAuth {
-            bot: Some(named), ..
+            principal: Some(named),
+            ..
         },
     ) = &refused
     else {
@@ -487,7 +497,7 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     assert!(
         error
             .to_string()
-            .contains(&format!("oauth/start?bot={}", bob.id)),
+            .contains(&format!(": reconnect hosted for Some({:?})", bob.id)),
         "{error}"
     );
     assert_eq!(state_of(&fx.manager), Some(ServerState::Running));
@@ -495,14 +505,17 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     let team_now = calls_of(&origin, "team").await?;
     assert!(matches!(
         call(&bob.id).await,
-        Err(LifecycleError::NeedsAuth { bot: Some(_), .. })
+        Err(LifecycleError::NeedsAuth {
+            principal: Some(_),
+            ..
+        })
     ));
     assert_eq!(calls_of(&origin, "team").await?, team_now, "no fall-back");
-    let listed = fx.manager.bot_authorizations("hosted").await?;
+    let listed = fx.manager.principal_authorizations("hosted").await?;
     assert_eq!(
         listed
             .iter()
-            .map(|found| (found.bot_id.as_str(), found.authorized, found.state))
+            .map(|found| (found.principal.as_str(), found.authorized, found.state))
             .collect::<Vec<_>>(),
         vec![(bob.id.as_str(), false, ServerState::NeedsAuth)]
     );
@@ -513,7 +526,10 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
     fx.manager
         .oauth_sign_out_for("hosted", Some(&bob.id))
         .await?;
-    assert_eq!(fx.manager.bot_authorizations("hosted").await?, Vec::new());
+    assert_eq!(
+        fx.manager.principal_authorizations("hosted").await?,
+        Vec::new()
+    );
     let (team_before, bob_before) = (
         calls_of(&origin, "team").await?,
         calls_of(&origin, "bob").await?,
