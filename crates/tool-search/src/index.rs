@@ -221,50 +221,71 @@ impl ToolIndex {
 
     /// Rank the catalog for `query`.
     pub fn search(&self, query: &SearchQuery) -> Result<SearchResult, SearchError> {
+        self.search_on(query, self.count >= SCAN_BESIDE_FROM)
+    }
+
+    /// [`Self::search`], with the dense scan on a thread of its own beside the lexical
+    /// pass (`beside`) or after it: the same result either way.
+    fn search_on(&self, query: &SearchQuery, beside: bool) -> Result<SearchResult, SearchError> {
         query.validate()?;
         let (text, truncated_query) = cut(&query.text);
         let allowed = self.allowed_docs(&query.servers);
         let is_allowed = |doc: usize| allowed.as_ref().is_none_or(|a| a[doc]);
         let active = active_fields(&query.fields);
-
-        let mut lexical = vec![0f32; self.count];
-        // The most a tool could score: every query word matched to saturation. Normalising
-        // by it says how much of the query a tool matched, not how it compares to the best
-        // match (which may have matched one common word).
-        let mut most = 0f32;
-        for (token, weight) in self.query_terms(text) {
-            let idf = self.accumulate(&token, weight, &active, &mut lexical);
-            most += weight * idf * (self.weights.k1 + 1.0);
-        }
-        let most = most.max(f32::MIN_POSITIVE);
-        let mut tiers = vec![0u8; self.count];
-        if self.weights.name_tiers {
-            self.mark_names(text, &mut tiers);
-        }
         let dense = self.dense_query(query);
-
-        // Candidates: lexical matches, name matches, and the best dense matches.
-        let mut candidates: Vec<usize> = (0..self.count)
-            .filter(|&d| (lexical[d] > 0.0 || tiers[d] > 0) && is_allowed(d))
-            .collect();
-        let mut dense_ranks: HashMap<usize, (u32, f32)> = HashMap::new();
-        let mut nearest = None;
-        if let Some(dense) = &dense {
+        // Only the best `dense_candidates` are ranked: the rest never join by similarity,
+        // and a rank deeper than that counts for nothing in the fusion.
+        let scan = |dense: &Dense| {
             let rows: Vec<(usize, &Vectors)> = self
                 .segments
                 .iter()
                 .zip(&self.starts)
                 .filter_map(|(s, &start)| s.vectors.as_ref().map(|v| (start, v)))
                 .collect();
-            // Only the best `dense_candidates` are ranked: the rest never join by similarity,
-            // and a rank deeper than that counts for nothing in the fusion.
-            let found = dense::nearest(
+            dense::nearest(
                 &dense.query,
                 &rows,
                 self.weights.dense_candidates,
                 is_allowed,
                 |doc, cosine| dense.adjust(self, doc, cosine),
-            );
+            )
+        };
+        let lexical_pass = || {
+            let mut lexical = vec![0f32; self.count];
+            // The most a tool could score: every query word matched to saturation.
+            // Normalising by it says how much of the query a tool matched, not how it
+            // compares to the best match (which may have matched one common word).
+            let mut most = 0f32;
+            for (token, weight) in self.query_terms(text) {
+                let idf = self.accumulate(&token, weight, &active, &mut lexical);
+                most += weight * idf * (self.weights.k1 + 1.0);
+            }
+            let mut tiers = vec![0u8; self.count];
+            if self.weights.name_tiers {
+                self.mark_names(text, &mut tiers);
+            }
+            (lexical, most.max(f32::MIN_POSITIVE), tiers)
+        };
+        let ((lexical, most, tiers), nearest) = match &dense {
+            // The scan reads every tool's vector and the lexical pass every matching
+            // posting; on a large index each is milliseconds, and neither needs the other.
+            Some(dense) if beside => std::thread::scope(|threads| {
+                let scanning = threads.spawn(|| scan(dense));
+                let lexical = lexical_pass();
+                let nearest = scanning
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (lexical, Some(nearest))
+            }),
+            _ => (lexical_pass(), dense.as_ref().map(scan)),
+        };
+
+        // Candidates: lexical matches, name matches, and the best dense matches.
+        let mut candidates: Vec<usize> = (0..self.count)
+            .filter(|&d| (lexical[d] > 0.0 || tiers[d] > 0) && is_allowed(d))
+            .collect();
+        let mut dense_ranks: HashMap<usize, (u32, f32)> = HashMap::new();
+        if let Some(found) = &nearest {
             for (rank, scored) in found.best.iter().enumerate() {
                 dense_ranks.insert(scored.doc, (rank as u32 + 1, scored.score));
                 if scored.score >= self.weights.min_similarity
@@ -274,7 +295,6 @@ impl ToolIndex {
                     candidates.push(scored.doc);
                 }
             }
-            nearest = Some(found);
         }
         let ranking = if dense.is_some() {
             self.weights.ranking
@@ -550,6 +570,12 @@ fn by_lexical(scores: &[f32], a: usize, b: usize) -> Ordering {
         .then(a.cmp(&b))
 }
 
+/// From this many tools on, a search scans the vectors on a thread of its own beside the
+/// lexical pass: at 100,000 tools each takes milliseconds, while below about 10,000 the
+/// whole search takes about a millisecond and a thread's start would be a noticeable part
+/// of it.
+const SCAN_BESIDE_FROM: usize = 20_000;
+
 /// A search's dense side: the query's vector and its cosine to each server.
 struct Dense {
     query: DenseQuery,
@@ -618,188 +644,4 @@ fn cut(text: &str) -> (&str, bool) {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-    use serde_json::json;
-
-    fn doc(server: &str, name: &str, description: &str) -> ToolDoc {
-        ToolDoc::from_mcp(
-            server,
-            &json!({"name": name, "description": description}),
-            "",
-        )
-    }
-
-    fn catalog() -> ToolIndex {
-        ToolIndex::build(vec![
-            doc(
-                "forge-bash",
-                "run",
-                "Run a bash command with pipes and chains",
-            ),
-            doc(
-                "forge-filesystem",
-                "read_text_file",
-                "Read the contents of a text file",
-            ),
-            doc(
-                "forge-filesystem",
-                "write_file",
-                "Create or overwrite a file",
-            ),
-            doc(
-                "forge-filesystem",
-                "list_directory",
-                "List files and folders",
-            ),
-            doc(
-                "playwright",
-                "browser_navigate",
-                "Navigate the browser to a URL",
-            ),
-            doc(
-                "playwright",
-                "browser_take_screenshot",
-                "Take a screenshot of the page",
-            ),
-        ])
-    }
-
-    fn names(index: &ToolIndex, query: &SearchQuery) -> Vec<String> {
-        index
-            .search(query)
-            .expect("search")
-            .hits
-            .iter()
-            .map(|h| index.doc(h.doc).name.clone())
-            .collect()
-    }
-
-    #[test]
-    fn seed_checks() {
-        let index = catalog();
-        let found = names(&index, &SearchQuery::new("filesystem").max_results(10));
-        assert_eq!(found, ["list_directory", "read_text_file", "write_file"]);
-        let bash = names(&index, &SearchQuery::new("bash").servers(["forge-bash"]));
-        assert_eq!(bash, ["run"]);
-    }
-
-    #[test]
-    fn exact_names_rank_first_in_any_style() {
-        let index = catalog();
-        for query in [
-            "read_text_file",
-            "readTextFile",
-            "READ-TEXT-FILE",
-            "forge-filesystem__read_text_file",
-        ] {
-            let found = names(&index, &SearchQuery::new(query));
-            assert_eq!(
-                found.first().map(String::as_str),
-                Some("read_text_file"),
-                "{query}"
-            );
-        }
-        let found = names(
-            &index,
-            &SearchQuery::new("then call browser_take_screenshot please"),
-        );
-        assert_eq!(
-            found.first().map(String::as_str),
-            Some("browser_take_screenshot")
-        );
-        let typo = names(&index, &SearchQuery::new("browser_navigat"));
-        assert_eq!(typo.first().map(String::as_str), Some("browser_navigate"));
-    }
-
-    #[test]
-    fn errors_and_limits() {
-        let index = catalog();
-        assert_eq!(
-            index.search(&SearchQuery::new("  ")),
-            Err(SearchError::EmptyQuery)
-        );
-        assert_eq!(
-            index.search(&SearchQuery::new("x").max_results(0)),
-            Err(SearchError::MaxResults(0))
-        );
-        assert_eq!(
-            index.search(&SearchQuery::new("x").fields([])),
-            Err(SearchError::NoFields)
-        );
-        let long = "screenshot ".repeat(200);
-        let result = index.search(&SearchQuery::new(long)).expect("long query");
-        assert!(result.truncated_query);
-        assert_eq!(
-            index.doc(result.hits[0].doc).name,
-            "browser_take_screenshot"
-        );
-        let none = index
-            .search(&SearchQuery::new("kubernetes"))
-            .expect("search");
-        assert_eq!(none.hits, vec![]);
-    }
-
-    #[test]
-    fn one_edit_apart_matches_levenshtein_one() {
-        let words = [
-            "", "a", "ab", "abc", "abd", "acb", "abcd", "xbc", "bc", "abcc", "navigate",
-        ];
-        for a in words {
-            for b in words {
-                assert_eq!(
-                    one_edit_apart(a, b),
-                    strsim::levenshtein(a, b) == 1,
-                    "{a:?} {b:?}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn ties_break_by_server_then_name() {
-        let index = ToolIndex::build(vec![
-            doc("b", "same", "identical text"),
-            doc("a", "same", "identical text"),
-            doc("a", "also", "identical text"),
-        ]);
-        let hits = index
-            .search(&SearchQuery::new("identical"))
-            .expect("search")
-            .hits;
-        let order: Vec<(String, String)> = hits
-            .iter()
-            .map(|h| {
-                (
-                    index.doc(h.doc).server.clone(),
-                    index.doc(h.doc).name.clone(),
-                )
-            })
-            .collect();
-        assert_eq!(
-            order,
-            [
-                ("a".into(), "also".into()),
-                ("a".into(), "same".into()),
-                ("b".into(), "same".into())
-            ]
-        );
-    }
-
-    #[test]
-    fn parameters_field_is_opt_in() {
-        let tool = json!({"name": "fetch", "description": "Get a page",
-            "inputSchema": {"type": "object", "properties": {"url": {"type": "string", "description": "The address"}}}});
-        let index = ToolIndex::build(vec![ToolDoc::from_mcp("web", &tool, "")]);
-        assert!(
-            index
-                .search(&SearchQuery::new("address"))
-                .expect("search")
-                .hits
-                .is_empty()
-        );
-        let with_params = SearchQuery::new("address").fields([Field::Name, Field::Parameters]);
-        assert_eq!(index.search(&with_params).expect("search").hits.len(), 1);
-    }
-}
+mod tests;

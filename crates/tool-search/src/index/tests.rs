@@ -1,0 +1,245 @@
+//! The ranking's unit tests.
+
+use super::*;
+use pretty_assertions::assert_eq;
+use serde_json::json;
+
+fn doc(server: &str, name: &str, description: &str) -> ToolDoc {
+    ToolDoc::from_mcp(
+        server,
+        &json!({"name": name, "description": description}),
+        "",
+    )
+}
+
+fn catalog() -> ToolIndex {
+    ToolIndex::build(vec![
+        doc(
+            "forge-bash",
+            "run",
+            "Run a bash command with pipes and chains",
+        ),
+        doc(
+            "forge-filesystem",
+            "read_text_file",
+            "Read the contents of a text file",
+        ),
+        doc(
+            "forge-filesystem",
+            "write_file",
+            "Create or overwrite a file",
+        ),
+        doc(
+            "forge-filesystem",
+            "list_directory",
+            "List files and folders",
+        ),
+        doc(
+            "playwright",
+            "browser_navigate",
+            "Navigate the browser to a URL",
+        ),
+        doc(
+            "playwright",
+            "browser_take_screenshot",
+            "Take a screenshot of the page",
+        ),
+    ])
+}
+
+fn names(index: &ToolIndex, query: &SearchQuery) -> Vec<String> {
+    index
+        .search(query)
+        .expect("search")
+        .hits
+        .iter()
+        .map(|h| index.doc(h.doc).name.clone())
+        .collect()
+}
+
+#[test]
+fn seed_checks() {
+    let index = catalog();
+    let found = names(&index, &SearchQuery::new("filesystem").max_results(10));
+    assert_eq!(found, ["list_directory", "read_text_file", "write_file"]);
+    let bash = names(&index, &SearchQuery::new("bash").servers(["forge-bash"]));
+    assert_eq!(bash, ["run"]);
+}
+
+#[test]
+fn exact_names_rank_first_in_any_style() {
+    let index = catalog();
+    for query in [
+        "read_text_file",
+        "readTextFile",
+        "READ-TEXT-FILE",
+        "forge-filesystem__read_text_file",
+    ] {
+        let found = names(&index, &SearchQuery::new(query));
+        assert_eq!(
+            found.first().map(String::as_str),
+            Some("read_text_file"),
+            "{query}"
+        );
+    }
+    let found = names(
+        &index,
+        &SearchQuery::new("then call browser_take_screenshot please"),
+    );
+    assert_eq!(
+        found.first().map(String::as_str),
+        Some("browser_take_screenshot")
+    );
+    let typo = names(&index, &SearchQuery::new("browser_navigat"));
+    assert_eq!(typo.first().map(String::as_str), Some("browser_navigate"));
+}
+
+#[test]
+fn errors_and_limits() {
+    let index = catalog();
+    assert_eq!(
+        index.search(&SearchQuery::new("  ")),
+        Err(SearchError::EmptyQuery)
+    );
+    assert_eq!(
+        index.search(&SearchQuery::new("x").max_results(0)),
+        Err(SearchError::MaxResults(0))
+    );
+    assert_eq!(
+        index.search(&SearchQuery::new("x").fields([])),
+        Err(SearchError::NoFields)
+    );
+    let long = "screenshot ".repeat(200);
+    let result = index.search(&SearchQuery::new(long)).expect("long query");
+    assert!(result.truncated_query);
+    assert_eq!(
+        index.doc(result.hits[0].doc).name,
+        "browser_take_screenshot"
+    );
+    let none = index
+        .search(&SearchQuery::new("kubernetes"))
+        .expect("search");
+    assert_eq!(none.hits, vec![]);
+}
+
+#[test]
+fn one_edit_apart_matches_levenshtein_one() {
+    let words = [
+        "", "a", "ab", "abc", "abd", "acb", "abcd", "xbc", "bc", "abcc", "navigate",
+    ];
+    for a in words {
+        for b in words {
+            assert_eq!(
+                one_edit_apart(a, b),
+                strsim::levenshtein(a, b) == 1,
+                "{a:?} {b:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn ties_break_by_server_then_name() {
+    let index = ToolIndex::build(vec![
+        doc("b", "same", "identical text"),
+        doc("a", "same", "identical text"),
+        doc("a", "also", "identical text"),
+    ]);
+    let hits = index
+        .search(&SearchQuery::new("identical"))
+        .expect("search")
+        .hits;
+    let order: Vec<(String, String)> = hits
+        .iter()
+        .map(|h| {
+            (
+                index.doc(h.doc).server.clone(),
+                index.doc(h.doc).name.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            ("a".into(), "also".into()),
+            ("a".into(), "same".into()),
+            ("b".into(), "same".into())
+        ]
+    );
+}
+
+#[test]
+fn parameters_field_is_opt_in() {
+    let tool = json!({"name": "fetch", "description": "Get a page",
+        "inputSchema": {"type": "object", "properties": {"url": {"type": "string", "description": "The address"}}}});
+    let index = ToolIndex::build(vec![ToolDoc::from_mcp("web", &tool, "")]);
+    assert!(
+        index
+            .search(&SearchQuery::new("address"))
+            .expect("search")
+            .hits
+            .is_empty()
+    );
+    let with_params = SearchQuery::new("address").fields([Field::Name, Field::Parameters]);
+    assert_eq!(index.search(&with_params).expect("search").hits.len(), 1);
+}
+
+/// The dense scan beside the lexical pass (large indexes) and after it give the same
+/// result, whole, for queries with and without a server filter.
+#[test]
+fn the_scan_beside_the_lexical_pass_changes_nothing() {
+    let words = [
+        "read", "write", "file", "page", "browser", "command", "search", "issue", "query", "table",
+        "image", "mail",
+    ];
+    let mut state = 7u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let dim = 16;
+    let unit = |next: &mut dyn FnMut() -> u64| -> Vec<f32> {
+        let row: Vec<f32> = (0..dim)
+            .map(|_| (next() >> 40) as f32 / (1u64 << 24) as f32 - 0.5)
+            .collect();
+        let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+        row.iter().map(|x| x / norm).collect()
+    };
+    let segments: Vec<Arc<Segment>> = (0..30)
+        .map(|server| {
+            let docs: Vec<ToolDoc> = (0..8)
+                .map(|tool| {
+                    let text: Vec<&str> = (0..4)
+                        .map(|_| words[next() as usize % words.len()])
+                        .collect();
+                    doc(
+                        &format!("s{server}"),
+                        &format!("t{tool}_{}", text[0]),
+                        &text.join(" "),
+                    )
+                })
+                .collect();
+            let vectors = (0..docs.len()).map(|_| unit(&mut next)).collect();
+            Arc::new(Segment::build(docs).with_vectors(vectors).expect("vectors"))
+        })
+        .collect();
+    let index = ToolIndex::from_segments(segments, Weights::default());
+    for (text, servers) in [
+        ("read a file", vec![]),
+        ("browser page image", vec![]),
+        ("search issue", vec!["s3", "s17"]),
+        ("t2_mail", vec![]),
+        ("nothing matches this", vec![]),
+    ] {
+        let query = SearchQuery::new(text)
+            .servers(servers)
+            .max_results(10)
+            .vector(unit(&mut next));
+        let after = index.search_on(&query, false).expect("search");
+        let beside = index.search_on(&query, true).expect("search");
+        assert!(after.dense, "{text}: the dense signal took part");
+        assert_eq!(beside, after, "{text}");
+    }
+}
