@@ -213,10 +213,10 @@ impl SearchIndexes {
                 .collect();
             // Tokenising (on blocking threads, one chunk of servers per core, each chunk
             // sharing one word cache) and reading or computing the vectors run together.
-            let texts: Vec<String> = match self.embedder {
+            let texts: Vec<Vec<String>> = match self.embedder {
                 Some(_) => missing
                     .iter()
-                    .flat_map(|&i| groups[i].iter().map(ToolDoc::embedding_text))
+                    .map(|&i| groups[i].iter().map(ToolDoc::embedding_text).collect())
                     .collect(),
                 None => Vec::new(),
             };
@@ -243,7 +243,7 @@ impl SearchIndexes {
             );
             let vectors = async {
                 match &self.embedder {
-                    Some(embedder) => self.vectors_with(embedder, &texts, &label).await.map(Some),
+                    Some(embedder) => self.vector_sets(embedder, texts, &label).await.map(Some),
                     None => Ok(None),
                 }
             };
@@ -251,15 +251,10 @@ impl SearchIndexes {
             let built = built?.into_iter().flatten();
             let built: Vec<Segment> = match vectors? {
                 None => built.collect(),
-                Some(vectors) => {
-                    let mut vectors = vectors.into_iter();
-                    let mut with = Vec::with_capacity(missing.len());
-                    for segment in built {
-                        let own: Vec<Vec<f32>> = vectors.by_ref().take(segment.len()).collect();
-                        with.push(segment.with_vectors(own)?);
-                    }
-                    with
-                }
+                Some(sets) => built
+                    .zip(sets)
+                    .map(|(segment, own)| segment.with_vectors(own))
+                    .collect::<Result<_, _>>()?,
             };
             for (i, segment) in missing.into_iter().zip(built) {
                 segments[i] = Some(self.remember(segment));
@@ -288,6 +283,58 @@ impl SearchIndexes {
         };
         let _building = self.build.lock().await;
         self.vectors_with(embedder, texts, "").await.map(Some)
+    }
+
+    /// The vectors of each server's `texts` (one list per server, in order): each server's
+    /// stored set when there is one of the right size (one row read per server), else
+    /// [`Self::vectors_with`]'s (stored per text, or computed), then kept as a set.
+    async fn vector_sets(
+        &self,
+        embedder: &Arc<Embedder>,
+        groups: Vec<Vec<String>>,
+        label: &str,
+    ) -> Result<Vec<Vec<Vec<f32>>>, IndexError> {
+        let keys: Vec<String> = groups.iter().map(|texts| vector_set_key(texts)).collect();
+        let model = embedder.model_id().to_owned();
+        let mut stored = match &self.store {
+            Some(store) => store.tool_vector_sets(&model, &keys).await?,
+            None => HashMap::new(),
+        };
+        let mut sets: Vec<Option<Vec<Vec<f32>>>> = keys
+            .iter()
+            .zip(&groups)
+            .map(|(key, texts)| {
+                // A set of another size or length is not these texts' for this model.
+                stored.remove(key).filter(|set| {
+                    set.len() == texts.len() && set.iter().all(|v| v.len() == embedder.dimensions())
+                })
+            })
+            .collect();
+        let missing: Vec<usize> = (0..sets.len()).filter(|&i| sets[i].is_none()).collect();
+        if !missing.is_empty() {
+            let texts: Vec<String> = missing
+                .iter()
+                .flat_map(|&i| groups[i].iter().cloned())
+                .collect();
+            let mut vectors = self
+                .vectors_with(embedder, &texts, label)
+                .await?
+                .into_iter();
+            let fresh: Vec<(String, Vec<Vec<f32>>)> = missing
+                .iter()
+                .map(|&i| {
+                    let own = vectors.by_ref().take(groups[i].len()).collect();
+                    (keys[i].clone(), own)
+                })
+                .collect();
+            if let Some(store) = &self.store {
+                store.put_tool_vector_sets(&model, &fresh).await?;
+            }
+            for (&i, (_, own)) in missing.iter().zip(fresh) {
+                sets[i] = Some(own);
+            }
+        }
+        Ok(sets.into_iter().map(Option::unwrap_or_default).collect())
     }
 
     async fn vectors_with(
@@ -421,6 +468,13 @@ impl SearchIndexes {
 const PARALLEL_HASH: usize = 512;
 
 /// Each group's [`catalog_hash`], in order, the groups cut into one run per core.
+/// The key a server's vectors are stored under as one set: the hash of its texts' hashes,
+/// in order.
+pub fn vector_set_key(texts: &[String]) -> String {
+    let keys: Vec<String> = texts.iter().map(|t| text_key(t)).collect();
+    text_key(&keys.join("\n"))
+}
+
 fn hash_all(groups: &[Vec<ToolDoc>]) -> Vec<String> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     if cores <= 1 || groups.len() < 2 || groups.iter().map(Vec::len).sum::<usize>() < PARALLEL_HASH

@@ -5,7 +5,9 @@
 //! are the same, so one server's change rebuilds one segment), the vectors of
 //! the dense signal (computed once per (model id, text hash), kept in the
 //! store's `"ToolVector"` table, so neither a restart nor a server's restart
-//! re-embeds an unchanged tool), the progress of a build's embedding
+//! re-embeds an unchanged tool; and each server's vectors kept again as one
+//! set in `"ToolVectorSet"` ([`vector_set_key`]), so a restart reads one row
+//! per server instead of one per tool), the progress of a build's embedding
 //! ([`SearchIndexes::build_progress`], [`SearchIndexes::with_progress`]: a cold
 //! build is 26–32 ms per tool text on 2 cores), and the query's embedding, the
 //! only model work on the request path.
@@ -17,5 +19,6 @@ mod indexes;
 
 pub use indexes::{
     BuildProgress, IndexError, ProgressObserver, SearchIndexes, SearchMode, in_steps,
+    vector_set_key,
 };
 pub use tool_search::{Segment, ToolIndex};

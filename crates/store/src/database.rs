@@ -102,6 +102,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "seeded playwright asks",
         include_str!("../migrations/sqlite/0012_seeded_playwright_asks.sql"),
     ),
+    (
+        13,
+        "tool vector sets",
+        include_str!("../migrations/sqlite/0013_tool_vector_sets.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -163,6 +168,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         12,
         "seeded playwright asks",
         include_str!("../migrations/postgres/0012_seeded_playwright_asks.sql"),
+    ),
+    (
+        13,
+        "tool vector sets",
+        include_str!("../migrations/postgres/0013_tool_vector_sets.sql"),
     ),
 ];
 

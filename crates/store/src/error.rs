@@ -65,6 +65,12 @@ pub enum ValidationError {
     ToolResultCapOutOfRange { bot: String, value: i64, max: i64 },
     #[error("tool name in a {list} list is empty")]
     EmptyToolName { list: &'static str },
+    #[error("tool vector set {set}: vectors of {expected} and {got} dimensions")]
+    UnevenVectorSet {
+        set: String,
+        expected: usize,
+        got: usize,
+    },
     #[error("key {key:?}: a bot key needs the bot it is for")]
     BotKeyWithoutBot { key: String },
     #[error("key {key:?}: only a bot key names a bot")]

@@ -1,5 +1,7 @@
 //! `"ToolVector"`: embeddings of tool texts, keyed by (model id, text hash), so a vector is
-//! computed once per model and text, whatever server or bot the text belongs to.
+//! computed once per model and text, whatever server or bot the text belongs to; and
+//! `"ToolVectorSet"`: one server's vectors as one value, keyed by (model id, hash of its
+//! texts' hashes in order), so a restart reads each server's vectors in one row.
 
 use std::collections::HashMap;
 
@@ -15,24 +17,48 @@ fn encode(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// Sets written per statement (each may hold a server's hundreds of vectors).
+const SET_CHUNK: usize = 32;
+
 fn decode(bytes: &[u8], dimensions: i64, key: &str) -> Result<Vec<f32>, StoreError> {
+    let mut rows = decode_rows(bytes, 1, dimensions, ("ToolVector", "vector"), key)?;
+    Ok(rows.pop().unwrap_or_default())
+}
+
+/// `count` vectors of `dimensions` components from `bytes`, checked to be exactly that.
+fn decode_rows(
+    bytes: &[u8],
+    count: i64,
+    dimensions: i64,
+    (table, column): (&'static str, &'static str),
+    key: &str,
+) -> Result<Vec<Vec<f32>>, StoreError> {
     let corrupt = |reason: String| StoreError::Corrupt {
-        table: "ToolVector",
-        column: "vector",
+        table,
+        column,
         id: key.to_owned(),
         reason,
     };
     let dims = usize::try_from(dimensions).map_err(|_| corrupt("negative dimensions".into()))?;
-    if bytes.len() != dims * 4 {
+    let count = usize::try_from(count).map_err(|_| corrupt("a negative count".into()))?;
+    let expected = count
+        .checked_mul(dims)
+        .and_then(|n| n.checked_mul(4))
+        .ok_or_else(|| corrupt(format!("{count} vectors of {dims} dimensions")))?;
+    if bytes.len() != expected || (dims == 0 && count > 1) {
         return Err(corrupt(format!(
-            "{} bytes for {dims} dimensions",
+            "{} bytes for {count} vectors of {dims} dimensions",
             bytes.len()
         )));
     }
-    Ok(bytes
+    let values: Vec<f32> = bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect())
+        .collect();
+    if dims == 0 {
+        return Ok(vec![Vec::new(); count]);
+    }
+    Ok(values.chunks_exact(dims).map(<[f32]>::to_vec).collect())
 }
 
 impl Store {
@@ -99,6 +125,86 @@ impl Store {
                     .bind(key)
                     .bind(vector.len() as i64)
                     .bind(encode(vector))
+                    .bind(now);
+            }
+            query.execute(&mut *tx).await?;
+        }
+        tx.commit().await?;
+        Ok(())
+    }
+
+    /// The stored vector sets of `model` for those of `sets` that have one: each set's
+    /// vectors, in order.
+    pub async fn tool_vector_sets(
+        &self,
+        model: &str,
+        sets: &[String],
+    ) -> Result<HashMap<String, Vec<Vec<f32>>>, StoreError> {
+        let mut found = HashMap::with_capacity(sets.len());
+        for chunk in sets.chunks(CHUNK) {
+            let placeholders: Vec<String> =
+                (0..chunk.len()).map(|i| format!("${}", i + 2)).collect();
+            let sql = format!(
+                r#"SELECT "setHash", "count", "dimensions", "vectors" FROM "ToolVectorSet" WHERE "model" = $1 AND "setHash" IN ({})"#,
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(model);
+            for key in chunk {
+                query = query.bind(key);
+            }
+            for row in query.fetch_all(self.pool()).await? {
+                let key: String = row.try_get(0)?;
+                let count: i64 = row.try_get(1)?;
+                let dimensions: i64 = row.try_get(2)?;
+                let bytes: &[u8] = row.try_get(3)?;
+                let rows =
+                    decode_rows(bytes, count, dimensions, ("ToolVectorSet", "vectors"), &key)?;
+                found.insert(key, rows);
+            }
+        }
+        Ok(found)
+    }
+
+    /// Store each of `sets` (its key, and its vectors, all of one length) for `model`; a
+    /// key already stored is kept as it is.
+    pub async fn put_tool_vector_sets(
+        &self,
+        model: &str,
+        sets: &[(String, Vec<Vec<f32>>)],
+    ) -> Result<(), StoreError> {
+        let now = self.now_ms();
+        let mut tx = self.pool().begin().await?;
+        for chunk in sets.chunks(SET_CHUNK) {
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|i| {
+                    let b = i * 6;
+                    let params: Vec<String> = (1..=6).map(|k| format!("${}", b + k)).collect();
+                    format!("({})", params.join(", "))
+                })
+                .collect();
+            let sql = format!(
+                r#"INSERT INTO "ToolVectorSet" ("model", "setHash", "count", "dimensions", "vectors", "createdAt") VALUES {}
+                   ON CONFLICT ("model", "setHash") DO NOTHING"#,
+                rows.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for (key, vectors) in chunk {
+                let dimensions = vectors.first().map_or(0, Vec::len);
+                if let Some(odd) = vectors.iter().find(|v| v.len() != dimensions) {
+                    return Err(crate::error::ValidationError::UnevenVectorSet {
+                        set: key.clone(),
+                        expected: dimensions,
+                        got: odd.len(),
+                    }
+                    .into());
+                }
+                let bytes: Vec<u8> = vectors.iter().flat_map(|v| encode(v)).collect();
+                query = query
+                    .bind(model)
+                    .bind(key)
+                    .bind(vectors.len() as i64)
+                    .bind(dimensions as i64)
+                    .bind(bytes)
                     .bind(now);
             }
             query.execute(&mut *tx).await?;

@@ -17,6 +17,7 @@
 //! vectors) and decides when to rebuild.
 
 mod dense;
+mod directory;
 mod doc;
 pub mod eval;
 mod index;

@@ -86,6 +86,73 @@ async fn vectors_are_computed_once_per_text_and_survive_a_restart() -> anyhow::R
     Ok(())
 }
 
+/// Each server's vectors are kept as one set beside the per-text rows, and a restart reads
+/// the sets; a stored set that does not fit its server's texts (another count) is not used:
+/// the per-text rows are, and the search is the same.
+#[tokio::test]
+async fn a_restart_reads_each_servers_vectors_as_one_set() -> anyhow::Result<()> {
+    let model = test_skip::need!(test_skip::needs::embedding_model());
+    let dir = tempfile::tempdir()?;
+    let (embedder, store) = model_and_store(model, dir.path()).await?;
+    let indexes = SearchIndexes::new(Some(embedder.clone()), Some(store.clone()));
+    let first = indexes.index(catalog(false)).await?;
+    let texts = |server: &str| -> Vec<String> {
+        catalog(false)
+            .iter()
+            .filter(|d| d.server == server)
+            .map(ToolDoc::embedding_text)
+            .collect()
+    };
+    let (fs, web) = (texts("fs"), texts("web"));
+    let model_id = embedder.model_id().to_owned();
+    let keys = [
+        search_index::vector_set_key(&fs),
+        search_index::vector_set_key(&web),
+    ];
+    let sets = store.tool_vector_sets(&model_id, &keys).await?;
+    let per_text = indexes.vectors(&fs).await?.expect("a model");
+    assert_eq!(sets.get(&keys[0]), Some(&per_text), "fs's set, in order");
+    assert_eq!(sets[&keys[1]].len(), 2);
+
+    let query = |index: &tool_search::ToolIndex, vector: Vec<f32>| {
+        index.search(&tool_search::SearchQuery::new("fetch a web page").vector(vector))
+    };
+    let vector = indexes
+        .query_vector("fetch a web page")
+        .await?
+        .expect("a model");
+    let restarted = SearchIndexes::new(Some(embedder.clone()), Some(store.clone()));
+    let again = restarted.index(catalog(false)).await?;
+    assert_eq!(restarted.texts_embedded(), 0);
+    assert_eq!(
+        query(&again, vector.clone())?,
+        query(&first, vector.clone())?
+    );
+
+    // A set under web's key that does not fit its two texts (one vector): never used,
+    // neither by the build that finds it nor after a restart; web's vectors come from the
+    // per-text rows (nothing embedded after the first build) and the search is the same.
+    let other = tempfile::tempdir()?;
+    let misfit = store::Store::connect(&store::sqlite_url(&other.path().join("store.db"))).await?;
+    misfit
+        .put_tool_vector_sets(&model_id, &[(keys[1].clone(), vec![vector.clone()])])
+        .await?;
+    let built = SearchIndexes::new(Some(embedder.clone()), Some(misfit.clone()));
+    let index = built.index(catalog(false)).await?;
+    assert_eq!(built.texts_embedded(), 4);
+    assert_eq!(
+        query(&index, vector.clone())?,
+        query(&first, vector.clone())?
+    );
+    let restarted = SearchIndexes::new(Some(embedder), Some(misfit.clone()));
+    let index = restarted.index(catalog(false)).await?;
+    assert_eq!(restarted.texts_embedded(), 0);
+    assert_eq!(query(&index, vector.clone())?, query(&first, vector)?);
+    misfit.close().await;
+    store.close().await;
+    Ok(())
+}
+
 #[tokio::test]
 async fn a_build_says_how_far_its_embedding_is() -> anyhow::Result<()> {
     use search_index::BuildProgress;

@@ -184,10 +184,11 @@ fn parameters_field_is_opt_in() {
     assert_eq!(index.search(&with_params).expect("search").hits.len(), 1);
 }
 
-/// The dense scan beside the lexical pass (large indexes) and after it give the same
-/// result, whole, for queries with and without a server filter.
+/// A large index's ways (its words' directory, the dense scan beside the lexical pass) and
+/// a small one's (each segment's tables, the scan after) give the same result, whole, for
+/// queries with and without a server filter, by name and by identifier.
 #[test]
-fn the_scan_beside_the_lexical_pass_changes_nothing() {
+fn a_large_index_ranks_as_a_small_one_does() {
     let words = [
         "read", "write", "file", "page", "browser", "command", "search", "issue", "query", "table",
         "image", "mail",
@@ -225,20 +226,25 @@ fn the_scan_beside_the_lexical_pass_changes_nothing() {
             Arc::new(Segment::build(docs).with_vectors(vectors).expect("vectors"))
         })
         .collect();
-    let index = ToolIndex::from_segments(segments, Weights::default());
+    let small = ToolIndex::assemble(segments.clone(), Weights::default(), false);
+    let large = ToolIndex::assemble(segments, Weights::default(), true);
+    assert!(small.directory.is_none() && large.directory.is_some());
     for (text, servers) in [
         ("read a file", vec![]),
         ("browser page image", vec![]),
         ("search issue", vec!["s3", "s17"]),
         ("t2_mail", vec![]),
+        ("t3_browser", vec![]),
+        ("use t1_file and t5_query", vec![]),
+        ("t4_tabel", vec![]),
         ("nothing matches this", vec![]),
     ] {
         let query = SearchQuery::new(text)
             .servers(servers)
             .max_results(10)
             .vector(unit(&mut next));
-        let after = index.search_on(&query, false).expect("search");
-        let beside = index.search_on(&query, true).expect("search");
+        let after = small.search_on(&query, false).expect("search");
+        let beside = large.search_on(&query, true).expect("search");
         assert!(after.dense, "{text}: the dense signal took part");
         assert_eq!(beside, after, "{text}");
     }
