@@ -211,15 +211,6 @@ impl SearchIndexes {
             let missing: Vec<usize> = (0..groups.len())
                 .filter(|&i| segments[i].is_none())
                 .collect();
-            // Tokenising (on blocking threads, one chunk of servers per core, each chunk
-            // sharing one word cache) and reading or computing the vectors run together.
-            let texts: Vec<Vec<String>> = match self.embedder {
-                Some(_) => missing
-                    .iter()
-                    .map(|&i| groups[i].iter().map(ToolDoc::embedding_text).collect())
-                    .collect(),
-                None => Vec::new(),
-            };
             let label = match missing.as_slice() {
                 [one] => groups[*one]
                     .first()
@@ -229,33 +220,16 @@ impl SearchIndexes {
             };
             let cores = std::thread::available_parallelism().map_or(1, usize::from);
             let per_chunk = missing.len().div_ceil(cores).max(1);
-            let builds = join_all_tasks(
-                missing
-                    .chunks(per_chunk)
-                    .map(|chunk| {
-                        let docs: Vec<(String, Vec<ToolDoc>)> = chunk
-                            .iter()
-                            .map(|&i| (hashes[i].clone(), std::mem::take(&mut groups[i])))
-                            .collect();
-                        tokio::task::spawn_blocking(move || Segment::build_all_hashed(docs))
-                    })
-                    .collect(),
-            );
-            let vectors = async {
-                match &self.embedder {
-                    Some(embedder) => self.vector_sets(embedder, texts, &label).await.map(Some),
-                    None => Ok(None),
-                }
-            };
-            let (built, vectors) = tokio::join!(builds, vectors);
-            let built = built?.into_iter().flatten();
-            let built: Vec<Segment> = match vectors? {
-                None => built.collect(),
-                Some(sets) => built
-                    .zip(sets)
-                    .map(|(segment, own)| segment.with_vectors(own))
-                    .collect::<Result<_, _>>()?,
-            };
+            let chunks: Vec<Vec<(String, Vec<ToolDoc>)>> = missing
+                .chunks(per_chunk)
+                .map(|chunk| {
+                    chunk
+                        .iter()
+                        .map(|&i| (hashes[i].clone(), std::mem::take(&mut groups[i])))
+                        .collect()
+                })
+                .collect();
+            let built = self.build_segments(chunks, &label).await?;
             for (i, segment) in missing.into_iter().zip(built) {
                 segments[i] = Some(self.remember(segment));
             }
@@ -285,16 +259,97 @@ impl SearchIndexes {
         self.vectors_with(embedder, texts, "").await.map(Some)
     }
 
-    /// The vectors of each server's `texts` (one list per server, in order): each server's
-    /// stored set when there is one of the right size (one row read per server), else
-    /// [`Self::vectors_with`]'s (stored per text, or computed), then kept as a set.
+    /// The segments of `chunks` (servers' hashes and tools), each chunk a blocking task on a
+    /// core of its own. With a model, each task makes its servers' texts and set keys and
+    /// hands them over, tokenises, then attaches the vectors it is handed back; meanwhile
+    /// this task reads (or computes) the vectors. The texts, their hashes and the attaching
+    /// run on every core, beside the tokenising, instead of on this task's one.
+    async fn build_segments(
+        &self,
+        chunks: Vec<Vec<(String, Vec<ToolDoc>)>>,
+        label: &str,
+    ) -> Result<Vec<Segment>, IndexError> {
+        let Some(embedder) = &self.embedder else {
+            let tasks = chunks
+                .into_iter()
+                .map(|docs| tokio::task::spawn_blocking(move || Segment::build_all_hashed(docs)))
+                .collect();
+            return Ok(join_all_tasks(tasks).await?.into_iter().flatten().collect());
+        };
+        /// A chunk's servers' set keys and texts.
+        type Texts = (Vec<String>, Vec<Vec<String>>);
+        let mut texts_in = Vec::with_capacity(chunks.len());
+        let mut sets_out = Vec::with_capacity(chunks.len());
+        let tasks = chunks
+            .into_iter()
+            .map(|docs| {
+                let (texts_tx, texts_rx) = tokio::sync::oneshot::channel::<Texts>();
+                let (sets_tx, sets_rx) = tokio::sync::oneshot::channel::<Vec<Vec<Vec<f32>>>>();
+                texts_in.push(texts_rx);
+                sets_out.push(sets_tx);
+                tokio::task::spawn_blocking(move || -> Result<Vec<Segment>, IndexError> {
+                    let texts: Vec<Vec<String>> = docs
+                        .iter()
+                        .map(|(_, tools)| tools.iter().map(ToolDoc::embedding_text).collect())
+                        .collect();
+                    let keys = texts.iter().map(|texts| vector_set_key(texts)).collect();
+                    let _ = texts_tx.send((keys, texts));
+                    let segments = Segment::build_all_hashed(docs);
+                    // Dropped unsent only when reading the vectors failed: that error is
+                    // the build's.
+                    let sets = sets_rx
+                        .blocking_recv()
+                        .map_err(|_| IndexError::Task("the tool vectors never came".into()))?;
+                    segments
+                        .into_iter()
+                        .zip(sets)
+                        .map(|(segment, own)| segment.with_vectors(own).map_err(IndexError::from))
+                        .collect()
+                })
+            })
+            .collect();
+        let builds = join_all_tasks(tasks);
+        let vectors = async {
+            let (mut keys, mut texts, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+            for received in texts_in {
+                let (chunk_keys, chunk_texts) = received
+                    .await
+                    .map_err(|_| IndexError::Task("a build stopped before its texts".into()))?;
+                sizes.push(chunk_keys.len());
+                keys.extend(chunk_keys);
+                texts.extend(chunk_texts);
+            }
+            let mut sets = self
+                .vector_sets(embedder, keys, texts, label)
+                .await?
+                .into_iter();
+            for (sender, size) in sets_out.into_iter().zip(sizes) {
+                let _ = sender.send(sets.by_ref().take(size).collect());
+            }
+            Ok::<(), IndexError>(())
+        };
+        let (built, vectors) = tokio::join!(builds, vectors);
+        // A task that panicked first, then the vectors' own failure, then a chunk's.
+        let built = built?;
+        vectors?;
+        let mut segments = Vec::new();
+        for chunk in built {
+            segments.extend(chunk?);
+        }
+        Ok(segments)
+    }
+
+    /// The vectors of each server's `texts` (one list per server, in order, with its set key
+    /// in `keys`): each server's stored set when there is one of the right size (one row
+    /// read per server), else [`Self::vectors_with`]'s (stored per text, or computed), then
+    /// kept as a set.
     async fn vector_sets(
         &self,
         embedder: &Arc<Embedder>,
+        keys: Vec<String>,
         groups: Vec<Vec<String>>,
         label: &str,
     ) -> Result<Vec<Vec<Vec<f32>>>, IndexError> {
-        let keys: Vec<String> = groups.iter().map(|texts| vector_set_key(texts)).collect();
         let model = embedder.model_id().to_owned();
         let mut stored = match &self.store {
             Some(store) => store.tool_vector_sets(&model, &keys).await?,
@@ -467,7 +522,6 @@ impl SearchIndexes {
 /// Below this many tools an index's catalogs are hashed on the caller's thread.
 const PARALLEL_HASH: usize = 512;
 
-/// Each group's [`catalog_hash`], in order, the groups cut into one run per core.
 /// The key a server's vectors are stored under as one set: the hash of its texts' hashes,
 /// in order.
 pub fn vector_set_key(texts: &[String]) -> String {
@@ -475,6 +529,7 @@ pub fn vector_set_key(texts: &[String]) -> String {
     text_key(&keys.join("\n"))
 }
 
+/// Each group's [`catalog_hash`], in order, the groups cut into one run per core.
 fn hash_all(groups: &[Vec<ToolDoc>]) -> Vec<String> {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     if cores <= 1 || groups.len() < 2 || groups.iter().map(Vec::len).sum::<usize>() < PARALLEL_HASH

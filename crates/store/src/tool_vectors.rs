@@ -45,20 +45,23 @@ fn decode_rows(
         .checked_mul(dims)
         .and_then(|n| n.checked_mul(4))
         .ok_or_else(|| corrupt(format!("{count} vectors of {dims} dimensions")))?;
-    if bytes.len() != expected || (dims == 0 && count > 1) {
+    if bytes.len() != expected {
         return Err(corrupt(format!(
             "{} bytes for {count} vectors of {dims} dimensions",
             bytes.len()
         )));
     }
-    let values: Vec<f32> = bytes
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
     if dims == 0 {
         return Ok(vec![Vec::new(); count]);
     }
-    Ok(values.chunks_exact(dims).map(<[f32]>::to_vec).collect())
+    Ok(bytes
+        .chunks_exact(dims * 4)
+        .map(|row| {
+            row.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .collect())
 }
 
 impl Store {
