@@ -26,9 +26,9 @@
 //!   Neither a token, a code nor a client secret is ever logged or returned.
 //! - **A principal's own account**: the same flow for one principal
 //!   ([`McpServerManager::oauth_start_for`]) keeps that principal's own record; its calls
-//!   then go on a connection of its own
-//!   ([`crate::principals`]) with its own tokens, refreshed and dropped under the same
-//!   rules, while every other request keeps the server's.
+//!   then go on a connection of its own ([`crate::principals`]) with its own tokens,
+//!   refreshed and dropped under the same rules, while every other request keeps the
+//!   server's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -115,7 +115,8 @@ type CredentialsKey = (String, Option<String>);
 /// The manager's OAuth state: each server's credentials, and the flows under way.
 #[derive(Default)]
 pub(crate) struct OAuthFlows {
-    /// By (server id, principal): `None` is the server's record, a principal that principal's own.
+    /// By (server id, principal): `None` is the server's record, a principal that
+    /// principal's own.
     credentials: Mutex<HashMap<CredentialsKey, Arc<ServerCredentials>>>,
     pub(crate) pending: tokio::sync::Mutex<HashMap<String, Pending>>,
 }
@@ -192,7 +193,8 @@ pub(crate) async fn authorization_manager(
 }
 
 /// The HTTP client a connection to an OAuth server uses: `http` with a token from the
-/// server's stored record (or, for `principal`'s own connection, the principal's), refreshed when due.
+/// server's stored record (or, for `principal`'s own connection, the principal's),
+/// refreshed when due.
 /// `None` when there is no token: the server is then connected without one (and a 401
 /// makes it `needs-auth`).
 pub(crate) async fn authorized_client(

@@ -72,7 +72,8 @@ impl OAuthRecord {
     }
 }
 
-/// One server's record (or one principal's own record for it): the sealed record and its clear cache.
+/// One server's record (or one principal's own record for it): the sealed record and its
+/// clear cache.
 pub(crate) struct ServerCredentials {
     server: String,
     server_id: String,

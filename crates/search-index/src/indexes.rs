@@ -300,6 +300,13 @@ impl SearchIndexes {
                     let sets = sets_rx
                         .blocking_recv()
                         .map_err(|_| IndexError::Task("the tool vectors never came".into()))?;
+                    if sets.len() != segments.len() {
+                        return Err(IndexError::Task(format!(
+                            "{} vector sets for {} servers",
+                            sets.len(),
+                            segments.len()
+                        )));
+                    }
                     segments
                         .into_iter()
                         .zip(sets)

@@ -65,6 +65,8 @@ pub enum ValidationError {
     ToolResultCapOutOfRange { bot: String, value: i64, max: i64 },
     #[error("tool name in a {list} list is empty")]
     EmptyToolName { list: &'static str },
+    #[error("tool vector set {set}: vectors with no dimensions")]
+    EmptyVectors { set: String },
     #[error("tool vector set {set}: vectors of {expected} and {got} dimensions")]
     UnevenVectorSet {
         set: String,

@@ -45,7 +45,9 @@ fn decode_rows(
         .checked_mul(dims)
         .and_then(|n| n.checked_mul(4))
         .ok_or_else(|| corrupt(format!("{count} vectors of {dims} dimensions")))?;
-    if bytes.len() != expected {
+    // With no dimensions the bytes bound nothing: more than one such vector is not a set
+    // anything writes, and its count must not decide an allocation.
+    if bytes.len() != expected || (dims == 0 && count > 1) {
         return Err(corrupt(format!(
             "{} bytes for {count} vectors of {dims} dimensions",
             bytes.len()
@@ -193,6 +195,11 @@ impl Store {
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
             for (key, vectors) in chunk {
                 let dimensions = vectors.first().map_or(0, Vec::len);
+                if dimensions == 0 && !vectors.is_empty() {
+                    return Err(
+                        crate::error::ValidationError::EmptyVectors { set: key.clone() }.into(),
+                    );
+                }
                 if let Some(odd) = vectors.iter().find(|v| v.len() != dimensions) {
                     return Err(crate::error::ValidationError::UnevenVectorSet {
                         set: key.clone(),
@@ -214,5 +221,43 @@ impl Store {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stored row is believed only as far as its bytes go: a count the bytes do not hold,
+    /// or a huge count of vectors with no dimensions, is a corrupt row, not an allocation.
+    #[test]
+    fn a_row_decodes_only_to_what_its_bytes_hold() {
+        let where_ = ("ToolVectorSet", "vectors");
+        let two: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        assert_eq!(
+            decode_rows(&two, 2, 2, where_, "k").ok(),
+            Some(vec![vec![1.0, 2.0], vec![3.0, 4.0]])
+        );
+        for (bytes, count, dims) in [
+            (&two[..], 3, 2),
+            (&two[..], 1, 2),
+            (&two[..0], i64::MAX, 0),
+            (&two[..0], 2, 0),
+            (&two[..], -1, 2),
+            (&two[..], 2, -2),
+            (&two[..], i64::MAX, i64::MAX),
+        ] {
+            assert!(
+                matches!(
+                    decode_rows(bytes, count, dims, where_, "k"),
+                    Err(StoreError::Corrupt { .. })
+                ),
+                "{count} × {dims}"
+            );
+        }
+        assert_eq!(decode_rows(&[], 0, 0, where_, "k").ok(), Some(Vec::new()));
     }
 }

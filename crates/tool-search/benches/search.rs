@@ -160,6 +160,11 @@ fn bench_real_build(c: &mut Criterion) {
                 Arc::new(segment.with_vectors(vectors).expect("vectors fit"))
             })
             .collect();
+        // Making the index over built segments: at 20,000 tools and more that includes the
+        // directory of its words.
+        group.bench_function(format!("from_segments/{size}"), |b| {
+            b.iter(|| ToolIndex::from_segments(segments.clone(), Weights::default()).len())
+        });
         let index = ToolIndex::from_segments(segments, Weights::default());
         println!(
             "hybrid index of {size} real tools: {:.1} MiB on the heap ({:.1} MiB of it vectors)",

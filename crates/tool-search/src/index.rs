@@ -23,7 +23,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::dense::{self, DenseQuery, Vectors};
-use crate::directory::Directory;
 use crate::doc::ToolDoc;
 use crate::keys::key_hash;
 use crate::query::{Field, MAX_QUERY_CHARS, SearchError, SearchQuery};
@@ -112,8 +111,6 @@ pub struct ToolIndex {
     server_of: Vec<u32>,
     /// Each server's unit vector: the normalised mean of its tools' vectors.
     centroids: Vec<f32>,
-    /// Where each word is, for a large index (`None` below [`LARGE_INDEX`] tools).
-    directory: Option<Directory>,
 }
 
 impl std::fmt::Debug for ToolIndex {
@@ -136,15 +133,8 @@ impl ToolIndex {
         Self::from_segments(vec![Arc::new(Segment::build(docs))], weights)
     }
 
-    /// An index over already built segments (cheap: nothing is tokenised; a large one makes
-    /// its [`Directory`]).
+    /// An index over already built segments (cheap: nothing is tokenised).
     pub fn from_segments(segments: Vec<Arc<Segment>>, weights: Weights) -> Self {
-        let count = segments.iter().map(|s| s.len()).sum::<usize>();
-        Self::assemble(segments, weights, count >= LARGE_INDEX)
-    }
-
-    /// [`Self::from_segments`], with a [`Directory`] or without (`large`).
-    fn assemble(segments: Vec<Arc<Segment>>, weights: Weights, large: bool) -> Self {
         let mut starts = Vec::with_capacity(segments.len());
         let mut count = 0;
         let mut totals = [0u64; FIELDS];
@@ -170,7 +160,6 @@ impl ToolIndex {
             Some(dim) if weights.server_dense != 0.0 => server_centroids(&segments, dim),
             _ => (Vec::new(), Vec::new()),
         };
-        let directory = large.then(|| Directory::build(&segments));
         Self {
             segments,
             starts,
@@ -181,7 +170,6 @@ impl ToolIndex {
             dimensions,
             server_of,
             centroids,
-            directory,
         }
     }
 
@@ -219,7 +207,6 @@ impl ToolIndex {
             + self.centroids.capacity() * 4
             + self.server_of.capacity() * 4
             + self.starts.capacity() * std::mem::size_of::<usize>()
-            + self.directory.as_ref().map_or(0, Directory::heap_bytes)
     }
 
     /// Every document, in global id order.
@@ -282,12 +269,18 @@ impl ToolIndex {
         let ((lexical, most, tiers), nearest) = match &dense {
             // The scan reads every tool's vector and the lexical pass every matching
             // posting; on a large index each is milliseconds, and neither needs the other.
+            // A thread the system will not start (at its limit) leaves the scan to this one.
             Some(dense) if beside => std::thread::scope(|threads| {
-                let scanning = threads.spawn(|| scan(dense));
+                let scanning = std::thread::Builder::new()
+                    .name("tool-search-scan".into())
+                    .spawn_scoped(threads, || scan(dense));
                 let lexical = lexical_pass();
-                let nearest = scanning
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                let nearest = match scanning {
+                    Ok(scanning) => scanning
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                    Err(_) => scan(dense),
+                };
                 (lexical, Some(nearest))
             }),
             _ => (lexical_pass(), dense.as_ref().map(scan)),
@@ -491,28 +484,18 @@ impl ToolIndex {
         active: &[bool; FIELDS],
         scores: &mut [f32],
     ) -> f32 {
-        // Hashed once; looked up in the directory of a large index, else in every segment.
+        // Hashed once, looked up in every segment.
         let hash = key_hash(token);
-        let lists: Vec<(usize, &Vec<crate::segment::Posting>)> = match &self.directory {
-            Some(directory) => directory
-                .term(token, hash)
-                .iter()
-                .map(|&(at, term)| {
-                    let at = at as usize;
-                    (at, &self.segments[at].postings[term as usize])
-                })
-                .collect(),
-            None => self
-                .segments
-                .iter()
-                .enumerate()
-                .filter_map(|(i, s)| {
-                    s.terms
-                        .get(token, hash)
-                        .map(|&t| (i, &s.postings[t as usize]))
-                })
-                .collect(),
-        };
+        let lists: Vec<(usize, &Vec<crate::segment::Posting>)> = self
+            .segments
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| {
+                s.terms
+                    .get(token, hash)
+                    .map(|&t| (i, &s.postings[t as usize]))
+            })
+            .collect();
         let df: usize = lists.iter().map(|(_, l)| l.len()).sum();
         let n = self.count as f32;
         let idf = (1.0 + (n - df as f32 + 0.5) / (df as f32 + 0.5)).ln();
@@ -546,20 +529,13 @@ impl ToolIndex {
         let whole = name_key(text);
         let mut mark = |key: &str, tier: u8| {
             let hash = key_hash(key);
-            let mut in_segment = |segment: usize| {
-                let docs = self.segments[segment].name_keys.get(key, hash);
-                for &doc in docs.into_iter().flatten() {
-                    let t = &mut tiers[self.starts[segment] + doc as usize];
-                    *t = (*t).max(tier);
-                }
-            };
-            match &self.directory {
-                Some(directory) => {
-                    for &segment in directory.name(key, hash) {
-                        in_segment(segment as usize);
+            for (segment, seg) in self.segments.iter().enumerate() {
+                if let Some(docs) = seg.name_keys.get(key, hash) {
+                    for &doc in docs {
+                        let t = &mut tiers[self.starts[segment] + doc as usize];
+                        *t = (*t).max(tier);
                     }
                 }
-                None => (0..self.segments.len()).for_each(in_segment),
             }
         };
         mark(&whole, 2);
@@ -600,12 +576,10 @@ fn by_lexical(scores: &[f32], a: usize, b: usize) -> Ordering {
         .then(a.cmp(&b))
 }
 
-/// From this many tools on, an index is large: it keeps a [`Directory`] of its words (made
-/// when the index is, a pass over every segment's words), and a search scans the vectors on
-/// a thread of its own beside the lexical pass. At 100,000 tools each of those saves
-/// milliseconds; below about 10,000 the whole search takes about a millisecond, and the
-/// directory's making and a thread's start would be a noticeable part of a build or a
-/// search.
+/// From this many tools on, a search scans the vectors on a thread of its own beside the
+/// lexical pass: at 100,000 tools each takes milliseconds, while below about 10,000 the
+/// whole search takes about a millisecond and a thread's start would be a noticeable part
+/// of it.
 const LARGE_INDEX: usize = 20_000;
 
 /// A search's dense side: the query's vector and its cosine to each server.

@@ -17,7 +17,6 @@
 //! vectors) and decides when to rebuild.
 
 mod dense;
-mod directory;
 mod doc;
 pub mod eval;
 mod index;

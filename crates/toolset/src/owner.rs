@@ -318,7 +318,8 @@ impl Toolsets {
         cancel: CancellationToken,
     ) -> Result<rmcp::model::ServerResult, CallError> {
         let bound = self.bound(key).await?;
-        // The manager's principal for a bot is its id: the bot's own OAuth connection, when it has one.
+        // The manager's principal for a bot is its id: the request goes on the bot's own
+        // OAuth connection to the server when it has one.
         target.principal = bound.bot_id().map(str::to_owned);
         let tool = match &request {
             rmcp::model::ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),

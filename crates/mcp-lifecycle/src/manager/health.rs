@@ -118,8 +118,8 @@ impl McpServerManager {
     }
 
     /// Stop every running server that is not always-on, has no call in flight, no lease,
-    /// and has been unused for its idle timeout as of `now`; and every principal's own connection
-    /// ([`crate::principals`]) under the same rule. Returns the servers stopped.
+    /// and has been unused for its idle timeout as of `now`; and every principal's own
+    /// connection ([`crate::principals`]) under the same rule. Returns the servers stopped.
     pub async fn stop_idle_servers_at(&self, now: tokio::time::Instant) -> Vec<String> {
         let mut stopped = Vec::new();
         for (name, slot) in self.slots() {

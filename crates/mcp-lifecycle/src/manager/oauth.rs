@@ -26,9 +26,9 @@
 //!   Neither a token, a code nor a client secret is ever logged or returned.
 //! - **A principal's own account**: the same flow for one principal
 //!   ([`McpServerManager::oauth_start_for`]) keeps that principal's own record; its calls
-//!   then go on a connection of its own
-//!   ([`crate::principals`]) with its own tokens, refreshed and dropped under the same
-//!   rules, while every other request keeps the server's.
+//!   then go on a connection of its own ([`crate::principals`]) with its own tokens,
+//!   refreshed and dropped under the same rules, while every other request keeps the
+//!   server's.
 
 use crate::config::ServerConfig;
 use crate::error::LifecycleError;
@@ -92,7 +92,8 @@ impl McpServerManager {
             .record()
             .await
             .map_err(|error| auth_failed(&config, &error))?;
-        // A principal's first authorization uses the client an operator registered for the server.
+        // A principal's first authorization uses the client an operator registered for the
+        // server.
         let server_client = match (principal, &previous) {
             (Some(_), None) => self
                 .inner
@@ -328,14 +329,14 @@ impl McpServerManager {
         Ok(())
     }
 
-    /// Forget `server`'s OAuth record (its tokens and client registration). The principals with
-    /// an authorization of their own keep it.
+    /// Forget `server`'s OAuth record (its tokens and client registration). The principals
+    /// with an authorization of their own keep it.
     pub async fn oauth_sign_out(&self, server: &str) -> Result<(), LifecycleError> {
         self.oauth_sign_out_for(server, None).await
     }
 
-    /// [`Self::oauth_sign_out`], or (`principal`) forget that principal's own record: its own connection
-    /// closes and its calls go on the server's again.
+    /// [`Self::oauth_sign_out`], or (`principal`) forget that principal's own record: its
+    /// own connection closes and its calls go on the server's again.
     pub async fn oauth_sign_out_for(
         &self,
         server: &str,

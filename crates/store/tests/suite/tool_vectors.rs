@@ -80,6 +80,20 @@ async fn vector_sets_round_trip_whole_and_in_order(db: &TestDb) -> anyhow::Resul
             .await?
             .is_empty()
     );
+    // Vectors with no dimensions are refused too: their count would bound nothing on read.
+    let empty = db
+        .store
+        .put_tool_vector_sets("model-a", &[(key(98), vec![Vec::new(), Vec::new()])])
+        .await;
+    assert!(
+        matches!(
+            empty,
+            Err(store::StoreError::Invalid(
+                store::ValidationError::EmptyVectors { .. }
+            ))
+        ),
+        "{empty:?}"
+    );
     Ok(())
 }
 
