@@ -23,6 +23,13 @@ pub enum HandshakeFailure {
     Cancelled,
 }
 
+/// A connection over a pipe that completed `initialize`.
+pub struct PipeConnection {
+    pub service: RunningService<RoleClient, ClientSide>,
+    /// Requests past rmcp's service loop, on the same pipe ([`mcp_wire::lane`]).
+    pub lane: mcp_wire::DirectLane,
+}
+
 /// `initialize` over a pipe within `init_timeout`, abandoned as soon as the server exits.
 pub async fn handshake<R, W>(
     init_timeout: Duration,
@@ -31,15 +38,17 @@ pub async fn handshake<R, W>(
     exit: &watch::Receiver<Option<ExitInfo>>,
     client: ClientSide,
     cancel: &CancellationToken,
-) -> Result<RunningService<RoleClient, ClientSide>, HandshakeFailure>
+) -> Result<PipeConnection, HandshakeFailure>
 where
     R: tokio::io::AsyncRead + Send + Unpin + 'static,
     W: tokio::io::AsyncWrite + Send + Unpin + 'static,
 {
     let relay = client.relay();
-    let transport =
-        crate::tap::ProgressTap::new(mcp_wire::LineTransport::new(read, write), relay, None);
-    handshake_over(init_timeout, transport, exit, client, cancel).await
+    let mut wire = mcp_wire::LineTransport::new(read, write);
+    let lane = wire.direct_lane();
+    let transport = crate::tap::ProgressTap::new(wire, relay, None);
+    let service = handshake_over(init_timeout, transport, exit, client, cancel).await?;
+    Ok(PipeConnection { service, lane })
 }
 
 /// `initialize` over `transport` within `init_timeout`, abandoned as soon as the server exits

@@ -5,7 +5,8 @@
 //!   whose call is in flight ([`Relay`]), `tools/list_changed` reported to its owner.
 //! - [`handshake`] / [`handshake_over`]: `initialize` over a pipe (a child's stdio, an
 //!   in-process server) or any rmcp transport, within an init timeout, abandoned when the
-//!   server exits or the start is cancelled.
+//!   server exits or the start is cancelled; a pipe's connection comes with its
+//!   [`mcp_wire::DirectLane`] for requests past rmcp's service loop.
 //! - [`connect`]: a remote server over streamable HTTP or HTTP+SSE ([`sse`]), with a token
 //!   or challengeable ([`Auth`], [`challenge_in`]), its 2026-07-28 link
 //!   ([`StatelessLink`]), the `traceparent` header on each POST, progress in wire order
@@ -28,9 +29,10 @@ mod trace_header;
 
 pub use auth::{Auth, challenge_in};
 pub use client::{CLIENT_NAME, ClientSide, PROTOCOL_VERSION};
-pub use handshake::{HandshakeFailure, handshake, handshake_over};
+pub use handshake::{HandshakeFailure, PipeConnection, handshake, handshake_over};
 pub use http::{cut_urls, http_client, shown_url};
 pub use loss::{ConnectionLoss, ExitInfo};
+pub use mcp_wire::{DirectLane, lane};
 pub use relay::Relay;
 pub use remote::{ConnectError, RemoteConnection, RemoteTarget, RemoteTransport, connect};
 pub use stateless_link::StatelessLink;

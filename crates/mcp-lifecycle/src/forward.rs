@@ -10,6 +10,11 @@
 //! ([`LifecycleError::Unresponsive`]). A JSON-RPC error of the server comes back as
 //! [`LifecycleError::Refused`], unchanged, for the client to see.
 //!
+//! A `tools/call` to a server on a pipe (a child, an in-process server) on a revision before
+//! 2026-07-28 goes on the pipe's lane past rmcp's service loop ([`mcp_client::lane`]), with
+//! the same progress routing, timeout (and the same `notifications/cancelled` when it
+//! passes), cancellation and errors; everything else goes through rmcp.
+//!
 //! A request may name its own revision in `_meta` (2026-07-28's per-request keys, which the
 //! gateway sets for its 2026-07-28 clients): a stdio server reads it per request. A remote
 //! server gets it on the connection's 2026-07-28 link ([`mcp_client::StatelessLink`]) when it has
@@ -20,10 +25,11 @@ use std::sync::Arc;
 
 use rmcp::ServiceError;
 use rmcp::model::{
-    ClientRequest, ProgressToken, ProtocolVersion, RequestMetaObject, ServerCapabilities,
-    ServerResult,
+    ClientRequest, ProgressToken, ProtocolVersion, RequestId, RequestMetaObject,
+    ServerCapabilities, ServerResult,
 };
-use rmcp::service::PeerRequestOptions;
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+use rmcp::transport::DynamicTransportError;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -31,7 +37,9 @@ use tracing::Instrument as _;
 use crate::error::LifecycleError;
 use crate::manager::{Demand, InFlight, McpServerManager, Slot};
 use crate::process::McpProcess;
-use mcp_client::relay::{Caller, ServerEvent};
+use mcp_client::DirectLane;
+use mcp_client::lane::{LaneClosed, LaneSendError};
+use mcp_client::relay::{Caller, Registration, ServerEvent};
 
 /// Who a forwarded request is for.
 #[derive(Clone, Default)]
@@ -180,28 +188,12 @@ impl McpServerManager {
         &self,
         slot: &Arc<Slot>,
         process: &Arc<McpProcess>,
-        mut request: ClientRequest,
+        request: ClientRequest,
         target: &ForwardFor,
         cancel: &CancellationToken,
         span: &tracing::Span,
     ) -> Result<ServerResult, LifecycleError> {
         let server = slot.config().name;
-        // rmcp's HTTP client takes a revision named in a request's `_meta` as the
-        // connection's from then on (its `MCP-Protocol-Version` header), which would turn the
-        // one connection every client shares into a 2026-07-28 one. A remote server's 2026-07-28
-        // request goes on its link instead (the client's revision and capabilities given as
-        // the request's own metadata, over the link's), else as one of the connection's.
-        let mut peer = process.peer().clone();
-        let mut own_meta = None;
-        if process.is_remote() {
-            let named = take_request_revision(&mut request);
-            if named.is_some()
-                && let Some(link) = process.stateless_peer().await
-            {
-                peer = link;
-                own_meta = named;
-            }
-        }
         let method = request.method().to_owned();
         let tool = match &request {
             ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
@@ -213,39 +205,28 @@ impl McpServerManager {
             .caller
             .clone()
             .map(|caller| slot.relay.register(caller, target.progress.clone()));
-        let mut options = PeerRequestOptions::with_timeout(timeout);
-        options.meta = own_meta;
-        // rmcp's futures are kilobytes: boxed, so that this exchange's state (itself boxed by
-        // `forward_on`) is not the sum of the largest of them.
-        let handle = match Box::pin(peer.send_request_with_option(request, options)).await {
-            Ok(handle) => handle,
-            Err(error) => return Err(Box::pin(process.died_or(&what, FORWARDED, error)).await),
+        let exchange = Exchange {
+            process,
+            what: &what,
+            timeout,
+            registration: registration.as_ref(),
+            cancel,
+            span,
         };
-        if let Some(registration) = &registration {
-            registration.route_progress(handle.progress_token.clone());
-        }
-        if !span.is_disabled() {
-            span.record("jsonrpc.request.id", tracing::field::display(&handle.id));
-            if let Some(info) = peer.peer_info() {
-                span.record(
-                    "mcp.protocol.version",
-                    tracing::field::display(&info.protocol_version),
-                );
-            }
-        }
-        // The handle is consumed by either branch; cancel needs its id and peer.
-        let peer = handle.peer.clone();
-        let id = handle.id.clone();
-        let outcome = tokio::select! {
-            outcome = Box::pin(process.await_answer(handle)) => outcome?,
-            () = cancel.cancelled() => {
-                let notice = rmcp::model::CancelledNotificationParam::new(
-                    Some(id),
-                    Some("the client cancelled the request".to_owned()),
-                );
-                let _ = Box::pin(peer.notify_cancelled(notice)).await;
-                return Err(LifecycleError::Cancelled { server, method });
-            }
+        // A tool call to a server on a pipe goes past rmcp's service loop; anything else, and
+        // any call to a remote server, through it.
+        let lane = match &request {
+            ClientRequest::CallToolRequest(_) => process.lane(),
+            _ => None,
+        };
+        let outcome = match lane {
+            Some(lane) => exchange.on_lane(lane, request).await,
+            None => Box::pin(exchange.through_rmcp(request)).await,
+        };
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(Stop::Failed(error)) => return Err(error),
+            Err(Stop::Cancelled) => return Err(LifecycleError::Cancelled { server, method }),
         };
         // Progress sent before the answer reaches the client before the answer.
         if let Some(registration) = &registration {
@@ -278,6 +259,155 @@ impl McpServerManager {
             Err(error) => Err(Box::pin(process.died_or(&what, FORWARDED, error)).await),
         }
     }
+}
+
+/// One request's exchange with its server, by either path: the answer (or rmcp's error for
+/// it, as rmcp reports it), or why it stopped without one.
+struct Exchange<'a> {
+    process: &'a Arc<McpProcess>,
+    what: &'a str,
+    timeout: std::time::Duration,
+    registration: Option<&'a Registration>,
+    cancel: &'a CancellationToken,
+    span: &'a tracing::Span,
+}
+
+/// How an exchange ended without an answer to judge.
+enum Stop {
+    Failed(LifecycleError),
+    /// The client cancelled (the server was told).
+    Cancelled,
+}
+
+impl Exchange<'_> {
+    /// Through rmcp's service loop.
+    async fn through_rmcp(
+        &self,
+        mut request: ClientRequest,
+    ) -> Result<Result<ServerResult, ServiceError>, Stop> {
+        let process = self.process;
+        // rmcp's HTTP client takes a revision named in a request's `_meta` as the
+        // connection's from then on (its `MCP-Protocol-Version` header), which would turn the
+        // one connection every client shares into a 2026-07-28 one. A remote server's 2026-07-28
+        // request goes on its link instead (the client's revision and capabilities given as
+        // the request's own metadata, over the link's), else as one of the connection's.
+        let mut peer = process.peer().clone();
+        let mut own_meta = None;
+        if process.is_remote() {
+            let named = take_request_revision(&mut request);
+            if named.is_some()
+                && let Some(link) = process.stateless_peer().await
+            {
+                peer = link;
+                own_meta = named;
+            }
+        }
+        let mut options = PeerRequestOptions::with_timeout(self.timeout);
+        options.meta = own_meta;
+        // rmcp's futures are kilobytes: boxed, so that this exchange's state (itself boxed by
+        // `forward_on`) is not the sum of the largest of them.
+        let handle = match Box::pin(peer.send_request_with_option(request, options)).await {
+            Ok(handle) => handle,
+            Err(error) => {
+                return Err(Stop::Failed(
+                    Box::pin(process.died_or(self.what, FORWARDED, error)).await,
+                ));
+            }
+        };
+        if let Some(registration) = self.registration {
+            registration.route_progress(handle.progress_token.clone());
+        }
+        self.record(&handle.id, &peer);
+        // The handle is consumed by either branch; cancel needs its id and peer.
+        let peer = handle.peer.clone();
+        let id = handle.id.clone();
+        tokio::select! {
+            outcome = Box::pin(process.await_answer(handle)) => outcome.map_err(Stop::Failed),
+            () = self.cancel.cancelled() => {
+                cancelled(&peer, id, CLIENT_CANCELLED).await;
+                Err(Stop::Cancelled)
+            }
+        }
+    }
+
+    /// On the pipe's lane, past rmcp's service loop ([`mcp_client::lane`]): the same request,
+    /// progress, timeout and cancellation, and the answer decoded as rmcp decodes it. A
+    /// timeout is told to the server as rmcp tells it.
+    async fn on_lane(
+        &self,
+        lane: &DirectLane,
+        request: ClientRequest,
+    ) -> Result<Result<ServerResult, ServiceError>, Stop> {
+        let process = self.process;
+        let mut sent = match lane.send(request).await {
+            Ok(sent) => sent,
+            Err(error) => {
+                let error = match error {
+                    LaneSendError::Closed => ServiceError::TransportClosed,
+                    LaneSendError::Io(error) => {
+                        ServiceError::TransportSend(DynamicTransportError::from_parts(
+                            "mcp-wire",
+                            std::any::TypeId::of::<DirectLane>(),
+                            Box::new(error),
+                        ))
+                    }
+                };
+                return Err(Stop::Failed(
+                    Box::pin(process.died_or(self.what, FORWARDED, error)).await,
+                ));
+            }
+        };
+        if let Some(registration) = self.registration {
+            registration.route_progress(sent.progress.clone());
+        }
+        self.record(&sent.id, process.peer());
+        let answered = tokio::select! {
+            answered = tokio::time::timeout(self.timeout, sent.answer()) => answered,
+            () = self.cancel.cancelled() => {
+                cancelled(process.peer(), sent.id.clone(), CLIENT_CANCELLED).await;
+                return Err(Stop::Cancelled);
+            }
+        };
+        Ok(match answered {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(error))) => Err(ServiceError::McpError(error)),
+            Ok(Err(LaneClosed)) => Err(ServiceError::TransportClosed),
+            Err(_elapsed) => {
+                let id = sent.id.clone();
+                drop(sent);
+                cancelled(process.peer(), id, REQUEST_TIMEOUT).await;
+                Err(ServiceError::Timeout {
+                    timeout: self.timeout,
+                })
+            }
+        })
+    }
+
+    /// The request's id and the revision in use, on its span.
+    fn record(&self, id: &RequestId, peer: &Peer<RoleClient>) {
+        if self.span.is_disabled() {
+            return;
+        }
+        self.span
+            .record("jsonrpc.request.id", tracing::field::display(id));
+        if let Some(info) = peer.peer_info() {
+            self.span.record(
+                "mcp.protocol.version",
+                tracing::field::display(&info.protocol_version),
+            );
+        }
+    }
+}
+
+/// Why a request is cancelled, as the server is told.
+const CLIENT_CANCELLED: &str = "the client cancelled the request";
+/// rmcp's reason for a request that timed out (`RequestHandle::REQUEST_TIMEOUT_REASON`).
+const REQUEST_TIMEOUT: &str = rmcp::service::RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON;
+
+/// Tell the server that request `id` is cancelled, and why.
+async fn cancelled(peer: &Peer<RoleClient>, id: RequestId, reason: &str) {
+    let notice = rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason.to_owned()));
+    let _ = Box::pin(peer.notify_cancelled(notice)).await;
 }
 
 /// How a forwarded request is named in [`LifecycleError::Request`].

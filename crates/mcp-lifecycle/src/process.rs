@@ -18,7 +18,8 @@ use tokio::sync::watch;
 use tokio::task::{AbortHandle, JoinHandle};
 
 use mcp_client::{
-    ClientSide, ConnectionLoss, ExitInfo, RemoteConnection, StatelessLink, handshake,
+    ClientSide, ConnectionLoss, ExitInfo, PipeConnection, RemoteConnection, StatelessLink,
+    handshake,
 };
 
 use crate::config::ServerConfig;
@@ -34,6 +35,8 @@ pub struct McpProcess {
     server: String,
     backing: Backing,
     peer: Peer<RoleClient>,
+    /// A pipe's requests past rmcp's service loop (a child, an in-process server).
+    lane: Option<mcp_client::DirectLane>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientSide>>>,
     exit: watch::Receiver<Option<ExitInfo>>,
     stderr: StderrTail,
@@ -259,7 +262,7 @@ impl McpProcess {
         )
         .await
         {
-            Ok(service) => Ok(Self {
+            Ok(PipeConnection { service, lane }) => Ok(Self {
                 server: config.name.clone(),
                 backing: Backing::Child {
                     pid,
@@ -273,6 +276,7 @@ impl McpProcess {
                     cgroup,
                 },
                 peer: service.peer().clone(),
+                lane: Some(lane),
                 service: tokio::sync::Mutex::new(Some(service)),
                 exit: exit.clone(),
                 stderr: stderr.clone(),
@@ -332,10 +336,11 @@ impl McpProcess {
         let (read, write) = tokio::io::split(client_end);
         let never = tokio_util::sync::CancellationToken::new();
         match handshake(config.init_timeout, read, write, &exit, client, &never).await {
-            Ok(service) => Ok(Self {
+            Ok(PipeConnection { service, lane }) => Ok(Self {
                 server: config.name.clone(),
                 backing: Backing::InProcess { task: abort },
                 peer: service.peer().clone(),
+                lane: Some(lane),
                 service: tokio::sync::Mutex::new(Some(service)),
                 exit,
                 stderr: StderrTail::new(0),
@@ -365,6 +370,7 @@ impl McpProcess {
             server: config.name.clone(),
             backing: Backing::Remote { url, lost, link },
             peer: service.peer().clone(),
+            lane: None,
             service: tokio::sync::Mutex::new(Some(service)),
             exit,
             stderr: StderrTail::new(0),
@@ -535,6 +541,16 @@ impl McpProcess {
     /// The rmcp peer of the connection (forwarded requests).
     pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         &self.peer
+    }
+
+    /// The pipe's lane past rmcp's service loop, for a server that can take it: a child or
+    /// an in-process server on a revision before 2026-07-28 (from that revision on, rmcp
+    /// accepts the server's own requests only while one of its requests is in flight, and it
+    /// does not see the lane's).
+    pub(crate) fn lane(&self) -> Option<&mcp_client::DirectLane> {
+        let lane = self.lane.as_ref()?;
+        let info = self.peer.peer_info()?;
+        (info.protocol_version < rmcp::model::ProtocolVersion::V_2026_07_28).then_some(lane)
     }
 
     /// `ping`, answered within `timeout`.

@@ -16,14 +16,17 @@
 use std::collections::HashSet;
 
 use rmcp::model::{
-    CallToolRequest, CallToolResult, ClientRequest, JsonRpcMessage, JsonRpcRequest,
-    JsonRpcResponse, JsonRpcVersion2_0, RequestId, ServerResult,
+    CallToolRequest, CallToolResult, ClientNotification, ClientRequest, ErrorData, JsonRpcMessage,
+    JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0, RequestId,
+    ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::{RoleClient, RoleServer};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, de::IgnoredAny};
 use serde_json::value::RawValue;
+
+use crate::served::DirectServing;
 
 /// Ids of `tools/call` requests this side sent and has not had answered, so that their
 /// answers are decoded as tool results. Bounded: a peer that never answers cannot grow it
@@ -66,6 +69,15 @@ pub trait Side: ServiceRole {
 
     /// Note a message this side sends (a client remembers its `tools/call` ids).
     fn sent(message: &TxJsonRpcMessage<Self>, calls: &mut PendingCalls);
+
+    /// Offer `message` to the connection's [`DirectServing`]: `None` when it took it (a
+    /// server's `tools/call`); a client's messages all go to rmcp.
+    fn offer(
+        message: RxJsonRpcMessage<Self>,
+        _serving: &DirectServing,
+    ) -> Option<RxJsonRpcMessage<Self>> {
+        Some(message)
+    }
 }
 
 impl Side for RoleServer {
@@ -82,6 +94,36 @@ impl Side for RoleServer {
     }
 
     fn sent(_message: &TxJsonRpcMessage<Self>, _calls: &mut PendingCalls) {}
+
+    fn offer(
+        message: RxJsonRpcMessage<Self>,
+        serving: &DirectServing,
+    ) -> Option<RxJsonRpcMessage<Self>> {
+        match message {
+            JsonRpcMessage::Request(JsonRpcRequest {
+                jsonrpc,
+                id,
+                request: request @ ClientRequest::CallToolRequest(_),
+            }) => serving.serve(id, request).map(|(id, request)| {
+                JsonRpcMessage::Request(JsonRpcRequest {
+                    jsonrpc,
+                    id,
+                    request,
+                })
+            }),
+            message => {
+                if let JsonRpcMessage::Notification(JsonRpcNotification {
+                    notification: ClientNotification::CancelledNotification(cancelled),
+                    ..
+                }) = &message
+                    && let Some(id) = &cancelled.params.request_id
+                {
+                    serving.cancel(id);
+                }
+                Some(message)
+            }
+        }
+    }
 }
 
 impl Side for RoleClient {
@@ -119,6 +161,40 @@ impl Side for RoleClient {
         {
             calls.remember(id.clone());
         }
+    }
+}
+
+/// The number of the id of an answer (a message with an id and no method): what the
+/// [`crate::lane`] looks its requests up by. `None` for anything else, and for an id that is
+/// not a plain integer.
+pub(crate) fn answer_number(line: &[u8]) -> Option<i64> {
+    let envelope = Envelope::of(line)?;
+    if envelope.method.present() {
+        return None;
+    }
+    envelope.id.0?.get().parse().ok()
+}
+
+/// The answer of `line` to a request the client sent, decoded as rmcp decodes it: a tool's
+/// result in one pass where [`RoleClient::decode_fast`] would take it, else by rmcp's
+/// decoder. `None` when the line is no answer rmcp would accept (it then goes to rmcp, which
+/// handles it as it handles any such line).
+pub(crate) fn answer(line: &[u8]) -> Option<Result<ServerResult, ErrorData>> {
+    let envelope = Envelope::of(line)?;
+    if let Some(result) = envelope.result.0
+        && !envelope.error.present()
+        && !envelope.method.present()
+        && envelope.id.present()
+        && envelope.jsonrpc.is("\"2.0\"")
+        && ToolResultKeys::only(result)
+        && let Ok(result) = serde_json::from_str::<CallToolResult>(result.get())
+    {
+        return Some(Ok(ServerResult::CallToolResult(result)));
+    }
+    match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line).ok()? {
+        JsonRpcMessage::Response(response) => Some(Ok(response.result)),
+        JsonRpcMessage::Error(error) => Some(Err(error.error)),
+        JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
     }
 }
 
@@ -275,5 +351,53 @@ mod tests {
             let raw: &RawValue = serde_json::from_str(json).expect("json");
             assert_eq!(ToolResultKeys::only(raw), expected, "{json}");
         }
+    }
+
+    /// An answer, whole, variant named (rmcp's results do not implement `PartialEq`).
+    fn shown(answer: Option<Result<ServerResult, ErrorData>>) -> String {
+        format!("{answer:?}")
+    }
+
+    /// The lane's decoding of an answer is rmcp's: a table of answers, each decoded both ways.
+    #[test]
+    fn answers_are_decoded_as_rmcp_decodes_them() {
+        let results = [
+            r#"{"content":[{"type":"text","text":"hi"}]}"#,
+            r#"{"content":[],"isError":true,"structuredContent":{"a":1},"_meta":{"k":"v"}}"#,
+            r#"{}"#,
+            r#"{"tools":[]}"#,
+            r#"{"content":[],"tools":[]}"#,
+            r#"{"resultType":"complete","content":[]}"#,
+            r#"{"contents":[{"uri":"file:///a","text":"x"}]}"#,
+            r#"{"content":"not a list"}"#,
+        ];
+        for result in results {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":1099511627776,"result":{result}}}"#);
+            let rmcp = match serde_json::from_str::<RxJsonRpcMessage<RoleClient>>(&line) {
+                Ok(JsonRpcMessage::Response(response)) => Some(Ok(response.result)),
+                Ok(JsonRpcMessage::Error(error)) => Some(Err(error.error)),
+                Ok(_) | Err(_) => None,
+            };
+            assert_eq!(shown(answer(line.as_bytes())), shown(rmcp), "{line}");
+            assert_eq!(answer_number(line.as_bytes()), Some(1 << 40));
+        }
+        let refused = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"nope"}}"#;
+        assert_eq!(
+            shown(answer(refused.as_bytes())),
+            shown(Some(Err(ErrorData::new(
+                rmcp::model::ErrorCode(-32601),
+                "nope",
+                None
+            ))))
+        );
+        let not_answers = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","result":{}}"#,
+        ];
+        assert_eq!(answer_number(not_answers[0].as_bytes()), None);
+        assert_eq!(answer_number(not_answers[1].as_bytes()), None);
+        assert_eq!(answer_number(not_answers[2].as_bytes()), None);
+        assert!(answer(not_answers[0].as_bytes()).is_none());
     }
 }

@@ -21,16 +21,20 @@
 
 use std::io;
 use std::marker::PhantomData;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use rmcp::model::ErrorData;
+use rmcp::model::{ClientJsonRpcMessage, ErrorData, ServerJsonRpcMessage};
 use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+use rmcp::{RoleClient, RoleServer};
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use crate::decode::{PendingCalls, Side};
+use crate::lane::{DirectLane, Lane};
 use crate::methods::ignorable;
+use crate::served::DirectServing;
 
 /// The longest line read by default (rmcp's limit): 16 MiB.
 pub const DEFAULT_MAX_LINE_LENGTH: usize = 16 * 1024 * 1024;
@@ -51,6 +55,10 @@ pub struct LineTransport<Role, R, W> {
     max_line: usize,
     output: Arc<Output<W>>,
     calls: PendingCalls,
+    /// Requests sent past rmcp's loop ([`Self::direct_lane`]), when any can be.
+    lane: Option<Arc<Lane>>,
+    /// A server's calls served past rmcp's loop ([`Self::direct_serving`]), when any can be.
+    served: Option<DirectServing>,
     /// A message of an unknown shape was read: answer `Invalid request` before reading on.
     answer_invalid: bool,
     _role: PhantomData<fn() -> Role>,
@@ -71,6 +79,8 @@ impl<Role, R, W> LineTransport<Role, R, W> {
                 })),
             }),
             calls: PendingCalls::default(),
+            lane: None,
+            served: None,
             answer_invalid: false,
             _role: PhantomData,
         }
@@ -90,6 +100,34 @@ impl<Role, R, W> LineTransport<Role, R, W> {
             output.max_queued = max_queued;
         }
         self
+    }
+}
+
+impl<R, W: AsyncWrite + Send + Unpin + 'static> LineTransport<RoleClient, R, W> {
+    /// A lane for requests past rmcp's service loop on this connection ([`crate::lane`]):
+    /// they share its write queue, and its reader hands their answers straight back.
+    pub fn direct_lane(&mut self) -> DirectLane {
+        let output: Arc<dyn Outgoing> = self.output.clone();
+        DirectLane::new(Arc::clone(
+            self.lane.get_or_insert_with(|| Lane::new(output)),
+        ))
+    }
+}
+
+impl<R, W: AsyncWrite + Send + Unpin + 'static> LineTransport<RoleServer, R, W> {
+    /// Direct serving of this connection's `tools/call` requests past rmcp's service loop
+    /// ([`crate::served`]), once a server is installed on the handle.
+    pub fn direct_serving(&mut self) -> DirectServing {
+        let output: Arc<dyn Outgoing> = self.output.clone();
+        self.served
+            .get_or_insert_with(|| DirectServing::new(output))
+            .clone()
+    }
+}
+
+impl<Role, R, W> Drop for LineTransport<Role, R, W> {
+    fn drop(&mut self) {
+        self.close_direct();
     }
 }
 
@@ -146,6 +184,19 @@ impl Input {
             let most = max_line.saturating_add(1).max(READ_CHUNK);
             let grown = self.buf.len().saturating_mul(2).min(most).max(self.end + 1);
             self.buf.resize(grown, 0);
+        }
+    }
+}
+
+impl<Role, R, W> LineTransport<Role, R, W> {
+    /// The connection ended: the lane's waiting requests are told, and the calls served
+    /// directly are cancelled.
+    fn close_direct(&self) {
+        if let Some(lane) = &self.lane {
+            lane.close();
+        }
+        if let Some(served) = &self.served {
+            served.close();
         }
     }
 }
@@ -238,9 +289,13 @@ where
                     );
                     continue;
                 }
-                Next::Eof => return None,
+                Next::Eof => {
+                    self.close_direct();
+                    return None;
+                }
                 Next::Failed(error) => {
                     tracing::error!(%error, "cannot read the MCP connection");
+                    self.close_direct();
                     return None;
                 }
             };
@@ -248,11 +303,23 @@ where
             if line.is_empty() {
                 continue;
             }
-            if let Some(message) = Role::decode_fast(line, &mut self.calls) {
-                return Some(message);
+            if let Some(lane) = &self.lane
+                && lane.take(line)
+            {
+                continue;
             }
-            match serde_json::from_slice::<RxJsonRpcMessage<Role>>(line) {
-                Ok(message) => return Some(message),
+            let decoded = match Role::decode_fast(line, &mut self.calls) {
+                Some(message) => Ok(message),
+                None => serde_json::from_slice::<RxJsonRpcMessage<Role>>(line),
+            };
+            match decoded {
+                Ok(message) => match &self.served {
+                    Some(served) => match Role::offer(message, served) {
+                        Some(message) => return Some(message),
+                        None => continue,
+                    },
+                    None => return Some(message),
+                },
                 Err(_) if ignorable(line) => {}
                 Err(error) => match error.classify() {
                     serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
@@ -274,6 +341,32 @@ where
             Err(error) if error.kind() != io::ErrorKind::NotConnected => Err(error),
             _ => Ok(()),
         }
+    }
+}
+
+/// The transport's writing half, as the lane's and the served calls' messages take it.
+pub(crate) trait Outgoing: Send + Sync {
+    /// Encode a client's request onto the write queue, after everything queued before it.
+    fn queue_request(&self, message: &ClientJsonRpcMessage) -> io::Result<()>;
+
+    /// Encode a server's answer onto the write queue, after everything queued before it.
+    fn queue_answer(&self, message: &ServerJsonRpcMessage) -> io::Result<()>;
+
+    /// Write everything queued (nothing, when a write already took it).
+    fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>>;
+}
+
+impl<W: AsyncWrite + Send + Unpin + 'static> Outgoing for Output<W> {
+    fn queue_request(&self, message: &ClientJsonRpcMessage) -> io::Result<()> {
+        self.queue(message)
+    }
+
+    fn queue_answer(&self, message: &ServerJsonRpcMessage) -> io::Result<()> {
+        self.queue(message)
+    }
+
+    fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
+        Box::pin(self.flush())
     }
 }
 

@@ -13,11 +13,21 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::toolbox::{ToolCall, Toolbox};
 
 /// Serves a [`Toolbox`] over MCP. Cheap to clone.
-#[derive(Clone)]
 pub struct KitServer<T: Toolbox> {
     toolbox: Arc<T>,
     tools: Arc<Vec<Tool>>,
     names: Arc<HashSet<String>>,
+}
+
+// Not derived: a derive would ask the toolbox to be `Clone`, and only the `Arc`s are cloned.
+impl<T: Toolbox> Clone for KitServer<T> {
+    fn clone(&self) -> Self {
+        Self {
+            toolbox: Arc::clone(&self.toolbox),
+            tools: Arc::clone(&self.tools),
+            names: Arc::clone(&self.names),
+        }
+    }
 }
 
 impl<T: Toolbox> KitServer<T> {

@@ -71,18 +71,23 @@ pub fn run_with<T: Toolbox>(toolbox: T, options: &RunOptions, args: &[String]) -
     }
 }
 
-/// Serve MCP over this process's stdin/stdout until the client closes stdin.
+/// Serve MCP over this process's stdin/stdout until the client closes stdin; once
+/// initialized, `tools/call` requests are served past rmcp's service loop
+/// ([`mcp_wire::served`]).
 pub async fn serve<T: Toolbox>(toolbox: T) -> Result<(), rmcp::service::ServerInitializeError> {
     let server = KitServer::new(toolbox);
     let name = server.toolbox().identity().name;
     let count = server.tools().len();
     tracing::info!(server = name, tools = count, "ready on stdio");
-    let running = match server.serve(mcp_wire::stdio()).await {
+    let mut transport = mcp_wire::stdio::<rmcp::RoleServer>();
+    let direct = transport.direct_serving();
+    let running = match server.clone().serve(transport).await {
         Ok(running) => running,
         // A client that connects and leaves without initializing is not an error.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(error) => return Err(error),
     };
+    direct.install(server, running.peer().clone());
     if let Err(error) = running.waiting().await {
         tracing::error!(%error, "server task failed");
     }

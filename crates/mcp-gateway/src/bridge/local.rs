@@ -33,22 +33,25 @@ pub async fn serve_local<B: GatewayBackend>(
         GatewayScope::Server(server) => format!("MCP server {server}, as /mcp/{server}"),
     };
     eprintln!("{BRIDGE_NAME}: ready (local) — bot {bot}, {face}; servers start when first used");
-    serve_on(GatewayServer::local(backend, bot, scope), mcp_wire::stdio()).await
+    serve_on(GatewayServer::local(backend, bot, scope)).await
 }
 
-/// Serve `server` on `transport` until the client goes away.
-pub(crate) async fn serve_on<S, T, E, A>(server: S, transport: T) -> Result<(), BridgeError>
+/// Serve `server` on this process's stdin and stdout until the client goes away; once
+/// initialized, its `tools/call` requests are served past rmcp's service loop
+/// ([`mcp_wire::served`]).
+pub(crate) async fn serve_on<S>(server: S) -> Result<(), BridgeError>
 where
-    S: rmcp::ServerHandler,
-    T: rmcp::transport::IntoTransport<rmcp::RoleServer, E, A>,
-    E: std::error::Error + Send + Sync + 'static,
+    S: rmcp::ServerHandler + Clone,
 {
-    let running = match server.serve(transport).await {
+    let mut transport = mcp_wire::stdio::<rmcp::RoleServer>();
+    let direct = transport.direct_serving();
+    let running = match server.clone().serve(transport).await {
         Ok(running) => running,
         // A client that connects and leaves without initializing is not an error.
         Err(rmcp::service::ServerInitializeError::ConnectionClosed(_)) => return Ok(()),
         Err(error) => return Err(BridgeError::Initialize(Box::new(error))),
     };
+    direct.install(server, running.peer().clone());
     running.waiting().await?;
     Ok(())
 }

@@ -208,7 +208,7 @@ pub async fn serve_stdio(options: BridgeOptions) -> Result<(), BridgeError> {
             .map(|dir| cache_path(dir, &options.bot));
         tokio::spawn(refresh(state.clone(), options.bot.clone(), cache));
     }
-    local::serve_on(BridgeServer::new(state), mcp_wire::stdio()).await
+    local::serve_on(BridgeServer::new(state)).await
 }
 
 /// `--server S`: relay that server of the bot over stdio until the client closes stdin.
@@ -222,7 +222,7 @@ async fn serve_single(options: BridgeOptions, server: String) -> Result<(), Brid
         options.bot
     );
     let bridge = single::SingleServerBridge::new(options.bot, server, options.upstream);
-    local::serve_on(bridge, mcp_wire::stdio()).await
+    local::serve_on(bridge).await
 }
 
 /// Fetch the live manifest, cache it, serve it.

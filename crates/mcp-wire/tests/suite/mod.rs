@@ -1,3 +1,5 @@
 mod decode;
 mod echo;
+mod lane;
+mod served;
 mod transport;

@@ -20,6 +20,8 @@ use super::echo::Echo;
 #[derive(Clone, Copy, Debug)]
 enum Framing {
     Ours,
+    /// Ours, with `tools/call` served past rmcp's loop once initialized.
+    Direct,
     Rmcp,
 }
 
@@ -34,8 +36,19 @@ fn call(id: &str, text: &str) -> String {
 /// What an echo server over `framing` answers to each entry of `script`, answers of one
 /// entry sorted by id.
 async fn transcript(framing: Framing, max_line: usize, script: &[Vec<u8>]) -> Vec<Vec<Value>> {
+    transcript_served(framing, max_line, script).await.0
+}
+
+/// [`transcript`], and how many calls were served past rmcp's loop.
+async fn transcript_served(
+    framing: Framing,
+    max_line: usize,
+    script: &[Vec<u8>],
+) -> (Vec<Vec<Value>>, u64) {
     let (client, server) = tokio::io::duplex(1 << 16);
     let (server_read, server_write) = tokio::io::split(server);
+    let served = Arc::new(Mutex::new(None::<mcp_wire::DirectServing>));
+    let served_directly = Arc::clone(&served);
     let serving = tokio::spawn(async move {
         let served = match framing {
             Framing::Ours => {
@@ -44,6 +57,18 @@ async fn transcript(framing: Framing, max_line: usize, script: &[Vec<u8>]) -> Ve
                         .with_max_line_length(max_line),
                 )
                 .await
+            }
+            Framing::Direct => {
+                let mut transport =
+                    LineTransport::<RoleServer, _, _>::new(server_read, server_write)
+                        .with_max_line_length(max_line);
+                let direct = transport.direct_serving();
+                let served = Echo.serve(transport).await;
+                if let Ok(running) = &served {
+                    direct.install(Echo, running.peer().clone());
+                }
+                *served_directly.lock().expect("lock") = Some(direct);
+                served
             }
             Framing::Rmcp => {
                 Echo.serve(
@@ -94,7 +119,12 @@ async fn transcript(framing: Framing, max_line: usize, script: &[Vec<u8>]) -> Ve
     }
     write.shutdown().await.expect("input closed");
     serving.await.expect("the server ends when its input does");
-    all
+    let directly = served
+        .lock()
+        .expect("lock")
+        .as_ref()
+        .map_or(0, mcp_wire::DirectServing::served);
+    (all, directly)
 }
 
 fn one(line: impl Into<Vec<u8>>) -> Vec<u8> {
@@ -128,6 +158,11 @@ async fn the_same_script_gets_the_same_answers_as_over_rmcps_transport() {
     let ours = transcript(Framing::Ours, 4096, &script).await;
     let theirs = transcript(Framing::Rmcp, 4096, &script).await;
     assert_eq!(ours, theirs);
+    let (direct, served_directly) = transcript_served(Framing::Direct, 4096, &script).await;
+    assert_eq!(direct, theirs);
+    // Every call that reached a handler was served past rmcp's loop: the 50 pipelined, the
+    // plain, CRLF, marked, escaped and last ones (the long one is over this run's limit).
+    assert_eq!(served_directly, 55);
 
     // And what that is, so that both breaking the same way fails too.
     let texts = |answers: &[Value]| -> Vec<String> {

@@ -1,0 +1,143 @@
+//! Calls served past rmcp's loop: cancelled as rmcp cancels them.
+
+use std::sync::Arc;
+
+use mcp_wire::{DirectServing, LineTransport};
+use pretty_assertions::assert_eq;
+use rmcp::handler::server::ServerHandler;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{
+    AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, ReadHalf, WriteHalf,
+};
+use tokio::sync::Notify;
+
+/// A tool that waits until its call is cancelled, then answers anyway.
+#[derive(Clone, Default)]
+struct Patient {
+    started: Arc<Notify>,
+    cancelled: Arc<Notify>,
+}
+
+impl ServerHandler for Patient {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.started.notify_one();
+        context.ct.cancelled().await;
+        self.cancelled.notify_one();
+        Ok(CallToolResult::success(vec![ContentBlock::text("too late")]).into())
+    }
+}
+
+struct Client {
+    lines: Lines<BufReader<ReadHalf<DuplexStream>>>,
+    write: WriteHalf<DuplexStream>,
+}
+
+impl Client {
+    async fn send(&mut self, message: Value) {
+        self.write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+
+    async fn read(&mut self) -> Value {
+        let line = self.lines.next_line().await.expect("read").expect("a line");
+        serde_json::from_str(&line).expect("json")
+    }
+}
+
+/// `server` served with direct serving installed, and a client that initialized.
+async fn start(server: Patient) -> (Client, DirectServing, tokio::task::JoinHandle<()>) {
+    let (client_end, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_end);
+    let mut transport = LineTransport::<RoleServer, _, _>::new(read, write);
+    let direct = transport.direct_serving();
+    let installing = direct.clone();
+    let serving = tokio::spawn(async move {
+        let running = server.clone().serve(transport).await.expect("initialized");
+        installing.install(server, running.peer().clone());
+        let _ = running.waiting().await;
+    });
+    let (read, write) = tokio::io::split(client_end);
+    let mut client = Client {
+        lines: BufReader::new(read).lines(),
+        write,
+    };
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}}),
+        )
+        .await;
+    assert_eq!(client.read().await["id"], 0);
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    // A ping answered says the server is installed (its loop runs after `serve` returned).
+    client
+        .send(json!({"jsonrpc": "2.0", "id": "ready", "method": "ping"}))
+        .await;
+    assert_eq!(client.read().await["id"], "ready");
+    (client, direct, serving)
+}
+
+fn call(id: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": "wait", "arguments": {}}})
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_told_and_not_answered() {
+    let server = Patient::default();
+    let (mut client, direct, serving) = start(server.clone()).await;
+    client.send(call("slow")).await;
+    server.started.notified().await;
+    assert_eq!((direct.served(), direct.running()), (1, 1));
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                     "params": {"requestId": "slow", "reason": "changed my mind"}}),
+        )
+        .await;
+    server.cancelled.notified().await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": "after", "method": "ping"}))
+        .await;
+    // The next line is the ping's answer: the cancelled call's answer was never written.
+    assert_eq!(
+        client.read().await,
+        json!({"jsonrpc": "2.0", "id": "after", "result": {}})
+    );
+    assert_eq!(direct.running(), 0);
+
+    drop(client);
+    serving.await.expect("the server ends with its input");
+}
+
+#[tokio::test]
+async fn calls_still_running_when_the_connection_ends_are_cancelled() {
+    let server = Patient::default();
+    let (mut client, direct, serving) = start(server.clone()).await;
+    client.send(call("left running")).await;
+    server.started.notified().await;
+    assert_eq!(direct.running(), 1);
+    drop(client);
+    server.cancelled.notified().await;
+    serving.await.expect("the server ends with its input");
+    assert_eq!((direct.served(), direct.running()), (1, 0));
+}
