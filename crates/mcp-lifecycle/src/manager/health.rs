@@ -63,7 +63,7 @@ impl McpServerManager {
             return timed_out;
         }
         let unresponsive = LifecycleError::Unresponsive {
-            server: slot.config().name,
+            server: slot.config().name.clone(),
             waited: waited.saturating_add(ping),
             asked,
         };

@@ -273,7 +273,7 @@ impl McpServerManager {
         };
         self.authorized(&slot).await;
         tracing::info!(server = %config.name, principal = flow.principal.as_deref().unwrap_or_default(), "OAuth authorization completed");
-        Ok(config.name)
+        Ok(config.name.clone())
     }
 
     /// Use a client registered out of band at `server`'s authorization server (its id and,

@@ -14,7 +14,7 @@ impl McpServerManager {
         let manager = Self {
             inner: self.inner.clone(),
         };
-        let config_name = slot.config().name;
+        let config_name = slot.config().name.clone();
         let span = crate::spans::start(&config_name, why);
         let task = tokio::spawn(
             async move {
