@@ -340,41 +340,34 @@ impl Exchange<'_> {
         request: ClientRequest,
     ) -> Result<Result<ServerResult, ServiceError>, Stop> {
         let process = self.process;
-        let mut sent = match lane.send(request).await {
+        let mut sent = match lane.send(request) {
             Ok(sent) => sent,
-            Err(error) => {
-                let error = match error {
-                    LaneSendError::Closed => ServiceError::TransportClosed,
-                    LaneSendError::Io(error) => {
-                        ServiceError::TransportSend(DynamicTransportError::from_parts(
-                            "mcp-wire",
-                            std::any::TypeId::of::<DirectLane>(),
-                            Box::new(error),
-                        ))
-                    }
-                };
-                return Err(Stop::Failed(
-                    Box::pin(process.died_or(self.what, FORWARDED, error)).await,
-                ));
-            }
+            Err(error) => return Err(Stop::Failed(self.unsent(error).await)),
         };
         if let Some(registration) = self.registration {
             registration.route_progress(sent.progress.clone());
         }
         self.record(&sent.id, process.peer());
+        // The write is under the timeout and the client's cancel too: a server that stops
+        // reading cannot hold the caller (dropped, the write leaves the request queued whole).
+        let id = sent.id.clone();
+        let exchange = async {
+            sent.written().await?;
+            Ok::<_, LaneSendError>(sent.answer().await)
+        };
         let answered = tokio::select! {
-            answered = tokio::time::timeout(self.timeout, sent.answer()) => answered,
+            answered = tokio::time::timeout(self.timeout, exchange) => answered,
             () = self.cancel.cancelled() => {
-                cancelled(process.peer(), sent.id.clone(), CLIENT_CANCELLED).await;
+                cancelled(process.peer(), id, CLIENT_CANCELLED).await;
                 return Err(Stop::Cancelled);
             }
         };
         Ok(match answered {
-            Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(error))) => Err(ServiceError::McpError(error)),
-            Ok(Err(LaneClosed)) => Err(ServiceError::TransportClosed),
+            Ok(Ok(Ok(Ok(result)))) => Ok(result),
+            Ok(Ok(Ok(Err(error)))) => Err(ServiceError::McpError(error)),
+            Ok(Ok(Err(LaneClosed))) => Err(ServiceError::TransportClosed),
+            Ok(Err(error)) => return Err(Stop::Failed(self.unsent(error).await)),
             Err(_elapsed) => {
-                let id = sent.id.clone();
                 drop(sent);
                 cancelled(process.peer(), id, REQUEST_TIMEOUT).await;
                 Err(ServiceError::Timeout {
@@ -382,6 +375,21 @@ impl Exchange<'_> {
                 })
             }
         })
+    }
+
+    /// The error of a request the lane could not send, as rmcp would have reported it.
+    async fn unsent(&self, error: LaneSendError) -> LifecycleError {
+        let error = match error {
+            LaneSendError::Closed => ServiceError::TransportClosed,
+            LaneSendError::Io(error) => {
+                ServiceError::TransportSend(DynamicTransportError::from_parts(
+                    "mcp-wire",
+                    std::any::TypeId::of::<DirectLane>(),
+                    Box::new(error),
+                ))
+            }
+        };
+        Box::pin(self.process.died_or(self.what, FORWARDED, error)).await
     }
 
     /// The request's id and the revision in use, on its span.

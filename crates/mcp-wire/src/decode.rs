@@ -165,14 +165,20 @@ impl Side for RoleClient {
 }
 
 /// The number of the id of an answer (a message with an id and no method): what the
-/// [`crate::lane`] looks its requests up by. `None` for anything else, and for an id that is
-/// not a plain integer.
+/// [`crate::lane`] looks its requests up by; an integer, or a string of one (which rmcp
+/// also takes for the number). `None` for anything else.
 pub(crate) fn answer_number(line: &[u8]) -> Option<i64> {
     let envelope = Envelope::of(line)?;
     if envelope.method.present() {
         return None;
     }
-    envelope.id.0?.get().parse().ok()
+    let id = envelope.id.0?.get();
+    // rmcp takes an id sent back as a string of the number for the number's answer.
+    let digits = id
+        .strip_prefix('"')
+        .and_then(|id| id.strip_suffix('"'))
+        .unwrap_or(id);
+    digits.parse().ok()
 }
 
 /// The answer of `line` to a request the client sent, decoded as rmcp decodes it: a tool's
@@ -395,6 +401,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}"#,
             r#"{"jsonrpc":"2.0","id":"s","result":{}}"#,
         ];
+        let as_string = r#"{"jsonrpc":"2.0","id":"1099511627777","result":{"content":[]}}"#;
+        assert_eq!(answer_number(as_string.as_bytes()), Some((1 << 40) + 1));
         assert_eq!(answer_number(not_answers[0].as_bytes()), None);
         assert_eq!(answer_number(not_answers[1].as_bytes()), None);
         assert_eq!(answer_number(not_answers[2].as_bytes()), None);

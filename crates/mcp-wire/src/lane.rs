@@ -175,9 +175,10 @@ impl DirectLane {
         Self { lane }
     }
 
-    /// Send `request` with the lane's next id and a progress token equal to it, and return
-    /// once it is written. Its answer is [`Sent::answer`]'s.
-    pub async fn send(&self, mut request: ClientRequest) -> Result<Sent, LaneSendError> {
+    /// Queue `request` with the lane's next id and a progress token equal to it; it is on
+    /// its way once [`Sent::written`] returns (or once any later write on the connection
+    /// does), and its answer is [`Sent::answer`]'s.
+    pub fn send(&self, mut request: ClientRequest) -> Result<Sent, LaneSendError> {
         let number = self.lane.next.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::Number(number);
         let progress = ProgressToken(NumberOrString::Number(number));
@@ -207,11 +208,6 @@ impl DirectLane {
             .output
             .queue_request(&message)
             .map_err(LaneSendError::Io)?;
-        self.lane
-            .output
-            .flush_queued()
-            .await
-            .map_err(LaneSendError::Io)?;
         Ok(sent)
     }
 
@@ -236,6 +232,16 @@ pub struct Sent {
 }
 
 impl Sent {
+    /// Once the request is written (with whatever else was queued). Safe to drop: the
+    /// bytes stay queued, whole, for the next write.
+    pub async fn written(&self) -> Result<(), LaneSendError> {
+        self.lane
+            .output
+            .flush_queued()
+            .await
+            .map_err(LaneSendError::Io)
+    }
+
     /// The server's answer; [`LaneClosed`] when the connection ended first.
     pub async fn answer(&mut self) -> Result<Answer, LaneClosed> {
         let answer = (&mut self.answer).await.map_err(|_| LaneClosed);

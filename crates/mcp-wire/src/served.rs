@@ -16,8 +16,9 @@
 //! may send the client requests of its own; before it, it decides nothing on a pipe. Every
 //! other message goes to rmcp. A `notifications/cancelled` for a call served here cancels
 //! the call's context (and goes on to rmcp, which knows no such request), and a cancelled
-//! call is not answered, as rmcp does not answer one. When the transport ends, the calls
-//! still running are cancelled.
+//! call is not answered, as rmcp does not answer one. When the input ends, no more calls are
+//! taken, and those running are given what rmcp gives its own handlers to answer (5 s after
+//! the end of input, 2 s when the service was cancelled) before they are cancelled.
 //!
 //! [`LineTransport`]: crate::LineTransport
 
@@ -33,6 +34,7 @@ use rmcp::model::{
     RequestId, ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{Peer, RequestContext, Service};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -73,12 +75,15 @@ struct Serving {
     output: Arc<dyn Outgoing>,
     installed: OnceLock<(Box<dyn Handler>, Peer<RoleServer>)>,
     running: Mutex<Running>,
+    /// Told when the last call being served ends.
+    idle: Notify,
     /// Calls served here so far.
     served: AtomicU64,
 }
 
 struct Running {
-    open: bool,
+    /// Calls are taken (until the input ends or the connection closes).
+    taking: bool,
     /// The calls being served, by id: their cancellation.
     calls: HashMap<RequestId, CancellationToken>,
 }
@@ -90,9 +95,10 @@ impl DirectServing {
                 output,
                 installed: OnceLock::new(),
                 running: Mutex::new(Running {
-                    open: true,
+                    taking: true,
                     calls: HashMap::new(),
                 }),
+                idle: Notify::new(),
                 served: AtomicU64::new(0),
             }),
         }
@@ -112,6 +118,28 @@ impl DirectServing {
     /// it will not be answered.
     pub(crate) fn cancel(&self, id: &RequestId) {
         self.serving.cancel(id);
+    }
+
+    /// The input ended: no more calls are taken; those being served go on.
+    pub(crate) fn stop_taking(&self) {
+        self.serving.running().taking = false;
+    }
+
+    /// The connection closes: the calls being served are given up to `limit` to answer (as
+    /// rmcp gives its own handlers), then the rest are cancelled.
+    pub(crate) async fn close_within(&self, limit: std::time::Duration) {
+        let serving = &self.serving;
+        let _ = tokio::time::timeout(limit, async {
+            loop {
+                let idle = serving.idle.notified();
+                if serving.running().calls.is_empty() {
+                    return;
+                }
+                idle.await;
+            }
+        })
+        .await;
+        serving.close();
     }
 
     /// The connection ended: every call still served is cancelled, and no more are taken.
@@ -164,7 +192,7 @@ impl Serving {
         let cancel = CancellationToken::new();
         {
             let mut running = self.running();
-            if !running.open || running.calls.contains_key(&id) {
+            if !running.taking || running.calls.contains_key(&id) {
                 // A closed connection, or an id already in use: rmcp's to handle.
                 return Some((id, request));
             }
@@ -204,11 +232,23 @@ impl Serving {
 
     /// The call `id` ended: `false` when it had been cancelled (or the connection closed).
     fn finish(&self, id: &RequestId) -> bool {
-        self.running().calls.remove(id).is_some()
+        let mut running = self.running();
+        let ended = running.calls.remove(id).is_some();
+        if running.calls.is_empty() {
+            self.idle.notify_waiters();
+        }
+        ended
     }
 
     fn cancel(&self, id: &RequestId) {
-        let cancelled = self.running().calls.remove(id);
+        let cancelled = {
+            let mut running = self.running();
+            let cancelled = running.calls.remove(id);
+            if running.calls.is_empty() {
+                self.idle.notify_waiters();
+            }
+            cancelled
+        };
         if let Some(cancel) = cancelled {
             cancel.cancel();
         }
@@ -217,7 +257,7 @@ impl Serving {
     fn close(&self) {
         let calls = {
             let mut running = self.running();
-            running.open = false;
+            running.taking = false;
             std::mem::take(&mut running.calls)
         };
         for cancel in calls.into_values() {

@@ -14,8 +14,9 @@
 //! - **writes** are coalesced: a message is encoded into a queue when it is sent, and the
 //!   first send to reach the writer writes everything queued in one `write`; under load,
 //!   many answers go out in one system call and one wake-up of the peer (rmcp writes and
-//!   flushes each message on its own). A send completes once its bytes are written; a
-//!   write that fails closes the writer, and every send whose bytes it held fails; while
+//!   flushes each message on its own). A send completes once its bytes are written (one
+//!   dropped halfway leaves them whole for the next write); a write that fails closes the
+//!   writer, and every send whose bytes it held fails; while
 //!   more than [`DEFAULT_MAX_QUEUED`] bytes wait for a peer that does not read, a further
 //!   message is refused.
 
@@ -59,6 +60,8 @@ pub struct LineTransport<Role, R, W> {
     lane: Option<Arc<Lane>>,
     /// A server's calls served past rmcp's loop ([`Self::direct_serving`]), when any can be.
     served: Option<DirectServing>,
+    /// The input ended (rather than the service being cancelled).
+    input_ended: bool,
     /// A message of an unknown shape was read: answer `Invalid request` before reading on.
     answer_invalid: bool,
     _role: PhantomData<fn() -> Role>,
@@ -76,11 +79,13 @@ impl<Role, R, W> LineTransport<Role, R, W> {
                 sink: tokio::sync::Mutex::new(Some(Sink {
                     writer,
                     spare: Vec::new(),
+                    written: 0,
                 })),
             }),
             calls: PendingCalls::default(),
             lane: None,
             served: None,
+            input_ended: false,
             answer_invalid: false,
             _role: PhantomData,
         }
@@ -127,9 +132,19 @@ impl<R, W: AsyncWrite + Send + Unpin + 'static> LineTransport<RoleServer, R, W> 
 
 impl<Role, R, W> Drop for LineTransport<Role, R, W> {
     fn drop(&mut self) {
-        self.close_direct();
+        if let Some(lane) = &self.lane {
+            lane.close();
+        }
+        if let Some(served) = &self.served {
+            served.close();
+        }
     }
 }
+
+/// How long calls served directly have to answer when the connection closes: what rmcp's
+/// loop gives its own handlers after the end of input, and after a cancellation.
+const DRAIN_AFTER_INPUT: std::time::Duration = std::time::Duration::from_secs(5);
+const DRAIN_AFTER_CANCEL: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The read buffer: `buf[start..end]` is read and not yet taken; `buf[start..scan]` holds
 /// no newline.
@@ -189,14 +204,15 @@ impl Input {
 }
 
 impl<Role, R, W> LineTransport<Role, R, W> {
-    /// The connection ended: the lane's waiting requests are told, and the calls served
-    /// directly are cancelled.
-    fn close_direct(&self) {
+    /// The input ended: the lane's waiting requests are told (no answer can come), and no
+    /// more calls are served directly (those running go on until [`Transport::close`]).
+    fn end_input(&mut self) {
+        self.input_ended = true;
         if let Some(lane) = &self.lane {
             lane.close();
         }
         if let Some(served) = &self.served {
-            served.close();
+            served.stop_taking();
         }
     }
 }
@@ -290,12 +306,12 @@ where
                     continue;
                 }
                 Next::Eof => {
-                    self.close_direct();
+                    self.end_input();
                     return None;
                 }
                 Next::Failed(error) => {
                     tracing::error!(%error, "cannot read the MCP connection");
-                    self.close_direct();
+                    self.end_input();
                     return None;
                 }
             };
@@ -335,6 +351,13 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
+        if let Some(served) = &self.served {
+            let limit = match self.input_ended {
+                true => DRAIN_AFTER_INPUT,
+                false => DRAIN_AFTER_CANCEL,
+            };
+            served.close_within(limit).await;
+        }
         let flushed = self.output.flush().await;
         drop(self.output.sink.lock().await.take());
         match flushed {
@@ -381,6 +404,9 @@ struct Sink<W> {
     writer: W,
     /// The buffer being written; swapped with the queue's, so neither is allocated again.
     spare: Vec<u8>,
+    /// How much of `spare` is written: a flush dropped halfway (its caller cancelled) leaves
+    /// the rest for the next one, which writes it first.
+    written: usize,
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
@@ -403,7 +429,10 @@ impl<W: AsyncWrite + Unpin> Output<W> {
         Ok(())
     }
 
-    /// Write everything queued so far (nothing, when an earlier flush took it).
+    /// Write everything queued so far (nothing, when an earlier flush took it), after what
+    /// an earlier flush left unwritten. Safe to drop at any await: a message is never written
+    /// twice nor cut, since the bytes taken from the queue stay in the sink, with how much of
+    /// them went out, until they are all written.
     /// A write that fails closes the writer: the sends whose bytes were in that write, and
     /// every later one, fail too (with `NotConnected`) instead of reporting success.
     async fn flush(&self) -> io::Result<()> {
@@ -414,25 +443,43 @@ impl<W: AsyncWrite + Unpin> Output<W> {
                 "the transport is closed",
             ));
         };
-        {
-            let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
-            if queue.is_empty() {
-                return Ok(());
+        // The queue is taken once: this call's own bytes are in it (or were taken by an
+        // earlier flush, which wrote them or left them in the sink).
+        let mut taken = false;
+        loop {
+            if sink.written == sink.spare.len() {
+                sink.spare.clear();
+                sink.written = 0;
+                if sink.spare.capacity() > KEEP_AT_MOST {
+                    sink.spare = Vec::new();
+                }
+                if taken {
+                    return Ok(());
+                }
+                let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
+                if queue.is_empty() {
+                    return Ok(());
+                }
+                std::mem::swap(&mut *queue, &mut sink.spare);
+                taken = true;
             }
-            std::mem::swap(&mut *queue, &mut sink.spare);
+            let written = match sink.writer.write(&sink.spare[sink.written..]).await {
+                Ok(0) => Err(io::Error::from(io::ErrorKind::WriteZero)),
+                Ok(count) => {
+                    sink.written += count;
+                    if sink.written < sink.spare.len() {
+                        continue;
+                    }
+                    sink.writer.flush().await
+                }
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(error) => Err(error),
+            };
+            if let Err(error) = written {
+                *guard = None;
+                return Err(error);
+            }
         }
-        let mut written = sink.writer.write_all(&sink.spare).await;
-        if written.is_ok() {
-            written = sink.writer.flush().await;
-        }
-        sink.spare.clear();
-        if sink.spare.capacity() > KEEP_AT_MOST {
-            sink.spare = Vec::new();
-        }
-        if written.is_err() {
-            *guard = None;
-        }
-        written
     }
 }
 

@@ -55,10 +55,8 @@ async fn the_lane_and_rmcp_share_one_connection() {
     let on_lane = (0..40).map(|n| {
         let lane = lane.clone();
         async move {
-            let mut sent = lane
-                .send(echo_call(&format!("lane {n}")))
-                .await
-                .expect("sent");
+            let mut sent = lane.send(echo_call(&format!("lane {n}"))).expect("queued");
+            sent.written().await.expect("written");
             sent.answer().await.expect("answered")
         }
     });
@@ -148,11 +146,9 @@ impl Scripted {
     fn call(&self) -> tokio::task::JoinHandle<Result<Answer, LaneClosed>> {
         let lane = self.lane.clone();
         tokio::spawn(async move {
-            lane.send(echo_call("x"))
-                .await
-                .expect("sent")
-                .answer()
-                .await
+            let mut sent = lane.send(echo_call("x")).expect("queued");
+            sent.written().await.expect("written");
+            sent.answer().await
         })
     }
 }
@@ -208,13 +204,28 @@ async fn answers_of_every_kind_come_back_as_rmcp_would_decode_them() {
         shown(sending.await.expect("joined")),
         shown(Ok(Err(refused)))
     );
+
+    // An id sent back as a string of the number answers the number, as rmcp takes it.
+    let sending = server.call();
+    let request = server.read().await;
+    let as_string = request["id"].as_i64().expect("a number").to_string();
+    server
+        .answer(
+            json!({"jsonrpc": "2.0", "id": as_string, "result": {"content": [], "isError": false}}),
+        )
+        .await;
+    assert_eq!(
+        shown(sending.await.expect("joined")),
+        shown(Ok(Ok(decoded(json!({"content": [], "isError": false})))))
+    );
 }
 
 #[tokio::test]
 async fn a_request_given_up_is_forgotten_and_its_late_answer_dropped() {
     let mut server = Scripted::start().await;
     let lane = server.lane.clone();
-    let sent = lane.send(echo_call("late")).await.expect("sent");
+    let sent = lane.send(echo_call("late")).expect("queued");
+    sent.written().await.expect("written");
     let request = server.read().await;
     assert_eq!(lane.waiting(), 1);
     drop(sent);
@@ -251,7 +262,7 @@ async fn a_connection_that_ends_tells_its_waiting_requests_and_takes_no_more() {
     drop((lines, write));
     assert!(matches!(waiting.await.expect("joined"), Err(LaneClosed)));
     assert!(matches!(
-        lane.send(echo_call("after")).await.map(|_| ()),
+        lane.send(echo_call("after")).map(|_| ()),
         Err(LaneSendError::Closed)
     ));
     let _ = client.cancel().await;

@@ -61,7 +61,9 @@ impl Client {
 }
 
 /// `server` served with direct serving installed, and a client that initialized.
-async fn start(server: Patient) -> (Client, DirectServing, tokio::task::JoinHandle<()>) {
+async fn start<S: ServerHandler + Clone>(
+    server: S,
+) -> (Client, DirectServing, tokio::task::JoinHandle<()>) {
     let (client_end, server_end) = tokio::io::duplex(1 << 16);
     let (read, write) = tokio::io::split(server_end);
     let mut transport = LineTransport::<RoleServer, _, _>::new(read, write);
@@ -129,15 +131,62 @@ async fn a_cancelled_call_is_told_and_not_answered() {
     serving.await.expect("the server ends with its input");
 }
 
-#[tokio::test]
-async fn calls_still_running_when_the_connection_ends_are_cancelled() {
+#[tokio::test(start_paused = true)]
+async fn calls_still_running_when_the_input_ends_have_rmcps_5_s_then_are_cancelled() {
     let server = Patient::default();
     let (mut client, direct, serving) = start(server.clone()).await;
     client.send(call("left running")).await;
     server.started.notified().await;
     assert_eq!(direct.running(), 1);
+    let ended = tokio::time::Instant::now();
     drop(client);
     server.cancelled.notified().await;
+    assert!(ended.elapsed() >= std::time::Duration::from_secs(5));
+    serving.await.expect("the server ends with its input");
+    assert_eq!((direct.served(), direct.running()), (1, 0));
+}
+
+/// A tool that answers once the test lets it.
+#[derive(Clone, Default)]
+struct Gated {
+    started: Arc<Notify>,
+    release: Arc<Notify>,
+}
+
+impl ServerHandler for Gated {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn call_tool(
+        &self,
+        _request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.started.notify_one();
+        self.release.notified().await;
+        Ok(
+            CallToolResult::success(vec![ContentBlock::text("answered after the input ended")])
+                .into(),
+        )
+    }
+}
+
+#[tokio::test]
+async fn a_call_running_when_the_input_ends_is_still_answered() {
+    let server = Gated::default();
+    let (mut client, direct, serving) = start(server.clone()).await;
+    client.send(call("last")).await;
+    server.started.notified().await;
+    // The client closes its side for writing and keeps reading, as `printf … | server` does.
+    client.write.shutdown().await.expect("half-closed");
+    server.release.notify_one();
+    let answer = client.read().await;
+    assert_eq!(answer["id"], "last");
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        "answered after the input ended"
+    );
     serving.await.expect("the server ends with its input");
     assert_eq!((direct.served(), direct.running()), (1, 0));
 }

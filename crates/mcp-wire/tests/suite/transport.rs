@@ -392,3 +392,65 @@ async fn an_rmcp_client_over_it_calls_tools_concurrently() {
     assert_eq!(texts, expected);
     client.cancel().await.expect("closed");
 }
+
+/// A writer that takes at most 10 bytes a write and is not ready every other time, as a
+/// pipe whose reader is slow.
+#[derive(Clone, Default)]
+struct Trickle {
+    ready: Arc<std::sync::atomic::AtomicBool>,
+    bytes: Arc<Mutex<Vec<u8>>>,
+}
+
+impl AsyncWrite for Trickle {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        context: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if !self.ready.swap(false, Ordering::SeqCst) {
+            self.ready.store(true, Ordering::SeqCst);
+            context.waker().wake_by_ref();
+            return Poll::Pending;
+        }
+        let taken = buf.len().min(10);
+        self.bytes
+            .lock()
+            .expect("lock")
+            .extend_from_slice(&buf[..taken]);
+        Poll::Ready(Ok(taken))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn a_send_dropped_halfway_leaves_its_message_whole_for_the_next_write() {
+    let writer = Trickle::default();
+    let mut transport = LineTransport::<RoleServer, _, _>::new(tokio::io::empty(), writer.clone());
+    let message = |n: i64| {
+        JsonRpcMessage::response(
+            ServerResult::empty(()),
+            RequestId::String(format!("request number {n}").into()),
+        )
+    };
+    let mut first = Box::pin(transport.send(message(1)));
+    for _ in 0..3 {
+        assert!(futures::poll!(first.as_mut()).is_pending());
+    }
+    let cut = writer.bytes.lock().expect("lock").len();
+    assert!(cut > 0, "the first message was partly written");
+    drop(first);
+    transport.send(message(2)).await.expect("sent");
+    let written = String::from_utf8(writer.bytes.lock().expect("lock").clone()).expect("utf-8");
+    let ids: Vec<Value> = written
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).expect("whole lines")["id"].clone())
+        .collect();
+    assert_eq!(ids, [json!("request number 1"), json!("request number 2")]);
+}
