@@ -11,9 +11,12 @@
 #          `Origin`; also the share of the Origin check (`OriginPolicy::allows`), the key check
 #          (`GatewayAuth::configured_bot`) and the session owner's check (`held_by_another`),
 #          each 0 when the compiler inlined it into its caller.
+#   bridge: `botcraft mcp-stdio` forwarding to a `serve` (not counted) at DEPTH: the bridge's
+#          own instructions per call.
 #
 # usage: scripts/callgrind-faces.sh local [DEPTH] [SMALL] [LARGE]   (default: 1 500 2500)
 #        scripts/callgrind-faces.sh serve [SMALL] [LARGE]           (default: 300 1300)
+#        scripts/callgrind-faces.sh bridge [DEPTH] [SMALL] [LARGE]  (default: 1 300 1300)
 # CALLGRIND_KEEP=DIR keeps both callgrind files there (for callgrind_annotate).
 # needs: valgrind (apt-get install valgrind).
 set -euo pipefail
@@ -24,7 +27,8 @@ face=${1:-}
 case "$face" in
   local) depth=${2:-1}; small=${3:-500}; large=${4:-2500} ;;
   serve) depth=1; small=${2:-300}; large=${3:-1300} ;;
-  *) echo "usage: $0 local [DEPTH] [SMALL] [LARGE] | serve [SMALL] [LARGE]" >&2; exit 2 ;;
+  bridge) depth=${2:-1}; small=${3:-300}; large=${4:-1300} ;;
+  *) echo "usage: $0 local [DEPTH] [SMALL] [LARGE] | serve [SMALL] [LARGE] | bridge [DEPTH] [SMALL] [LARGE]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
 cargo build --release --locked -q -p bench -p bot-craft -p test-support \
@@ -83,6 +87,14 @@ run() { # CALLS: the face's callgrind file after CALLS timed calls
       start_serve "$work/data.$calls" valgrind --tool=callgrind --callgrind-out-file="$out"
       "$bench" "${load[@]}" --calls "$calls" --url "$url/mcp" \
         --header "Authorization: Bearer $bot_key" --header "Origin: $url" >/dev/null
+      stop_serve ;;
+    bridge)
+      start_serve "$work/data.$calls"
+      printf '%s\n' '{"bot": "bench", "instructions": "", "tools": [{"name": "fake__echo", "description": "fake tool echo", "inputSchema": {"type": "object"}}]}' >"$work/manifest.json"
+      "$bench" "${load[@]}" --calls "$calls" --env "BOTCRAFT_URL=$url" \
+        --env "BOTCRAFT_API_KEY=$bot_key" --env "BOTCRAFT_MCP_CACHE_DIR=$work/stdio-cache" -- \
+        valgrind --tool=callgrind --callgrind-out-file="$out" \
+        "$botcraft" mcp-stdio --bot bench --manifest "$work/manifest.json" --no-refresh >/dev/null
       stop_serve ;;
   esac
 }

@@ -67,15 +67,16 @@ impl Drop for SseClientTransport {
 
 /// One parsed server-sent event.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(crate) struct Event {
+pub struct Event {
     pub event: String,
     pub data: String,
 }
 
 /// The `text/event-stream` parser: fields `event` and `data` (others ignored), comments, any
-/// of the three line ends, one leading space after the colon dropped.
+/// of the three line ends, one leading space after the colon dropped; an event of more than
+/// [`MAX_EVENT_BYTES`] is refused. Also what `mcp-stdio`'s bridge reads `/mcp`'s answers with.
 #[derive(Debug, Default)]
-pub(crate) struct EventParser {
+pub struct EventParser {
     line: Vec<u8>,
     event: String,
     data: String,
@@ -86,26 +87,27 @@ pub(crate) struct EventParser {
 
 impl EventParser {
     /// Feed `chunk`; complete events go to `out`.
-    pub(crate) fn feed(&mut self, chunk: &[u8], out: &mut Vec<Event>) -> Result<(), SseError> {
-        for &byte in chunk {
+    pub fn feed(&mut self, mut chunk: &[u8], out: &mut Vec<Event>) -> Result<(), SseError> {
+        while !chunk.is_empty() {
             if self.after_cr {
                 self.after_cr = false;
-                if byte == b'\n' {
+                if chunk[0] == b'\n' {
+                    chunk = &chunk[1..];
                     continue;
                 }
             }
-            match byte {
-                b'\n' | b'\r' => {
-                    self.after_cr = byte == b'\r';
-                    self.end_line(out);
-                }
-                _ => {
-                    self.line.push(byte);
-                    if self.line.len() + self.data.len() > MAX_EVENT_BYTES {
-                        return Err(SseError::EventTooLarge);
-                    }
-                }
+            // The run of bytes up to the next line end goes on the line at once.
+            let run = memchr::memchr2(b'\n', b'\r', chunk).unwrap_or(chunk.len());
+            self.line.extend_from_slice(&chunk[..run]);
+            if self.line.len() + self.data.len() > MAX_EVENT_BYTES {
+                return Err(SseError::EventTooLarge);
             }
+            let Some(&end) = chunk.get(run) else {
+                break;
+            };
+            self.after_cr = end == b'\r';
+            self.end_line(out);
+            chunk = &chunk[run + 1..];
         }
         Ok(())
     }

@@ -15,11 +15,11 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use rmcp::model::{CallToolResult, ClientRequest, JsonObject, Tool};
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use server_kit::ReasonCode;
 use tokio::sync::Mutex;
@@ -101,7 +101,12 @@ pub fn endpoint_of(url: &str) -> String {
 pub struct Upstream {
     http: reqwest::Client,
     endpoint: String,
+    /// `endpoint`, parsed once (not on every request); `None` when it does not parse, and the
+    /// request then fails as reqwest fails it.
+    endpoint_url: Option<reqwest::Url>,
     api_key: String,
+    /// `Bearer <key>`, made once and marked sensitive (kept out of debug output).
+    authorization: Option<reqwest::header::HeaderValue>,
     timeout: Duration,
     session: Mutex<Option<String>>,
     next_id: AtomicU64,
@@ -120,10 +125,20 @@ impl Upstream {
             .connect_timeout(Duration::from_secs(10))
             .build()
             .unwrap_or_default();
+        let endpoint = endpoint_of(&config.url);
+        let authorization =
+            reqwest::header::HeaderValue::from_str(&format!("Bearer {}", config.api_key))
+                .ok()
+                .map(|mut value| {
+                    value.set_sensitive(true);
+                    value
+                });
         Self {
             http,
-            endpoint: endpoint_of(&config.url),
+            endpoint_url: reqwest::Url::parse(&endpoint).ok(),
+            endpoint,
             api_key: config.api_key.clone(),
+            authorization,
             timeout: config.timeout,
             session: Mutex::new(None),
             next_id: AtomicU64::new(1),
@@ -156,7 +171,7 @@ impl Upstream {
             params["_meta"] = Value::Object(meta);
         }
         let result = self.request("tools/call", params).instrument(span).await?;
-        serde_json::from_value(result).map_err(|error| UpstreamError::BadPayload {
+        serde_json::from_str(result.get()).map_err(|error| UpstreamError::BadPayload {
             method: "tools/call",
             what: error.to_string(),
         })
@@ -174,7 +189,7 @@ impl Upstream {
             };
             let result = self.request("tools/list", params).await?;
             let page: rmcp::model::ListToolsResult =
-                serde_json::from_value(result).map_err(|error| UpstreamError::BadPayload {
+                serde_json::from_str(result.get()).map_err(|error| UpstreamError::BadPayload {
                     method: "tools/list",
                     what: error.to_string(),
                 })?;
@@ -192,11 +207,15 @@ impl Upstream {
 
     /// A JSON-RPC request on the kept session (opening one if needed); retried once on a
     /// new session when the kept one is unknown to BotCraft.
-    async fn request(&self, method: &'static str, params: Value) -> Result<Value, UpstreamError> {
+    async fn request(
+        &self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Box<RawValue>, UpstreamError> {
         let mut retried = false;
         loop {
             let session = self.session().await?;
-            match self.exchange(method, params.clone(), Some(&session)).await {
+            match self.exchange(method, &params, Some(&session)).await {
                 Err(error) if error.is_stale_session() && !retried => {
                     tracing::info!("BotCraft forgot the session (restarted?); opening a new one");
                     let mut kept = self.session.lock().await;
@@ -232,13 +251,14 @@ impl Upstream {
             "capabilities": {},
             "clientInfo": {"name": "botcraft-mcp-stdio", "version": env!("CARGO_PKG_VERSION")}
         });
-        let (result, session) = self.exchange("initialize", params, None).await?;
+        let (result, session) = self.exchange("initialize", &params, None).await?;
         let session = session.ok_or_else(|| UpstreamError::BadPayload {
             method: "initialize",
             what: format!("no {SESSION_HEADER} header in the answer"),
         })?;
         self.notify_initialized(&session).await?;
         *self.session.lock().await = Some(session);
+        let result: Value = serde_json::from_str(result.get()).unwrap_or_default();
         Ok(result
             .get("instructions")
             .and_then(Value::as_str)
@@ -246,10 +266,15 @@ impl Upstream {
     }
 
     fn post(&self, session: Option<&str>) -> reqwest::RequestBuilder {
-        let mut builder = self
-            .http
-            .post(&self.endpoint)
-            .header(AUTHORIZATION, format!("Bearer {}", self.api_key))
+        let builder = match &self.endpoint_url {
+            Some(url) => self.http.post(url.clone()),
+            None => self.http.post(&self.endpoint),
+        };
+        let builder = match &self.authorization {
+            Some(value) => builder.header(AUTHORIZATION, value.clone()),
+            None => builder.header(AUTHORIZATION, format!("Bearer {}", self.api_key)),
+        };
+        let mut builder = builder
             .header(ACCEPT, "application/json, text/event-stream")
             .header(CONTENT_TYPE, "application/json");
         if let Some(session) = session {
@@ -291,15 +316,25 @@ impl Upstream {
     async fn exchange(
         &self,
         method: &'static str,
-        params: Value,
+        params: &Value,
         session: Option<&str>,
-    ) -> Result<(Value, Option<String>), UpstreamError> {
+    ) -> Result<(Box<RawValue>, Option<String>), UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        // Encoded from the borrowed parameters (a retry encodes them again, copies nothing).
+        let body = serde_json::to_vec(&Request {
+            jsonrpc: "2.0",
+            id,
+            method,
+            params,
+        })
+        .map_err(|error| UpstreamError::BadPayload {
+            method,
+            what: error.to_string(),
+        })?;
         let work = async {
             let response = self
                 .post(session)
-                .json(&body)
+                .body(body)
                 .send()
                 .await
                 .map_err(|source| self.unreachable(source))?;
@@ -311,7 +346,7 @@ impl Upstream {
                 .map(str::to_owned);
             let message =
                 read_answer(method, id, response, |source| self.unreachable(source)).await?;
-            Ok((answer_result(method, message)?, session))
+            Ok((answer_result(method, &message)?, session))
         };
         tokio::time::timeout(self.timeout, work)
             .await
@@ -344,14 +379,14 @@ fn preview(text: &str) -> String {
     text
 }
 
-/// The JSON-RPC message answering request `id`, from a JSON body or the first SSE event
-/// that carries it.
+/// The JSON-RPC message answering request `id` (its text), from a JSON body or the first
+/// SSE event that carries it.
 async fn read_answer(
     method: &'static str,
     id: u64,
     response: reqwest::Response,
     unreachable: impl Fn(reqwest::Error) -> UpstreamError,
-) -> Result<Value, UpstreamError> {
+) -> Result<String, UpstreamError> {
     let bad = |what: String| UpstreamError::BadPayload { method, what };
     let content_type = response
         .headers()
@@ -361,50 +396,129 @@ async fn read_answer(
         .to_ascii_lowercase();
     if content_type.starts_with("application/json") {
         let text = response.text().await.map_err(unreachable)?;
-        let message: Value = serde_json::from_str(&text)
-            .map_err(|_| bad(format!("not JSON: {}", preview(&text))))?;
-        return Ok(message);
+        if serde_json::from_str::<&RawValue>(&text).is_err() {
+            return Err(bad(format!("not JSON: {}", preview(&text))));
+        }
+        return Ok(text);
     }
     if !content_type.starts_with("text/event-stream") {
         return Err(bad(format!("unexpected content type {content_type:?}")));
     }
-    let mut events = response.bytes_stream().eventsource();
-    while let Some(event) = events.next().await {
-        let event = event.map_err(|error| bad(format!("broken event stream: {error}")))?;
-        if event.data.trim().is_empty() {
-            continue; // priming events, keep-alives
-        }
-        let message: Value = serde_json::from_str(&event.data)
-            .map_err(|_| bad(format!("an event is not JSON: {}", preview(&event.data))))?;
-        if message.get("id").and_then(Value::as_u64) == Some(id) {
-            return Ok(message);
+    let id = id.to_string();
+    let mut body = response.bytes_stream();
+    let mut parser = mcp_client::sse::EventParser::default();
+    let mut events = Vec::new();
+    while let Some(chunk) = body.next().await {
+        let chunk = chunk.map_err(|error| bad(format!("broken event stream: {error}")))?;
+        parser
+            .feed(&chunk, &mut events)
+            .map_err(|error| bad(format!("broken event stream: {error}")))?;
+        for event in events.drain(..) {
+            if event.data.trim().is_empty() {
+                continue; // priming events, keep-alives
+            }
+            let answers = match serde_json::from_str::<Message>(&event.data) {
+                Ok(message) => message.id.is_some_and(|raw| raw.get() == id),
+                // Not an object of the keys read here (an array, a duplicate key): as a value.
+                Err(_) => {
+                    let message: Value = serde_json::from_str(&event.data).map_err(|_| {
+                        bad(format!("an event is not JSON: {}", preview(&event.data)))
+                    })?;
+                    message
+                        .get("id")
+                        .and_then(Value::as_u64)
+                        .is_some_and(|n| n.to_string() == id)
+                }
+            };
+            if answers {
+                return Ok(event.data);
+            }
         }
     }
     Err(bad("the event stream ended without an answer".to_owned()))
 }
 
-/// The `result` of a JSON-RPC answer, or its error.
-fn answer_result(method: &'static str, message: Value) -> Result<Value, UpstreamError> {
-    if let Some(error) = message.get("error") {
-        return Err(UpstreamError::Rpc {
-            method,
-            code: error
-                .get("code")
-                .and_then(Value::as_i64)
-                .unwrap_or_default(),
-            message: error
-                .get("message")
-                .and_then(Value::as_str)
-                .unwrap_or("no message")
-                .to_owned(),
+/// A JSON-RPC request as the bridge sends it.
+#[derive(serde::Serialize)]
+struct Request<'a> {
+    jsonrpc: &'static str,
+    id: u64,
+    method: &'static str,
+    params: &'a Value,
+}
+
+/// The keys of a JSON-RPC message the bridge reads, each kept as its raw text; `result` and
+/// `error` count when present, even as `null`.
+#[derive(serde::Deserialize)]
+struct Message<'a> {
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue as serde::Deserialize>::deserialize(deserializer).map(Some)
+}
+
+/// The `result` of the JSON-RPC answer `text` (kept as its text, for the caller to decode
+/// as the type it expects), or its error.
+fn answer_result(method: &'static str, text: &str) -> Result<Box<RawValue>, UpstreamError> {
+    let Ok(message) = serde_json::from_str::<Message>(text) else {
+        // Not an object of the keys read here (a duplicate key, say): as a value.
+        let message: Value = serde_json::from_str(text).unwrap_or_default();
+        let result = answer_value(method, message)?;
+        return serde_json::value::to_raw_value(&result).map_err(|error| {
+            UpstreamError::BadPayload {
+                method,
+                what: error.to_string(),
+            }
         });
+    };
+    if let Some(error) = message.error {
+        let error: Value = serde_json::from_str(error.get()).unwrap_or_default();
+        return Err(rpc_error(method, &error));
+    }
+    match message.result {
+        Some(result) if result.get().starts_with('{') => Ok(result.to_owned()),
+        _ => Err(no_result(method)),
+    }
+}
+
+/// [`answer_result`] of a message decoded as a value.
+fn answer_value(method: &'static str, message: Value) -> Result<Value, UpstreamError> {
+    if let Some(error) = message.get("error") {
+        return Err(rpc_error(method, error));
     }
     match message.get("result") {
         Some(result) if result.is_object() => Ok(result.clone()),
-        _ => Err(UpstreamError::BadPayload {
-            method,
-            what: "a JSON-RPC answer without a result object".to_owned(),
-        }),
+        _ => Err(no_result(method)),
+    }
+}
+
+fn rpc_error(method: &'static str, error: &Value) -> UpstreamError {
+    UpstreamError::Rpc {
+        method,
+        code: error
+            .get("code")
+            .and_then(Value::as_i64)
+            .unwrap_or_default(),
+        message: error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("no message")
+            .to_owned(),
+    }
+}
+
+fn no_result(method: &'static str) -> UpstreamError {
+    UpstreamError::BadPayload {
+        method,
+        what: "a JSON-RPC answer without a result object".to_owned(),
     }
 }
 
@@ -430,16 +544,41 @@ mod tests {
     fn answers_are_results_or_typed_errors() {
         let ok = answer_result(
             "tools/call",
-            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": []}}),
+            r#"{"jsonrpc": "2.0", "id": 1, "result": {"content": []}}"#,
         );
-        assert_eq!(ok.expect("result"), json!({"content": []}));
+        assert_eq!(ok.expect("result").get(), r#"{"content": []}"#);
         let rpc = answer_result(
             "tools/call",
-            json!({"id": 1, "error": {"code": -32602, "message": "Unknown tool: x"}}),
+            r#"{"id": 1, "error": {"code": -32602, "message": "Unknown tool: x"}}"#,
         )
         .expect_err("rpc error");
         assert_eq!(rpc.reason(), ReasonCode::ToolError);
-        let bad = answer_result("tools/call", json!({"id": 1, "result": 3})).expect_err("bad");
+        let bad = answer_result("tools/call", r#"{"id": 1, "result": 3}"#).expect_err("bad");
         assert_eq!(bad.reason(), ReasonCode::UpstreamBadPayload);
+    }
+
+    /// The raw reading decides every answer as reading it as a value does.
+    #[test]
+    fn the_raw_reading_of_an_answer_is_the_values() {
+        let cases = [
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"id":1,"error":{"code":-32602,"message":"Unknown tool: x","data":{}}}"#,
+            r#"{"id":1,"error":null,"result":{"content":[]}}"#,
+            r#"{"id":1,"result":null}"#,
+            r#"{"id":1,"result":[]}"#,
+            r#"{"id":1}"#,
+            r#"{"id":1,"error":{"code":"not a number"}}"#,
+            r#"{"id":1,"result":{"a":1},"result":{"b":2}}"#,
+            r#"[1,2]"#,
+        ];
+        for text in cases {
+            let raw = answer_result("tools/call", text)
+                .map(|raw| serde_json::from_str::<Value>(raw.get()).expect("a result is JSON"));
+            let value = answer_value(
+                "tools/call",
+                serde_json::from_str(text).expect("the case is JSON"),
+            );
+            assert_eq!(format!("{raw:?}"), format!("{value:?}"), "{text}");
+        }
     }
 }
