@@ -82,14 +82,19 @@ pub trait Side: ServiceRole {
 
 impl Side for RoleServer {
     fn decode_fast(line: &[u8], _calls: &mut PendingCalls) -> Option<RxJsonRpcMessage<Self>> {
-        if !Envelope::of(line)?.is_tool_call() {
+        let envelope = Envelope::of(line)?;
+        if !envelope.is_tool_call() || !envelope.jsonrpc.is("\"2.0\"") {
             return None;
         }
-        let request: JsonRpcRequest<CallToolRequest> = serde_json::from_slice(line).ok()?;
+        // The id from its raw text, and the request (`method`, `params`) from the line, the
+        // envelope's keys ignored: rmcp's `JsonRpcRequest` flattens the request, which buffers
+        // the whole message before decoding it again.
+        let id: RequestId = serde_json::from_str(envelope.id.0?.get()).ok()?;
+        let request: CallToolRequest = serde_json::from_slice(line).ok()?;
         Some(JsonRpcMessage::Request(JsonRpcRequest {
-            jsonrpc: request.jsonrpc,
-            id: request.id,
-            request: ClientRequest::CallToolRequest(request.request),
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            request: ClientRequest::CallToolRequest(request),
         }))
     }
 
@@ -164,10 +169,17 @@ impl Side for RoleClient {
     }
 }
 
-/// The number of the id of an answer (a message with an id and no method): what the
-/// [`crate::lane`] looks its requests up by; an integer, or a string of one (which rmcp
-/// also takes for the number). `None` for anything else.
-pub(crate) fn answer_number(line: &[u8]) -> Option<i64> {
+/// An answer (a message with an id and no method) whose id is a number, its envelope scanned
+/// once: what the [`crate::lane`] looks its requests up by, then decodes.
+pub(crate) struct AnswerLine<'a> {
+    line: &'a [u8],
+    envelope: Envelope<'a>,
+    /// The id: an integer, or a string of one (which rmcp also takes for the number).
+    pub(crate) number: i64,
+}
+
+/// `line` as an answer with a numbered id; `None` for anything else.
+pub(crate) fn answer_line(line: &[u8]) -> Option<AnswerLine<'_>> {
     let envelope = Envelope::of(line)?;
     if envelope.method.present() {
         return None;
@@ -178,29 +190,34 @@ pub(crate) fn answer_number(line: &[u8]) -> Option<i64> {
         .strip_prefix('"')
         .and_then(|id| id.strip_suffix('"'))
         .unwrap_or(id);
-    digits.parse().ok()
+    let number = digits.parse().ok()?;
+    Some(AnswerLine {
+        line,
+        envelope,
+        number,
+    })
 }
 
-/// The answer of `line` to a request the client sent, decoded as rmcp decodes it: a tool's
-/// result in one pass where [`RoleClient::decode_fast`] would take it, else by rmcp's
-/// decoder. `None` when the line is no answer rmcp would accept (it then goes to rmcp, which
-/// handles it as it handles any such line).
-pub(crate) fn answer(line: &[u8]) -> Option<Result<ServerResult, ErrorData>> {
-    let envelope = Envelope::of(line)?;
-    if let Some(result) = envelope.result.0
-        && !envelope.error.present()
-        && !envelope.method.present()
-        && envelope.id.present()
-        && envelope.jsonrpc.is("\"2.0\"")
-        && ToolResultKeys::only(result)
-        && let Ok(result) = serde_json::from_str::<CallToolResult>(result.get())
-    {
-        return Some(Ok(ServerResult::CallToolResult(result)));
-    }
-    match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(line).ok()? {
-        JsonRpcMessage::Response(response) => Some(Ok(response.result)),
-        JsonRpcMessage::Error(error) => Some(Err(error.error)),
-        JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+impl AnswerLine<'_> {
+    /// The answer to a request the client sent, decoded as rmcp decodes it: a tool's result
+    /// in one pass where [`RoleClient::decode_fast`] would take it, else by rmcp's decoder.
+    /// `None` when the line is no answer rmcp would accept (it then goes to rmcp, which
+    /// handles it as it handles any such line).
+    pub(crate) fn decode(&self) -> Option<Result<ServerResult, ErrorData>> {
+        let envelope = &self.envelope;
+        if let Some(result) = envelope.result.0
+            && !envelope.error.present()
+            && envelope.jsonrpc.is("\"2.0\"")
+            && ToolResultKeys::only(result)
+            && let Ok(result) = serde_json::from_str::<CallToolResult>(result.get())
+        {
+            return Some(Ok(ServerResult::CallToolResult(result)));
+        }
+        match serde_json::from_slice::<RxJsonRpcMessage<RoleClient>>(self.line).ok()? {
+            JsonRpcMessage::Response(response) => Some(Ok(response.result)),
+            JsonRpcMessage::Error(error) => Some(Err(error.error)),
+            JsonRpcMessage::Request(_) | JsonRpcMessage::Notification(_) => None,
+        }
     }
 }
 
@@ -384,12 +401,13 @@ mod tests {
                 Ok(JsonRpcMessage::Error(error)) => Some(Err(error.error)),
                 Ok(_) | Err(_) => None,
             };
-            assert_eq!(shown(answer(line.as_bytes())), shown(rmcp), "{line}");
-            assert_eq!(answer_number(line.as_bytes()), Some(1 << 40));
+            let answer = answer_line(line.as_bytes()).expect("an answer");
+            assert_eq!(shown(answer.decode()), shown(rmcp), "{line}");
+            assert_eq!(answer.number, 1 << 40);
         }
         let refused = r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32601,"message":"nope"}}"#;
         assert_eq!(
-            shown(answer(refused.as_bytes())),
+            shown(answer_line(refused.as_bytes()).and_then(|a| a.decode())),
             shown(Some(Err(ErrorData::new(
                 rmcp::model::ErrorCode(-32601),
                 "nope",
@@ -402,10 +420,10 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":"s","result":{}}"#,
         ];
         let as_string = r#"{"jsonrpc":"2.0","id":"1099511627777","result":{"content":[]}}"#;
-        assert_eq!(answer_number(as_string.as_bytes()), Some((1 << 40) + 1));
-        assert_eq!(answer_number(not_answers[0].as_bytes()), None);
-        assert_eq!(answer_number(not_answers[1].as_bytes()), None);
-        assert_eq!(answer_number(not_answers[2].as_bytes()), None);
-        assert!(answer(not_answers[0].as_bytes()).is_none());
+        let number = answer_line(as_string.as_bytes()).map(|a| a.number);
+        assert_eq!(number, Some((1 << 40) + 1));
+        for line in not_answers {
+            assert!(answer_line(line.as_bytes()).is_none(), "{line}");
+        }
     }
 }

@@ -12,7 +12,8 @@
 //! The lane's ids are numbers from [`FIRST_ID`] up: far above rmcp's counter (which starts at
 //! 0, one per request) and within the integers a JavaScript server reads exactly. Each
 //! request carries a progress token equal to its id, as rmcp gives each of its requests one.
-//! An answer is decoded as rmcp decodes it (`crate::decode::answer`); one that rmcp would
+//! An answer is decoded as rmcp decodes it (`crate::decode::AnswerLine`, its envelope scanned
+//! once); one that rmcp would
 //! not accept as an answer goes to rmcp, as any such line does. When the transport ends
 //! (end of input, a read error, the transport dropped), the lane closes: every request
 //! waiting on it is told ([`LaneClosed`]), and it takes no more.
@@ -129,13 +130,14 @@ impl Lane {
         if self.count.load(Ordering::Acquire) == 0 {
             return false;
         }
-        let Some(number) = crate::decode::answer_number(line).filter(|n| *n >= FIRST_ID) else {
+        let Some(line) = crate::decode::answer_line(line).filter(|a| a.number >= FIRST_ID) else {
             return false;
         };
+        let number = line.number;
         if !self.waiting().answers.contains_key(&number) {
             return false;
         }
-        let Some(answer) = crate::decode::answer(line) else {
+        let Some(answer) = line.decode() else {
             return false;
         };
         let sender = {
