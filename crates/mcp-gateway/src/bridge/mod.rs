@@ -55,7 +55,7 @@ pub struct BridgeOptions {
 
 /// The command-line and environment settings of `botcraft mcp-stdio` (flatten into a
 /// subcommand).
-#[derive(Debug, Clone, clap::Args)]
+#[derive(Clone, clap::Args)]
 pub struct McpStdioArgs {
     /// The bot whose tools are served.
     #[arg(long)]
@@ -83,6 +83,22 @@ pub struct McpStdioArgs {
     /// tools, resources, prompts, completion, logging, sampling and elicitation.
     #[arg(long, value_name = "SERVER")]
     pub server: Option<String>,
+}
+
+/// Shows whether a key was given, never the key.
+impl std::fmt::Debug for McpStdioArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpStdioArgs")
+            .field("bot", &self.bot)
+            .field("manifest", &self.manifest)
+            .field("cache_dir", &self.cache_dir)
+            .field("url", &self.url.as_deref().map(mcp_client::shown_url))
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("timeout_secs", &self.timeout_secs)
+            .field("no_refresh", &self.no_refresh)
+            .field("server", &self.server)
+            .finish()
+    }
 }
 
 impl McpStdioArgs {

@@ -75,8 +75,8 @@ impl UpstreamError {
     }
 }
 
-/// Where BotCraft is and how to ask it.
-#[derive(Debug, Clone)]
+/// Where BotCraft is and how to ask it (its `Debug` shows no key).
+#[derive(Clone)]
 pub struct UpstreamConfig {
     /// BotCraft's base URL (`https://botcraft.example`) or its `/mcp` endpoint.
     pub url: String,
@@ -84,6 +84,26 @@ pub struct UpstreamConfig {
     pub api_key: String,
     /// Longest wait for one answer (a tool call included).
     pub timeout: Duration,
+}
+
+impl std::fmt::Debug for UpstreamConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamConfig")
+            .field("url", &mcp_client::shown_url(&self.url))
+            .field("api_key", &"<redacted>")
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("endpoint", &mcp_client::shown_url(&self.endpoint))
+            .field("api_key", &"<redacted>")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The endpoint for `url`: `/mcp` appended unless the URL already ends with it.
@@ -96,8 +116,7 @@ pub fn endpoint_of(url: &str) -> String {
     }
 }
 
-/// A client of one BotCraft `/mcp` endpoint, as one bot.
-#[derive(Debug)]
+/// A client of one BotCraft `/mcp` endpoint, as one bot (its `Debug` shows no key).
 pub struct Upstream {
     http: reqwest::Client,
     endpoint: String,
@@ -579,6 +598,24 @@ mod tests {
                 serde_json::from_str(text).expect("the case is JSON"),
             );
             assert_eq!(format!("{raw:?}"), format!("{value:?}"), "{text}");
+        }
+    }
+
+    #[test]
+    fn debug_output_never_shows_the_key() {
+        let config = UpstreamConfig {
+            url: "http://127.0.0.1:3000/mcp?token=q".into(),
+            api_key: "bot-key-secret-123".into(),
+            timeout: Duration::from_secs(5),
+        };
+        let shown = [
+            format!("{config:?}"),
+            format!("{:?}", Upstream::new(&config)),
+        ];
+        for text in shown {
+            assert!(!text.contains("bot-key-secret-123"), "{text}");
+            assert!(!text.contains("token=q"), "{text}");
+            assert!(text.contains("<redacted>"), "{text}");
         }
     }
 }
