@@ -19,13 +19,16 @@
 //! - **Traces** ([`traced`]): a server span for each tool, resource, prompt and completion
 //!   request received, continuing the client's trace context (`_meta.traceparent`, or the
 //!   HTTP header).
-//! - **Speed**: [`coalesce`] sends a session's ended event-stream answer in one write.
+//! - **Speed**: [`direct`] serves a session's plain `tools/call` on `/mcp` from the HTTP layer,
+//!   past rmcp's session machinery, and answers it as plain JSON; [`coalesce`] sends a
+//!   session's ended event-stream answer in one write.
 
 pub mod adapter;
 pub mod auth;
 pub mod backend;
 pub mod bridge;
 pub mod coalesce;
+pub mod direct;
 pub mod exposed;
 pub mod gateway;
 pub mod manifest;

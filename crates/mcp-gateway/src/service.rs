@@ -1,6 +1,7 @@
 //! Mounting the gateway: [`mcp_service`] (rmcp's `StreamableHttpService` over
 //! [`GatewayServer`], sessions in memory with an inactivity timeout) and [`mcp_router`]
-//! (that service at `/mcp` behind the auth middleware — what the HTTP layer merges).
+//! (that service at `/mcp` behind the auth middleware, with [`crate::direct`]'s path for a
+//! session's plain `tools/call` in front of it — what the HTTP layer merges).
 //!
 //! Sessions live in this process's memory. After a restart, a request with an old
 //! `Mcp-Session-Id` is answered 404, as the streamable HTTP transport requires, and the
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{GatewayAuth, KeyPolicy, authorize};
 use crate::backend::GatewayBackend;
+use crate::direct::{DirectCalls, McpResponse};
 use crate::gateway::GatewayServer;
 
 /// Where the router mounts the service.
@@ -66,6 +68,15 @@ pub fn mcp_service<B: GatewayBackend>(
     backend: Arc<B>,
     config: &GatewayConfig,
 ) -> (McpService<B>, Arc<LocalSessionManager>) {
+    let (service, sessions, _) = service_parts(backend, config);
+    (service, sessions)
+}
+
+/// [`mcp_service`], and the hosts its DNS-rebinding check allows.
+fn service_parts<B: GatewayBackend>(
+    backend: Arc<B>,
+    config: &GatewayConfig,
+) -> (McpService<B>, Arc<LocalSessionManager>, Vec<String>) {
     let mut session_config = SessionConfig::default();
     session_config.keep_alive = Some(config.session_timeout);
     let mut sessions = LocalSessionManager::default();
@@ -82,12 +93,13 @@ pub fn mcp_service<B: GatewayBackend>(
     if let Some(hosts) = &config.allowed_hosts {
         http = http.with_allowed_hosts(hosts.clone());
     }
+    let allowed_hosts = http.allowed_hosts.clone();
     let service = StreamableHttpService::new(
         move || Ok(GatewayServer::new(backend.clone())),
         sessions.clone(),
         http,
     );
-    (service, sessions)
+    (service, sessions, allowed_hosts)
 }
 
 /// `/mcp` over `backend`, behind the auth rule of `policy`. Merge it into the application's
@@ -97,24 +109,38 @@ pub fn mcp_router<B: GatewayBackend>(
     policy: KeyPolicy,
     config: &GatewayConfig,
 ) -> Router {
-    let (service, sessions) = mcp_service(backend, config);
+    let (service, sessions, allowed_hosts) = service_parts(backend, config);
+    let direct = Arc::new(DirectCalls::new(sessions.clone(), &allowed_hosts));
     let mut auth = GatewayAuth::new(policy, sessions, config.session_timeout)
         .with_max_sessions_per_bot(config.max_sessions_per_bot);
     if let Some(store) = &config.key_store {
         auth = auth.with_store(store.clone());
     }
     Router::new()
-        .nest_service(MCP_PATH, Shared(Arc::new(service)))
+        .nest_service(
+            MCP_PATH,
+            Shared(Arc::new(Mounted {
+                rmcp: service,
+                direct,
+            })),
+        )
         .layer(axum::middleware::from_fn(
             crate::coalesce::coalesce_event_stream,
         ))
         .layer(axum::middleware::from_fn_with_state(auth, authorize))
 }
 
-/// rmcp's service behind one `Arc`: axum clones a nested service for every request, and
+/// rmcp's service and `/mcp`'s direct path in front of it ([`crate::direct`]).
+struct Mounted<B: GatewayBackend> {
+    rmcp: McpService<B>,
+    direct: Arc<DirectCalls<B>>,
+}
+
+/// The mounted service behind one `Arc`: axum clones a nested service for every request, and
 /// rmcp's `call` clones itself again (its configuration, with its lists of strings); this
-/// clones a pointer, and calls rmcp's `handle` as rmcp's `call` does.
-struct Shared<B: GatewayBackend>(Arc<McpService<B>>);
+/// clones a pointer, and calls rmcp's `handle` as rmcp's `call` does for what the direct path
+/// does not serve.
+struct Shared<B: GatewayBackend>(Arc<Mounted<B>>);
 
 impl<B: GatewayBackend> Clone for Shared<B> {
     fn clone(&self) -> Self {
@@ -122,10 +148,8 @@ impl<B: GatewayBackend> Clone for Shared<B> {
     }
 }
 
-type McpResponse<B> = <McpService<B> as tower::Service<axum::extract::Request>>::Response;
-
 impl<B: GatewayBackend> tower::Service<axum::extract::Request> for Shared<B> {
-    type Response = McpResponse<B>;
+    type Response = McpResponse;
     type Error = std::convert::Infallible;
     type Future = futures::future::BoxFuture<'static, Result<Self::Response, Self::Error>>;
 
@@ -137,7 +161,13 @@ impl<B: GatewayBackend> tower::Service<axum::extract::Request> for Shared<B> {
     }
 
     fn call(&mut self, request: axum::extract::Request) -> Self::Future {
-        let service = Arc::clone(&self.0);
-        Box::pin(async move { Ok(service.handle(request).await) })
+        let mounted = Arc::clone(&self.0);
+        Box::pin(async move {
+            let rmcp = &mounted.rmcp;
+            Ok(mounted
+                .direct
+                .handle(request, |request| rmcp.handle(request))
+                .await)
+        })
     }
 }

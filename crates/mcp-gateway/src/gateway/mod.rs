@@ -26,7 +26,7 @@
 mod relayed;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientRequest, CompleteRequestParams,
@@ -54,6 +54,10 @@ pub const GATEWAY_NAME: &str = "botcraft";
 pub struct GatewayServer<B> {
     backend: Arc<B>,
     session: Arc<Session>,
+    /// What keeps the session open: held by the copies rmcp serves the session with, not by
+    /// the session's own tasks nor by `/mcp`'s direct path. When the last goes (rmcp let the
+    /// session go), the session's `closed` token is cancelled.
+    held: Option<Arc<DropGuard>>,
 }
 
 impl<B> Clone for GatewayServer<B> {
@@ -61,6 +65,58 @@ impl<B> Clone for GatewayServer<B> {
         Self {
             backend: self.backend.clone(),
             session: self.session.clone(),
+            held: self.held.clone(),
+        }
+    }
+}
+
+/// A session's server that does not keep the session alive: what `/mcp`'s direct path
+/// ([`crate::direct`]) holds for each open session.
+pub(crate) struct WeakGatewayServer<B> {
+    backend: Arc<B>,
+    session: Weak<Session>,
+}
+
+impl<B> Clone for WeakGatewayServer<B> {
+    fn clone(&self) -> Self {
+        Self {
+            backend: self.backend.clone(),
+            session: self.session.clone(),
+        }
+    }
+}
+
+impl<B> WeakGatewayServer<B> {
+    /// The session's server while its session is open (a copy that does not keep it open).
+    pub(crate) fn upgrade(&self) -> Option<GatewayServer<B>> {
+        let session = self.session.upgrade()?;
+        (!session.closed.is_cancelled()).then(|| GatewayServer {
+            backend: self.backend.clone(),
+            session,
+            held: None,
+        })
+    }
+
+    /// Cancelled when the session closes (rmcp let it go); `None` once it is gone.
+    pub(crate) fn closed(&self) -> Option<CancellationToken> {
+        Some(self.session.upgrade()?.closed.clone())
+    }
+}
+
+impl<B> GatewayServer<B> {
+    pub(crate) fn downgrade(&self) -> WeakGatewayServer<B> {
+        WeakGatewayServer {
+            backend: self.backend.clone(),
+            session: Arc::downgrade(&self.session),
+        }
+    }
+
+    /// A copy for the session's own tasks, which does not keep the session open.
+    fn detached(&self) -> Self {
+        Self {
+            backend: self.backend.clone(),
+            session: self.session.clone(),
+            held: None,
         }
     }
 }
@@ -81,8 +137,8 @@ struct Session {
     log_level: Mutex<Option<LoggingLevel>>,
     /// The tools last listed.
     listed: Arc<Mutex<Option<Arc<ExposedTools>>>>,
-    /// Cancelled when the session's server is dropped: ends the list_changed follower.
-    _closed: DropGuard,
+    /// Cancelled when rmcp lets the session go (see [`GatewayServer::held`]): ends the
+    /// session's followers and the calls `/mcp`'s direct path serves in it.
     closed: CancellationToken,
 }
 
@@ -109,9 +165,9 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 subscribed: Mutex::new(BTreeSet::new()),
                 log_level: Mutex::new(None),
                 listed: Arc::new(Mutex::new(None)),
-                _closed: closed.clone().drop_guard(),
-                closed,
+                closed: closed.clone(),
             }),
+            held: Some(Arc::new(closed.drop_guard())),
         }
     }
 
@@ -234,7 +290,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
             let Some(mut events) = self.backend.server_events(&server) else {
                 continue;
             };
-            let this = self.clone();
+            let this = self.detached();
             let peer = peer.clone();
             let closed = self.session.closed.clone();
             drop(tokio::spawn(async move {
@@ -349,6 +405,15 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
         let _ = self.session.scope.set(scope.clone());
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
+        // `/mcp`'s direct path learns of the session (its server and peer) from the request
+        // that opened it.
+        if let Some(opening) = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::direct::Opening<B>>())
+        {
+            opening.opened(self.downgrade(), context.peer.clone());
+        }
         result.instructions = match &scope {
             GatewayScope::Bot => {
                 result.server_info.title = Some(format!("BotCraft bot {bot}"));

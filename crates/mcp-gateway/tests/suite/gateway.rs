@@ -55,12 +55,20 @@ async fn bot_tools_are_listed_by_qualified_name_and_calls_are_routed() -> anyhow
         serde_json::from_str::<serde_json::Value>(&call_text(&called))?,
         json!({"bot": "forge", "server": "fs", "tool": "read", "arguments": {"text": "hi"}})
     );
-    // The session's event stream for a plain call ended with its one message: sent whole,
-    // with a length, in one write (mcp_gateway::coalesce).
+    // A session's plain call is answered as plain JSON (mcp_gateway::direct); the list went
+    // through rmcp, whose event stream ended with its one message: sent whole, with a
+    // length, in one write (mcp_gateway::coalesce).
     assert_eq!(
         (
             called.content_type.as_deref(),
             called.content_length.is_some()
+        ),
+        (Some("application/json"), true)
+    );
+    assert_eq!(
+        (
+            listed.content_type.as_deref(),
+            listed.content_length.is_some()
         ),
         (Some("text/event-stream"), true)
     );

@@ -49,12 +49,16 @@ impl FakeBot {
     }
 }
 
-/// Calls echo `{bot, server, tool, arguments}` as text; a tool named `fail` answers `isError`.
+/// Calls echo `{bot, server, tool, arguments}` as text; a tool named `fail` answers `isError`;
+/// one named `wait` answers only when its call is cancelled (told on `waiting`, counted in
+/// `cancelled`).
 #[derive(Debug)]
 pub struct FakeBackend {
     bots: Mutex<HashMap<String, FakeBot>>,
     changes: broadcast::Sender<String>,
     pub calls: Mutex<Vec<(String, String, String)>>,
+    pub waiting: tokio::sync::Notify,
+    pub cancelled: std::sync::atomic::AtomicUsize,
 }
 
 impl FakeBackend {
@@ -63,6 +67,8 @@ impl FakeBackend {
             bots: Mutex::new(bots.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()),
             changes: broadcast::channel(16).0,
             calls: Mutex::new(Vec::new()),
+            waiting: tokio::sync::Notify::new(),
+            cancelled: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -133,7 +139,7 @@ impl GatewayBackend for FakeBackend {
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
-        _cancel: CancellationToken,
+        cancel: CancellationToken,
     ) -> Result<CallToolResult, BackendError> {
         let fake = self.bot(bot)?;
         let allowed = fake
@@ -149,6 +155,13 @@ impl GatewayBackend for FakeBackend {
         }
         if let Ok(mut calls) = self.calls.lock() {
             calls.push((bot.to_owned(), server.to_owned(), tool.to_owned()));
+        }
+        if tool == "wait" {
+            self.waiting.notify_one();
+            cancel.cancelled().await;
+            self.cancelled
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            return Err(BackendError::Cancelled);
         }
         let text =
             json!({"bot": bot, "server": server, "tool": tool, "arguments": arguments}).to_string();

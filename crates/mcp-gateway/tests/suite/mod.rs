@@ -1,5 +1,6 @@
 mod auth;
 mod bridge;
+mod direct;
 mod gateway;
 mod harness;
 mod manager;
