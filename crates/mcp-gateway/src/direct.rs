@@ -25,7 +25,7 @@
 //! session's owner and the face are checked before, by the same middleware, and the handler
 //! checks them again as it does for rmcp. What rmcp does around a request is kept: the
 //! session's inactivity timer is reset (an event to its worker that changes nothing, at most
-//! once a second), a `notifications/cancelled` for a call served here cancels it (and goes on
+//! once a second, and that must be taken: a worker that ended means rmcp decides), a `notifications/cancelled` for a call served here cancels it (and goes on
 //! to rmcp, which knows no such request), and a cancelled call is not answered: its POST gets
 //! an event stream that ends with no message. A plain JSON answer has no stream to resume,
 //! so no event ids are involved.
@@ -35,7 +35,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -48,10 +48,10 @@ use rmcp::model::{
     ServerJsonRpcMessage,
 };
 use rmcp::service::{Peer, RequestContext, Service as _};
-use rmcp::transport::streamable_http_server::SessionId;
 use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionHandle, LocalSessionManager,
 };
+use rmcp::transport::streamable_http_server::{SessionId, StreamableHttpServerConfig};
 use rmcp::{RoleServer, transport::streamable_http_server::SessionManager as _};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
@@ -97,14 +97,22 @@ struct DirectSession<B> {
     closed: CancellationToken,
     /// rmcp's handle on the session's worker: what its inactivity timer is reset through.
     worker: LocalSessionHandle,
-    /// The calls served here and not yet answered, by id: their cancellation.
-    calls: Mutex<HashMap<RequestId, CancellationToken>>,
+    /// The calls served here and not yet answered, by id.
+    calls: Mutex<HashMap<RequestId, Running>>,
+    /// Numbers the calls, so that a call's end never forgets a later call of the same id.
+    serial: AtomicU64,
     /// When the worker was last told of activity (milliseconds since the registry's start).
     touched: AtomicU64,
 }
 
+/// A call being served: its number and its cancellation.
+struct Running {
+    serial: u64,
+    cancel: CancellationToken,
+}
+
 impl<B> DirectSession<B> {
-    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, CancellationToken>> {
+    fn calls(&self) -> std::sync::MutexGuard<'_, HashMap<RequestId, Running>> {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -116,15 +124,127 @@ impl<B> DirectSession<B> {
                 && info.capabilities.elicitation.is_none()
         })
     }
+
+    /// A message that is not a call served here: if it cancels one that is, that call is
+    /// cancelled (the message still goes on to rmcp).
+    fn cancel_if_asked(&self, body: &[u8]) {
+        if self.calls().is_empty() {
+            return;
+        }
+        let Ok(JsonRpcMessage::Notification(JsonRpcNotification {
+            notification: ClientNotification::CancelledNotification(cancelled),
+            ..
+        })) = serde_json::from_slice::<ClientJsonRpcMessage>(body)
+        else {
+            return;
+        };
+        let running = cancelled
+            .params
+            .request_id
+            .and_then(|id| self.calls().remove(&id));
+        if let Some(running) = running {
+            running.cancel.cancel();
+        }
+    }
 }
 
-/// The sessions whose plain calls are served here, and how.
-pub(crate) struct DirectCalls<B> {
-    manager: Arc<LocalSessionManager>,
-    sessions: Mutex<HashMap<Arc<str>, Arc<DirectSession<B>>>>,
+/// Forgets its call when the call's task ends, however it ends (answered, cancelled, or its
+/// handler panicked).
+struct Finished<B> {
+    session: Arc<DirectSession<B>>,
+    id: RequestId,
+    serial: u64,
+}
+
+impl<B> Drop for Finished<B> {
+    fn drop(&mut self) {
+        let mut calls = self.session.calls();
+        if calls
+            .get(&self.id)
+            .is_some_and(|running| running.serial == self.serial)
+        {
+            calls.remove(&self.id);
+        }
+    }
+}
+
+/// What rmcp checks of a request before its method, as the direct path needs to know it.
+pub(crate) struct Gate {
+    /// `Host` values allowed (DNS rebinding), read as rmcp reads them; any when rmcp's list
+    /// is empty.
+    any_host: bool,
     hosts: Vec<Authority>,
-    /// When this registry started: the clock of [`DirectSession::touched`].
-    start: Instant,
+    /// rmcp checks `Origin` against a list of its own: then a request with an `Origin` is
+    /// left to it. (BotCraft sets none; its own Origin rule runs before, in the HTTP layer.)
+    checks_origin: bool,
+    /// rmcp's limit on a request's body.
+    max_body: usize,
+}
+
+impl Gate {
+    pub(crate) fn new(config: &StreamableHttpServerConfig) -> Self {
+        Self {
+            any_host: config.allowed_hosts.is_empty(),
+            hosts: config
+                .allowed_hosts
+                .iter()
+                .filter_map(|host| Authority::allowed(host))
+                .collect(),
+            checks_origin: !config.allowed_origins.is_empty(),
+            max_body: config.max_request_body_bytes,
+        }
+    }
+
+    /// Whether rmcp's DNS-rebinding check lets `headers` through: their `Host` parses and
+    /// matches an allowed host. `false` also when unsure (no `Host`): rmcp then decides.
+    fn host_allowed(&self, headers: &HeaderMap) -> bool {
+        let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        let Ok(authority) = http::uri::Authority::try_from(host) else {
+            return false;
+        };
+        if self.any_host {
+            return true;
+        }
+        let name = authority.host().trim_matches('[').trim_matches(']');
+        let port = authority.port_u16();
+        self.hosts.iter().any(|rule| {
+            rule.host.eq_ignore_ascii_case(name) && rule.port.is_none_or(|p| port == Some(p))
+        })
+    }
+
+    /// Whether the request's headers let it be served here (the body decides the rest).
+    fn plain_post(&self, headers: &HeaderMap) -> bool {
+        let json_body = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| {
+                let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
+                essence.trim().eq_ignore_ascii_case("application/json")
+            });
+        let small = headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_some_and(|length| length <= MAX_DIRECT_BODY);
+        let revision_fits = match headers.get(PROTOCOL_HEADER) {
+            None => true,
+            Some(value) => value.to_str().ok().is_some_and(|version| {
+                version < ProtocolVersion::V_2026_07_28.as_str()
+                    && ProtocolVersion::KNOWN_VERSIONS
+                        .iter()
+                        .any(|known| known.as_str() == version)
+            }),
+        };
+        let origin_fits = !self.checks_origin || !headers.contains_key(header::ORIGIN);
+        json_body
+            && small
+            && revision_fits
+            && origin_fits
+            && accepts_both(headers)
+            && self.host_allowed(headers)
+    }
 }
 
 /// A `Host` (or an allowed host) as rmcp compares them: the host without brackets, in lower
@@ -159,26 +279,6 @@ impl Authority {
     }
 }
 
-/// Whether rmcp's DNS-rebinding check lets `headers` through: their `Host` parses and matches
-/// one of `allowed` (any, when the list is empty). `false` also when unsure (no `Host`):
-/// rmcp then decides.
-fn host_allowed(headers: &HeaderMap, allowed: &[Authority]) -> bool {
-    let Some(host) = headers.get(header::HOST).and_then(|v| v.to_str().ok()) else {
-        return false;
-    };
-    let Ok(authority) = http::uri::Authority::try_from(host) else {
-        return false;
-    };
-    if allowed.is_empty() {
-        return true;
-    }
-    let name = authority.host().trim_matches('[').trim_matches(']');
-    let port = authority.port_u16();
-    allowed.iter().any(|rule| {
-        rule.host.eq_ignore_ascii_case(name) && rule.port.is_none_or(|p| port == Some(p))
-    })
-}
-
 /// Whether `Accept` names exactly JSON and event streams (in either order, nothing else, no
 /// parameters): then rmcp accepts it too. Anything more elaborate goes to rmcp to judge.
 fn accepts_both(headers: &HeaderMap) -> bool {
@@ -203,35 +303,39 @@ fn accepts_both(headers: &HeaderMap) -> bool {
     json && sse
 }
 
-/// Whether the request's headers let it be served here (the body decides the rest).
-fn plain_post(headers: &HeaderMap, hosts: &[Authority]) -> bool {
-    let json_body = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| {
-            let essence = v.split_once(';').map_or(v, |(essence, _)| essence);
-            essence.trim().eq_ignore_ascii_case("application/json")
-        });
-    let small = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        .is_some_and(|length| length <= MAX_DIRECT_BODY);
-    let revision_fits = match headers.get(PROTOCOL_HEADER) {
-        None => true,
-        Some(value) => value.to_str().ok().is_some_and(|version| {
-            version < ProtocolVersion::V_2026_07_28.as_str()
-                && ProtocolVersion::KNOWN_VERSIONS
-                    .iter()
-                    .any(|known| known.as_str() == version)
-        }),
-    };
-    json_body && small && revision_fits && accepts_both(headers) && host_allowed(headers, hosts)
-}
-
 /// The session id of `headers`, when it is text.
 fn session_of(headers: &HeaderMap) -> Option<&str> {
     headers.get(SESSION_HEADER)?.to_str().ok()
+}
+
+/// A request's body, read as rmcp reads it: at most `limit` bytes (else 413), a failed read
+/// answered 500, with rmcp's texts.
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, McpResponse> {
+    let mut body = body;
+    let mut collected = Vec::new();
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(frame) => {
+                let Ok(data) = frame.into_data() else {
+                    continue;
+                };
+                if data.len() > limit.saturating_sub(collected.len()) {
+                    return Err(plain(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        format!("Payload Too Large: request body exceeds {limit} bytes"),
+                    ));
+                }
+                collected.extend_from_slice(&data);
+            }
+            Err(error) => {
+                return Err(plain(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    format!("Failed to read request body: {error}"),
+                ));
+            }
+        }
+    }
+    Ok(Bytes::from(collected))
 }
 
 /// What a request is, for the direct path.
@@ -244,15 +348,34 @@ enum Taken<B> {
     Opening(Request, Opening<B>),
 }
 
+/// The sessions whose plain calls are served here, and how.
+pub(crate) struct DirectCalls<B> {
+    manager: Arc<LocalSessionManager>,
+    sessions: Mutex<HashMap<Arc<str>, Arc<DirectSession<B>>>>,
+    gate: Gate,
+    /// The gateway's shutdown: from then on, nothing is served here.
+    shutdown: CancellationToken,
+    /// How often a session's worker is told of activity at most (milliseconds): a second, or
+    /// a quarter of the sessions' inactivity timeout when that is shorter.
+    touch_every: u64,
+    /// When this registry started: the clock of [`DirectSession::touched`].
+    start: Instant,
+}
+
 impl<B: GatewayBackend> DirectCalls<B> {
-    pub(crate) fn new(manager: Arc<LocalSessionManager>, allowed_hosts: &[String]) -> Self {
+    pub(crate) fn new(
+        manager: Arc<LocalSessionManager>,
+        gate: Gate,
+        shutdown: CancellationToken,
+        session_timeout: Duration,
+    ) -> Self {
+        let touch_every = (session_timeout / 4).min(Duration::from_secs(1));
         Self {
             manager,
             sessions: Mutex::new(HashMap::new()),
-            hosts: allowed_hosts
-                .iter()
-                .filter_map(|host| Authority::allowed(host))
-                .collect(),
+            gate,
+            shutdown,
+            touch_every: u64::try_from(touch_every.as_millis()).unwrap_or(1000),
             start: Instant::now(),
         }
     }
@@ -274,21 +397,21 @@ impl<B: GatewayBackend> DirectCalls<B> {
         let Some(session) = self.sessions().get(id).cloned() else {
             return Taken::Rmcp(request);
         };
-        if !plain_post(request.headers(), &self.hosts) {
+        let plain_post = self.gate.plain_post(request.headers());
+        if !plain_post && session.calls().is_empty() {
             return Taken::Rmcp(request);
         }
+        // Read here: a plain post, or any message while calls are served here (it may cancel
+        // one, in whatever form rmcp takes it).
         let (parts, body) = request.into_parts();
-        let body = match body.collect().await {
-            Ok(collected) => collected.to_bytes(),
-            // As rmcp answers a body it cannot read.
-            Err(error) => {
-                return Taken::Answered(plain(
-                    StatusCode::INTERNAL_SERVER_ERROR,
-                    format!("Failed to read request body: {error}"),
-                ));
-            }
+        let body = match read_body(body, self.gate.max_body).await {
+            Ok(body) => body,
+            Err(refused) => return Taken::Answered(refused),
         };
-        let parts = match <RoleServer as Side>::decode_fast(&body, &mut PendingCalls::default()) {
+        let decoded = plain_post
+            .then(|| <RoleServer as Side>::decode_fast(&body, &mut PendingCalls::default()))
+            .flatten();
+        let parts = match decoded {
             Some(JsonRpcMessage::Request(JsonRpcRequest {
                 id: call_id,
                 request: call @ ClientRequest::CallToolRequest(_),
@@ -316,71 +439,79 @@ impl<B: GatewayBackend> DirectCalls<B> {
         mut call: ClientRequest,
         parts: http::request::Parts,
     ) -> Result<McpResponse, http::request::Parts> {
-        let Some((server, closed)) = self.live(session).await else {
+        let Some(server) = self.live(session).await else {
             return Err(parts);
         };
         // As rmcp's: the call is cancelled when the session closes.
-        let cancel = closed.child_token();
+        let cancel = session.closed.child_token();
+        let serial = session.serial.fetch_add(1, Ordering::Relaxed);
         {
             let mut calls = session.calls();
             if calls.contains_key(&id) {
                 return Err(parts);
             }
-            calls.insert(id.clone(), cancel.clone());
+            calls.insert(
+                id.clone(),
+                Running {
+                    serial,
+                    cancel: cancel.clone(),
+                },
+            );
         }
-        self.touch(session).await;
+        // From here to the spawn nothing waits: the task owns the call's bookkeeping.
+        let finished = Finished {
+            session: Arc::clone(session),
+            id: id.clone(),
+            serial,
+        };
         let mut context = RequestContext::new(id.clone(), session.peer.clone());
         context.ct = cancel.child_token();
         // As rmcp's loop does: the request's `_meta` and extensions move into its context.
         context.meta = std::mem::take(call.get_meta_mut());
         context.extensions = std::mem::take(call.extensions_mut());
         context.extensions.insert(parts);
-        let running = Arc::clone(session);
-        let call_id = id.clone();
         let answering = tokio::spawn(
             async move {
-                let answer = server.handle_request(call, context).await;
-                running.calls().remove(&call_id);
-                answer
+                let _finished = finished;
+                server.handle_request(call, context).await
             }
             .instrument(tracing::Span::current()),
         );
-        let answer = answering.await;
+        let answer = tokio::select! {
+            biased;
+            answer = answering => Some(answer),
+            // Cancelled by the client or by the session's end: not answered, at once (the
+            // call's task ends as its handler sees the cancellation, as under rmcp).
+            () = cancel.cancelled() => None,
+        };
         self.touch(session).await;
-        if cancel.is_cancelled() {
-            // As rmcp does not answer a cancelled request: a stream with no message.
-            return Ok(http::Response::builder()
-                .status(StatusCode::OK)
-                .header(header::CONTENT_TYPE, "text/event-stream")
-                .header(header::CACHE_CONTROL, "no-cache")
-                .body(Full::new(Bytes::new()).boxed())
-                .expect("valid response"));
-        }
+        let answer = match answer {
+            Some(Ok(answer)) if !cancel.is_cancelled() => answer,
+            Some(Err(ended)) => {
+                // As rmcp's loop, which never answers a request whose handler panicked.
+                tracing::error!(%ended, "a tool call's task ended without an answer");
+                return Ok(no_answer());
+            }
+            _ => return Ok(no_answer()),
+        };
         // As rmcp does: the call's context ends with its answer.
         cancel.cancel();
         let message: ServerJsonRpcMessage = match answer {
-            Ok(Ok(result)) => JsonRpcMessage::response(result, id),
-            Ok(Err(error)) => JsonRpcMessage::error(error, Some(id)),
-            Err(ended) => {
-                tracing::error!(%ended, "a tool call's task ended without an answer");
-                JsonRpcMessage::error(
-                    rmcp::ErrorData::internal_error("the call failed inside BotCraft", None),
-                    Some(id),
-                )
-            }
+            Ok(result) => JsonRpcMessage::response(result, id),
+            Err(error) => JsonRpcMessage::error(error, Some(id)),
         };
         Ok(json(&message))
     }
 
-    /// The session's server and its closing, while rmcp has the session open (a session it
-    /// let go is forgotten here).
-    async fn live(
-        &self,
-        session: &DirectSession<B>,
-    ) -> Option<(GatewayServer<B>, CancellationToken)> {
-        let open = self.manager.has_session(&session.id).await.unwrap_or(false);
+    /// The session's server while rmcp serves the session: the gateway is not shutting down,
+    /// rmcp's manager has the session, its worker answers when it is due to be told of
+    /// activity, and its server is not closed. A session that fails is forgotten here.
+    async fn live(&self, session: &DirectSession<B>) -> Option<GatewayServer<B>> {
+        let open = !self.shutdown.is_cancelled()
+            && self.manager.has_session(&session.id).await.unwrap_or(false)
+            && self.touch(session).await;
         match session.server.upgrade().filter(|_| open) {
-            Some(server) => Some((server, session.closed.clone())),
+            Some(server) => Some(server),
             None => {
                 self.sessions().remove(&*session.id);
                 None
@@ -388,21 +519,28 @@ impl<B: GatewayBackend> DirectCalls<B> {
         }
     }
 
-    /// Reset the session's inactivity timer (rmcp's worker restarts it on every event) at
-    /// most once a second. The event is the closing of a request's stream that was never
-    /// opened (rmcp numbers them from 0 and never reaches `u64::MAX`), which changes nothing.
-    async fn touch(&self, session: &DirectSession<B>) {
+    /// Reset the session's inactivity timer (rmcp's worker restarts it on every event) when
+    /// [`Self::touch_every`] has passed since it was last reset from here; `false` when the
+    /// worker did not take the event (it has ended). The event is the closing of a request's
+    /// stream that was never opened (rmcp numbers them from 0 and never reaches `u64::MAX`),
+    /// which changes nothing. In between, the worker cannot have timed out (that takes four
+    /// times as long) and a closing by rmcp's manager shows in [`Self::live`]'s other checks.
+    async fn touch(&self, session: &DirectSession<B>) -> bool {
         let now = self.start.elapsed().as_millis() as u64;
         let last = session.touched.load(Ordering::Relaxed);
-        if now.saturating_sub(last) < 1000
+        if now.saturating_sub(last) < self.touch_every
             || session
                 .touched
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
                 .is_err()
         {
-            return;
+            return true;
         }
-        let _ = session.worker.close_request_wise_channel(u64::MAX).await;
+        session
+            .worker
+            .close_request_wise_channel(u64::MAX)
+            .await
+            .is_ok()
     }
 
     /// A session rmcp opened on a request that carried `opening`: known here until it closes.
@@ -424,6 +562,7 @@ impl<B: GatewayBackend> DirectCalls<B> {
             closed: closed.clone(),
             worker,
             calls: Mutex::new(HashMap::new()),
+            serial: AtomicU64::new(0),
             touched: AtomicU64::new(self.start.elapsed().as_millis() as u64),
         });
         self.sessions().insert(id.clone(), session);
@@ -470,28 +609,15 @@ impl<B: GatewayBackend> DirectCalls<B> {
     }
 }
 
-impl<B> DirectSession<B> {
-    /// A message that is not a call served here: if it cancels one that is, that call's
-    /// context is cancelled (the message still goes on to rmcp).
-    fn cancel_if_asked(&self, body: &[u8]) {
-        if self.calls().is_empty() {
-            return;
-        }
-        let Ok(JsonRpcMessage::Notification(JsonRpcNotification {
-            notification: ClientNotification::CancelledNotification(cancelled),
-            ..
-        })) = serde_json::from_slice::<ClientJsonRpcMessage>(body)
-        else {
-            return;
-        };
-        let cancel = cancelled
-            .params
-            .request_id
-            .and_then(|id| self.calls().remove(&id));
-        if let Some(cancel) = cancel {
-            cancel.cancel();
-        }
-    }
+/// The answer to a call that is not answered (cancelled): an event stream with no message,
+/// as rmcp's stream for it ends.
+fn no_answer() -> McpResponse {
+    http::Response::builder()
+        .status(StatusCode::OK)
+        .header(header::CONTENT_TYPE, "text/event-stream")
+        .header(header::CACHE_CONTROL, "no-cache")
+        .body(Full::new(Bytes::new()).boxed())
+        .expect("valid response")
 }
 
 fn json(message: &ServerJsonRpcMessage) -> McpResponse {
@@ -557,17 +683,17 @@ mod tests {
         ])));
     }
 
+    fn gate(hosts: &[&str]) -> Gate {
+        Gate::new(&StreamableHttpServerConfig::default().with_allowed_hosts(hosts.to_vec()))
+    }
+
     #[test]
     fn hosts_are_matched_as_rmcp_matches_them() {
-        let loopback: Vec<Authority> = ["localhost", "127.0.0.1", "::1"]
-            .iter()
-            .filter_map(|h| Authority::allowed(h))
-            .collect();
-        let pinned: Vec<Authority> = ["example.com:8080", "[::1]:9000"]
-            .iter()
-            .filter_map(|h| Authority::allowed(h))
-            .collect();
-        let cases: [(&[Authority], &str, bool); 11] = [
+        let loopback = gate(&["localhost", "127.0.0.1", "::1"]);
+        let pinned = gate(&["example.com:8080", "[::1]:9000"]);
+        let blank = gate(&["", "  "]);
+        let any = Gate::new(&StreamableHttpServerConfig::default().disable_allowed_hosts());
+        let cases: [(&Gate, &str, bool); 14] = [
             (&loopback, "127.0.0.1:4000", true),
             (&loopback, "localhost", true),
             (&loopback, "LOCALHOST:80", true),
@@ -579,26 +705,32 @@ mod tests {
             (&pinned, "example.com", false),
             (&pinned, "example.com:8081", false),
             (&pinned, "[::1]:9000", true),
+            // rmcp refuses every host when its list holds only blanks.
+            (&blank, "localhost", false),
+            // And allows any when the list is empty.
+            (&any, "anything.example", true),
+            (&any, "not a host", false),
         ];
-        for (allowed, host, expected) in cases {
+        for (gate, host, expected) in cases {
             let mut map = HeaderMap::new();
             map.insert(
                 header::HOST,
                 HeaderValue::from_str(host).expect("a header value"),
             );
-            assert_eq!(host_allowed(&map, allowed), expected, "{host}");
+            assert_eq!(gate.host_allowed(&map), expected, "{host}");
         }
         // No Host header: rmcp reads the URI's authority; left to it.
-        assert!(!host_allowed(&HeaderMap::new(), &loopback));
-        // An empty list allows any host, as rmcp's does.
-        let mut map = HeaderMap::new();
-        map.insert(header::HOST, HeaderValue::from_static("anything.example"));
-        assert!(host_allowed(&map, &[]));
+        assert!(!loopback.host_allowed(&HeaderMap::new()));
     }
 
     #[test]
     fn only_plain_posts_are_taken() {
-        let hosts: Vec<Authority> = Authority::allowed("localhost").into_iter().collect();
+        let loopback = gate(&["localhost"]);
+        let checking_origins = Gate::new(
+            &StreamableHttpServerConfig::default()
+                .with_allowed_hosts(["localhost"])
+                .with_allowed_origins(["http://localhost:3000"]),
+        );
         let plain = [
             ("host", "localhost:3000"),
             ("accept", "application/json, text/event-stream"),
@@ -614,46 +746,86 @@ mod tests {
             }
             map
         };
+        let origin = with("origin", Some("http://localhost:3000"));
         let cases = [
-            ("as is", headers(&plain), true),
+            ("as is", &loopback, headers(&plain), true),
             (
                 "no revision header",
+                &loopback,
                 with("mcp-protocol-version", None),
                 true,
             ),
             (
                 "an older revision",
+                &loopback,
                 with("mcp-protocol-version", Some("2025-06-18")),
                 true,
             ),
             (
                 "a charset",
+                &loopback,
                 with("content-type", Some("application/json; charset=utf-8")),
                 true,
             ),
             (
                 "2026-07-28",
+                &loopback,
                 with("mcp-protocol-version", Some("2026-07-28")),
                 false,
             ),
             (
                 "an unknown revision",
+                &loopback,
                 with("mcp-protocol-version", Some("2024-01-01")),
                 false,
             ),
-            ("no length", with("content-length", None), false),
-            ("a large body", with("content-length", Some("65537")), false),
+            ("no length", &loopback, with("content-length", None), false),
+            (
+                "a large body",
+                &loopback,
+                with("content-length", Some("65537")),
+                false,
+            ),
             (
                 "the largest body",
+                &loopback,
                 with("content-length", Some("65536")),
                 true,
             ),
-            ("text", with("content-type", Some("text/plain")), false),
-            ("another host", with("host", Some("evil.example")), false),
-            ("json only", with("accept", Some("application/json")), false),
+            (
+                "text",
+                &loopback,
+                with("content-type", Some("text/plain")),
+                false,
+            ),
+            (
+                "another host",
+                &loopback,
+                with("host", Some("evil.example")),
+                false,
+            ),
+            (
+                "json only",
+                &loopback,
+                with("accept", Some("application/json")),
+                false,
+            ),
+            (
+                "an origin rmcp does not check",
+                &loopback,
+                origin.clone(),
+                true,
+            ),
+            ("an origin rmcp checks", &checking_origins, origin, false),
+            (
+                "no origin where rmcp checks",
+                &checking_origins,
+                headers(&plain),
+                true,
+            ),
         ];
-        for (case, map, expected) in cases {
-            assert_eq!(plain_post(&map, &hosts), expected, "{case}");
+        for (case, gate, map, expected) in cases {
+            assert_eq!(gate.plain_post(&map), expected, "{case}");
         }
     }
 }

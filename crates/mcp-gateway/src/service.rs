@@ -17,7 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::auth::{GatewayAuth, KeyPolicy, authorize};
 use crate::backend::GatewayBackend;
-use crate::direct::{DirectCalls, McpResponse};
+use crate::direct::{DirectCalls, Gate, McpResponse};
 use crate::gateway::GatewayServer;
 
 /// Where the router mounts the service.
@@ -72,11 +72,11 @@ pub fn mcp_service<B: GatewayBackend>(
     (service, sessions)
 }
 
-/// [`mcp_service`], and the hosts its DNS-rebinding check allows.
+/// [`mcp_service`], and what its checks before a request's method let through.
 fn service_parts<B: GatewayBackend>(
     backend: Arc<B>,
     config: &GatewayConfig,
-) -> (McpService<B>, Arc<LocalSessionManager>, Vec<String>) {
+) -> (McpService<B>, Arc<LocalSessionManager>, Gate) {
     let mut session_config = SessionConfig::default();
     session_config.keep_alive = Some(config.session_timeout);
     let mut sessions = LocalSessionManager::default();
@@ -93,13 +93,13 @@ fn service_parts<B: GatewayBackend>(
     if let Some(hosts) = &config.allowed_hosts {
         http = http.with_allowed_hosts(hosts.clone());
     }
-    let allowed_hosts = http.allowed_hosts.clone();
+    let gate = Gate::new(&http);
     let service = StreamableHttpService::new(
         move || Ok(GatewayServer::new(backend.clone())),
         sessions.clone(),
         http,
     );
-    (service, sessions, allowed_hosts)
+    (service, sessions, gate)
 }
 
 /// `/mcp` over `backend`, behind the auth rule of `policy`. Merge it into the application's
@@ -109,14 +109,28 @@ pub fn mcp_router<B: GatewayBackend>(
     policy: KeyPolicy,
     config: &GatewayConfig,
 ) -> Router {
-    let (service, sessions, allowed_hosts) = service_parts(backend, config);
-    let direct = Arc::new(DirectCalls::new(sessions.clone(), &allowed_hosts));
-    let mut auth = GatewayAuth::new(policy, sessions, config.session_timeout)
+    mcp_router_with_sessions(backend, policy, config).0
+}
+
+/// [`mcp_router`], and its sessions (how many are open, whether one still is).
+pub fn mcp_router_with_sessions<B: GatewayBackend>(
+    backend: Arc<B>,
+    policy: KeyPolicy,
+    config: &GatewayConfig,
+) -> (Router, Arc<LocalSessionManager>) {
+    let (service, sessions, gate) = service_parts(backend, config);
+    let direct = Arc::new(DirectCalls::new(
+        sessions.clone(),
+        gate,
+        config.shutdown.clone(),
+        config.session_timeout,
+    ));
+    let mut auth = GatewayAuth::new(policy, sessions.clone(), config.session_timeout)
         .with_max_sessions_per_bot(config.max_sessions_per_bot);
     if let Some(store) = &config.key_store {
         auth = auth.with_store(store.clone());
     }
-    Router::new()
+    let router = Router::new()
         .nest_service(
             MCP_PATH,
             Shared(Arc::new(Mounted {
@@ -127,7 +141,8 @@ pub fn mcp_router<B: GatewayBackend>(
         .layer(axum::middleware::from_fn(
             crate::coalesce::coalesce_event_stream,
         ))
-        .layer(axum::middleware::from_fn_with_state(auth, authorize))
+        .layer(axum::middleware::from_fn_with_state(auth, authorize));
+    (router, sessions)
 }
 
 /// rmcp's service and `/mcp`'s direct path in front of it ([`crate::direct`]).

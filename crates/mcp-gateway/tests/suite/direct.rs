@@ -6,8 +6,9 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use mcp_gateway::{BotKeys, GatewayConfig, KeyPolicy, mcp_router};
+use mcp_gateway::{BotKeys, GatewayConfig, KeyPolicy, mcp_router, mcp_router_with_sessions};
 use pretty_assertions::assert_eq;
+use rmcp::transport::streamable_http_server::{SessionId, SessionManager as _};
 use serde_json::{Value, json};
 
 use super::gateway::forge;
@@ -22,13 +23,14 @@ fn keys() -> KeyPolicy {
     KeyPolicy::Keys(BotKeys::default().with("forge", KEY))
 }
 
-/// An answer: status, whether it was plain JSON (else an event stream), and its JSON-RPC
-/// message (`Null` when the stream carried none).
+/// An answer: status, whether it was plain JSON (else an event stream), its JSON-RPC
+/// message (`Null` when the stream carried none) and its length.
 #[derive(Debug, PartialEq)]
 struct Answer {
     status: u16,
     plain: bool,
     message: Value,
+    length: usize,
 }
 
 async fn answer(response: reqwest::Response) -> anyhow::Result<Answer> {
@@ -40,6 +42,7 @@ async fn answer(response: reqwest::Response) -> anyhow::Result<Answer> {
         .unwrap_or_default()
         .to_owned();
     let text = response.text().await?;
+    let length = text.len();
     let message = if content_type.starts_with("text/event-stream") {
         text.lines()
             .filter_map(|line| line.strip_prefix("data:"))
@@ -53,6 +56,7 @@ async fn answer(response: reqwest::Response) -> anyhow::Result<Answer> {
         status,
         plain: content_type == "application/json",
         message,
+        length,
     })
 }
 
@@ -313,34 +317,41 @@ fn waiting() -> FakeBot {
 
 #[tokio::test]
 async fn a_cancelled_call_is_cancelled_and_not_answered() -> anyhow::Result<()> {
-    let backend = FakeBackend::new([("forge", waiting())]);
-    let served = Served::start(backend.clone(), keys(), 0).await?;
-    let session = Session::open(&served.url, json!({})).await?;
-    let answering = waiting_call(&backend, &session).await?;
-    let cancelled = session
-        .post(
-            BOTH,
-            &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": {"requestId": 5, "reason": "changed my mind"}}),
-        )
-        .await?;
-    assert_eq!(cancelled.status, 202);
-    let answered = tokio::time::timeout(Duration::from_secs(10), answering).await???;
-    assert_eq!(
-        answered,
-        Answer {
-            status: 200,
-            plain: false,
-            message: Value::Null
-        }
-    );
-    assert_eq!(backend.cancelled.load(Ordering::SeqCst), 1);
-    // The session goes on.
-    let read = session
-        .post(BOTH, &call(json!(6), "fs__read", json!({})))
-        .await?;
-    assert_eq!((read.status, read.plain), (200, true));
-    served.stop().await;
+    // The cancellation in the plain form the direct path reads, and in one it leaves to rmcp.
+    for accept in [BOTH, WEIGHTED] {
+        let backend = FakeBackend::new([("forge", waiting())]);
+        let served = Served::start(backend.clone(), keys(), 0).await?;
+        let session = Session::open(&served.url, json!({})).await?;
+        let answering = waiting_call(&backend, &session).await?;
+        let cancelled = session
+            .post(
+                accept,
+                &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 5, "reason": "changed my mind"}}),
+            )
+            .await?;
+        assert_eq!(cancelled.status, 202, "{accept}");
+        let answered = tokio::time::timeout(Duration::from_secs(10), answering).await???;
+        // An event stream with nothing in it: the direct path's (rmcp's would carry its
+        // priming event).
+        assert_eq!(
+            answered,
+            Answer {
+                status: 200,
+                plain: false,
+                message: Value::Null,
+                length: 0,
+            },
+            "{accept}"
+        );
+        assert_eq!(backend.cancelled.load(Ordering::SeqCst), 1, "{accept}");
+        // The session goes on, and the id may be used again.
+        let read = session
+            .post(BOTH, &call(json!(5), "fs__read", json!({})))
+            .await?;
+        assert_eq!((read.status, read.plain), (200, true), "{accept}");
+        served.stop().await;
+    }
     Ok(())
 }
 
@@ -352,7 +363,7 @@ async fn closing_a_session_cancels_its_calls() -> anyhow::Result<()> {
     let answering = waiting_call(&backend, &session).await?;
     assert_eq!(session.delete().await?, 202);
     let answered = tokio::time::timeout(Duration::from_secs(10), answering).await???;
-    assert_eq!(answered.message, Value::Null);
+    assert_eq!((answered.message, answered.length), (Value::Null, 0));
     assert_eq!(backend.cancelled.load(Ordering::SeqCst), 1);
     served.stop().await;
     Ok(())
@@ -391,6 +402,39 @@ async fn calls_served_directly_keep_their_session_open() -> anyhow::Result<()> {
         )
         .await?;
     assert_eq!(listed.status, 200, "{listed:?}");
+    served.stop().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_session_used_only_by_direct_calls_still_expires() -> anyhow::Result<()> {
+    let backend = FakeBackend::new([("forge", forge())]);
+    let config = GatewayConfig {
+        session_timeout: Duration::from_millis(400),
+        ..GatewayConfig::default()
+    };
+    let (app, sessions) = mcp_router_with_sessions(backend, keys(), &config);
+    let served = Served::serve(app, 0, config.shutdown.clone()).await?;
+    let session = Session::open(&served.url, json!({})).await?;
+    for id in 1..=3 {
+        let read = session
+            .post(BOTH, &call(json!(id), "fs__read", json!({})))
+            .await?;
+        assert_eq!((read.status, read.plain), (200, true));
+    }
+    // Bounded poll on the condition (the session manager drops the session), not a sleep.
+    let id: SessionId = session.id.as_str().into();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while sessions.has_session(&id).await.unwrap_or(false) {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .context("the session never expired")?;
+    let read = session
+        .post(BOTH, &call(json!(4), "fs__read", json!({})))
+        .await?;
+    assert_eq!(read.status, 404);
     served.stop().await;
     Ok(())
 }
