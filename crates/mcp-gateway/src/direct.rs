@@ -15,7 +15,8 @@
 //! - a POST in a session this process opened and rmcp still has, whose client is on a
 //!   revision before 2026-07-28 and declared neither sampling nor elicitation (a server's
 //!   request during the call would need the POST's own event stream);
-//! - with a `Host` that rmcp's DNS-rebinding check allows, an `Accept` naming exactly JSON and
+//! - with a `Host` that rmcp's DNS-rebinding check allows (and no `Origin` when rmcp has origins
+//!   to check one against), an `Accept` naming exactly JSON and
 //!   event streams, a JSON `Content-Type`, a `Content-Length` of at most [`MAX_DIRECT_BODY`],
 //!   and no `MCP-Protocol-Version` or a known one before 2026-07-28;
 //! - whose body is one `tools/call` request without `_meta` (no progress token, no revision of
@@ -23,12 +24,18 @@
 //!
 //! Everything else goes to rmcp as it came (a body read here is handed on). The key, the
 //! session's owner and the face are checked before, by the same middleware, and the handler
-//! checks them again as it does for rmcp. What rmcp does around a request is kept: the
-//! session's inactivity timer is reset (an event to its worker that changes nothing, at most
-//! once a second, and that must be taken: a worker that ended means rmcp decides), a `notifications/cancelled` for a call served here cancels it (and goes on
-//! to rmcp, which knows no such request), and a cancelled call is not answered: its POST gets
-//! an event stream that ends with no message. A plain JSON answer has no stream to resume,
-//! so no event ids are involved.
+//! checks them again as it does for rmcp. What rmcp does around a request is kept:
+//! - the session's inactivity timer is reset through its worker (an event that changes
+//!   nothing, at most once a second or a quarter of the timeout), and a session whose worker
+//!   no longer takes it, a session rmcp's manager dropped and a gateway shutting down leave
+//!   their calls to rmcp;
+//! - a `notifications/cancelled` for a call served here, in any form rmcp takes, cancels it
+//!   (and goes on to rmcp, which knows no such request); a session's closing cancels its
+//!   calls; a cancelled call is not answered: its POST gets at once an event stream that ends
+//!   with no message (as rmcp's stream for it ends), and so does a call whose handler
+//!   panicked.
+//!
+//! A plain JSON answer has no stream to resume, so no event ids are involved.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
