@@ -438,3 +438,32 @@ async fn a_session_used_only_by_direct_calls_still_expires() -> anyhow::Result<(
     served.stop().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_closed_session_lets_go_of_its_servers_notifications() -> anyhow::Result<()> {
+    // The session's followers (one per server, for its notifications) end when rmcp lets the
+    // session go: they hold copies of the session's server that do not keep it open.
+    let backend = FakeBackend::new([("forge", forge())]);
+    let served = Served::start(backend.clone(), keys(), 0).await?;
+    let session = Session::open(&served.url, json!({})).await?;
+    let followers = || backend.events.receiver_count();
+    // Bounded polls on the condition, not sleeps.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while followers() < 2 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .context("the session never followed its servers")?;
+    assert_eq!(followers(), 2, "one follower per server (fs, forge-bash)");
+    assert_eq!(session.delete().await?, 202);
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while followers() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .context("a closed session still follows its servers")?;
+    served.stop().await;
+    Ok(())
+}

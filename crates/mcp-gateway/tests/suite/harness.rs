@@ -59,6 +59,9 @@ pub struct FakeBackend {
     pub calls: Mutex<Vec<(String, String, String)>>,
     pub waiting: tokio::sync::Notify,
     pub cancelled: std::sync::atomic::AtomicUsize,
+    /// Every server's notifications (none are sent): its receivers are the sessions'
+    /// followers.
+    pub events: broadcast::Sender<mcp_client::relay::ServerEvent>,
 }
 
 impl FakeBackend {
@@ -69,6 +72,7 @@ impl FakeBackend {
             calls: Mutex::new(Vec::new()),
             waiting: tokio::sync::Notify::new(),
             cancelled: std::sync::atomic::AtomicUsize::new(0),
+            events: broadcast::channel(16).0,
         })
     }
 
@@ -170,6 +174,13 @@ impl GatewayBackend for FakeBackend {
         } else {
             CallToolResult::success(vec![ContentBlock::text(text)])
         })
+    }
+
+    fn server_events(
+        &self,
+        _server: &str,
+    ) -> Option<broadcast::Receiver<mcp_client::relay::ServerEvent>> {
+        Some(self.events.subscribe())
     }
 
     fn tool_list_changes(&self, bot: &str) -> BoxStream<'static, ()> {
