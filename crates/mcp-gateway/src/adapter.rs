@@ -171,6 +171,10 @@ impl GatewayBackend for ToolsetBackend {
         self.toolsets.enabled_servers(bot).await.map_err(load_error)
     }
 
+    fn forwards(&self) -> bool {
+        true
+    }
+
     async fn forward(
         &self,
         bot: &str,
@@ -179,8 +183,11 @@ impl GatewayBackend for ToolsetBackend {
         target: ForwardFor,
         cancel: CancellationToken,
     ) -> Result<ServerResult, BackendError> {
+        // The tool's name, for the metrics (none kept without them).
         let tool = match &request {
-            ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
+            ClientRequest::CallToolRequest(call) if self.metrics.is_some() => {
+                Some(call.params.name.to_string())
+            }
             _ => None,
         };
         let started = std::time::Instant::now();

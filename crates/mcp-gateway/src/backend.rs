@@ -124,6 +124,12 @@ pub trait GatewayBackend: Send + Sync + 'static {
         }
     }
 
+    /// Whether [`Self::forward`] relays requests (else it refuses every one with
+    /// [`BackendError::Unsupported`], and a tool call goes through [`Self::call_tool`]).
+    fn forwards(&self) -> bool {
+        false
+    }
+
     /// Forward any request to `server` for `bot` (resources, prompts, completion, logging,
     /// a tool call with its `_meta`), with `target` answering the server's requests and
     /// hearing progress. Refused with [`BackendError::NotAllowed`] when the bot may not use

@@ -473,8 +473,8 @@ impl<B: GatewayBackend> DirectCalls<B> {
         };
         let mut context = RequestContext::new(id.clone(), session.peer.clone());
         context.ct = cancel.child_token();
-        // As rmcp's loop does: the request's `_meta` and extensions move into its context.
-        context.meta = std::mem::take(call.get_meta_mut());
+        // As rmcp's loop does: the request's extensions move into its context (its `_meta` is
+        // empty: a call with one is rmcp's).
         context.extensions = std::mem::take(call.extensions_mut());
         context.extensions.insert(parts);
         let answering = tokio::spawn(

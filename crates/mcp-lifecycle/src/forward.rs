@@ -169,11 +169,9 @@ impl McpServerManager {
         crate::spans::carry_context(&span, &mut request);
         // Boxed: the chain above (toolsets, gateway, rmcp's task per request) then holds a
         // pointer, not this exchange's state, and copies no kilobytes of it on each call.
-        let outcome = Box::pin(
-            self.forward_in_span(slot, process, request, target, cancel, &span)
-                .instrument(span.clone()),
-        )
-        .await;
+        let outcome = Box::pin(self.forward_in_span(slot, process, request, target, cancel, &span))
+            .instrument(span.clone())
+            .await;
         match &outcome {
             Err(error) => crate::spans::failed(&span, error.kind()),
             Ok(ServerResult::CallToolResult(result)) if result.is_error == Some(true) => {
@@ -194,13 +192,20 @@ impl McpServerManager {
         span: &tracing::Span,
     ) -> Result<ServerResult, LifecycleError> {
         let config = slot.config();
-        let server = config.name.clone();
-        let method = request.method().to_owned();
-        let tool = match &request {
-            ClientRequest::CallToolRequest(call) => Some(call.params.name.to_string()),
-            _ => None,
+        // What the request is (the tool's name, else the method): the one string the
+        // exchange needs; the errors make theirs from it.
+        let (what, is_call) = match &request {
+            ClientRequest::CallToolRequest(call) => (call.params.name.to_string(), true),
+            other => (other.method().to_owned(), false),
         };
-        let what = tool.clone().unwrap_or_else(|| method.clone());
+        let method = || {
+            if is_call {
+                "tools/call".to_owned()
+            } else {
+                what.clone()
+            }
+        };
+        let server = || config.name.clone();
         let timeout = config.call_timeout;
         let registration = target
             .caller
@@ -227,7 +232,12 @@ impl McpServerManager {
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(Stop::Failed(error)) => return Err(error),
-            Err(Stop::Cancelled) => return Err(LifecycleError::Cancelled { server, method }),
+            Err(Stop::Cancelled) => {
+                return Err(LifecycleError::Cancelled {
+                    server: server(),
+                    method: method(),
+                });
+            }
         };
         // Progress sent before the answer reaches the client before the answer.
         if let Some(registration) = &registration {
@@ -237,22 +247,23 @@ impl McpServerManager {
         match outcome {
             Ok(result) => Ok(result),
             Err(ServiceError::McpError(error)) => Err(LifecycleError::Refused {
-                server,
-                method,
+                server: server(),
+                method: method(),
                 error,
             }),
             Err(ServiceError::Timeout { timeout }) => {
-                let timed_out = match tool {
-                    Some(tool) => LifecycleError::CallTimeout {
-                        server,
-                        tool,
+                let timed_out = if is_call {
+                    LifecycleError::CallTimeout {
+                        server: server(),
+                        tool: what.clone(),
                         timeout,
-                    },
-                    None => LifecycleError::RequestTimeout {
-                        server,
-                        method,
+                    }
+                } else {
+                    LifecycleError::RequestTimeout {
+                        server: server(),
+                        method: method(),
                         timeout,
-                    },
+                    }
                 };
                 // Slow, or gone silent? A ping tells; a silent server is stopped and restarted.
                 Err(Box::pin(self.after_timeout(slot, process, timed_out)).await)

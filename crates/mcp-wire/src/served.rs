@@ -201,7 +201,10 @@ impl Serving {
         self.served.fetch_add(1, Ordering::Relaxed);
         let mut context = RequestContext::new(id.clone(), peer.clone());
         context.ct = cancel.child_token();
-        context.meta = std::mem::take(request.get_meta_mut());
+        // Taken only when there is one: asking for it mutably makes an empty one first.
+        if !request.get_meta().is_empty() {
+            context.meta = std::mem::take(request.get_meta_mut());
+        }
         context.extensions = std::mem::take(request.extensions_mut());
         let answering = handler.handle(request, context);
         let serving = Arc::clone(self);

@@ -611,7 +611,10 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 .cloned()
                 .ok_or_else(|| unknown_tool(&name))?,
         };
-        let mut upstream = request.clone();
+        // A backend that relays tools only gets the arguments again if its forward refuses;
+        // one that forwards takes the request as it is (no copy of the arguments).
+        let arguments = (!self.backend.forwards()).then(|| request.arguments.clone());
+        let mut upstream = request;
         upstream.name = route.tool.clone().into();
         let forwarded = self
             .forward(
@@ -632,12 +635,12 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 cause: e.message.to_string(),
             }),
             // A backend that relays tools only.
-            Err(BackendError::Unsupported { .. }) => {
+            Err(BackendError::Unsupported { .. }) if let Some(arguments) = arguments => {
                 Box::pin(self.backend.call_tool(
                     &bot,
                     &route.server,
                     &route.tool,
-                    request.arguments,
+                    arguments,
                     context.ct.clone(),
                 ))
                 .await
