@@ -43,6 +43,5 @@ pub use exposed::ExposedTools;
 pub use gateway::GatewayServer;
 pub use manifest::BotManifest;
 pub use service::{
-    DEFAULT_MAX_SESSIONS_PER_BOT, GatewayConfig, MCP_PATH, McpService, mcp_router,
-    mcp_router_with_sessions, mcp_service,
+    DEFAULT_MAX_SESSIONS_PER_BOT, GatewayConfig, MCP_PATH, McpService, mcp_router, mcp_service,
 };

@@ -109,15 +109,6 @@ pub fn mcp_router<B: GatewayBackend>(
     policy: KeyPolicy,
     config: &GatewayConfig,
 ) -> Router {
-    mcp_router_with_sessions(backend, policy, config).0
-}
-
-/// [`mcp_router`], and its sessions (how many are open, whether one still is).
-pub fn mcp_router_with_sessions<B: GatewayBackend>(
-    backend: Arc<B>,
-    policy: KeyPolicy,
-    config: &GatewayConfig,
-) -> (Router, Arc<LocalSessionManager>) {
     let (service, sessions, gate) = service_parts(backend, config);
     let direct = Arc::new(DirectCalls::new(
         sessions.clone(),
@@ -125,12 +116,12 @@ pub fn mcp_router_with_sessions<B: GatewayBackend>(
         config.shutdown.clone(),
         config.session_timeout,
     ));
-    let mut auth = GatewayAuth::new(policy, sessions.clone(), config.session_timeout)
+    let mut auth = GatewayAuth::new(policy, sessions, config.session_timeout)
         .with_max_sessions_per_bot(config.max_sessions_per_bot);
     if let Some(store) = &config.key_store {
         auth = auth.with_store(store.clone());
     }
-    let router = Router::new()
+    Router::new()
         .nest_service(
             MCP_PATH,
             Shared(Arc::new(Mounted {
@@ -141,8 +132,7 @@ pub fn mcp_router_with_sessions<B: GatewayBackend>(
         .layer(axum::middleware::from_fn(
             crate::coalesce::coalesce_event_stream,
         ))
-        .layer(axum::middleware::from_fn_with_state(auth, authorize));
-    (router, sessions)
+        .layer(axum::middleware::from_fn_with_state(auth, authorize))
 }
 
 /// rmcp's service and `/mcp`'s direct path in front of it ([`crate::direct`]).

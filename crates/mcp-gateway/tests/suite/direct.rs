@@ -6,9 +6,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use mcp_gateway::{BotKeys, GatewayConfig, KeyPolicy, mcp_router, mcp_router_with_sessions};
+use mcp_gateway::{BotKeys, GatewayConfig, KeyPolicy, mcp_router};
 use pretty_assertions::assert_eq;
-use rmcp::transport::streamable_http_server::{SessionId, SessionManager as _};
 use serde_json::{Value, json};
 
 use super::gateway::forge;
@@ -413,29 +412,42 @@ async fn a_session_used_only_by_direct_calls_still_expires() -> anyhow::Result<(
         session_timeout: Duration::from_millis(400),
         ..GatewayConfig::default()
     };
-    let (app, sessions) = mcp_router_with_sessions(backend, keys(), &config);
-    let served = Served::serve(app, 0, config.shutdown.clone()).await?;
+    let served = Served::serve(
+        mcp_router(backend.clone(), keys(), &config),
+        0,
+        config.shutdown.clone(),
+    )
+    .await?;
     let session = Session::open(&served.url, json!({})).await?;
+    following(&backend).await?;
     for id in 1..=3 {
         let read = session
             .post(BOTH, &call(json!(id), "fs__read", json!({})))
             .await?;
         assert_eq!((read.status, read.plain), (200, true));
     }
-    // Bounded poll on the condition (the session manager drops the session), not a sleep.
-    let id: SessionId = session.id.as_str().into();
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while sessions.has_session(&id).await.unwrap_or(false) {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await
-    .context("the session never expired")?;
+    // Readiness: rmcp let the idle session go when its followers are gone.
+    tokio::time::timeout(Duration::from_secs(10), backend.events.closed())
+        .await
+        .context("the session never expired")?;
+    // Refused (404 once rmcp's manager forgot it, 500 just before), never served.
     let read = session
         .post(BOTH, &call(json!(4), "fs__read", json!({})))
         .await?;
-    assert_eq!(read.status, 404);
+    assert!(
+        read.status >= 400 && read.message.get("result").is_none(),
+        "{read:?}"
+    );
     served.stop().await;
+    Ok(())
+}
+
+/// Wait until the session's two followers (fs, forge-bash) have subscribed.
+async fn following(backend: &FakeBackend) -> anyhow::Result<()> {
+    let permits = tokio::time::timeout(Duration::from_secs(10), backend.subscribed.acquire_many(2))
+        .await
+        .context("the session never followed its servers")??;
+    permits.forget();
     Ok(())
 }
 
@@ -446,24 +458,12 @@ async fn a_closed_session_lets_go_of_its_servers_notifications() -> anyhow::Resu
     let backend = FakeBackend::new([("forge", forge())]);
     let served = Served::start(backend.clone(), keys(), 0).await?;
     let session = Session::open(&served.url, json!({})).await?;
-    let followers = || backend.events.receiver_count();
-    // Bounded polls on the condition, not sleeps.
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while followers() < 2 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .context("the session never followed its servers")?;
-    assert_eq!(followers(), 2, "one follower per server (fs, forge-bash)");
+    following(&backend).await?;
+    assert_eq!(backend.events.receiver_count(), 2);
     assert_eq!(session.delete().await?, 202);
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while followers() > 0 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .context("a closed session still follows its servers")?;
+    tokio::time::timeout(Duration::from_secs(10), backend.events.closed())
+        .await
+        .context("a closed session still follows its servers")?;
     served.stop().await;
     Ok(())
 }

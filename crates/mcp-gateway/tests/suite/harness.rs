@@ -60,8 +60,10 @@ pub struct FakeBackend {
     pub waiting: tokio::sync::Notify,
     pub cancelled: std::sync::atomic::AtomicUsize,
     /// Every server's notifications (none are sent): its receivers are the sessions'
-    /// followers.
+    /// followers (`closed()` completes when the last is gone).
     pub events: broadcast::Sender<mcp_client::relay::ServerEvent>,
+    /// A permit for each follower that subscribed.
+    pub subscribed: tokio::sync::Semaphore,
 }
 
 impl FakeBackend {
@@ -73,6 +75,7 @@ impl FakeBackend {
             waiting: tokio::sync::Notify::new(),
             cancelled: std::sync::atomic::AtomicUsize::new(0),
             events: broadcast::channel(16).0,
+            subscribed: tokio::sync::Semaphore::new(0),
         })
     }
 
@@ -180,7 +183,9 @@ impl GatewayBackend for FakeBackend {
         &self,
         _server: &str,
     ) -> Option<broadcast::Receiver<mcp_client::relay::ServerEvent>> {
-        Some(self.events.subscribe())
+        let events = self.events.subscribe();
+        self.subscribed.add_permits(1);
+        Some(events)
     }
 
     fn tool_list_changes(&self, bot: &str) -> BoxStream<'static, ()> {
