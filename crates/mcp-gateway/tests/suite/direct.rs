@@ -409,7 +409,8 @@ async fn calls_served_directly_keep_their_session_open() -> anyhow::Result<()> {
 async fn a_session_used_only_by_direct_calls_still_expires() -> anyhow::Result<()> {
     let backend = FakeBackend::new([("forge", forge())]);
     let config = GatewayConfig {
-        session_timeout: Duration::from_millis(400),
+        // Long enough that a loaded machine does not expire it between the calls.
+        session_timeout: Duration::from_millis(1000),
         ..GatewayConfig::default()
     };
     let served = Served::serve(
