@@ -216,6 +216,16 @@ pub struct ServeArgs {
         value_name = "SECONDS"
     )]
     approval_ttl_seconds: u64,
+    /// How many days a stored tool vector (and a server's vector set) no index of any replica
+    /// has used is kept before it is deleted; the vectors of live indexes are kept whatever
+    /// their age. At least 1.
+    #[arg(
+        long,
+        env = "BOTCRAFT_TOOL_VECTOR_RETENTION_DAYS",
+        default_value = "30",
+        value_name = "DAYS"
+    )]
+    tool_vector_retention_days: u64,
     /// The address browsers reach BotCraft at (`https://bots.example.com`), for OAuth
     /// redirects and the client ID metadata document; default: the address listened on.
     #[arg(long, env = "BOTCRAFT_PUBLIC_URL", value_name = "URL")]
@@ -338,7 +348,15 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     };
     {
         let state = state.clone();
-        tokio::spawn(async move { http_api::tool_loading::warm_tool_search(&state).await });
+        let retention = Duration::from_secs(
+            args.tool_vector_retention_days
+                .max(1)
+                .saturating_mul(24 * 3600),
+        );
+        tokio::spawn(async move {
+            http_api::tool_loading::warm_tool_search(&state).await;
+            http_api::tool_loading::keep_tool_vectors(&state, retention).await;
+        });
     }
     eprintln!("botcraft: listening on http://{addr}");
 

@@ -154,6 +154,15 @@ impl ToolCatalogs {
         catalog
     }
 
+    /// Mark the stored vectors of the live indexes used and delete those unused for
+    /// `retention` ([`SearchIndexes::keep_vectors`]).
+    pub async fn keep_vectors(
+        &self,
+        retention: std::time::Duration,
+    ) -> Result<search_index::KeptVectors, search_index::IndexError> {
+        self.inner.indexes.keep_vectors(retention).await
+    }
+
     /// `count()` for `toolset`'s bot, computed once per toolset hash.
     pub fn eager_tokens(&self, toolset: &BotToolset, count: impl FnOnce() -> usize) -> usize {
         let mut tokens = lock(&self.inner.tokens);

@@ -143,3 +143,27 @@ pub async fn warm_tool_search(state: &AppState) {
         }
     }
 }
+
+/// Every [`KEEP_EVERY`] (or a quarter of `retention`, if shorter), from the first call on:
+/// mark the stored vectors of the live `tool_search` indexes used and delete those unused for
+/// `retention` ([`chat_tools::ToolCatalogs::keep_vectors`]). Runs until the task is dropped;
+/// a failed round is logged and the next one tries again.
+pub async fn keep_tool_vectors(state: &AppState, retention: std::time::Duration) {
+    let mut rounds = tokio::time::interval(KEEP_EVERY.min(retention / 4));
+    rounds.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        rounds.tick().await;
+        match state.config.catalogs.keep_vectors(retention).await {
+            Ok(kept) => tracing::info!(
+                touched = kept.touched,
+                pruned_vectors = kept.pruned.vectors,
+                pruned_sets = kept.pruned.sets,
+                "tool vectors kept"
+            ),
+            Err(error) => tracing::warn!(%error, "tool vectors not kept this round"),
+        }
+    }
+}
+
+/// How often [`keep_tool_vectors`] runs.
+pub const KEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(6 * 60 * 60);

@@ -3,11 +3,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use embedding::{Embedder, EmbeddingError};
 use serde::Serialize;
-use store::{Store, StoreError};
+use store::{PrunedVectors, Store, StoreError};
 use tool_search::{Segment, ToolDoc, ToolIndex, Weights, catalog_hash, text_key};
 
 /// How `tool_search` ranks, as `/api/health` reports it.
@@ -68,6 +68,19 @@ pub fn in_steps(
 struct Building {
     embedded: AtomicU64,
     total: AtomicU64,
+}
+
+/// At most how often the stored vectors of a live index are marked used
+/// ([`SearchIndexes::keep_vectors`]).
+pub const TOUCH_EVERY: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// What [`SearchIndexes::keep_vectors`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeptVectors {
+    /// Stored rows of live indexes marked used.
+    pub touched: u64,
+    /// Stored rows deleted, unused for the retention.
+    pub pruned: PrunedVectors,
 }
 
 /// Why an index could not be built.
@@ -513,6 +526,36 @@ impl SearchIndexes {
         Ok(vectors.pop())
     }
 
+    /// Mark the stored vectors of every live index's segments used (rows not marked within
+    /// [`TOUCH_EVERY`], or a quarter of `retention` if shorter), then delete the stored
+    /// vectors and sets of every model unused for `retention`: what changed tool texts,
+    /// changed servers, removed servers and other models left behind. Builds wait while it
+    /// runs, so none reads a row it deletes. Without a model or a store, nothing.
+    pub async fn keep_vectors(&self, retention: Duration) -> Result<KeptVectors, IndexError> {
+        let (Some(embedder), Some(store)) = (&self.embedder, &self.store) else {
+            return Ok(KeptVectors::default());
+        };
+        let _building = self.build.lock().await;
+        let live: Vec<Arc<Segment>> = lock(&self.segments)
+            .values()
+            .filter_map(Weak::upgrade)
+            .filter(|segment| segment.dimensions().is_some())
+            .collect();
+        let (texts, sets) = tokio::task::spawn_blocking(move || stored_keys(&live))
+            .await
+            .map_err(|e| IndexError::Task(e.to_string()))?;
+        let touched = store
+            .touch_tool_vectors(
+                embedder.model_id(),
+                &texts,
+                &sets,
+                TOUCH_EVERY.min(retention / 4),
+            )
+            .await?;
+        let pruned = store.prune_tool_vectors(retention).await?;
+        Ok(KeptVectors { touched, pruned })
+    }
+
     fn live(&self, hash: &str) -> Option<Arc<Segment>> {
         lock(&self.segments).get(hash).and_then(Weak::upgrade)
     }
@@ -533,7 +576,30 @@ const PARALLEL_HASH: usize = 512;
 /// in order.
 pub fn vector_set_key(texts: &[String]) -> String {
     let keys: Vec<String> = texts.iter().map(|t| text_key(t)).collect();
+    set_key_of(&keys)
+}
+
+/// The set key of texts whose [`text_key`]s are `keys`, in order.
+fn set_key_of(keys: &[String]) -> String {
     text_key(&keys.join("\n"))
+}
+
+/// The text keys and the set keys of `segments`' stored vectors, each text key once.
+fn stored_keys(segments: &[Arc<Segment>]) -> (Vec<String>, Vec<String>) {
+    let mut texts = Vec::new();
+    let mut sets = Vec::with_capacity(segments.len());
+    for segment in segments {
+        let keys: Vec<String> = segment
+            .docs()
+            .iter()
+            .map(|doc| text_key(&doc.embedding_text()))
+            .collect();
+        sets.push(set_key_of(&keys));
+        texts.extend(keys);
+    }
+    texts.sort_unstable();
+    texts.dedup();
+    (texts, sets)
 }
 
 /// Each group's [`catalog_hash`], in order, the groups cut into one run per core.

@@ -7,7 +7,8 @@
 //! store's `"ToolVector"` table, so neither a restart nor a server's restart
 //! re-embeds an unchanged tool; and each server's vectors kept again as one
 //! set in `"ToolVectorSet"` ([`vector_set_key`]), so a restart reads one row
-//! per server instead of one per tool), the progress of a build's embedding
+//! per server instead of one per tool; rows no live index has used for a retention are
+//! deleted: [`SearchIndexes::keep_vectors`]), the progress of a build's embedding
 //! ([`SearchIndexes::build_progress`], [`SearchIndexes::with_progress`]: a cold
 //! build is 26–32 ms per tool text on 2 cores), and the query's embedding, the
 //! only model work on the request path.
@@ -18,7 +19,7 @@
 mod indexes;
 
 pub use indexes::{
-    BuildProgress, IndexError, ProgressObserver, SearchIndexes, SearchMode, in_steps,
-    vector_set_key,
+    BuildProgress, IndexError, KeptVectors, ProgressObserver, SearchIndexes, SearchMode,
+    TOUCH_EVERY, in_steps, vector_set_key,
 };
 pub use tool_search::{Segment, ToolIndex};

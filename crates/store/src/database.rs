@@ -107,6 +107,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "tool vector sets",
         include_str!("../migrations/sqlite/0013_tool_vector_sets.sql"),
     ),
+    (
+        14,
+        "tool vector use",
+        include_str!("../migrations/sqlite/0014_tool_vector_use.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -173,6 +178,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         13,
         "tool vector sets",
         include_str!("../migrations/postgres/0013_tool_vector_sets.sql"),
+    ),
+    (
+        14,
+        "tool vector use",
+        include_str!("../migrations/postgres/0014_tool_vector_use.sql"),
     ),
 ];
 

@@ -63,3 +63,4 @@ pub use seed::{
     PLAYWRIGHT_MCP_PACKAGE, PLAYWRIGHT_OUTPUT_DIR, SeedConfig, SeedReport, playwright_extra_args,
 };
 pub use tool_cache::tools_hash;
+pub use tool_vectors::PrunedVectors;

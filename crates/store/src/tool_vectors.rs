@@ -1,9 +1,12 @@
 //! `"ToolVector"`: embeddings of tool texts, keyed by (model id, text hash), so a vector is
 //! computed once per model and text, whatever server or bot the text belongs to; and
 //! `"ToolVectorSet"`: one server's vectors as one value, keyed by (model id, hash of its
-//! texts' hashes in order), so a restart reads each server's vectors in one row.
+//! texts' hashes in order), so a restart reads each server's vectors in one row. Each row
+//! says when it was last used ([`Store::touch_tool_vectors`]); rows unused for a retention
+//! are deleted ([`Store::prune_tool_vectors`]).
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use sqlx::Row;
 
@@ -96,7 +99,8 @@ impl Store {
         Ok(found)
     }
 
-    /// Store `vectors` of `model` by text hash; a key already stored is kept as it is.
+    /// Store `vectors` of `model` by text hash; a key already stored keeps its vector (and is
+    /// marked used now).
     pub async fn put_tool_vectors(
         &self,
         model: &str,
@@ -109,18 +113,19 @@ impl Store {
                 .map(|i| {
                     let b = i * 5;
                     format!(
-                        "(${}, ${}, ${}, ${}, ${})",
+                        "(${}, ${}, ${}, ${}, ${}, ${})",
                         b + 1,
                         b + 2,
                         b + 3,
                         b + 4,
+                        b + 5,
                         b + 5
                     )
                 })
                 .collect();
             let sql = format!(
-                r#"INSERT INTO "ToolVector" ("model", "textHash", "dimensions", "vector", "createdAt") VALUES {}
-                   ON CONFLICT ("model", "textHash") DO NOTHING"#,
+                r#"INSERT INTO "ToolVector" ("model", "textHash", "dimensions", "vector", "createdAt", "usedAt") VALUES {}
+                   ON CONFLICT ("model", "textHash") DO UPDATE SET "usedAt" = EXCLUDED."usedAt""#,
                 rows.join(", ")
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -171,7 +176,7 @@ impl Store {
     }
 
     /// Store each of `sets` (its key, and its vectors, all of one length) for `model`; a
-    /// key already stored is kept as it is.
+    /// key already stored keeps its vectors (and is marked used now).
     pub async fn put_tool_vector_sets(
         &self,
         model: &str,
@@ -183,13 +188,15 @@ impl Store {
             let rows: Vec<String> = (0..chunk.len())
                 .map(|i| {
                     let b = i * 6;
-                    let params: Vec<String> = (1..=6).map(|k| format!("${}", b + k)).collect();
+                    // createdAt and usedAt: the same parameter.
+                    let params: Vec<String> =
+                        (1..=6).chain([6]).map(|k| format!("${}", b + k)).collect();
                     format!("({})", params.join(", "))
                 })
                 .collect();
             let sql = format!(
-                r#"INSERT INTO "ToolVectorSet" ("model", "setHash", "count", "dimensions", "vectors", "createdAt") VALUES {}
-                   ON CONFLICT ("model", "setHash") DO NOTHING"#,
+                r#"INSERT INTO "ToolVectorSet" ("model", "setHash", "count", "dimensions", "vectors", "createdAt", "usedAt") VALUES {}
+                   ON CONFLICT ("model", "setHash") DO UPDATE SET "usedAt" = EXCLUDED."usedAt""#,
                 rows.join(", ")
             );
             let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
@@ -221,6 +228,77 @@ impl Store {
         }
         tx.commit().await?;
         Ok(())
+    }
+}
+
+/// Rows deleted by [`Store::prune_tool_vectors`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PrunedVectors {
+    /// Per-text rows (`"ToolVector"`).
+    pub vectors: u64,
+    /// Per-server sets (`"ToolVectorSet"`).
+    pub sets: u64,
+}
+
+impl Store {
+    /// Mark `texts` (text hashes) and `sets` (set hashes) of `model` used now, writing only
+    /// the rows not marked within `every` (a live index is touched often; its rows are
+    /// written about once per `every`). Returns how many rows were written.
+    pub async fn touch_tool_vectors(
+        &self,
+        model: &str,
+        texts: &[String],
+        sets: &[String],
+        every: Duration,
+    ) -> Result<u64, StoreError> {
+        let now = self.now_ms();
+        let stale = now.saturating_sub(i64::try_from(every.as_millis()).unwrap_or(i64::MAX));
+        let mut touched = 0;
+        for (table, column, keys) in [
+            ("ToolVector", "textHash", texts),
+            ("ToolVectorSet", "setHash", sets),
+        ] {
+            for chunk in keys.chunks(CHUNK) {
+                let placeholders: Vec<String> =
+                    (0..chunk.len()).map(|i| format!("${}", i + 4)).collect();
+                let sql = format!(
+                    r#"UPDATE "{table}" SET "usedAt" = $1 WHERE "model" = $2 AND "usedAt" < $3 AND "{column}" IN ({})"#,
+                    placeholders.join(", ")
+                );
+                let mut query = sqlx::query(sqlx::AssertSqlSafe(sql))
+                    .bind(now)
+                    .bind(model)
+                    .bind(stale);
+                for key in chunk {
+                    query = query.bind(key);
+                }
+                touched += query.execute(self.pool()).await?.rows_affected();
+            }
+        }
+        Ok(touched)
+    }
+
+    /// Delete the vectors and vector sets, of every model, not used for `unused_for`.
+    pub async fn prune_tool_vectors(
+        &self,
+        unused_for: Duration,
+    ) -> Result<PrunedVectors, StoreError> {
+        let before = self
+            .now_ms()
+            .saturating_sub(i64::try_from(unused_for.as_millis()).unwrap_or(i64::MAX));
+        let mut pruned = PrunedVectors::default();
+        for (table, count) in [
+            ("ToolVector", &mut pruned.vectors),
+            ("ToolVectorSet", &mut pruned.sets),
+        ] {
+            let sql = format!(r#"DELETE FROM "{table}" WHERE "usedAt" < $1"#);
+            *count = sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(before)
+                .execute(self.pool())
+                .await?
+                .rows_affected();
+        }
+        Ok(pruned)
     }
 }
 

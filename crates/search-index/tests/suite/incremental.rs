@@ -220,3 +220,73 @@ async fn a_text_given_twice_gets_its_vector_twice() -> anyhow::Result<()> {
     store.close().await;
     Ok(())
 }
+
+/// A clock the test moves.
+#[derive(Debug)]
+struct TestClock(std::sync::atomic::AtomicI64);
+
+impl store::Clock for TestClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The stored rows a live index holds are kept whatever their age; the rows no index holds
+/// any more (a changed tool's old text, its server's old set) are deleted once unused for
+/// the retention, and only those: a restart on the live catalog embeds nothing, and the old
+/// catalog back embeds only its one deleted text.
+#[tokio::test]
+async fn stored_vectors_no_index_holds_are_pruned_after_the_retention() -> anyhow::Result<()> {
+    use search_index::KeptVectors;
+    use std::time::Duration;
+    const DAY: Duration = Duration::from_secs(24 * 60 * 60);
+    let model = test_skip::need!(test_skip::needs::embedding_model());
+    let dir = tempfile::tempdir()?;
+    let embedder =
+        Arc::new(tokio::task::spawn_blocking(move || embedding::Embedder::load(&model)).await??);
+    let clock = Arc::new(TestClock(1_700_000_000_000.into()));
+    let options = store::StoreOptions {
+        clock: clock.clone(),
+        ..store::StoreOptions::default()
+    };
+    let store =
+        store::Store::connect_with(&store::sqlite_url(&dir.path().join("store.db")), options)
+            .await?;
+    let indexes = SearchIndexes::new(Some(embedder.clone()), Some(store.clone()));
+    let first = indexes.index(catalog(false)).await?;
+    let changed = indexes.index(catalog(true)).await?;
+    drop(first);
+    assert_eq!(indexes.texts_embedded(), 5);
+
+    clock.0.fetch_add(
+        40 * 24 * 60 * 60 * 1000,
+        std::sync::atomic::Ordering::SeqCst,
+    );
+    let kept = indexes.keep_vectors(30 * DAY).await?;
+    // Live: fs's two texts and set, web's two current texts and set.
+    assert_eq!(
+        kept,
+        KeptVectors {
+            touched: 6,
+            pruned: store::PrunedVectors {
+                vectors: 1,
+                sets: 1
+            },
+        }
+    );
+    assert_eq!(
+        indexes.keep_vectors(30 * DAY).await?,
+        KeptVectors::default(),
+        "marked within the day, nothing left to prune"
+    );
+
+    let restarted = SearchIndexes::new(Some(embedder.clone()), Some(store.clone()));
+    restarted.index(catalog(true)).await?;
+    assert_eq!(restarted.texts_embedded(), 0);
+    let again = SearchIndexes::new(Some(embedder), Some(store.clone()));
+    again.index(catalog(false)).await?;
+    assert_eq!(again.texts_embedded(), 1, "the old fetch text only");
+    drop(changed);
+    store.close().await;
+    Ok(())
+}

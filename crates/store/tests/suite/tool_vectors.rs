@@ -1,4 +1,5 @@
-//! `"ToolVector"`: vectors by (model, text hash), written once, read back exactly.
+//! `"ToolVector"`: vectors by (model, text hash), written once, read back exactly; rows
+//! unused for the retention pruned.
 
 use std::collections::HashMap;
 
@@ -97,7 +98,76 @@ async fn vector_sets_round_trip_whole_and_in_order(db: &TestDb) -> anyhow::Resul
     Ok(())
 }
 
+const DAY_MS: i64 = 24 * 60 * 60 * 1000;
+const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
+
+/// Rows say when they were last used: written or touched. A touch writes only rows not
+/// marked within its interval; a prune deletes, for every model, the rows unused for the
+/// retention, and nothing else.
+async fn vectors_unused_for_the_retention_are_pruned(db: &TestDb) -> anyhow::Result<()> {
+    let first: Vec<(String, Vec<f32>)> = (0..3).map(|i| (key(i), vec![i as f32])).collect();
+    db.store.put_tool_vectors("model-a", &first).await?;
+    db.store
+        .put_tool_vectors("model-b", &[(key(0), vec![7.0])])
+        .await?;
+    let sets = [(key(10), vec![vec![1.0]]), (key(11), vec![vec![2.0]])];
+    db.store.put_tool_vector_sets("model-a", &sets).await?;
+
+    db.clock.advance(10 * DAY_MS);
+    let touch = |texts: Vec<String>, sets: Vec<String>| {
+        let store = db.store.clone();
+        async move {
+            store
+                .touch_tool_vectors("model-a", &texts, &sets, DAY)
+                .await
+        }
+    };
+    // key(9) was never stored: nothing to mark.
+    assert_eq!(touch(vec![key(0), key(9)], vec![key(10)]).await?, 2);
+    assert_eq!(
+        touch(vec![key(0)], vec![key(10)]).await?,
+        0,
+        "marked within the day"
+    );
+    // Written again: marked used, its first vector kept.
+    db.store
+        .put_tool_vectors("model-a", &[(key(1), vec![9.0]), (key(3), vec![3.0])])
+        .await?;
+
+    db.clock.advance(25 * DAY_MS);
+    let pruned = db.store.prune_tool_vectors(30 * DAY).await?;
+    assert_eq!(
+        pruned,
+        store::PrunedVectors {
+            vectors: 2,
+            sets: 1
+        }
+    );
+    let all: Vec<String> = (0..4).map(key).collect();
+    let left = db.store.tool_vectors("model-a", &all).await?;
+    let expected: HashMap<String, Vec<f32>> = [
+        (key(0), vec![0.0]),
+        (key(1), vec![1.0]),
+        (key(3), vec![3.0]),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(left, expected);
+    assert!(db.store.tool_vectors("model-b", &all).await?.is_empty());
+    let sets_left = db
+        .store
+        .tool_vector_sets("model-a", &[key(10), key(11)])
+        .await?;
+    assert_eq!(sets_left.keys().cloned().collect::<Vec<_>>(), vec![key(10)]);
+    assert_eq!(
+        db.store.prune_tool_vectors(30 * DAY).await?,
+        store::PrunedVectors::default()
+    );
+    Ok(())
+}
+
 backend_tests!(
     vectors_round_trip_per_model,
-    vector_sets_round_trip_whole_and_in_order
+    vector_sets_round_trip_whole_and_in_order,
+    vectors_unused_for_the_retention_are_pruned
 );
