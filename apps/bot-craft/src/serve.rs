@@ -223,7 +223,8 @@ pub struct ServeArgs {
         long,
         env = "BOTCRAFT_TOOL_VECTOR_RETENTION_DAYS",
         default_value = "30",
-        value_name = "DAYS"
+        value_name = "DAYS",
+        value_parser = clap::value_parser!(u64).range(1..)
     )]
     tool_vector_retention_days: u64,
     /// The address browsers reach BotCraft at (`https://bots.example.com`), for OAuth
@@ -348,11 +349,8 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     };
     {
         let state = state.clone();
-        let retention = Duration::from_secs(
-            args.tool_vector_retention_days
-                .max(1)
-                .saturating_mul(24 * 3600),
-        );
+        let retention =
+            Duration::from_secs(args.tool_vector_retention_days.saturating_mul(24 * 3600));
         tokio::spawn(async move {
             http_api::tool_loading::warm_tool_search(&state).await;
             http_api::tool_loading::keep_tool_vectors(&state, retention).await;

@@ -26,6 +26,14 @@ pub struct SearchState {
     pub building: Option<BuildProgress>,
 }
 
+/// The prefix of a bot's scope ([`bot_scope`]).
+const BOT_SCOPE: &str = "bot:";
+
+/// The [`ToolCatalogs::search_index`] scope of one bot's tools (`*` is every server's).
+pub fn bot_scope(bot_id: &str) -> String {
+    format!("{BOT_SCOPE}{bot_id}")
+}
+
 /// The indexes of one host (its `AppState`). Cheap to clone (shared).
 #[derive(Clone)]
 pub struct ToolCatalogs {
@@ -161,6 +169,18 @@ impl ToolCatalogs {
         retention: std::time::Duration,
     ) -> Result<search_index::KeptVectors, search_index::IndexError> {
         self.inner.indexes.keep_vectors(retention).await
+    }
+
+    /// Drop the indexes of every bot not in `bots` (ids): those of deleted bots, which would
+    /// otherwise stay live, their stored vectors kept, until a restart.
+    pub fn forget_bots_except(&self, bots: &std::collections::HashSet<String>) {
+        lock(&self.inner.turns).retain(|bot, _| bots.contains(bot));
+        lock(&self.inner.tokens).retain(|bot, _| bots.contains(bot));
+        lock(&self.inner.searches).retain(|scope, _| {
+            scope
+                .strip_prefix(BOT_SCOPE)
+                .is_none_or(|bot| bots.contains(bot))
+        });
     }
 
     /// `count()` for `toolset`'s bot, computed once per toolset hash.
@@ -338,6 +358,36 @@ mod tests {
         assert!(!Arc::ptr_eq(
             &first,
             &catalogs.search_index("*", renamed).await
+        ));
+    }
+
+    /// A deleted bot's indexes go (so their stored vectors are no longer kept); every
+    /// other bot's, and the every-server scope, stay as they are.
+    #[tokio::test]
+    async fn indexes_of_deleted_bots_are_forgotten() {
+        let catalogs = ToolCatalogs::default();
+        let entries = vec![entry("fs", "read", "Read a file")];
+        let mut kept = Vec::new();
+        for scope in ["*".to_owned(), bot_scope("a"), bot_scope("b")] {
+            kept.push(catalogs.search_index(&scope, entries.clone()).await);
+        }
+        for bot in ["a", "b"] {
+            lock(&catalogs.inner.tokens).insert(bot.into(), ("hash".into(), 1));
+        }
+        catalogs.forget_bots_except(&["a".to_owned()].into_iter().collect());
+        let scopes: Vec<String> = lock(&catalogs.inner.searches).keys().cloned().collect();
+        assert_eq!(scopes, vec!["*".to_owned(), "bot:a".to_owned()]);
+        let bots: Vec<String> = lock(&catalogs.inner.tokens).keys().cloned().collect();
+        assert_eq!(bots, vec!["a".to_owned()]);
+        assert!(Arc::ptr_eq(
+            &kept[1],
+            &catalogs
+                .search_index(&bot_scope("a"), entries.clone())
+                .await
+        ));
+        assert!(!Arc::ptr_eq(
+            &kept[2],
+            &catalogs.search_index(&bot_scope("b"), entries).await
         ));
     }
 

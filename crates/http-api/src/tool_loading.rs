@@ -145,14 +145,22 @@ pub async fn warm_tool_search(state: &AppState) {
 }
 
 /// Every [`KEEP_EVERY`] (or a quarter of `retention`, if shorter), from the first call on:
-/// mark the stored vectors of the live `tool_search` indexes used and delete those unused for
-/// `retention` ([`chat_tools::ToolCatalogs::keep_vectors`]). Runs until the task is dropped;
+/// forget the indexes of deleted bots, mark the stored vectors of the live `tool_search`
+/// indexes used and delete those neither made nor used within `retention`
+/// ([`chat_tools::ToolCatalogs::keep_vectors`]). Runs until the task is dropped;
 /// a failed round is logged and the next one tries again.
 pub async fn keep_tool_vectors(state: &AppState, retention: std::time::Duration) {
     let mut rounds = tokio::time::interval(KEEP_EVERY.min(retention / 4));
     rounds.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         rounds.tick().await;
+        match state.store.bots().await {
+            Ok(bots) => state
+                .config
+                .catalogs
+                .forget_bots_except(&bots.into_iter().map(|bot| bot.id).collect()),
+            Err(error) => tracing::warn!(%error, "bots unreadable; their indexes kept"),
+        }
         match state.config.catalogs.keep_vectors(retention).await {
             Ok(kept) => tracing::info!(
                 touched = kept.touched,

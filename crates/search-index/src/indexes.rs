@@ -528,9 +528,11 @@ impl SearchIndexes {
 
     /// Mark the stored vectors of every live index's segments used (rows not marked within
     /// [`TOUCH_EVERY`], or a quarter of `retention` if shorter), then delete the stored
-    /// vectors and sets of every model unused for `retention`: what changed tool texts,
-    /// changed servers, removed servers and other models left behind. Builds wait while it
-    /// runs, so none reads a row it deletes. Without a model or a store, nothing.
+    /// vectors and sets of every model neither made nor used within `retention`: what
+    /// changed tool texts, changed servers, removed servers and other models left behind.
+    /// This process's builds wait while it runs, so none reads a row it deletes (another
+    /// replica's build may, and then embeds those texts again). Without a model or a store,
+    /// nothing.
     pub async fn keep_vectors(&self, retention: Duration) -> Result<KeptVectors, IndexError> {
         let (Some(embedder), Some(store)) = (&self.embedder, &self.store) else {
             return Ok(KeptVectors::default());
@@ -597,8 +599,12 @@ fn stored_keys(segments: &[Arc<Segment>]) -> (Vec<String>, Vec<String>) {
         sets.push(set_key_of(&keys));
         texts.extend(keys);
     }
+    // In key order, as the store writes: two writers never wait on each other's rows in
+    // opposite orders.
     texts.sort_unstable();
     texts.dedup();
+    sets.sort_unstable();
+    sets.dedup();
     (texts, sets)
 }
 

@@ -20,6 +20,17 @@ fn encode(vector: &[f32]) -> Vec<u8> {
     vector.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// `rows` by key, each key once (its first row): a statement's `ON CONFLICT DO UPDATE` may
+/// not touch one row twice (PostgreSQL refuses the statement), and writers that lock rows in
+/// one order cannot deadlock each other.
+fn once_each_in_order<T>(rows: &[(String, T)]) -> Vec<&(String, T)> {
+    let mut sorted: Vec<&(String, T)> = rows.iter().collect();
+    // Stable: of equal keys, the first row stays first.
+    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    sorted.dedup_by(|later, earlier| later.0 == earlier.0);
+    sorted
+}
+
 /// Sets written per statement (each may hold a server's hundreds of vectors).
 const SET_CHUNK: usize = 32;
 
@@ -107,6 +118,7 @@ impl Store {
         vectors: &[(String, Vec<f32>)],
     ) -> Result<(), StoreError> {
         let now = self.now_ms();
+        let vectors = once_each_in_order(vectors);
         let mut tx = self.pool().begin().await?;
         for chunk in vectors.chunks(CHUNK) {
             let rows: Vec<String> = (0..chunk.len())
@@ -183,6 +195,7 @@ impl Store {
         sets: &[(String, Vec<Vec<f32>>)],
     ) -> Result<(), StoreError> {
         let now = self.now_ms();
+        let sets = once_each_in_order(sets);
         let mut tx = self.pool().begin().await?;
         for chunk in sets.chunks(SET_CHUNK) {
             let rows: Vec<String> = (0..chunk.len())
@@ -278,7 +291,9 @@ impl Store {
         Ok(touched)
     }
 
-    /// Delete the vectors and vector sets, of every model, not used for `unused_for`.
+    /// Delete the vectors and vector sets, of every model, neither made nor used within
+    /// `unused_for` (a row a BotCraft before migration 0014 wrote has no use time: its making
+    /// counts).
     pub async fn prune_tool_vectors(
         &self,
         unused_for: Duration,
@@ -291,7 +306,7 @@ impl Store {
             ("ToolVector", &mut pruned.vectors),
             ("ToolVectorSet", &mut pruned.sets),
         ] {
-            let sql = format!(r#"DELETE FROM "{table}" WHERE "usedAt" < $1"#);
+            let sql = format!(r#"DELETE FROM "{table}" WHERE "usedAt" < $1 AND "createdAt" < $1"#);
             *count = sqlx::query(sqlx::AssertSqlSafe(sql))
                 .bind(before)
                 .execute(self.pool())

@@ -79,7 +79,7 @@ pub async fn search(
     let (scope, toolset) = match &params.bot {
         Some(key) => {
             let toolset = state.toolsets.load(key, ListPolicy::CachedOnly).await?;
-            (format!("bot:{}", toolset.bot_id), toolset)
+            (chat_tools::catalogs::bot_scope(&toolset.bot_id), toolset)
         }
         None => (
             "*".to_owned(),

@@ -163,6 +163,31 @@ async fn vectors_unused_for_the_retention_are_pruned(db: &TestDb) -> anyhow::Res
         db.store.prune_tool_vectors(30 * DAY).await?,
         store::PrunedVectors::default()
     );
+
+    // A batch naming a key twice (two servers with the same texts) is written, its first
+    // row kept, on both backends; so is a batch naming a stored key.
+    let twice = [
+        (key(20), vec![vec![1.0]]),
+        (key(10), vec![vec![5.0]]),
+        (key(20), vec![vec![2.0]]),
+    ];
+    db.store.put_tool_vector_sets("model-a", &twice).await?;
+    let read = db
+        .store
+        .tool_vector_sets("model-a", &[key(10), key(20)])
+        .await?;
+    let expected: HashMap<String, Vec<Vec<f32>>> =
+        [(key(10), vec![vec![1.0]]), (key(20), vec![vec![1.0]])]
+            .into_iter()
+            .collect();
+    assert_eq!(read, expected);
+    db.store
+        .put_tool_vectors("model-a", &[(key(5), vec![5.0]), (key(5), vec![6.0])])
+        .await?;
+    assert_eq!(
+        db.store.tool_vectors("model-a", &[key(5)]).await?[&key(5)],
+        vec![5.0]
+    );
     Ok(())
 }
 
