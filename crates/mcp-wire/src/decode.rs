@@ -7,7 +7,8 @@
 //! result is the sixteenth). Each miss builds an error. Here a borrowed scan of the envelope
 //! (`jsonrpc`, `id`, `method`, `result`, `error`, each kept as its raw text) says what the
 //! message is, and a `tools/call` request or the answer to one is decoded as that type
-//! directly. Anything else, and anything the fast path is not certain of (an escaped
+//! directly (a request from its parameters' raw text, when they hold only keys rmcp reads,
+//! without rmcp's two buffering passes over flattened fields). Anything else, and anything the fast path is not certain of (an escaped
 //! method name, a duplicate key, a result with a key a tool result does not have, a decode
 //! that fails), is decoded by rmcp's own decoder: the fast path never decides a message
 //! differently, it only skips the tries that could not match (the tests compare both on a
@@ -16,9 +17,9 @@
 use std::collections::HashSet;
 
 use rmcp::model::{
-    CallToolRequest, CallToolResult, ClientNotification, ClientRequest, ErrorData, JsonRpcMessage,
-    JsonRpcNotification, JsonRpcRequest, JsonRpcResponse, JsonRpcVersion2_0, RequestId,
-    ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientNotification, ClientRequest,
+    ErrorData, InputResponses, JsonObject, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
+    JsonRpcResponse, JsonRpcVersion2_0, RequestId, RequestMetaObject, ServerResult,
 };
 use rmcp::service::{RxJsonRpcMessage, ServiceRole, TxJsonRpcMessage};
 use rmcp::{RoleClient, RoleServer};
@@ -86,11 +87,11 @@ impl Side for RoleServer {
         if !envelope.is_tool_call() || !envelope.jsonrpc.is("\"2.0\"") {
             return None;
         }
-        // The id from its raw text, and the request (`method`, `params`) from the line, the
-        // envelope's keys ignored: rmcp's `JsonRpcRequest` flattens the request, which buffers
-        // the whole message before decoding it again.
+        // The id from its raw text, and the parameters from theirs: rmcp's `JsonRpcRequest`
+        // flattens the request, and its `Request` the parameters (to take their `_meta`),
+        // each of which buffers what it flattens before decoding it again.
         let id: RequestId = serde_json::from_str(envelope.id.0?.get()).ok()?;
-        let request: CallToolRequest = serde_json::from_slice(line).ok()?;
+        let request = CallParams::decode(envelope.params.0?)?;
         Some(JsonRpcMessage::Request(JsonRpcRequest {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -244,8 +245,8 @@ impl Seen<'_> {
     }
 }
 
-/// The keys that say what a JSON-RPC message is. A duplicate of one of them fails the scan,
-/// and the line goes to rmcp's decoder.
+/// The keys that say what a JSON-RPC message is, and a request's parameters. A duplicate of
+/// one of them fails the scan, and the line goes to rmcp's decoder.
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(default, borrow)]
@@ -258,6 +259,41 @@ struct Envelope<'a> {
     result: Seen<'a>,
     #[serde(default, borrow)]
     error: Seen<'a>,
+    #[serde(default, borrow)]
+    params: Seen<'a>,
+}
+
+/// A `tools/call`'s parameters, every key rmcp's `CallToolRequestParams` reads, and only
+/// those: parameters with any other key (one a later rmcp might read) go to rmcp's decoder.
+/// Decoded as rmcp decodes them: `_meta` becomes the request's `RequestMetaObject`
+/// extension, the rest its parameters.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CallParams {
+    #[serde(rename = "_meta", default)]
+    meta: Option<JsonObject>,
+    name: std::borrow::Cow<'static, str>,
+    #[serde(default)]
+    arguments: Option<JsonObject>,
+    #[serde(default)]
+    input_responses: Option<InputResponses>,
+    #[serde(default)]
+    request_state: Option<String>,
+}
+
+impl CallParams {
+    fn decode(raw: &RawValue) -> Option<CallToolRequest> {
+        let decoded: Self = serde_json::from_str(raw.get()).ok()?;
+        let mut params = CallToolRequestParams::new(decoded.name);
+        params.arguments = decoded.arguments;
+        params.input_responses = decoded.input_responses;
+        params.request_state = decoded.request_state;
+        let mut request = CallToolRequest::new(params);
+        if let Some(meta) = decoded.meta {
+            request.extensions.insert(RequestMetaObject::from(meta));
+        }
+        Some(request)
+    }
 }
 
 impl<'a> Envelope<'a> {

@@ -12,6 +12,8 @@
 //! The lane's ids are numbers from [`FIRST_ID`] up: far above rmcp's counter (which starts at
 //! 0, one per request) and within the integers a JavaScript server reads exactly. Each
 //! request carries a progress token equal to its id, as rmcp gives each of its requests one.
+//! A `tools/call` is encoded in one pass (`CallLine`: the JSON rmcp would write, without its
+//! detour through a `serde_json::Value` of the parameters); any other request as rmcp does.
 //! An answer is decoded as rmcp decodes it (`crate::decode::AnswerLine`, its envelope scanned
 //! once); one that rmcp would
 //! not accept as an answer goes to rmcp, as any such line does. When the transport ends
@@ -26,9 +28,11 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
-    ClientRequest, ErrorData, GetMeta as _, JsonRpcMessage, NumberOrString, ProgressToken,
-    RequestId, ServerResult,
+    CallToolRequestMethod, CallToolRequestParams, ClientRequest, ErrorData, GetMeta as _,
+    JsonObject, JsonRpcMessage, NumberOrString, ProgressToken, RequestId, RequestMetaObject,
+    ServerResult,
 };
+use serde::Serialize;
 use tokio::sync::oneshot;
 
 use crate::transport::Outgoing;
@@ -180,11 +184,10 @@ impl DirectLane {
     /// Queue `request` with the lane's next id and a progress token equal to it; it is on
     /// its way once [`Sent::written`] returns (or once any later write on the connection
     /// does), and its answer is [`Sent::answer`]'s.
-    pub fn send(&self, mut request: ClientRequest) -> Result<Sent, LaneSendError> {
+    pub fn send(&self, request: ClientRequest) -> Result<Sent, LaneSendError> {
         let number = self.lane.next.fetch_add(1, Ordering::Relaxed);
         let id = RequestId::Number(number);
         let progress = ProgressToken(NumberOrString::Number(number));
-        request.get_meta_mut().set_progress_token(progress.clone());
         let (sender, receiver) = oneshot::channel();
         {
             let mut waiting = self.lane.waiting();
@@ -205,17 +208,101 @@ impl DirectLane {
             settled: false,
             lane: Arc::clone(&self.lane),
         };
-        let message = JsonRpcMessage::request(request, id);
-        self.lane
-            .output
-            .queue_request(&message)
-            .map_err(LaneSendError::Io)?;
+        let queued = match request {
+            ClientRequest::CallToolRequest(mut call) => {
+                let params_meta = call.params.meta.take();
+                self.lane.output.queue_call(&CallLine {
+                    number,
+                    method: &call.method,
+                    params: CallParams {
+                        meta: CallMeta {
+                            number,
+                            params: params_meta.as_ref().map(|m| &m.0.0),
+                            extensions: call.extensions.get::<RequestMetaObject>().map(|m| &m.0.0),
+                        },
+                        rest: &call.params,
+                    },
+                })
+            }
+            mut other => {
+                other
+                    .get_meta_mut()
+                    .set_progress_token(ProgressToken(NumberOrString::Number(number)));
+                self.lane
+                    .output
+                    .queue_request(&JsonRpcMessage::request(other, id))
+            }
+        };
+        queued.map_err(LaneSendError::Io)?;
         Ok(sent)
     }
 
     /// How many requests wait for their answers.
     pub fn waiting(&self) -> usize {
         self.lane.count.load(Ordering::Acquire)
+    }
+}
+
+/// A `tools/call` as the lane writes it: what rmcp writes for the same request with the
+/// progress token set, but encoded in one pass. rmcp's encoding turns the parameters into a
+/// `serde_json::Value` to merge their `_meta` with the request's (a map and a copy of every
+/// argument per call); here the parameters are written as they are (without their `_meta`)
+/// and the merged `_meta` streamed: the parameters' entries, then the request's (which win),
+/// then the progress token (which wins over both).
+pub(crate) struct CallLine<'a> {
+    number: i64,
+    method: &'a CallToolRequestMethod,
+    params: CallParams<'a>,
+}
+
+impl Serialize for CallLine<'_> {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = out.serialize_map(Some(4))?;
+        map.serialize_entry("jsonrpc", "2.0")?;
+        map.serialize_entry("id", &self.number)?;
+        map.serialize_entry("method", self.method)?;
+        map.serialize_entry("params", &self.params)?;
+        map.end()
+    }
+}
+
+#[derive(Serialize)]
+struct CallParams<'a> {
+    #[serde(rename = "_meta")]
+    meta: CallMeta<'a>,
+    /// Without its own `_meta` (taken into `meta`).
+    #[serde(flatten)]
+    rest: &'a CallToolRequestParams,
+}
+
+/// The merged `_meta` of a call: the parameters' entries, the request's, the progress token;
+/// each key once, the later source winning.
+struct CallMeta<'a> {
+    number: i64,
+    params: Option<&'a JsonObject>,
+    extensions: Option<&'a JsonObject>,
+}
+
+impl Serialize for CallMeta<'_> {
+    fn serialize<S: serde::Serializer>(&self, out: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        const TOKEN: &str = "progressToken";
+        let mut map = out.serialize_map(None)?;
+        let later =
+            |key: &str| key == TOKEN || self.extensions.is_some_and(|e| e.contains_key(key));
+        for (key, value) in self.params.into_iter().flatten() {
+            if !later(key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for (key, value) in self.extensions.into_iter().flatten() {
+            if key != TOKEN {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        map.serialize_entry(TOKEN, &self.number)?;
+        map.end()
     }
 }
 
@@ -257,5 +344,144 @@ impl Drop for Sent {
         if !self.settled {
             self.lane.forget(self.number);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+
+    use pretty_assertions::assert_eq;
+    use rmcp::model::{CallToolRequest, ListToolsRequest, PaginatedRequestParams};
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// The lines queued, one JSON value each.
+    #[derive(Default)]
+    struct Captured(Mutex<Vec<u8>>);
+
+    impl Outgoing for Captured {
+        fn queue_request(&self, message: &rmcp::model::ClientJsonRpcMessage) -> io::Result<()> {
+            let mut bytes = self.0.lock().expect("lock");
+            serde_json::to_writer(&mut *bytes, message)?;
+            bytes.push(b'\n');
+            Ok(())
+        }
+
+        fn queue_answer(&self, _: &rmcp::model::ServerJsonRpcMessage) -> io::Result<()> {
+            unreachable!("a lane only sends requests")
+        }
+
+        fn queue_call(&self, call: &CallLine<'_>) -> io::Result<()> {
+            let mut bytes = self.0.lock().expect("lock");
+            serde_json::to_writer(&mut *bytes, call)?;
+            bytes.push(b'\n');
+            Ok(())
+        }
+
+        fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
+            Box::pin(std::future::ready(Ok(())))
+        }
+    }
+
+    fn object(value: Value) -> JsonObject {
+        match value {
+            Value::Object(map) => map,
+            other => panic!("not an object: {other}"),
+        }
+    }
+
+    fn call(
+        arguments: Option<Value>,
+        params_meta: Option<Value>,
+        request_meta: Option<Value>,
+        state: Option<&str>,
+    ) -> ClientRequest {
+        let mut params = CallToolRequestParams::new("echo");
+        params.arguments = arguments.map(object);
+        params.meta = params_meta.map(|m| RequestMetaObject(rmcp::model::MetaObject(object(m))));
+        params.request_state = state.map(str::to_owned);
+        let mut request = CallToolRequest::new(params);
+        if let Some(meta) = request_meta {
+            request
+                .extensions
+                .insert(RequestMetaObject(rmcp::model::MetaObject(object(meta))));
+        }
+        ClientRequest::CallToolRequest(request)
+    }
+
+    /// What rmcp writes for `request` sent with id and progress token `number`.
+    fn rmcp_line(mut request: ClientRequest, number: i64) -> Value {
+        request
+            .get_meta_mut()
+            .set_progress_token(ProgressToken(NumberOrString::Number(number)));
+        let message: rmcp::model::ClientJsonRpcMessage =
+            JsonRpcMessage::request(request, RequestId::Number(number));
+        serde_json::to_value(message).expect("rmcp encodes it")
+    }
+
+    /// A `tools/call` goes out as rmcp would write it, whatever `_meta` the parameters and
+    /// the request carry (the request's entries win, the progress token wins over both);
+    /// any other request goes through rmcp's own encoding.
+    #[test]
+    fn a_call_is_written_as_rmcp_writes_it() {
+        let cases = [
+            call(Some(json!({"text": "hello"})), None, None, None),
+            call(None, None, None, None),
+            call(
+                Some(json!({"n": [1, 2.5, null, {"deep": "é\n\""}]})),
+                Some(json!({"a": 1, "progressToken": "theirs", "k": "params"})),
+                None,
+                Some("opaque"),
+            ),
+            call(
+                Some(json!({})),
+                None,
+                Some(
+                    json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "progressToken": 7}),
+                ),
+                None,
+            ),
+            call(
+                Some(json!({"x": true})),
+                Some(json!({"k": "params", "only": "params"})),
+                Some(json!({"k": "request", "also": "request"})),
+                None,
+            ),
+            ClientRequest::ListToolsRequest(ListToolsRequest::with_param(
+                PaginatedRequestParams::default(),
+            )),
+        ];
+        let captured = Arc::new(Captured::default());
+        let lane = DirectLane::new(Lane::new(captured.clone()));
+        let mut sent = Vec::new();
+        for request in cases.iter().cloned() {
+            sent.push(lane.send(request).expect("sent"));
+        }
+        let bytes = captured.0.lock().expect("lock").clone();
+        let written: Vec<Value> = bytes
+            .split(|&b| b == b'\n')
+            .filter(|line| !line.is_empty())
+            .map(|line| {
+                let value: Value = serde_json::from_slice(line).expect("a JSON line");
+                // Written again compactly, a line is as long unless a key was written twice
+                // (parsing keeps the last).
+                let again = serde_json::to_vec(&value).expect("encode");
+                assert_eq!(again.len(), line.len(), "no key twice: {value}");
+                value
+            })
+            .collect();
+        let expected: Vec<Value> = cases
+            .into_iter()
+            .zip(FIRST_ID..)
+            .map(|(request, number)| rmcp_line(request, number))
+            .collect();
+        assert_eq!(written, expected);
+        assert_eq!(
+            written[3]["params"]["_meta"],
+            json!({"traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", "progressToken": FIRST_ID + 3})
+        );
     }
 }

@@ -372,6 +372,9 @@ pub(crate) trait Outgoing: Send + Sync {
     /// Encode a client's request onto the write queue, after everything queued before it.
     fn queue_request(&self, message: &ClientJsonRpcMessage) -> io::Result<()>;
 
+    /// Encode a lane's `tools/call` onto the write queue, after everything queued before it.
+    fn queue_call(&self, call: &crate::lane::CallLine<'_>) -> io::Result<()>;
+
     /// Encode a server's answer onto the write queue, after everything queued before it.
     fn queue_answer(&self, message: &ServerJsonRpcMessage) -> io::Result<()>;
 
@@ -382,6 +385,10 @@ pub(crate) trait Outgoing: Send + Sync {
 impl<W: AsyncWrite + Send + Unpin + 'static> Outgoing for Output<W> {
     fn queue_request(&self, message: &ClientJsonRpcMessage) -> io::Result<()> {
         self.queue(message)
+    }
+
+    fn queue_call(&self, call: &crate::lane::CallLine<'_>) -> io::Result<()> {
+        self.queue(call)
     }
 
     fn queue_answer(&self, message: &ServerJsonRpcMessage) -> io::Result<()> {

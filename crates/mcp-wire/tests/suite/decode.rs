@@ -37,6 +37,35 @@ fn requests_to_a_server() {
             true,
         ),
         (
+            r#"{"jsonrpc":"2.0","id":31,"method":"tools/call","params":{"_meta":null,"name":"e\u0063ho","arguments":null,"requestState":"opaque","inputResponses":{"r1":{"action":"accept","content":{"a":1}}}}}"#,
+            true,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":32,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":"p","a":[1,{"b":null}]},"arguments":{"deep":{"x":[true,false]}}}}"#,
+            true,
+        ),
+        // A key the parameters do not have: rmcp's decoder (which ignores it) decides.
+        (
+            r#"{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"echo","task":{"ttl":5}}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"name":"echo","name":"other"}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"name":"echo"},"params":{"name":"echo"}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":7}}"#,
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":37,"method":"tools/call","params":null}"#,
+            false,
+        ),
+        (
             r#"{"jsonrpc":"2.0","id":4,"method":"tools\/call","params":{"name":"echo"}}"#,
             false,
         ),
@@ -83,6 +112,20 @@ fn requests_to_a_server() {
             let full: ClientJsonRpcMessage =
                 serde_json::from_str(line).expect("rmcp decodes what the fast path does");
             assert_eq!(shown(&fast), shown(&full), "{line}");
+            // The request's `_meta` where rmcp keeps it: the request's extensions.
+            let meta = |message: &ClientJsonRpcMessage| match message {
+                JsonRpcMessage::Request(request) => match &request.request {
+                    ClientRequest::CallToolRequest(call) => (
+                        call.extensions
+                            .get::<rmcp::model::RequestMetaObject>()
+                            .cloned(),
+                        call.params.meta.clone(),
+                    ),
+                    other => panic!("not a call: {other:?}"),
+                },
+                other => panic!("not a request: {other:?}"),
+            };
+            assert_eq!(meta(&fast), meta(&full), "{line}");
         }
     }
 }
