@@ -7,8 +7,10 @@
 //! result is the sixteenth). Each miss builds an error. Here a borrowed scan of the envelope
 //! (`jsonrpc`, `id`, `method`, `result`, `error`, each kept as its raw text) says what the
 //! message is, and a `tools/call` request or the answer to one is decoded as that type
-//! directly (a request from its parameters' raw text, when they hold only keys rmcp reads,
-//! without rmcp's two buffering passes over flattened fields). Anything else, and anything the fast path is not certain of (an escaped
+//! directly (a request's parameters, when they are an object holding only keys rmcp reads,
+//! without rmcp's two buffering passes over flattened fields; a value with many brackets is
+//! decoded from the line, so serde_json's nesting limit counts from the line's root as it
+//! does for rmcp). Anything else, and anything the fast path is not certain of (an escaped
 //! method name, a duplicate key, a result with a key a tool result does not have, a decode
 //! that fails), is decoded by rmcp's own decoder: the fast path never decides a message
 //! differently, it only skips the tries that could not match (the tests compare both on a
@@ -83,7 +85,7 @@ pub trait Side: ServiceRole {
 
 impl Side for RoleServer {
     fn decode_fast(line: &[u8], _calls: &mut PendingCalls) -> Option<RxJsonRpcMessage<Self>> {
-        let envelope = Envelope::of(line)?;
+        let envelope = RequestEnvelope::of(line)?;
         if !envelope.is_tool_call() || !envelope.jsonrpc.is("\"2.0\"") {
             return None;
         }
@@ -91,7 +93,12 @@ impl Side for RoleServer {
         // flattens the request, and its `Request` the parameters (to take their `_meta`),
         // each of which buffers what it flattens before decoding it again.
         let id: RequestId = serde_json::from_str(envelope.id.0?.get()).ok()?;
-        let request = CallParams::decode(envelope.params.0?)?;
+        let params = envelope.params.0?;
+        let request = if shallow(params) {
+            CallParams::decode(params)?
+        } else {
+            CallOf::decode(line)?
+        };
         Some(JsonRpcMessage::Request(JsonRpcRequest {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -143,14 +150,13 @@ impl Side for RoleClient {
         if !calls.forget(&id) {
             return None;
         }
-        let result = envelope.result.0?;
         if envelope.error.present()
             || !envelope.jsonrpc.is("\"2.0\"")
-            || !ToolResultKeys::only(result)
+            || !ToolResultKeys::only(envelope.result.0?)
         {
             return None;
         }
-        let result: CallToolResult = serde_json::from_str(result.get()).ok()?;
+        let result = ResultOf::decode(envelope.result.0?, line)?;
         Some(JsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -210,7 +216,7 @@ impl AnswerLine<'_> {
             && !envelope.error.present()
             && envelope.jsonrpc.is("\"2.0\"")
             && ToolResultKeys::only(result)
-            && let Ok(result) = serde_json::from_str::<CallToolResult>(result.get())
+            && let Some(result) = ResultOf::decode(result, self.line)
         {
             return Some(Ok(ServerResult::CallToolResult(result)));
         }
@@ -245,8 +251,8 @@ impl Seen<'_> {
     }
 }
 
-/// The keys that say what a JSON-RPC message is, and a request's parameters. A duplicate of
-/// one of them fails the scan, and the line goes to rmcp's decoder.
+/// The keys that say what a JSON-RPC message is. A duplicate of one of them fails the scan,
+/// and the line goes to rmcp's decoder.
 #[derive(Deserialize)]
 struct Envelope<'a> {
     #[serde(default, borrow)]
@@ -259,8 +265,131 @@ struct Envelope<'a> {
     result: Seen<'a>,
     #[serde(default, borrow)]
     error: Seen<'a>,
+}
+
+/// [`Envelope`]'s keys and a request's parameters: what a server's side scans. A duplicate
+/// `params` fails the scan too (rmcp refuses such a request). Not the scan of answers, where
+/// rmcp ignores `params`, duplicated or not.
+#[derive(Deserialize)]
+struct RequestEnvelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Seen<'a>,
+    #[serde(default, borrow)]
+    id: Seen<'a>,
+    #[serde(default, borrow)]
+    method: Seen<'a>,
+    #[serde(default, borrow)]
+    result: Seen<'a>,
+    #[serde(default, borrow)]
+    error: Seen<'a>,
     #[serde(default, borrow)]
     params: Seen<'a>,
+}
+
+impl<'a> RequestEnvelope<'a> {
+    fn of(line: &'a [u8]) -> Option<Self> {
+        serde_json::from_slice(line).ok()
+    }
+
+    /// A `tools/call` request, as rmcp tells the kinds apart (a method and an id, neither a
+    /// result nor an error).
+    fn is_tool_call(&self) -> bool {
+        let request = self.id.present() && !self.result.present() && !self.error.present();
+        request && self.method.is("\"tools/call\"")
+    }
+}
+
+/// Fewer opening brackets than this in a value's raw text, and the value nests far less
+/// deeply than serde_json's limit (128 levels from the line's root, as rmcp's decoder counts
+/// them): decoding it from its own text accepts exactly what decoding it from the line
+/// would. A value with more is decoded from the line. Counting bytes is a vectorised pass.
+const SHALLOW: usize = 100;
+
+fn shallow(raw: &RawValue) -> bool {
+    raw.get()
+        .bytes()
+        .filter(|&b| b == b'[' || b == b'{')
+        .count()
+        < SHALLOW
+}
+
+/// A `tools/call` line's parameters, decoded from the line (so serde_json's nesting limit
+/// counts from the line's root, as rmcp's decoder counts it), the line's other keys skipped;
+/// a duplicate `params` fails, as it does for rmcp.
+#[derive(Deserialize)]
+struct CallOf {
+    params: ParamsMap,
+}
+
+impl CallOf {
+    fn decode(line: &[u8]) -> Option<CallToolRequest> {
+        let ParamsMap(decoded) = serde_json::from_slice::<Self>(line).ok()?.params;
+        Some(decoded.into_request())
+    }
+}
+
+impl CallParams {
+    /// From the parameters' own raw text (a shallow value: [`shallow`]).
+    fn decode(raw: &RawValue) -> Option<CallToolRequest> {
+        let mut deserializer = serde_json::Deserializer::from_str(raw.get());
+        let ParamsMap(decoded) = ParamsMap::deserialize(&mut deserializer).ok()?;
+        deserializer.end().ok()?;
+        Some(decoded.into_request())
+    }
+
+    fn into_request(self) -> CallToolRequest {
+        let decoded = self;
+        let mut params = CallToolRequestParams::new(decoded.name);
+        params.arguments = decoded.arguments;
+        params.input_responses = decoded.input_responses;
+        params.request_state = decoded.request_state;
+        let mut request = CallToolRequest::new(params);
+        if let Some(meta) = decoded.meta {
+            request.extensions.insert(RequestMetaObject::from(meta));
+        }
+        request
+    }
+}
+
+/// [`CallParams`] from a JSON object only: serde's derived struct decoding also takes an
+/// array, which rmcp (whose parameters flatten) refuses.
+struct ParamsMap(CallParams);
+
+impl<'de> Deserialize<'de> for ParamsMap {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Object;
+        impl<'de> Visitor<'de> for Object {
+            type Value = CallParams;
+
+            fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+                formatter.write_str("a tools/call parameters object")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CallParams, A::Error> {
+                CallParams::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        deserializer.deserialize_map(Object).map(ParamsMap)
+    }
+}
+
+/// An answer line's tool result: from its own raw text when it is [`shallow`], else from the
+/// line (the nesting limit counted from the line's root, as rmcp counts it), the line's other
+/// keys skipped.
+#[derive(Deserialize)]
+struct ResultOf {
+    result: CallToolResult,
+}
+
+impl ResultOf {
+    fn decode(raw: &RawValue, line: &[u8]) -> Option<CallToolResult> {
+        if shallow(raw) {
+            return serde_json::from_str(raw.get()).ok();
+        }
+        serde_json::from_slice::<Self>(line)
+            .ok()
+            .map(|of| of.result)
+    }
 }
 
 /// A `tools/call`'s parameters, every key rmcp's `CallToolRequestParams` reads, and only
@@ -281,31 +410,9 @@ struct CallParams {
     request_state: Option<String>,
 }
 
-impl CallParams {
-    fn decode(raw: &RawValue) -> Option<CallToolRequest> {
-        let decoded: Self = serde_json::from_str(raw.get()).ok()?;
-        let mut params = CallToolRequestParams::new(decoded.name);
-        params.arguments = decoded.arguments;
-        params.input_responses = decoded.input_responses;
-        params.request_state = decoded.request_state;
-        let mut request = CallToolRequest::new(params);
-        if let Some(meta) = decoded.meta {
-            request.extensions.insert(RequestMetaObject::from(meta));
-        }
-        Some(request)
-    }
-}
-
 impl<'a> Envelope<'a> {
     fn of(line: &'a [u8]) -> Option<Self> {
         serde_json::from_slice(line).ok()
-    }
-
-    /// A `tools/call` request, as rmcp tells the kinds apart (a method and an id, neither a
-    /// result nor an error).
-    fn is_tool_call(&self) -> bool {
-        let request = self.id.present() && !self.result.present() && !self.error.present();
-        request && self.method.is("\"tools/call\"")
     }
 }
 

@@ -12,8 +12,9 @@
 //! The lane's ids are numbers from [`FIRST_ID`] up: far above rmcp's counter (which starts at
 //! 0, one per request) and within the integers a JavaScript server reads exactly. Each
 //! request carries a progress token equal to its id, as rmcp gives each of its requests one.
-//! A `tools/call` is encoded in one pass (`CallLine`: the JSON rmcp would write, without its
-//! detour through a `serde_json::Value` of the parameters); any other request as rmcp does.
+//! A `tools/call` is encoded in one pass (`CallLine`: the JSON value rmcp would write, keys
+//! in another order, without its detour through a `serde_json::Value` of the parameters);
+//! any other request as rmcp does.
 //! An answer is decoded as rmcp decodes it (`crate::decode::AnswerLine`, its envelope scanned
 //! once); one that rmcp would
 //! not accept as an answer goes to rmcp, as any such line does. When the transport ends
@@ -29,8 +30,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
     CallToolRequestMethod, CallToolRequestParams, ClientRequest, ErrorData, GetMeta as _,
-    JsonObject, JsonRpcMessage, NumberOrString, ProgressToken, RequestId, RequestMetaObject,
-    ServerResult,
+    JsonObject, JsonRpcMessage, MetaObject, NumberOrString, ProgressToken, RequestId,
+    RequestMetaObject, ServerResult,
 };
 use serde::Serialize;
 use tokio::sync::oneshot;
@@ -217,8 +218,11 @@ impl DirectLane {
                     params: CallParams {
                         meta: CallMeta {
                             number,
-                            params: params_meta.as_ref().map(|m| &m.0.0),
-                            extensions: call.extensions.get::<RequestMetaObject>().map(|m| &m.0.0),
+                            sources: [
+                                params_meta.as_ref().map(|m| &m.0.0),
+                                call.extensions.get::<MetaObject>().map(|m| &m.0),
+                                call.extensions.get::<RequestMetaObject>().map(|m| &m.0.0),
+                            ],
                         },
                         rest: &call.params,
                     },
@@ -243,12 +247,11 @@ impl DirectLane {
     }
 }
 
-/// A `tools/call` as the lane writes it: what rmcp writes for the same request with the
-/// progress token set, but encoded in one pass. rmcp's encoding turns the parameters into a
-/// `serde_json::Value` to merge their `_meta` with the request's (a map and a copy of every
-/// argument per call); here the parameters are written as they are (without their `_meta`)
-/// and the merged `_meta` streamed: the parameters' entries, then the request's (which win),
-/// then the progress token (which wins over both).
+/// A `tools/call` as the lane writes it: the JSON value rmcp writes for the same request
+/// with the progress token set, but encoded in one pass. rmcp's encoding turns the
+/// parameters into a `serde_json::Value` to merge their `_meta` with the request's (a map
+/// and a copy of every argument per call); here the parameters are written as they are
+/// (without their `_meta`) and the merged `_meta` streamed ([`CallMeta`]).
 pub(crate) struct CallLine<'a> {
     number: i64,
     method: &'a CallToolRequestMethod,
@@ -276,12 +279,12 @@ struct CallParams<'a> {
     rest: &'a CallToolRequestParams,
 }
 
-/// The merged `_meta` of a call: the parameters' entries, the request's, the progress token;
-/// each key once, the later source winning.
+/// The merged `_meta` of a call, as rmcp merges it: the parameters' entries, the request's
+/// legacy `MetaObject` extension's, its `RequestMetaObject`'s, then the progress token; each
+/// key once, the later source winning.
 struct CallMeta<'a> {
     number: i64,
-    params: Option<&'a JsonObject>,
-    extensions: Option<&'a JsonObject>,
+    sources: [Option<&'a JsonObject>; 3],
 }
 
 impl Serialize for CallMeta<'_> {
@@ -289,16 +292,16 @@ impl Serialize for CallMeta<'_> {
         use serde::ser::SerializeMap as _;
         const TOKEN: &str = "progressToken";
         let mut map = out.serialize_map(None)?;
-        let later =
-            |key: &str| key == TOKEN || self.extensions.is_some_and(|e| e.contains_key(key));
-        for (key, value) in self.params.into_iter().flatten() {
-            if !later(key) {
-                map.serialize_entry(key, value)?;
-            }
-        }
-        for (key, value) in self.extensions.into_iter().flatten() {
-            if key != TOKEN {
-                map.serialize_entry(key, value)?;
+        for (at, source) in self.sources.iter().enumerate() {
+            let later = &self.sources[at + 1..];
+            for (key, value) in source.iter().copied().flatten() {
+                let overridden = key == TOKEN
+                    || later
+                        .iter()
+                        .any(|source| source.is_some_and(|s| s.contains_key(key)));
+                if !overridden {
+                    map.serialize_entry(key, value)?;
+                }
             }
         }
         map.serialize_entry(TOKEN, &self.number)?;
@@ -399,15 +402,28 @@ mod tests {
         request_meta: Option<Value>,
         state: Option<&str>,
     ) -> ClientRequest {
+        call_with_legacy(arguments, params_meta, request_meta, state, None)
+    }
+
+    fn call_with_legacy(
+        arguments: Option<Value>,
+        params_meta: Option<Value>,
+        request_meta: Option<Value>,
+        state: Option<&str>,
+        legacy_meta: Option<Value>,
+    ) -> ClientRequest {
         let mut params = CallToolRequestParams::new("echo");
         params.arguments = arguments.map(object);
-        params.meta = params_meta.map(|m| RequestMetaObject(rmcp::model::MetaObject(object(m))));
+        params.meta = params_meta.map(|m| RequestMetaObject(MetaObject(object(m))));
         params.request_state = state.map(str::to_owned);
         let mut request = CallToolRequest::new(params);
         if let Some(meta) = request_meta {
             request
                 .extensions
-                .insert(RequestMetaObject(rmcp::model::MetaObject(object(meta))));
+                .insert(RequestMetaObject(MetaObject(object(meta))));
+        }
+        if let Some(meta) = legacy_meta {
+            request.extensions.insert(MetaObject(object(meta)));
         }
         ClientRequest::CallToolRequest(request)
     }
@@ -450,6 +466,14 @@ mod tests {
                 Some(json!({"k": "request", "also": "request"})),
                 None,
             ),
+            call_with_legacy(
+                None,
+                Some(json!({"k": "params", "p": 1, "l": "params"})),
+                Some(json!({"k": "request", "r": 2})),
+                None,
+                Some(json!({"k": "legacy", "l": "legacy", "progressToken": "old"})),
+            ),
+            call_with_legacy(None, None, None, None, Some(json!({"only": "legacy"}))),
             ClientRequest::ListToolsRequest(ListToolsRequest::with_param(
                 PaginatedRequestParams::default(),
             )),

@@ -65,6 +65,11 @@ fn requests_to_a_server() {
             r#"{"jsonrpc":"2.0","id":37,"method":"tools/call","params":null}"#,
             false,
         ),
+        // Parameters as an array: serde would fill a struct from it; rmcp refuses it.
+        (
+            r#"{"jsonrpc":"2.0","id":38,"method":"tools/call","params":[null,"echo",{"x":1}]}"#,
+            false,
+        ),
         (
             r#"{"jsonrpc":"2.0","id":4,"method":"tools\/call","params":{"name":"echo"}}"#,
             false,
@@ -174,6 +179,12 @@ fn answers_to_a_client() {
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[],"tools":[]}}"#.to_owned(),
             false,
         ),
+        // A key of no meaning to either, twice: rmcp ignores it.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[]},"params":1,"params":2}"#
+                .to_owned(),
+            true,
+        ),
         (
             r#"{"jsonrpc":"2.0","id":7,"result":{"structuredContent":{}}}"#.to_owned(),
             false,
@@ -209,6 +220,47 @@ fn answers_to_a_client() {
                 serde_json::from_str(&line).expect("rmcp decodes what the fast path does");
             assert_eq!(shown(&fast), shown(&full), "{line}");
         }
+    }
+}
+
+/// Nested past serde_json's limit (128 levels from the line's root), a line is refused by
+/// rmcp's decoder; the fast path takes exactly the lines rmcp takes, on both sides of the
+/// limit, for a request's arguments and an answer's structured content.
+#[test]
+fn the_nesting_limit_is_rmcps() {
+    let mut taken = [Vec::new(), Vec::new()];
+    for depth in 118..=130 {
+        let deep = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"echo","arguments":{{"a":{deep}}}}}}}"#
+        );
+        let full = serde_json::from_str::<ClientJsonRpcMessage>(&request).ok();
+        taken[0].push(full.is_some());
+        let fast =
+            <RoleServer as Side>::decode_fast(request.as_bytes(), &mut PendingCalls::default());
+        assert_eq!(
+            fast.as_ref().map(shown),
+            full.as_ref().map(shown),
+            "request, depth {depth}"
+        );
+
+        let answer = format!(
+            r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":[],"structuredContent":{{"a":{deep}}}}}}}"#
+        );
+        let full = serde_json::from_str::<ServerJsonRpcMessage>(&answer).ok();
+        taken[1].push(full.is_some());
+        let mut calls = PendingCalls::default();
+        <RoleClient as Side>::sent(&call(RequestId::Number(7)), &mut calls);
+        let fast = <RoleClient as Side>::decode_fast(answer.as_bytes(), &mut calls);
+        assert_eq!(
+            fast.as_ref().map(shown),
+            full.as_ref().map(shown),
+            "answer, depth {depth}"
+        );
+    }
+    // The sweep crosses the limit on both sides.
+    for side in taken {
+        assert!(side.contains(&true) && side.contains(&false), "{side:?}");
     }
 }
 
