@@ -150,7 +150,11 @@ pub async fn warm_tool_search(state: &AppState) {
 /// ([`chat_tools::ToolCatalogs::keep_vectors`]). Runs until the task is dropped;
 /// a failed round is logged and the next one tries again.
 pub async fn keep_tool_vectors(state: &AppState, retention: std::time::Duration) {
-    let mut rounds = tokio::time::interval(KEEP_EVERY.min(retention / 4));
+    // At least a second apart (a zero period would panic).
+    let every = KEEP_EVERY
+        .min(retention / 4)
+        .max(std::time::Duration::from_secs(1));
+    let mut rounds = tokio::time::interval(every);
     rounds.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         rounds.tick().await;
