@@ -331,9 +331,7 @@ impl CallOf {
 impl CallParams {
     /// From the parameters' own raw text (a shallow value: [`shallow`]).
     fn decode(raw: &RawValue) -> Option<CallToolRequest> {
-        let mut deserializer = serde_json::Deserializer::from_str(raw.get());
-        let ParamsMap(decoded) = ParamsMap::deserialize(&mut deserializer).ok()?;
-        deserializer.end().ok()?;
+        let ParamsMap(decoded) = serde_json::from_str(raw.get()).ok()?;
         Some(decoded.into_request())
     }
 

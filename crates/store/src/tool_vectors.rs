@@ -31,6 +31,9 @@ fn once_each_in_order<T>(rows: &[(String, T)]) -> Vec<&(String, T)> {
     sorted
 }
 
+/// Rows deleted per statement by [`Store::prune_tool_vectors`].
+const PRUNE_BATCH: u64 = 500;
+
 /// Sets written per statement (each may hold a server's hundreds of vectors).
 const SET_CHUNK: usize = 32;
 
@@ -302,16 +305,28 @@ impl Store {
             .now_ms()
             .saturating_sub(i64::try_from(unused_for.as_millis()).unwrap_or(i64::MAX));
         let mut pruned = PrunedVectors::default();
-        for (table, count) in [
-            ("ToolVector", &mut pruned.vectors),
-            ("ToolVectorSet", &mut pruned.sets),
+        for (table, key, count) in [
+            ("ToolVector", "textHash", &mut pruned.vectors),
+            ("ToolVectorSet", "setHash", &mut pruned.sets),
         ] {
-            let sql = format!(r#"DELETE FROM "{table}" WHERE "usedAt" < $1 AND "createdAt" < $1"#);
-            *count = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .bind(before)
-                .execute(self.pool())
-                .await?
-                .rows_affected();
+            // A batch per statement, so no statement holds the database's write lock for
+            // long (a first prune after a model change may delete every row).
+            let sql = format!(
+                r#"DELETE FROM "{table}" WHERE ("model", "{key}") IN (
+                       SELECT "model", "{key}" FROM "{table}"
+                       WHERE "usedAt" < $1 AND "createdAt" < $1 LIMIT {PRUNE_BATCH})"#
+            );
+            loop {
+                let deleted = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
+                    .bind(before)
+                    .execute(self.pool())
+                    .await?
+                    .rows_affected();
+                *count += deleted;
+                if deleted < PRUNE_BATCH {
+                    break;
+                }
+            }
         }
         Ok(pruned)
     }

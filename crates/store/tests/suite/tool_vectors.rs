@@ -110,6 +110,9 @@ async fn vectors_unused_for_the_retention_are_pruned(db: &TestDb) -> anyhow::Res
     db.store
         .put_tool_vectors("model-b", &[(key(0), vec![7.0])])
         .await?;
+    // Another model's, more than one prune statement deletes.
+    let other: Vec<(String, Vec<f32>)> = (0..1_203).map(|i| (key(i), vec![1.0])).collect();
+    db.store.put_tool_vectors("model-c", &other).await?;
     let sets = [(key(10), vec![vec![1.0]]), (key(11), vec![vec![2.0]])];
     db.store.put_tool_vector_sets("model-a", &sets).await?;
 
@@ -139,7 +142,7 @@ async fn vectors_unused_for_the_retention_are_pruned(db: &TestDb) -> anyhow::Res
     assert_eq!(
         pruned,
         store::PrunedVectors {
-            vectors: 2,
+            vectors: 2 + 1_203,
             sets: 1
         }
     );
