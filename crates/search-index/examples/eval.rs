@@ -5,6 +5,7 @@
 //! cargo run --release -p search-index --example eval -- dev          # every ranking on dev
 //! cargo run --release -p search-index --example eval -- dev grid     # tune (dev only)
 //! cargo run --release -p search-index --example eval -- dev misses   # what the shipped ranking misses
+//! cargo run --release -p search-index --example eval -- dev dump F   # dev's vectors, for ../tool-search/eval/candidates.py
 //! cargo run --release -p search-index --example eval -- test         # the held-out figures
 //! cargo run --release -p search-index --example eval -- fresh        # the fresh split, once
 //! ```
@@ -98,6 +99,11 @@ async fn main() {
                 }
             }
         }
+        "dump" => {
+            assert_eq!(split, Split::Dev, "dumps are made of dev only");
+            let path = args.get(2).expect("dump PATH");
+            dump(path, &lexical, &hybrid, queries, &vectors, &indexes).await;
+        }
         "misses" => {
             assert_eq!(split, Split::Dev, "misses are shown for dev only");
             for miss in run(Weights::default(), true).misses {
@@ -121,6 +127,91 @@ async fn main() {
             row("plain BM25", &run(Weights::plain_bm25(), false));
         }
     }
+}
+
+/// Dev's tools with the vectors of their parts, and each query's vector and lexical hits,
+/// as JSON at `path`: the input of candidate rankings tried outside this binary.
+async fn dump(
+    path: &str,
+    lexical: &[std::sync::Arc<tool_search::Segment>],
+    hybrid: &[std::sync::Arc<tool_search::Segment>],
+    queries: &[tool_search::eval::EvalQuery],
+    vectors: &[Vec<f32>],
+    indexes: &SearchIndexes,
+) {
+    use tool_search::tokenize::split_words;
+    let lex = index(lexical, Weights::default().ranking(Ranking::Lexical));
+    let shipped = index(hybrid, Weights::default());
+    let docs: Vec<tool_search::ToolDoc> = lex.docs().cloned().collect();
+    let words = |t: &str| split_words(t).join(" ");
+    let mut texts: Vec<String> = Vec::new();
+    for d in &docs {
+        texts.push(d.embedding_text());
+        texts.push(words(&d.name));
+        texts.push(d.description.trim().to_owned());
+        let params: Vec<String> = d
+            .parameters
+            .iter()
+            .map(|p| format!("{}: {}", words(&p.name), p.description))
+            .collect();
+        texts.push(params.join("; "));
+        texts.push(format!(
+            "{}: {}",
+            words(&d.server),
+            d.server_context.chars().take(400).collect::<String>()
+        ));
+    }
+    let embedded = indexes
+        .vectors(&texts)
+        .await
+        .expect("vectors")
+        .expect("model");
+    let tools: Vec<serde_json::Value> = docs
+        .iter()
+        .zip(embedded.chunks(5))
+        .map(|(d, v)| {
+            serde_json::json!({
+                "server": d.server, "name": d.name, "description": d.description,
+                "full": v[0], "name_v": v[1], "desc_v": v[2], "params_v": v[3], "server_v": v[4],
+                "params": d.parameters.len(),
+            })
+        })
+        .collect();
+    let mut out_queries = Vec::new();
+    for (q, v) in queries.iter().zip(vectors) {
+        let hits = lex
+            .search(&tool_search::SearchQuery::new(q.q.clone()).max_results(50))
+            .expect("search");
+        let relevant: Vec<usize> = docs
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| {
+                q.relevant
+                    .iter()
+                    .any(|r| r.server == d.server && r.tool == d.name)
+            })
+            .map(|(i, _)| i)
+            .collect();
+        let ship = shipped
+            .search(
+                &tool_search::SearchQuery::new(q.q.clone())
+                    .max_results(50)
+                    .vector(v.clone()),
+            )
+            .expect("search");
+        out_queries.push(serde_json::json!({
+            "shipped": ship.hits.iter().map(|h| (h.doc, h.score, h.tier, h.signals.lexical, h.signals.dense)).collect::<Vec<_>>(),
+            "q": q.q, "kind": format!("{:?}", q.kind), "relevant": relevant, "vec": v,
+            "lex": hits.hits.iter().map(|h| (h.doc, h.score, h.tier)).collect::<Vec<_>>(),
+        }));
+    }
+    let body = serde_json::json!({"tools": tools, "queries": out_queries});
+    std::fs::write(path, serde_json::to_vec(&body).expect("json")).expect("write dump");
+    println!(
+        "dumped {} tools and {} queries to {path}",
+        docs.len(),
+        queries.len()
+    );
 }
 
 fn grid(run: &dyn Fn(Weights, bool) -> Report) {
