@@ -189,7 +189,12 @@ impl Serving {
         if !before_2026 || request.get_meta().protocol_version().is_some() {
             return Some((id, request));
         }
-        let cancel = CancellationToken::new();
+        let mut context = RequestContext::new(id.clone(), peer.clone());
+        // The call's own token is the one `RequestContext::new` made (no second one per call);
+        // the handler gets a child of it, as under rmcp, so a handler cancelling its own token
+        // does not take back the answer.
+        let cancel = context.ct.clone();
+        context.ct = cancel.child_token();
         {
             let mut running = self.running();
             if !running.taking || running.calls.contains_key(&id) {
@@ -199,8 +204,6 @@ impl Serving {
             running.calls.insert(id.clone(), cancel.clone());
         }
         self.served.fetch_add(1, Ordering::Relaxed);
-        let mut context = RequestContext::new(id.clone(), peer.clone());
-        context.ct = cancel.child_token();
         // Taken only when there is one: asking for it mutably makes an empty one first.
         if !request.get_meta().is_empty() {
             context.meta = std::mem::take(request.get_meta_mut());

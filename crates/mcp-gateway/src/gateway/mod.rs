@@ -25,6 +25,7 @@
 
 mod relayed;
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -172,18 +173,21 @@ impl<B: GatewayBackend> GatewayServer<B> {
     }
 
     /// The bot of this request: the authenticated one, which must be the session's.
-    fn bot(&self, extensions: &rmcp::model::Extensions) -> Result<String, ErrorData> {
+    fn bot<'a>(
+        &'a self,
+        extensions: &'a rmcp::model::Extensions,
+    ) -> Result<Cow<'a, str>, ErrorData> {
         if let Some((bot, _)) = &self.session.local {
-            return Ok(bot.clone());
+            return Ok(Cow::Borrowed(bot));
         }
         let bot = extensions
             .get::<http::request::Parts>()
             .and_then(|parts| parts.extensions.get::<AuthenticatedBot>())
             .or_else(|| extensions.get::<AuthenticatedBot>())
-            .map(|bot| bot.0.clone())
+            .map(|bot| Cow::Borrowed(bot.0.as_str()))
             .ok_or_else(|| ErrorData::invalid_request("not authenticated", None))?;
         match self.session.bot.get() {
-            Some(owner) if *owner != bot => Err(ErrorData::invalid_request(
+            Some(owner) if **owner != *bot => Err(ErrorData::invalid_request(
                 "this session was opened with another key",
                 None,
             )),
@@ -213,10 +217,10 @@ impl<B: GatewayBackend> GatewayServer<B> {
     }
 
     /// The bot and face of this request.
-    fn who(
-        &self,
-        extensions: &rmcp::model::Extensions,
-    ) -> Result<(String, GatewayScope), ErrorData> {
+    fn who<'a>(
+        &'a self,
+        extensions: &'a rmcp::model::Extensions,
+    ) -> Result<(Cow<'a, str>, GatewayScope), ErrorData> {
         Ok((self.bot(extensions)?, self.scope(extensions)?))
     }
 
@@ -401,7 +405,7 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
             }
             instructions.retain(|i| i.server == *server);
         }
-        let _ = self.session.bot.set(bot.clone());
+        let _ = self.session.bot.set(bot.clone().into_owned());
         let _ = self.session.scope.set(scope.clone());
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
@@ -597,24 +601,21 @@ impl<B: GatewayBackend> GatewayServer<B> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let (bot, scope) = self.who(&context.extensions)?;
-        let name = request.name.to_string();
-        let cached = self
-            .last_listing()
-            .filter(|_| self.session.scope.get() == Some(&scope))
-            .and_then(|listing| listing.resolve(&name).cloned());
-        let route = match cached {
-            Some(route) => route,
-            None => self
-                .fresh_listing(&bot, &scope)
-                .await?
-                .resolve(&name)
-                .cloned()
-                .ok_or_else(|| unknown_tool(&name))?,
+        let mut upstream = request;
+        // The qualified name is the client's; the server gets its own name for the tool.
+        let name = std::mem::take(&mut upstream.name);
+        let cached = self.last_listing().filter(|listing| {
+            self.session.scope.get() == Some(&scope) && listing.resolve(&name).is_some()
+        });
+        let listing = match cached {
+            Some(listing) => listing,
+            None => self.fresh_listing(&bot, &scope).await?,
         };
+        // Borrowed from the listing this call holds: no copy of the route per call.
+        let route = listing.resolve(&name).ok_or_else(|| unknown_tool(&name))?;
         // A backend that relays tools only gets the arguments again if its forward refuses;
         // one that forwards takes the request as it is (no copy of the arguments).
-        let arguments = (!self.backend.forwards()).then(|| request.arguments.clone());
-        let mut upstream = request;
+        let arguments = (!self.backend.forwards()).then(|| upstream.arguments.clone());
         upstream.name = route.tool.clone().into();
         let forwarded = self
             .forward(
@@ -669,7 +670,12 @@ impl<B: GatewayBackend> GatewayServer<B> {
             }
             Err(BackendError::Internal { cause })
             | Err(BackendError::Unsupported { method: cause }) => {
-                tracing::error!(bot, tool = name, cause, "tool call failed internally");
+                tracing::error!(
+                    bot = &*bot,
+                    tool = &*name,
+                    cause,
+                    "tool call failed internally"
+                );
                 return Err(ErrorData::internal_error(
                     "the call failed inside BotCraft; see its log",
                     None,
