@@ -327,11 +327,12 @@ impl Sent {
     /// Once the request is written (with whatever else was queued). Safe to drop: the
     /// bytes stay queued, whole, for the next write.
     pub async fn written(&self) -> Result<(), LaneSendError> {
-        self.lane
-            .output
-            .flush_queued()
-            .await
-            .map_err(LaneSendError::Io)
+        let output = &self.lane.output;
+        let flushed = match output.flush_now() {
+            Some(flushed) => flushed,
+            None => output.flush_queued().await,
+        };
+        flushed.map_err(LaneSendError::Io)
     }
 
     /// The server's answer; [`LaneClosed`] when the connection ended first.
@@ -386,6 +387,10 @@ mod tests {
 
         fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
             Box::pin(std::future::ready(Ok(())))
+        }
+
+        fn flush_now(&self) -> Option<io::Result<()>> {
+            None
         }
     }
 

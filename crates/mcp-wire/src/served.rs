@@ -224,7 +224,10 @@ impl Serving {
                     Err(error) => JsonRpcMessage::error(error, Some(id)),
                 };
                 let written = match serving.output.queue_answer(&message) {
-                    Ok(()) => serving.output.flush_queued().await,
+                    Ok(()) => match serving.output.flush_now() {
+                        Some(flushed) => flushed,
+                        None => serving.output.flush_queued().await,
+                    },
                     Err(error) => Err(error),
                 };
                 if let Err(error) = written {

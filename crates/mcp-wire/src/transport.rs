@@ -14,7 +14,8 @@
 //! - **writes** are coalesced: a message is encoded into a queue when it is sent, and the
 //!   first send to reach the writer writes everything queued in one `write`; under load,
 //!   many answers go out in one system call and one wake-up of the peer (rmcp writes and
-//!   flushes each message on its own). A send completes once its bytes are written (one
+//!   flushes each message on its own; the lane and direct serving try that write at once,
+//!   without a future, when the writer is free). A send completes once its bytes are written (one
 //!   dropped halfway leaves them whole for the next write); a write that fails closes the
 //!   writer, and every send whose bytes it held fails; while
 //!   more than [`DEFAULT_MAX_QUEUED`] bytes wait for a peer that does not read, a further
@@ -30,7 +31,7 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use rmcp::{RoleClient, RoleServer};
 use serde::Serialize;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 
 use crate::decode::{PendingCalls, Side};
 use crate::lane::{DirectLane, Lane};
@@ -73,15 +74,7 @@ impl<Role, R, W> LineTransport<Role, R, W> {
             reader,
             input: Input::default(),
             max_line: DEFAULT_MAX_LINE_LENGTH,
-            output: Arc::new(Output {
-                max_queued: DEFAULT_MAX_QUEUED,
-                queue: Mutex::new(Vec::new()),
-                sink: tokio::sync::Mutex::new(Some(Sink {
-                    writer,
-                    spare: Vec::new(),
-                    written: 0,
-                })),
-            }),
+            output: Arc::new(Output::new(writer)),
             calls: PendingCalls::default(),
             lane: None,
             served: None,
@@ -380,6 +373,10 @@ pub(crate) trait Outgoing: Send + Sync {
 
     /// Write everything queued (nothing, when a write already took it).
     fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>>;
+
+    /// The same without waiting, when the writer is free and takes it all at once; `None`
+    /// when it would wait (then [`Outgoing::flush_queued`] goes on from what was written).
+    fn flush_now(&self) -> Option<io::Result<()>>;
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> Outgoing for Output<W> {
@@ -398,6 +395,10 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Outgoing for Output<W> {
     fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
         Box::pin(self.flush())
     }
+
+    fn flush_now(&self) -> Option<io::Result<()>> {
+        Output::flush_now(self)
+    }
 }
 
 /// The writing half: encoded messages wait in `queue`; whoever holds `sink` writes them.
@@ -414,6 +415,24 @@ struct Sink<W> {
     /// How much of `spare` is written: a flush dropped halfway (its caller cancelled) leaves
     /// the rest for the next one, which writes it first.
     written: usize,
+    /// A whole write went out and the writer's flush has not finished yet (a flush dropped
+    /// while waiting for it leaves it to the next one).
+    unflushed: bool,
+}
+
+impl<W> Output<W> {
+    fn new(writer: W) -> Self {
+        Self {
+            max_queued: DEFAULT_MAX_QUEUED,
+            queue: Mutex::new(Vec::new()),
+            sink: tokio::sync::Mutex::new(Some(Sink {
+                writer,
+                spare: Vec::new(),
+                written: 0,
+                unflushed: false,
+            })),
+        }
+    }
 }
 
 impl<W: AsyncWrite + Unpin> Output<W> {
@@ -445,54 +464,205 @@ impl<W: AsyncWrite + Unpin> Output<W> {
     async fn flush(&self) -> io::Result<()> {
         let mut guard = self.sink.lock().await;
         let Some(sink) = guard.as_mut() else {
-            return Err(io::Error::new(
-                io::ErrorKind::NotConnected,
-                "the transport is closed",
-            ));
+            return Err(closed());
         };
         // The queue is taken once: this call's own bytes are in it (or were taken by an
         // earlier flush, which wrote them or left them in the sink).
         let mut taken = false;
+        let drained = std::future::poll_fn(|cx| self.poll_drain(sink, &mut taken, cx)).await;
+        if drained.is_err() {
+            *guard = None;
+        }
+        drained
+    }
+
+    /// [`Output::flush`] without waiting, when nothing makes it wait: the writer is free and
+    /// takes every byte at once (the common case: a pipe with room). `None` when it would
+    /// wait; what was written stays written, and [`Output::flush`] goes on from there.
+    fn flush_now(&self) -> Option<io::Result<()>> {
+        let mut guard = self.sink.try_lock().ok()?;
+        let Some(sink) = guard.as_mut() else {
+            return Some(Err(closed()));
+        };
+        let mut taken = false;
+        // A writer not ready keeps this waker, which wakes nothing: the flush that follows
+        // polls it again with its own.
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match self.poll_drain(sink, &mut taken, &mut cx) {
+            std::task::Poll::Ready(Ok(())) => Some(Ok(())),
+            std::task::Poll::Ready(Err(error)) => {
+                *guard = None;
+                Some(Err(error))
+            }
+            std::task::Poll::Pending => None,
+        }
+    }
+
+    /// Writes the sink's bytes, then (once, `taken`) the queue's, flushing the writer after
+    /// each whole write; ready when both are out.
+    fn poll_drain(
+        &self,
+        sink: &mut Sink<W>,
+        taken: &mut bool,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<io::Result<()>> {
+        use std::task::Poll;
         loop {
+            if sink.unflushed {
+                if let Err(error) = std::task::ready!(Pin::new(&mut sink.writer).poll_flush(cx)) {
+                    return Poll::Ready(Err(error));
+                }
+                sink.unflushed = false;
+            }
             if sink.written == sink.spare.len() {
                 sink.spare.clear();
                 sink.written = 0;
                 if sink.spare.capacity() > KEEP_AT_MOST {
                     sink.spare = Vec::new();
                 }
-                if taken {
-                    return Ok(());
+                if *taken {
+                    return Poll::Ready(Ok(()));
                 }
                 let mut queue = self.queue.lock().unwrap_or_else(PoisonError::into_inner);
                 if queue.is_empty() {
-                    return Ok(());
+                    return Poll::Ready(Ok(()));
                 }
                 std::mem::swap(&mut *queue, &mut sink.spare);
-                taken = true;
+                *taken = true;
             }
-            let written = match sink.writer.write(&sink.spare[sink.written..]).await {
-                Ok(0) => Err(io::Error::from(io::ErrorKind::WriteZero)),
+            let unwritten = &sink.spare[sink.written..];
+            match std::task::ready!(Pin::new(&mut sink.writer).poll_write(cx, unwritten)) {
+                Ok(0) => return Poll::Ready(Err(io::Error::from(io::ErrorKind::WriteZero))),
                 Ok(count) => {
                     sink.written += count;
-                    if sink.written < sink.spare.len() {
-                        continue;
-                    }
-                    sink.writer.flush().await
+                    sink.unflushed = sink.written == sink.spare.len();
                 }
-                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-                Err(error) => Err(error),
-            };
-            if let Err(error) = written {
-                *guard = None;
-                return Err(error);
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+                Err(error) => return Poll::Ready(Err(error)),
             }
         }
     }
 }
 
+fn closed() -> io::Error {
+    io::Error::new(io::ErrorKind::NotConnected, "the transport is closed")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A writer that takes at most `room` bytes a call, is not ready once `ready` calls are
+    /// used up, fails once `fail` is set, and counts its flushes.
+    #[derive(Default)]
+    struct Scripted {
+        got: Vec<u8>,
+        room: usize,
+        ready: usize,
+        fail: bool,
+        flushes: usize,
+    }
+
+    impl AsyncWrite for Scripted {
+        fn poll_write(
+            mut self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &[u8],
+        ) -> std::task::Poll<io::Result<usize>> {
+            if self.fail {
+                return std::task::Poll::Ready(Err(io::ErrorKind::BrokenPipe.into()));
+            }
+            if self.ready == 0 {
+                return std::task::Poll::Pending;
+            }
+            self.ready -= 1;
+            let take = buf.len().min(self.room);
+            self.got.extend_from_slice(&buf[..take]);
+            std::task::Poll::Ready(Ok(take))
+        }
+
+        fn poll_flush(
+            mut self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            self.flushes += 1;
+            std::task::Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(
+            self: Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+        ) -> std::task::Poll<io::Result<()>> {
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    async fn written(output: &Output<Scripted>) -> (Vec<u8>, usize) {
+        let guard = output.sink.lock().await;
+        let sink = guard.as_ref().expect("open");
+        (sink.writer.got.clone(), sink.writer.flushes)
+    }
+
+    #[tokio::test]
+    async fn a_flush_without_waiting_writes_each_message_once_or_leaves_it_to_the_flush() {
+        // (room per write, writes ready) → whether it finished at once.
+        let cases = [
+            (usize::MAX, 1, true),
+            (4, 100, true),
+            (4, 2, false),
+            (4, 0, false),
+        ];
+        for (room, ready, at_once) in cases {
+            let out = Output::new(Scripted {
+                room,
+                ready,
+                ..Scripted::default()
+            });
+            out.queue(&serde_json::json!({"a": 1})).expect("queue");
+            out.queue(&serde_json::json!({"b": 2})).expect("queue");
+            let now = out.flush_now();
+            assert_eq!(now.is_some(), at_once, "room {room}, ready {ready}");
+            if now.is_none() {
+                out.sink.lock().await.as_mut().expect("open").writer.ready = usize::MAX;
+                out.flush().await.expect("flush");
+            }
+            let (got, flushes) = written(&out).await;
+            assert_eq!(got, b"{\"a\":1}\n{\"b\":2}\n", "room {room}, ready {ready}");
+            assert_eq!(flushes, 1, "room {room}, ready {ready}");
+            // Nothing is written twice.
+            out.flush().await.expect("flush");
+            assert_eq!(written(&out).await.0.len(), got.len());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_flush_without_waiting_never_waits_for_the_writer_held_elsewhere() {
+        let out = Output::new(Scripted {
+            room: usize::MAX,
+            ready: usize::MAX,
+            ..Scripted::default()
+        });
+        out.queue(&serde_json::json!(1)).expect("queue");
+        let held = out.sink.lock().await;
+        assert!(out.flush_now().is_none());
+        drop(held);
+        assert!(matches!(out.flush_now(), Some(Ok(()))));
+        assert_eq!(written(&out).await.0, b"1\n");
+    }
+
+    #[tokio::test]
+    async fn a_failed_flush_without_waiting_closes_the_writer() {
+        let out = Output::new(Scripted {
+            fail: true,
+            ..Scripted::default()
+        });
+        out.queue(&serde_json::json!(1)).expect("queue");
+        let error = out.flush_now().expect("done").expect_err("fails");
+        assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
+        out.queue(&serde_json::json!(2)).expect("queue");
+        let later = out.flush_now().expect("done").expect_err("closed");
+        assert_eq!(later.kind(), io::ErrorKind::NotConnected);
+    }
 
     #[test]
     fn trimming() {
