@@ -327,12 +327,9 @@ impl Sent {
     /// Once the request is written (with whatever else was queued). Safe to drop: the
     /// bytes stay queued, whole, for the next write.
     pub async fn written(&self) -> Result<(), LaneSendError> {
-        let output = &self.lane.output;
-        let flushed = match output.flush_now() {
-            Some(flushed) => flushed,
-            None => output.flush_queued().await,
-        };
-        flushed.map_err(LaneSendError::Io)
+        crate::transport::flush_soon(&*self.lane.output)
+            .await
+            .map_err(LaneSendError::Io)
     }
 
     /// The server's answer; [`LaneClosed`] when the connection ended first.
@@ -385,12 +382,15 @@ mod tests {
             Ok(())
         }
 
-        fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
+        fn flush_queued(
+            &self,
+            _: bool,
+        ) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
             Box::pin(std::future::ready(Ok(())))
         }
 
-        fn flush_now(&self) -> Option<io::Result<()>> {
-            None
+        fn flush_now(&self) -> crate::transport::FlushNow {
+            crate::transport::FlushNow::Wait { taken: false }
         }
     }
 

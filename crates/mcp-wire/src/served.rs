@@ -224,10 +224,7 @@ impl Serving {
                     Err(error) => JsonRpcMessage::error(error, Some(id)),
                 };
                 let written = match serving.output.queue_answer(&message) {
-                    Ok(()) => match serving.output.flush_now() {
-                        Some(flushed) => flushed,
-                        None => serving.output.flush_queued().await,
-                    },
+                    Ok(()) => crate::transport::flush_soon(&*serving.output).await,
                     Err(error) => Err(error),
                 };
                 if let Err(error) = written {

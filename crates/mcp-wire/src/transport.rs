@@ -371,12 +371,35 @@ pub(crate) trait Outgoing: Send + Sync {
     /// Encode a server's answer onto the write queue, after everything queued before it.
     fn queue_answer(&self, message: &ServerJsonRpcMessage) -> io::Result<()>;
 
-    /// Write everything queued (nothing, when a write already took it).
-    fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>>;
+    /// Write everything queued (nothing, when a write already took it); `taken`: the
+    /// caller's bytes already left the queue (a [`FlushNow::Wait`] said so), so only what
+    /// the writer holds is left to write.
+    fn flush_queued(
+        &self,
+        taken: bool,
+    ) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>>;
 
-    /// The same without waiting, when the writer is free and takes it all at once; `None`
-    /// when it would wait (then [`Outgoing::flush_queued`] goes on from what was written).
-    fn flush_now(&self) -> Option<io::Result<()>>;
+    /// The same without waiting, when the writer is free and takes it all at once.
+    fn flush_now(&self) -> FlushNow;
+}
+
+/// How far [`Outgoing::flush_now`] got.
+pub(crate) enum FlushNow {
+    Done(io::Result<()>),
+    /// It would wait; what was written stays written. `taken`: the caller's bytes left the
+    /// queue for the writer, so the flush that goes on does not take newer ones.
+    Wait {
+        taken: bool,
+    },
+}
+
+/// Write what the caller queued: at once when the writer is free and takes it all, else
+/// through the boxed flush, going on from what was written.
+pub(crate) async fn flush_soon(output: &dyn Outgoing) -> io::Result<()> {
+    match output.flush_now() {
+        FlushNow::Done(flushed) => flushed,
+        FlushNow::Wait { taken } => output.flush_queued(taken).await,
+    }
 }
 
 impl<W: AsyncWrite + Send + Unpin + 'static> Outgoing for Output<W> {
@@ -392,11 +415,14 @@ impl<W: AsyncWrite + Send + Unpin + 'static> Outgoing for Output<W> {
         self.queue(message)
     }
 
-    fn flush_queued(&self) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
-        Box::pin(self.flush())
+    fn flush_queued(
+        &self,
+        taken: bool,
+    ) -> Pin<Box<dyn Future<Output = io::Result<()>> + Send + '_>> {
+        Box::pin(self.flush_from(taken))
     }
 
-    fn flush_now(&self) -> Option<io::Result<()>> {
+    fn flush_now(&self) -> FlushNow {
         Output::flush_now(self)
     }
 }
@@ -462,13 +488,17 @@ impl<W: AsyncWrite + Unpin> Output<W> {
     /// A write that fails closes the writer: the sends whose bytes were in that write, and
     /// every later one, fail too (with `NotConnected`) instead of reporting success.
     async fn flush(&self) -> io::Result<()> {
+        self.flush_from(false).await
+    }
+
+    /// [`Output::flush`], `taken` saying whether the caller's bytes already left the queue.
+    async fn flush_from(&self, mut taken: bool) -> io::Result<()> {
         let mut guard = self.sink.lock().await;
         let Some(sink) = guard.as_mut() else {
             return Err(closed());
         };
         // The queue is taken once: this call's own bytes are in it (or were taken by an
         // earlier flush, which wrote them or left them in the sink).
-        let mut taken = false;
         let drained = std::future::poll_fn(|cx| self.poll_drain(sink, &mut taken, cx)).await;
         if drained.is_err() {
             *guard = None;
@@ -477,24 +507,26 @@ impl<W: AsyncWrite + Unpin> Output<W> {
     }
 
     /// [`Output::flush`] without waiting, when nothing makes it wait: the writer is free and
-    /// takes every byte at once (the common case: a pipe with room). `None` when it would
-    /// wait; what was written stays written, and [`Output::flush`] goes on from there.
-    fn flush_now(&self) -> Option<io::Result<()>> {
-        let mut guard = self.sink.try_lock().ok()?;
+    /// takes every byte at once (the common case: a pipe with room). When it would wait,
+    /// what was written stays written, and [`Output::flush_from`] goes on from there.
+    fn flush_now(&self) -> FlushNow {
+        let Ok(mut guard) = self.sink.try_lock() else {
+            return FlushNow::Wait { taken: false };
+        };
         let Some(sink) = guard.as_mut() else {
-            return Some(Err(closed()));
+            return FlushNow::Done(Err(closed()));
         };
         let mut taken = false;
         // A writer not ready keeps this waker, which wakes nothing: the flush that follows
         // polls it again with its own.
         let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         match self.poll_drain(sink, &mut taken, &mut cx) {
-            std::task::Poll::Ready(Ok(())) => Some(Ok(())),
+            std::task::Poll::Ready(Ok(())) => FlushNow::Done(Ok(())),
             std::task::Poll::Ready(Err(error)) => {
                 *guard = None;
-                Some(Err(error))
+                FlushNow::Done(Err(error))
             }
-            std::task::Poll::Pending => None,
+            std::task::Poll::Pending => FlushNow::Wait { taken },
         }
     }
 
@@ -553,13 +585,15 @@ mod tests {
     use super::*;
 
     /// A writer that takes at most `room` bytes a call, is not ready once `ready` calls are
-    /// used up, fails once `fail` is set, and counts its flushes.
+    /// used up, fails once `fail` is set, and whose first `flush_pending` flushes wait; it
+    /// counts the flushes that finished.
     #[derive(Default)]
     struct Scripted {
         got: Vec<u8>,
         room: usize,
         ready: usize,
         fail: bool,
+        flush_pending: usize,
         flushes: usize,
     }
 
@@ -585,6 +619,10 @@ mod tests {
             mut self: Pin<&mut Self>,
             _: &mut std::task::Context<'_>,
         ) -> std::task::Poll<io::Result<()>> {
+            if self.flush_pending > 0 {
+                self.flush_pending -= 1;
+                return std::task::Poll::Pending;
+            }
             self.flushes += 1;
             std::task::Poll::Ready(Ok(()))
         }
@@ -597,56 +635,102 @@ mod tests {
         }
     }
 
+    fn free(room: usize, ready: usize) -> Scripted {
+        Scripted {
+            room,
+            ready,
+            ..Scripted::default()
+        }
+    }
+
     async fn written(output: &Output<Scripted>) -> (Vec<u8>, usize) {
         let guard = output.sink.lock().await;
         let sink = guard.as_ref().expect("open");
         (sink.writer.got.clone(), sink.writer.flushes)
     }
 
+    async fn script(output: &Output<Scripted>, change: impl FnOnce(&mut Scripted)) {
+        change(&mut output.sink.lock().await.as_mut().expect("open").writer);
+    }
+
     #[tokio::test]
     async fn a_flush_without_waiting_writes_each_message_once_or_leaves_it_to_the_flush() {
-        // (room per write, writes ready) → whether it finished at once.
+        // (room per write, writes ready, flushes that wait) → whether it finished at once.
         let cases = [
-            (usize::MAX, 1, true),
-            (4, 100, true),
-            (4, 2, false),
-            (4, 0, false),
+            (usize::MAX, 1, 0, true),
+            (4, 100, 0, true),
+            (4, 2, 0, false),
+            (4, 0, 0, false),
+            (usize::MAX, 1, 1, false),
         ];
-        for (room, ready, at_once) in cases {
+        for (room, ready, flush_pending, at_once) in cases {
+            let case = format!("room {room}, ready {ready}, flush_pending {flush_pending}");
             let out = Output::new(Scripted {
-                room,
-                ready,
-                ..Scripted::default()
+                flush_pending,
+                ..free(room, ready)
             });
             out.queue(&serde_json::json!({"a": 1})).expect("queue");
             out.queue(&serde_json::json!({"b": 2})).expect("queue");
-            let now = out.flush_now();
-            assert_eq!(now.is_some(), at_once, "room {room}, ready {ready}");
-            if now.is_none() {
-                out.sink.lock().await.as_mut().expect("open").writer.ready = usize::MAX;
-                out.flush().await.expect("flush");
-            }
+            let flushed = match out.flush_now() {
+                FlushNow::Done(flushed) => {
+                    assert!(at_once, "{case}");
+                    flushed
+                }
+                FlushNow::Wait { taken } => {
+                    assert!(!at_once, "{case}");
+                    script(&out, |w| w.ready = usize::MAX).await;
+                    out.flush_from(taken).await
+                }
+            };
+            flushed.expect(&case);
             let (got, flushes) = written(&out).await;
-            assert_eq!(got, b"{\"a\":1}\n{\"b\":2}\n", "room {room}, ready {ready}");
-            assert_eq!(flushes, 1, "room {room}, ready {ready}");
+            assert_eq!(got, b"{\"a\":1}\n{\"b\":2}\n", "{case}");
+            assert_eq!(flushes, 1, "{case}");
             // Nothing is written twice.
             out.flush().await.expect("flush");
-            assert_eq!(written(&out).await.0.len(), got.len());
+            assert_eq!(written(&out).await.0.len(), got.len(), "{case}");
         }
     }
 
     #[tokio::test]
-    async fn a_flush_without_waiting_never_waits_for_the_writer_held_elsewhere() {
+    async fn the_flush_that_goes_on_writes_what_was_taken_not_what_came_after() {
+        let out = Output::new(free(4, 1));
+        out.queue(&serde_json::json!("first")).expect("queue");
+        let FlushNow::Wait { taken } = out.flush_now() else {
+            panic!("a writer taking 4 bytes once cannot take 8 at once");
+        };
+        assert!(taken);
+        out.queue(&serde_json::json!("later")).expect("queue");
+        script(&out, |w| w.ready = usize::MAX).await;
+        out.flush_from(taken).await.expect("flush");
+        assert_eq!(written(&out).await.0, b"\"first\"\n");
+        out.flush().await.expect("flush");
+        assert_eq!(written(&out).await.0, b"\"first\"\n\"later\"\n");
+    }
+
+    #[tokio::test]
+    async fn a_flush_dropped_while_the_writer_flushes_leaves_that_flush_to_the_next() {
         let out = Output::new(Scripted {
-            room: usize::MAX,
-            ready: usize::MAX,
-            ..Scripted::default()
+            flush_pending: 1,
+            ..free(usize::MAX, usize::MAX)
         });
         out.queue(&serde_json::json!(1)).expect("queue");
+        // Its bytes are written; the writer's flush waits, and the caller gives up.
+        assert!(matches!(out.flush_now(), FlushNow::Wait { taken: true }));
+        assert_eq!(written(&out).await, (b"1\n".to_vec(), 0));
+        // The next flush, with nothing queued, still finishes the writer's flush.
+        out.flush().await.expect("flush");
+        assert_eq!(written(&out).await, (b"1\n".to_vec(), 1));
+    }
+
+    #[tokio::test]
+    async fn a_flush_without_waiting_never_waits_for_the_writer_held_elsewhere() {
+        let out = Output::new(free(usize::MAX, usize::MAX));
+        out.queue(&serde_json::json!(1)).expect("queue");
         let held = out.sink.lock().await;
-        assert!(out.flush_now().is_none());
+        assert!(matches!(out.flush_now(), FlushNow::Wait { taken: false }));
         drop(held);
-        assert!(matches!(out.flush_now(), Some(Ok(()))));
+        assert!(matches!(out.flush_now(), FlushNow::Done(Ok(()))));
         assert_eq!(written(&out).await.0, b"1\n");
     }
 
@@ -656,12 +740,16 @@ mod tests {
             fail: true,
             ..Scripted::default()
         });
-        out.queue(&serde_json::json!(1)).expect("queue");
-        let error = out.flush_now().expect("done").expect_err("fails");
-        assert_eq!(error.kind(), io::ErrorKind::BrokenPipe);
-        out.queue(&serde_json::json!(2)).expect("queue");
-        let later = out.flush_now().expect("done").expect_err("closed");
-        assert_eq!(later.kind(), io::ErrorKind::NotConnected);
+        for (message, kind) in [
+            (1, io::ErrorKind::BrokenPipe),
+            (2, io::ErrorKind::NotConnected),
+        ] {
+            out.queue(&serde_json::json!(message)).expect("queue");
+            let FlushNow::Done(Err(error)) = out.flush_now() else {
+                panic!("message {message}: no error");
+            };
+            assert_eq!(error.kind(), kind, "message {message}");
+        }
     }
 
     #[test]
