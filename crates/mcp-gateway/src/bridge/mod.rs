@@ -19,6 +19,7 @@
 
 pub mod failure;
 pub mod local;
+pub mod plain_http;
 pub mod server;
 pub mod single;
 pub mod upstream;
@@ -122,6 +123,7 @@ impl McpStdioArgs {
                     url,
                     api_key,
                     timeout: Duration::from_secs(self.timeout_secs.max(1)),
+                    proxy_in_env: UpstreamConfig::proxy_named(&env),
                 })
             }
             _ => None,

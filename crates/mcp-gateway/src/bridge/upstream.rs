@@ -1,6 +1,9 @@
-//! The bridge's client of BotCraft's `/mcp`: a small streamable HTTP client over `reqwest`,
-//! written for the bridge's one job (initialize once, then `tools/list` and `tools/call`)
-//! so every way it can fail is a typed [`UpstreamError`] with its reason code:
+//! The bridge's client of BotCraft's `/mcp`: a small streamable HTTP client, written for the
+//! bridge's one job (initialize once, then `tools/list` and `tools/call`) so every way it can
+//! fail is a typed [`UpstreamError`] with its reason code. A plain `http://` endpoint with no
+//! proxy named in the environment is reached over kept-alive HTTP/1.1 connections of our own
+//! ([`super::plain_http`]); every other endpoint (https, a proxy) through `reqwest`.
+//!
 //!
 //! | failure | error | reason |
 //! |---|---|---|
@@ -15,9 +18,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use futures::StreamExt;
+use hyper::body::Bytes;
 use reqwest::StatusCode;
-use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
 use rmcp::model::{CallToolResult, ClientRequest, JsonObject, Tool};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
@@ -26,9 +29,13 @@ use tokio::sync::Mutex;
 use tracing::Instrument as _;
 
 use crate::auth::SESSION_HEADER;
+use crate::bridge::plain_http::{PlainAnswer, PlainHttp, PlainHttpError, PlainTarget};
 
 /// The protocol revision the bridge speaks to BotCraft.
 pub const UPSTREAM_PROTOCOL: &str = "2025-11-25";
+
+/// Longest wait to open a connection to BotCraft.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Longest part of an unexpected body quoted in an error.
 const BODY_PREVIEW_CHARS: usize = 200;
@@ -40,7 +47,7 @@ pub enum UpstreamError {
     Unreachable {
         endpoint: String,
         #[source]
-        source: reqwest::Error,
+        source: HttpFailure,
     },
     #[error("no answer from BotCraft at {endpoint} within {timeout:?}")]
     TimedOut { endpoint: String, timeout: Duration },
@@ -58,6 +65,15 @@ pub enum UpstreamError {
         code: i64,
         message: String,
     },
+}
+
+/// What failed under an [`UpstreamError::Unreachable`]: the client that carried the request.
+#[derive(Debug, thiserror::Error)]
+pub enum HttpFailure {
+    #[error(transparent)]
+    Reqwest(#[from] reqwest::Error),
+    #[error(transparent)]
+    Plain(#[from] PlainHttpError),
 }
 
 impl UpstreamError {
@@ -84,6 +100,18 @@ pub struct UpstreamConfig {
     pub api_key: String,
     /// Longest wait for one answer (a tool call included).
     pub timeout: Duration,
+    /// An HTTP proxy is named in the environment (`HTTP_PROXY`, `ALL_PROXY`, either case):
+    /// every endpoint then goes through reqwest, which uses it.
+    pub proxy_in_env: bool,
+}
+
+impl UpstreamConfig {
+    /// Whether `env` names an HTTP proxy (the variables reqwest reads for `http://` URLs).
+    pub fn proxy_named(env: impl Fn(&str) -> Option<String>) -> bool {
+        ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"]
+            .iter()
+            .any(|name| env(name).is_some())
+    }
 }
 
 impl std::fmt::Debug for UpstreamConfig {
@@ -92,6 +120,7 @@ impl std::fmt::Debug for UpstreamConfig {
             .field("url", &mcp_client::shown_url(&self.url))
             .field("api_key", &"<redacted>")
             .field("timeout", &self.timeout)
+            .field("proxy_in_env", &self.proxy_in_env)
             .finish()
     }
 }
@@ -102,6 +131,7 @@ impl std::fmt::Debug for Upstream {
             .field("endpoint", &mcp_client::shown_url(&self.endpoint))
             .field("api_key", &"<redacted>")
             .field("timeout", &self.timeout)
+            .field("plain_http", &self.plain.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -119,6 +149,9 @@ pub fn endpoint_of(url: &str) -> String {
 /// A client of one BotCraft `/mcp` endpoint, as one bot (its `Debug` shows no key).
 pub struct Upstream {
     http: reqwest::Client,
+    /// Set for a plain `http://` endpoint with no proxy in the environment: used instead of
+    /// `http`.
+    plain: Option<PlainHttp>,
     endpoint: String,
     /// `endpoint`, parsed once (not on every request); `None` when it does not parse, and the
     /// request then fails as reqwest fails it.
@@ -141,7 +174,7 @@ pub struct Listing {
 impl Upstream {
     pub fn new(config: &UpstreamConfig) -> Self {
         let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
+            .connect_timeout(CONNECT_TIMEOUT)
             .build()
             .unwrap_or_default();
         let endpoint = endpoint_of(&config.url);
@@ -152,8 +185,13 @@ impl Upstream {
                     value.set_sensitive(true);
                     value
                 });
+        // A key that is not a valid header value fails in reqwest, as it always has.
+        let plain = PlainTarget::of(&endpoint)
+            .filter(|_| !config.proxy_in_env && authorization.is_some())
+            .map(|target| PlainHttp::new(target, CONNECT_TIMEOUT));
         Self {
             http,
+            plain,
             endpoint_url: reqwest::Url::parse(&endpoint).ok(),
             endpoint,
             api_key: config.api_key.clone(),
@@ -294,26 +332,72 @@ impl Upstream {
             None => builder.header(AUTHORIZATION, format!("Bearer {}", self.api_key)),
         };
         let mut builder = builder
-            .header(ACCEPT, "application/json, text/event-stream")
+            .header(ACCEPT, ACCEPTED)
             .header(CONTENT_TYPE, "application/json");
         if let Some(session) = session {
             builder = builder
                 .header(SESSION_HEADER, session)
-                .header("mcp-protocol-version", UPSTREAM_PROTOCOL);
+                .header(PROTOCOL_HEADER, UPSTREAM_PROTOCOL);
         }
         builder
     }
 
+    /// POST `body` on `session` (none for `initialize`): over the plain client when there is
+    /// one and the headers are valid, else through reqwest (which fails a header it cannot
+    /// send as it always has).
+    async fn send(
+        &self,
+        session: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<Answer<'_>, UpstreamError> {
+        if let (Some(plain), Some(authorization)) = (&self.plain, &self.authorization) {
+            let session = match session.map(HeaderValue::from_str) {
+                None => None,
+                Some(Ok(value)) => Some(value),
+                Some(Err(_)) => return self.send_reqwest(session, body).await,
+            };
+            let mut headers = hyper::HeaderMap::with_capacity(6);
+            headers.insert(AUTHORIZATION, authorization.clone());
+            headers.insert(ACCEPT, HeaderValue::from_static(ACCEPTED));
+            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            if let Some(session) = session {
+                headers.insert(SESSION_HEADER, session);
+                headers.insert(PROTOCOL_HEADER, HeaderValue::from_static(UPSTREAM_PROTOCOL));
+            }
+            return plain
+                .post(headers, body)
+                .await
+                .map(Answer::Plain)
+                .map_err(|source| self.unreachable(source.into()));
+        }
+        self.send_reqwest(session, body).await
+    }
+
+    async fn send_reqwest(
+        &self,
+        session: Option<&str>,
+        body: Vec<u8>,
+    ) -> Result<Answer<'_>, UpstreamError> {
+        self.post(session)
+            .body(body)
+            .send()
+            .await
+            .map(Answer::Reqwest)
+            .map_err(|source| self.unreachable(source.into()))
+    }
+
     async fn notify_initialized(&self, session: &str) -> Result<(), UpstreamError> {
-        let body = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let send = self.post(Some(session)).json(&body).send();
-        let response = tokio::time::timeout(self.timeout, send)
-            .await
-            .map_err(|_| self.timed_out())?
-            .map_err(|source| self.unreachable(source))?;
-        check_status("notifications/initialized", response)
-            .await
-            .map(drop)
+        let body = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
+        let response = tokio::time::timeout(self.timeout, async {
+            let answer = self.send(Some(session), body).await?;
+            let answer = check_status("notifications/initialized", answer).await?;
+            // Read to its end, so a kept connection can be used again.
+            answer
+                .text()
+                .await
+                .map_err(|source| self.unreachable(source))
+        });
+        response.await.map_err(|_| self.timed_out())?.map(drop)
     }
 
     fn timed_out(&self) -> UpstreamError {
@@ -323,7 +407,7 @@ impl Upstream {
         }
     }
 
-    fn unreachable(&self, source: reqwest::Error) -> UpstreamError {
+    fn unreachable(&self, source: HttpFailure) -> UpstreamError {
         UpstreamError::Unreachable {
             endpoint: self.endpoint.clone(),
             source,
@@ -351,20 +435,11 @@ impl Upstream {
             what: error.to_string(),
         })?;
         let work = async {
-            let response = self
-                .post(session)
-                .body(body)
-                .send()
-                .await
-                .map_err(|source| self.unreachable(source))?;
-            let response = check_status(method, response).await?;
-            let session = response
-                .headers()
-                .get(SESSION_HEADER)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
+            let answer = self.send(session, body).await?;
+            let answer = check_status(method, answer).await?;
+            let session = answer.header(SESSION_HEADER).map(str::to_owned);
             let message =
-                read_answer(method, id, response, |source| self.unreachable(source)).await?;
+                read_answer(method, id, answer, |source| self.unreachable(source)).await?;
             Ok((answer_result(method, &message)?, session))
         };
         tokio::time::timeout(self.timeout, work)
@@ -373,15 +448,66 @@ impl Upstream {
     }
 }
 
-async fn check_status(
-    method: &'static str,
-    response: reqwest::Response,
-) -> Result<reqwest::Response, UpstreamError> {
-    let status = response.status();
-    if status.is_success() {
-        return Ok(response);
+/// What the bridge accepts from `/mcp`.
+const ACCEPTED: &str = "application/json, text/event-stream";
+
+/// The header naming the protocol revision of a request on a session.
+const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+
+/// An answer from BotCraft, from whichever client carried the request.
+enum Answer<'a> {
+    Reqwest(reqwest::Response),
+    Plain(PlainAnswer<'a>),
+}
+
+impl Answer<'_> {
+    fn status(&self) -> StatusCode {
+        match self {
+            Self::Reqwest(response) => response.status(),
+            Self::Plain(answer) => answer.head.status,
+        }
     }
-    let text = response.text().await.unwrap_or_default();
+
+    fn header(&self, name: &str) -> Option<&str> {
+        let headers = match self {
+            Self::Reqwest(response) => response.headers(),
+            Self::Plain(answer) => &answer.head.headers,
+        };
+        headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The whole body as text (invalid UTF-8 replaced, as reqwest's `text` does).
+    async fn text(self) -> Result<String, HttpFailure> {
+        match self {
+            Self::Reqwest(response) => Ok(response.text().await?),
+            Self::Plain(answer) => {
+                let bytes = answer.bytes().await?;
+                Ok(match std::str::from_utf8(&bytes) {
+                    Ok(text) => text.to_owned(),
+                    Err(_) => String::from_utf8_lossy(&bytes).into_owned(),
+                })
+            }
+        }
+    }
+
+    /// The body's next piece; `None` at its end.
+    async fn chunk(&mut self) -> Option<Result<Bytes, HttpFailure>> {
+        match self {
+            Self::Reqwest(response) => response.chunk().await.map_err(Into::into).transpose(),
+            Self::Plain(answer) => answer.chunk().await.map(|chunk| chunk.map_err(Into::into)),
+        }
+    }
+}
+
+async fn check_status<'a>(
+    method: &'static str,
+    answer: Answer<'a>,
+) -> Result<Answer<'a>, UpstreamError> {
+    let status = answer.status();
+    if status.is_success() {
+        return Ok(answer);
+    }
+    let text = answer.text().await.unwrap_or_default();
     Err(UpstreamError::HttpStatus {
         method,
         status,
@@ -403,18 +529,16 @@ fn preview(text: &str) -> String {
 async fn read_answer(
     method: &'static str,
     id: u64,
-    response: reqwest::Response,
-    unreachable: impl Fn(reqwest::Error) -> UpstreamError,
+    mut answer: Answer<'_>,
+    unreachable: impl Fn(HttpFailure) -> UpstreamError,
 ) -> Result<String, UpstreamError> {
     let bad = |what: String| UpstreamError::BadPayload { method, what };
-    let content_type = response
-        .headers()
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
+    let content_type = answer
+        .header(CONTENT_TYPE.as_str())
         .unwrap_or_default()
         .to_ascii_lowercase();
     if content_type.starts_with("application/json") {
-        let text = response.text().await.map_err(unreachable)?;
+        let text = answer.text().await.map_err(unreachable)?;
         if serde_json::from_str::<&RawValue>(&text).is_err() {
             return Err(bad(format!("not JSON: {}", preview(&text))));
         }
@@ -424,10 +548,9 @@ async fn read_answer(
         return Err(bad(format!("unexpected content type {content_type:?}")));
     }
     let id = id.to_string();
-    let mut body = response.bytes_stream();
     let mut parser = mcp_client::sse::EventParser::default();
     let mut events = Vec::new();
-    while let Some(chunk) = body.next().await {
+    while let Some(chunk) = answer.chunk().await {
         let chunk = chunk.map_err(|error| bad(format!("broken event stream: {error}")))?;
         parser
             .feed(&chunk, &mut events)
@@ -602,11 +725,51 @@ mod tests {
     }
 
     #[test]
+    fn plain_http_only_for_an_http_endpoint_without_a_proxy() {
+        // (url, key, a proxy in the environment, plain client)
+        let cases = [
+            ("http://127.0.0.1:3000", "k", false, true),
+            ("http://127.0.0.1:3000/mcp", "k", false, true),
+            ("http://127.0.0.1:3000", "k", true, false),
+            ("https://botcraft.example", "k", false, false),
+            ("http://127.0.0.1:3000", "bad\nkey", false, false),
+        ];
+        for (url, api_key, proxy_in_env, plain) in cases {
+            let upstream = Upstream::new(&UpstreamConfig {
+                url: url.into(),
+                api_key: api_key.into(),
+                timeout: Duration::from_secs(5),
+                proxy_in_env,
+            });
+            assert_eq!(upstream.plain.is_some(), plain, "{url} {proxy_in_env}");
+        }
+    }
+
+    #[test]
+    fn a_proxy_is_named_by_the_variables_reqwest_reads_for_http() {
+        let cases: [(&[&str], bool); 7] = [
+            (&[], false),
+            (&["HTTP_PROXY"], true),
+            (&["http_proxy"], true),
+            (&["ALL_PROXY"], true),
+            (&["all_proxy"], true),
+            (&["NO_PROXY", "HTTP_PROXY"], true),
+            // https endpoints go to reqwest whatever is set.
+            (&["HTTPS_PROXY", "https_proxy", "NO_PROXY"], false),
+        ];
+        for (set, named) in cases {
+            let env = |name: &str| set.contains(&name).then(|| "http://proxy:3128".to_owned());
+            assert_eq!(UpstreamConfig::proxy_named(env), named, "{set:?}");
+        }
+    }
+
+    #[test]
     fn debug_output_never_shows_the_key() {
         let config = UpstreamConfig {
             url: "http://127.0.0.1:3000/mcp?token=q".into(),
             api_key: "bot-key-secret-123".into(),
             timeout: Duration::from_secs(5),
+            proxy_in_env: false,
         };
         let shown = [
             format!("{config:?}"),

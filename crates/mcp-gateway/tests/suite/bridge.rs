@@ -197,13 +197,15 @@ async fn wait_for_line(server: &StdioServer, needle: &str) -> anyhow::Result<()>
         .await
 }
 
-/// (case, url and key or none, tool, reason code or none for success, text it contains)
+/// (case, url and key or none, tool, reason code or none for success, text it contains, one
+/// more variable for the bridge)
 type ReasonCase<'a> = (
     &'a str,
     Option<(String, &'a str)>,
     &'a str,
     Option<&'a str>,
     &'a str,
+    Option<(&'a str, String)>,
 );
 
 #[tokio::test]
@@ -230,6 +232,8 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
     let error_500 = canned(StatusCode::INTERNAL_SERVER_ERROR, "text/plain", "boom").await?;
     let garbage = canned(StatusCode::OK, "text/plain", "hello").await?;
     let unreachable = format!("http://127.0.0.1:{}", closed_port().await?);
+    // reqwest carries the calls through a proxy the environment names, as it always has.
+    let unreachable_proxy = unreachable.clone();
     let base = gateway.url.trim_end_matches("/mcp").to_owned();
 
     let cases: Vec<ReasonCase> = vec![
@@ -239,6 +243,7 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
             "fake__echo",
             Some("stdio.not_configured"),
             "set BOTCRAFT_URL",
+            None,
         ),
         (
             "unreachable",
@@ -246,6 +251,7 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
             "fake__echo",
             Some("stdio.upstream_unreachable"),
             "cannot reach BotCraft",
+            None,
         ),
         (
             "HTTP 500",
@@ -253,6 +259,7 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
             "fake__echo",
             Some("stdio.upstream_http_error"),
             "HTTP 500",
+            None,
         ),
         (
             "wrong key",
@@ -260,6 +267,7 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
             "fake__echo",
             Some("stdio.upstream_http_error"),
             "HTTP 401",
+            None,
         ),
         (
             "bad payload",
@@ -267,6 +275,7 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
             "fake__echo",
             Some("stdio.upstream_bad_payload"),
             "not what MCP expects",
+            None,
         ),
         (
             "tool error",
@@ -274,6 +283,7 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
             "fake__fail",
             Some("stdio.tool_error"),
             "the fake tool failed",
+            None,
         ),
         (
             "success",
@@ -281,10 +291,22 @@ async fn each_failed_call_states_its_cause_with_the_seeds_reason_code() -> anyho
             "fake__echo",
             None,
             "\"tool\":\"echo\"",
+            None,
+        ),
+        (
+            "a proxy named in the environment (it is down)",
+            Some((base.clone(), "demo-key")),
+            "fake__echo",
+            Some("stdio.upstream_unreachable"),
+            "cannot reach BotCraft",
+            Some(("HTTP_PROXY", unreachable_proxy)),
         ),
     ];
-    for (case, upstream, tool_name, reason, text) in cases {
+    for (case, upstream, tool_name, reason, text, variable) in cases {
         let mut env = StdioServer::base_env();
+        if let Some((name, value)) = variable {
+            env.insert(name.into(), value);
+        }
         if let Some((url, key)) = upstream {
             env.insert("BOTCRAFT_URL".into(), url);
             env.insert("BOTCRAFT_API_KEY".into(), key.into());
