@@ -6,25 +6,38 @@
 //! for its redirect policy on every request, copies the headers twice, matches proxies and
 //! checks out a connection from a pool keyed by host: work a bridge that only ever POSTs to
 //! one address does not need (issue 38; `docs/benchmarks.md` counts it). What stays as
-//! reqwest has it: the connect timeout, `TCP_NODELAY`, connections kept alive and reused,
-//! and a request that a reused connection closed before it was written going out again on a
-//! new one (a request already written is never sent twice: a `tools/call` is not idempotent).
+//! reqwest has it: the URL as the `url` crate reads it (the caller hands the parsed
+//! endpoint), the `Host` header as hyper-util writes it, connections opened by hyper-util's
+//! connector with reqwest's settings (`TCP_NODELAY`, TCP keepalive 15 s × 3, a 30 s
+//! `TCP_USER_TIMEOUT`, happy eyeballs), idle connections dropped after 90 s, and a request
+//! that a reused connection closed before writing it sent again on another (a request already
+//! written is never sent twice: a `tools/call` is not idempotent). Redirects are the caller's
+//! (`upstream.rs` hands a 3xx to reqwest).
 //!
-//! A connection goes back to the pool only once its answer's body has been read to the end;
-//! a request dropped halfway (a timeout, the caller gone) closes its connection.
+//! A connection goes back to the pool once its answer's body has been read to the end (or
+//! all of its announced length was read); a request dropped halfway (a timeout, the caller
+//! gone) closes its connection.
 
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt as _, Full};
-use hyper::body::{Bytes, Incoming};
+use hyper::body::{Body as _, Bytes, Incoming};
 use hyper::client::conn::http1::SendRequest;
 use hyper::header::{HOST, HeaderValue};
 use hyper::{Request, Response, Uri};
-use hyper_util::rt::TokioIo;
+use hyper_util::client::legacy::connect::HttpConnector;
+use tower::Service as _;
 
 /// Idle connections kept for reuse (more are opened under load, and closed when done).
 const MAX_IDLE: usize = 32;
+
+/// An idle connection older than this is closed, not used (reqwest's `pool_idle_timeout`).
+const IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// Longest wait for a kept connection that is not yet free again (its last exchange still
+/// finishing) before a new one is opened instead.
+const READY_WAIT: Duration = Duration::from_secs(1);
 
 /// Why a plain HTTP exchange failed.
 #[derive(Debug, thiserror::Error)]
@@ -33,66 +46,79 @@ pub enum PlainHttpError {
     Connect {
         address: String,
         #[source]
-        source: std::io::Error,
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
-    #[error("cannot connect to {address} within {timeout:?}")]
-    ConnectTimedOut { address: String, timeout: Duration },
     #[error("{0}")]
     Http(#[from] hyper::Error),
 }
 
 /// An endpoint the plain client can reach: `http://HOST[:PORT]/PATH`, no user info.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct PlainTarget {
-    /// `HOST:PORT`, to connect to.
+    /// `HOST:PORT`, for errors.
     address: String,
-    /// The `Host` header: the URL's authority.
+    /// `http://HOST:PORT`, for the connector.
+    origin: Uri,
+    /// The `Host` header: the host, and the port unless it is 80.
     host: HeaderValue,
     /// The request target, in origin form (`/mcp?query`).
     path: Uri,
 }
 
 impl PlainTarget {
-    /// The target for `endpoint` when it is a plain `http://` URL the client can take;
-    /// `None` for anything else (https, user info, a URL that does not parse), which goes
-    /// to reqwest.
-    pub fn of(endpoint: &str) -> Option<Self> {
-        let uri: Uri = endpoint.parse().ok()?;
-        if uri.scheme_str() != Some("http") {
+    /// The target for `url` when it is a plain `http://` URL with no user info; `None` for
+    /// anything else, which goes to reqwest.
+    pub fn of(url: &reqwest::Url) -> Option<Self> {
+        if url.scheme() != "http" || !url.username().is_empty() || url.password().is_some() {
             return None;
         }
-        let authority = uri.authority()?;
-        if authority.as_str().contains('@') || authority.host().is_empty() {
-            return None;
-        }
-        let port = authority.port_u16().unwrap_or(80);
-        let host = authority.host();
+        let host = url.host_str()?;
+        let port = url.port_or_known_default()?;
         let address = format!("{host}:{port}");
-        let path = uri
-            .path_and_query()
-            .map_or("/", |p| p.as_str())
-            .parse::<Uri>()
-            .ok()?;
+        let host_header = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        };
+        let path = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_owned(),
+        };
         Some(Self {
+            origin: format!("http://{address}").parse().ok()?,
             address,
-            host: HeaderValue::from_str(authority.as_str()).ok()?,
-            path,
+            host: HeaderValue::from_str(&host_header).ok()?,
+            path: path.parse().ok()?,
         })
     }
+}
+
+/// An idle connection and when it became idle.
+struct Idle {
+    sender: SendRequest<Full<Bytes>>,
+    since: Instant,
 }
 
 /// Kept-alive HTTP/1.1 connections to one [`PlainTarget`].
 pub struct PlainHttp {
     target: PlainTarget,
-    connect_timeout: Duration,
-    idle: Mutex<Vec<SendRequest<Full<Bytes>>>>,
+    connector: HttpConnector,
+    idle: Mutex<Vec<Idle>>,
 }
 
 impl PlainHttp {
     pub fn new(target: PlainTarget, connect_timeout: Duration) -> Self {
+        // reqwest's own settings for its connector (reqwest 0.13's `ClientBuilder` defaults).
+        let mut connector = HttpConnector::new();
+        connector.enforce_http(true);
+        connector.set_nodelay(true);
+        connector.set_connect_timeout(Some(connect_timeout));
+        connector.set_keepalive(Some(Duration::from_secs(15)));
+        connector.set_keepalive_interval(Some(Duration::from_secs(15)));
+        connector.set_keepalive_retries(Some(3));
+        connector.set_tcp_user_timeout(Some(Duration::from_secs(30)));
         Self {
             target,
-            connect_timeout,
+            connector,
             idle: Mutex::new(Vec::new()),
         }
     }
@@ -113,9 +139,13 @@ impl PlainHttp {
         // A kept connection first; one its server closed before the request went out gives
         // the request back, and it goes to the next (or a new one).
         while let Some(mut sender) = self.checkout() {
-            // Ready once its connection has finished the last answer; an error if it closed.
-            if sender.ready().await.is_err() {
-                continue;
+            // Free once its connection has finished the last exchange (at once, nearly
+            // always); an error if it closed.
+            if !sender.is_ready() {
+                match tokio::time::timeout(READY_WAIT, sender.ready()).await {
+                    Ok(Ok(())) => {}
+                    _ => continue,
+                }
             }
             match sender.try_send_request(request).await {
                 Ok(response) => return Ok(self.answer(response, sender)),
@@ -139,19 +169,21 @@ impl PlainHttp {
         PlainAnswer {
             head,
             body,
+            ended: false,
             sender: Some(sender),
             pool: self,
         }
     }
 
-    /// A kept connection not known to be closed (the most recently used first).
+    /// A kept connection not known to be closed nor idle too long (the most recently used
+    /// first).
     fn checkout(&self) -> Option<SendRequest<Full<Bytes>>> {
         let mut idle = self
             .idle
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        while let Some(sender) = idle.pop() {
-            if !sender.is_closed() {
+        while let Some(Idle { sender, since }) = idle.pop() {
+            if !sender.is_closed() && since.elapsed() < IDLE_TIMEOUT {
                 return Some(sender);
             }
         }
@@ -167,33 +199,25 @@ impl PlainHttp {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if idle.len() < MAX_IDLE {
-            idle.push(sender);
+            idle.push(Idle {
+                sender,
+                since: Instant::now(),
+            });
         }
     }
 
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, PlainHttpError> {
-        let address = &self.target.address;
-        let stream = tokio::time::timeout(
-            self.connect_timeout,
-            tokio::net::TcpStream::connect(address),
-        )
-        .await
-        .map_err(|_| PlainHttpError::ConnectTimedOut {
-            address: address.clone(),
-            timeout: self.connect_timeout,
-        })?
-        .map_err(|source| PlainHttpError::Connect {
-            address: address.clone(),
+        let failed = |source: Box<dyn std::error::Error + Send + Sync>| PlainHttpError::Connect {
+            address: self.target.address.clone(),
             source,
-        })?;
-        // Each request is one write of head and body: nothing to gain by waiting for more.
-        stream
-            .set_nodelay(true)
-            .map_err(|source| PlainHttpError::Connect {
-                address: address.clone(),
-                source,
-            })?;
-        let (sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        };
+        let stream = self
+            .connector
+            .clone()
+            .call(self.target.origin.clone())
+            .await
+            .map_err(|error| failed(error.into()))?;
+        let (sender, connection) = hyper::client::conn::http1::handshake(stream)
             .await
             .map_err(PlainHttpError::Http)?;
         // The connection's task ends when its sender is dropped or the peer closes it.
@@ -207,29 +231,31 @@ impl PlainHttp {
 }
 
 /// The answer to a [`PlainHttp::post`]: its head, and its body to read. Its connection goes
-/// back to the pool once the body has been read to its end.
+/// back to the pool once the body has been read to its end, or when the answer is dropped
+/// with every byte its length announced read (an event stream's answer read up to the event
+/// that carries it).
 pub struct PlainAnswer<'a> {
     pub head: hyper::http::response::Parts,
     body: Incoming,
+    ended: bool,
     sender: Option<SendRequest<Full<Bytes>>>,
     pool: &'a PlainHttp,
 }
 
 impl PlainAnswer<'_> {
     /// The whole body.
-    pub async fn bytes(self) -> Result<Bytes, PlainHttpError> {
-        let PlainAnswer {
-            body, sender, pool, ..
-        } = self;
-        let bytes = body.collect().await?.to_bytes();
-        if let Some(sender) = sender {
-            pool.checkin(sender);
-        }
+    pub async fn bytes(mut self) -> Result<Bytes, PlainHttpError> {
+        let collected = (&mut self.body).collect().await;
+        let bytes = collected.inspect_err(|_| self.sender = None)?.to_bytes();
+        self.ended = true;
         Ok(bytes)
     }
 
     /// The body's next piece of data; `None` at its end.
     pub async fn chunk(&mut self) -> Option<Result<Bytes, PlainHttpError>> {
+        if self.ended {
+            return None;
+        }
         loop {
             match self.body.frame().await {
                 Some(Ok(frame)) => match frame.into_data() {
@@ -241,15 +267,19 @@ impl PlainAnswer<'_> {
                     return Some(Err(error.into()));
                 }
                 None => {
-                    self.release();
+                    self.ended = true;
                     return None;
                 }
             }
         }
     }
+}
 
-    fn release(&mut self) {
-        if let Some(sender) = self.sender.take() {
+impl Drop for PlainAnswer<'_> {
+    fn drop(&mut self) {
+        if let Some(sender) = self.sender.take()
+            && (self.ended || self.body.is_end_stream())
+        {
             self.pool.checkin(sender);
         }
     }
@@ -261,36 +291,52 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use hyper::service::service_fn;
+    use hyper_util::rt::TokioIo;
     use pretty_assertions::assert_eq;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
     use tokio::sync::Notify;
 
     use super::*;
 
+    fn target(url: &str) -> Option<PlainTarget> {
+        PlainTarget::of(&reqwest::Url::parse(url).expect("a URL"))
+    }
+
+    /// The address, `Host` and path are what reqwest (the `url` crate, hyper-util's `Host`)
+    /// would use for the same URL.
     #[test]
-    fn only_plain_http_urls_are_targets() {
+    fn only_plain_http_urls_are_targets_read_as_reqwest_reads_them() {
         let cases = [
             (
                 "http://127.0.0.1:3000/mcp",
                 Some(("127.0.0.1:3000", "127.0.0.1:3000", "/mcp")),
             ),
             ("http://h/mcp?x=1", Some(("h:80", "h", "/mcp?x=1"))),
-            ("http://[::1]:8/mcp", Some(("[::1]:8", "[::1]:8", "/mcp"))),
+            ("http://h:80/mcp", Some(("h:80", "h", "/mcp"))),
+            ("HTTP://H:9/./mcp", Some(("h:9", "h:9", "/mcp"))),
+            (
+                "http://127.1:3000/mcp",
+                Some(("127.0.0.1:3000", "127.0.0.1:3000", "/mcp")),
+            ),
+            (
+                "http://[0:0:0:0:0:0:0:1]:8/mcp",
+                Some(("[::1]:8", "[::1]:8", "/mcp")),
+            ),
             ("http://h:9", Some(("h:9", "h:9", "/"))),
             ("https://h/mcp", None),
             ("http://user:secret@h/mcp", None),
+            ("http://user@h/mcp", None),
             ("ftp://h/mcp", None),
-            ("not a url", None),
         ];
         for (url, expected) in cases {
-            let target = PlainTarget::of(url);
-            let got = target.as_ref().map(|t| {
+            let got = target(url).map(|t| {
                 (
-                    t.address.as_str(),
-                    t.host.to_str().expect("ascii"),
+                    t.address.clone(),
+                    t.host.to_str().expect("ascii").to_owned(),
                     t.path.to_string(),
                 )
             });
-            let expected = expected.map(|(a, h, p)| (a, h, p.to_owned()));
+            let expected = expected.map(|(a, h, p)| (a.to_owned(), h.to_owned(), p.to_owned()));
             assert_eq!(got, expected, "{url}");
         }
     }
@@ -301,57 +347,79 @@ mod tests {
         KeepAlive,
         /// Answers with `Connection: close` and closes.
         CloseEach,
-        /// Holds the first request until the test lets it go (never, here).
+        /// Holds the first request until the test ends.
         HoldFirst,
+        /// Fails the second request: the connection is closed without an answer.
+        FailSecond,
     }
 
-    /// A server on a loopback port echoing each body; the connections it accepted.
-    async fn server(serving: Serving) -> (PlainTarget, Arc<AtomicUsize>, Arc<Notify>) {
+    /// A loopback server echoing each body with the `Host` it was sent as `x-host`.
+    struct Server {
+        target: PlainTarget,
+        /// Connections accepted.
+        accepted: Arc<AtomicUsize>,
+        /// Requests received.
+        requests: Arc<AtomicUsize>,
+        /// Told when a held request arrived.
+        held: Arc<Notify>,
+    }
+
+    async fn server(serving: Serving) -> Server {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
         let port = listener.local_addr().expect("address").port();
-        let accepted = Arc::new(AtomicUsize::new(0));
-        let held = Arc::new(Notify::new());
-        let requests = Arc::new(AtomicUsize::new(0));
-        {
-            let (accepted, held) = (accepted.clone(), held.clone());
-            tokio::spawn(async move {
-                while let Ok((stream, _)) = listener.accept().await {
-                    accepted.fetch_add(1, Ordering::SeqCst);
+        let served = Server {
+            target: target(&format!("http://127.0.0.1:{port}/mcp")).expect("target"),
+            accepted: Arc::new(AtomicUsize::new(0)),
+            requests: Arc::new(AtomicUsize::new(0)),
+            held: Arc::new(Notify::new()),
+        };
+        let (accepted, held, requests) = (
+            served.accepted.clone(),
+            served.held.clone(),
+            served.requests.clone(),
+        );
+        tokio::spawn(async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                accepted.fetch_add(1, Ordering::SeqCst);
+                let (held, requests) = (held.clone(), requests.clone());
+                let service = service_fn(move |request: Request<Incoming>| {
                     let (held, requests) = (held.clone(), requests.clone());
-                    let service = service_fn(move |request: Request<Incoming>| {
-                        let (held, requests) = (held.clone(), requests.clone());
-                        async move {
-                            let first = requests.fetch_add(1, Ordering::SeqCst) == 0;
-                            if first && matches!(serving, Serving::HoldFirst) {
-                                held.notify_one();
-                                std::future::pending::<()>().await;
-                            }
-                            let host = request.headers().get(HOST).cloned();
-                            let body = request.into_body().collect().await?.to_bytes();
-                            let mut answer = Response::new(Full::new(body));
-                            if let Some(host) = host {
-                                answer.headers_mut().insert("x-host", host);
-                            }
-                            Ok::<_, hyper::Error>(answer)
+                    async move {
+                        let seen = requests.fetch_add(1, Ordering::SeqCst);
+                        if seen == 0 && matches!(serving, Serving::HoldFirst) {
+                            held.notify_one();
+                            std::future::pending::<()>().await;
                         }
-                    });
-                    let mut builder = hyper::server::conn::http1::Builder::new();
-                    builder.keep_alive(!matches!(serving, Serving::CloseEach));
-                    tokio::spawn(builder.serve_connection(TokioIo::new(stream), service));
-                }
-            });
-        }
-        let target = PlainTarget::of(&format!("http://127.0.0.1:{port}/mcp")).expect("target");
-        (target, accepted, held)
+                        let host = request.headers().get(HOST).cloned();
+                        let body = request.into_body().collect().await?.to_bytes();
+                        if seen == 1 && matches!(serving, Serving::FailSecond) {
+                            return Err("refused".into());
+                        }
+                        let mut answer = Response::new(Full::new(body));
+                        if let Some(host) = host {
+                            answer.headers_mut().insert("x-host", host);
+                        }
+                        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(answer)
+                    }
+                });
+                let mut builder = hyper::server::conn::http1::Builder::new();
+                builder.keep_alive(!matches!(serving, Serving::CloseEach));
+                tokio::spawn(builder.serve_connection(TokioIo::new(stream), service));
+            }
+        });
+        served
     }
 
     async fn post_text(client: &PlainHttp, text: &str) -> String {
-        let answer = client
-            .post(hyper::HeaderMap::new(), text.as_bytes().to_vec())
-            .await
-            .expect("an answer");
+        let answer = tokio::time::timeout(
+            Duration::from_secs(10),
+            client.post(hyper::HeaderMap::new(), text.as_bytes().to_vec()),
+        )
+        .await
+        .expect("an answer in time")
+        .expect("an answer");
         assert_eq!(
             answer.head.headers.get("x-host").map(|h| h.to_str().ok()),
             Some(Some(client.target.host.to_str().expect("ascii"))),
@@ -360,61 +428,80 @@ mod tests {
         String::from_utf8(bytes.to_vec()).expect("utf-8")
     }
 
+    fn client(server: &Server) -> PlainHttp {
+        PlainHttp::new(server.target.clone(), Duration::from_secs(5))
+    }
+
     #[tokio::test]
     async fn a_kept_connection_carries_the_next_requests() {
-        let (target, accepted, _) = server(Serving::KeepAlive).await;
-        let client = PlainHttp::new(target, Duration::from_secs(5));
+        let server = server(Serving::KeepAlive).await;
+        let client = client(&server);
         for text in ["one", "two", "three"] {
             assert_eq!(post_text(&client, text).await, text);
         }
-        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
     async fn requests_at_once_take_a_connection_each_and_keep_them() {
-        let (target, accepted, _) = server(Serving::KeepAlive).await;
-        let client = PlainHttp::new(target, Duration::from_secs(5));
+        let server = server(Serving::KeepAlive).await;
+        let client = client(&server);
         let texts: Vec<String> = (0..4).map(|i| format!("call {i}")).collect();
         let answers =
             futures::future::join_all(texts.iter().map(|text| post_text(&client, text))).await;
         assert_eq!(answers, texts);
-        let opened = accepted.load(Ordering::SeqCst);
+        let opened = server.accepted.load(Ordering::SeqCst);
         assert!((1..=4).contains(&opened), "{opened}");
         // Every one of them went back to the pool: four more at once open none.
         let answers =
             futures::future::join_all(texts.iter().map(|text| post_text(&client, text))).await;
         assert_eq!(answers, texts);
-        assert_eq!(accepted.load(Ordering::SeqCst), opened);
+        assert_eq!(server.accepted.load(Ordering::SeqCst), opened);
     }
 
     #[tokio::test]
     async fn a_connection_its_server_closes_is_not_used_again() {
-        let (target, accepted, _) = server(Serving::CloseEach).await;
-        let client = PlainHttp::new(target, Duration::from_secs(5));
+        let server = server(Serving::CloseEach).await;
+        let client = client(&server);
         for text in ["one", "two", "three"] {
             assert_eq!(post_text(&client, text).await, text);
         }
-        assert_eq!(accepted.load(Ordering::SeqCst), 3);
+        assert_eq!(server.accepted.load(Ordering::SeqCst), 3);
     }
 
     #[tokio::test]
     async fn a_request_dropped_before_its_answer_closes_its_connection() {
-        let (target, accepted, held) = server(Serving::HoldFirst).await;
-        let client = PlainHttp::new(target, Duration::from_secs(5));
+        let server = server(Serving::HoldFirst).await;
+        let client = client(&server);
         tokio::select! {
             _ = client.post(hyper::HeaderMap::new(), b"held".to_vec()) => {
                 panic!("the held request was answered")
             }
-            () = held.notified() => {}
+            () = server.held.notified() => {}
         }
         assert_eq!(post_text(&client, "next").await, "next");
-        assert_eq!(accepted.load(Ordering::SeqCst), 2);
+        assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_written_request_is_never_sent_again() {
+        let server = server(Serving::FailSecond).await;
+        let client = client(&server);
+        assert_eq!(post_text(&client, "one").await, "one");
+        let failed = client
+            .post(hyper::HeaderMap::new(), b"two".to_vec())
+            .await
+            .err()
+            .expect("the server closed the connection without an answer");
+        assert!(matches!(failed, PlainHttpError::Http(_)), "{failed:?}");
+        assert_eq!(server.requests.load(Ordering::SeqCst), 2);
+        assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
     async fn an_answer_read_in_pieces_frees_its_connection_at_its_end() {
-        let (target, accepted, _) = server(Serving::KeepAlive).await;
-        let client = PlainHttp::new(target, Duration::from_secs(5));
+        let server = server(Serving::KeepAlive).await;
+        let client = client(&server);
         let mut answer = client
             .post(hyper::HeaderMap::new(), b"pieces".to_vec())
             .await
@@ -423,9 +510,101 @@ mod tests {
         while let Some(chunk) = answer.chunk().await {
             read.extend_from_slice(&chunk.expect("a piece"));
         }
+        drop(answer);
         assert_eq!(read, b"pieces");
         assert_eq!(post_text(&client, "again").await, "again");
-        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    }
+
+    /// An event stream's answer is read up to the event that carries it; when that was the
+    /// last byte its length announced, the connection is kept.
+    #[tokio::test]
+    async fn an_answer_dropped_after_its_announced_length_keeps_its_connection() {
+        let server = server(Serving::KeepAlive).await;
+        let client = client(&server);
+        let text = b"an answer of known length";
+        let mut answer = client
+            .post(hyper::HeaderMap::new(), text.to_vec())
+            .await
+            .expect("an answer");
+        let mut read = Vec::new();
+        while read.len() < text.len() {
+            let chunk = answer.chunk().await.expect("more").expect("a piece");
+            read.extend_from_slice(&chunk);
+        }
+        drop(answer);
+        assert_eq!(post_text(&client, "again").await, "again");
+        assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn an_answer_dropped_unread_closes_its_connection() {
+        let server = server(Serving::KeepAlive).await;
+        let client = client(&server);
+        let answer = client
+            .post(hyper::HeaderMap::new(), b"unread".to_vec())
+            .await
+            .expect("an answer");
+        drop(answer);
+        assert_eq!(post_text(&client, "again").await, "again");
+        assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
+    }
+
+    /// A server that answers one request on each connection, kept alive as far as HTTP
+    /// says, then closes it while it is idle (an idle timeout).
+    #[tokio::test]
+    async fn an_idle_connection_its_server_closed_is_not_used() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        {
+            let accepted = accepted.clone();
+            tokio::spawn(async move {
+                while let Ok((mut stream, _)) = listener.accept().await {
+                    accepted.fetch_add(1, Ordering::SeqCst);
+                    let mut request = Vec::new();
+                    let mut buffer = [0u8; 1024];
+                    // The head and the body ("ping", 4 bytes).
+                    while !request.ends_with(b"\r\n\r\nping") {
+                        let n = stream.read(&mut buffer).await.expect("read");
+                        assert!(n > 0, "the request ended early");
+                        request.extend_from_slice(&buffer[..n]);
+                    }
+                    stream
+                        .write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\npong")
+                        .await
+                        .expect("write");
+                    drop(stream);
+                }
+            });
+        }
+        let client = PlainHttp::new(
+            target(&format!("http://127.0.0.1:{port}/mcp")).expect("target"),
+            Duration::from_secs(5),
+        );
+        for round in 1..=2 {
+            let answer = client
+                .post(hyper::HeaderMap::new(), b"ping".to_vec())
+                .await
+                .expect("an answer");
+            assert_eq!(answer.bytes().await.expect("a body"), &b"pong"[..]);
+            assert_eq!(accepted.load(Ordering::SeqCst), round);
+            // Kept, until the connection sees its server's close.
+            let closed = async {
+                let all_closed = || {
+                    let idle = client.idle.lock().expect("lock");
+                    idle.iter().all(|idle| idle.sender.is_closed())
+                };
+                while !all_closed() {
+                    tokio::task::yield_now().await;
+                }
+            };
+            tokio::time::timeout(Duration::from_secs(10), closed)
+                .await
+                .expect("the close seen");
+        }
     }
 
     #[tokio::test]
@@ -435,8 +614,10 @@ mod tests {
             .expect("bind");
         let port = listener.local_addr().expect("address").port();
         drop(listener);
-        let target = PlainTarget::of(&format!("http://127.0.0.1:{port}/mcp")).expect("target");
-        let client = PlainHttp::new(target, Duration::from_secs(5));
+        let client = PlainHttp::new(
+            target(&format!("http://127.0.0.1:{port}/mcp")).expect("target"),
+            Duration::from_secs(5),
+        );
         let error = client
             .post(hyper::HeaderMap::new(), Vec::new())
             .await

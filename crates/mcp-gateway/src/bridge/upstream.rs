@@ -101,7 +101,9 @@ pub struct UpstreamConfig {
     /// Longest wait for one answer (a tool call included).
     pub timeout: Duration,
     /// An HTTP proxy is named in the environment (`HTTP_PROXY`, `ALL_PROXY`, either case):
-    /// every endpoint then goes through reqwest, which uses it.
+    /// every endpoint then goes through reqwest, which uses it. (These variables are the
+    /// only proxies reqwest reads here: its `system-proxy` feature, which would read
+    /// macOS's and Windows' settings, is off; turning it on would need this check too.)
     pub proxy_in_env: bool,
 }
 
@@ -185,14 +187,17 @@ impl Upstream {
                     value.set_sensitive(true);
                     value
                 });
-        // A key that is not a valid header value fails in reqwest, as it always has.
-        let plain = PlainTarget::of(&endpoint)
+        let endpoint_url = reqwest::Url::parse(&endpoint).ok();
+        // A URL or key that reqwest cannot send with fails in reqwest, as it always has.
+        let plain = endpoint_url
+            .as_ref()
+            .and_then(PlainTarget::of)
             .filter(|_| !config.proxy_in_env && authorization.is_some())
             .map(|target| PlainHttp::new(target, CONNECT_TIMEOUT));
         Self {
             http,
             plain,
-            endpoint_url: reqwest::Url::parse(&endpoint).ok(),
+            endpoint_url,
             endpoint,
             api_key: config.api_key.clone(),
             authorization,
@@ -387,17 +392,32 @@ impl Upstream {
     }
 
     async fn notify_initialized(&self, session: &str) -> Result<(), UpstreamError> {
-        let body = br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
+        let body = || br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
         let response = tokio::time::timeout(self.timeout, async {
-            let answer = self.send(Some(session), body).await?;
-            let answer = check_status("notifications/initialized", answer).await?;
-            // Read to its end, so a kept connection can be used again.
-            answer
-                .text()
-                .await
-                .map_err(|source| self.unreachable(source))
+            let answer = self
+                .send_following(Some(session), body(), || Ok(body()))
+                .await?;
+            // Its body is not read (an empty 202 keeps its connection).
+            check_status("notifications/initialized", answer).await
         });
         response.await.map_err(|_| self.timed_out())?.map(drop)
+    }
+
+    /// [`Self::send`], and a redirect the plain client was answered with sent again through
+    /// reqwest, which follows it as it always has (the server did not take the request);
+    /// `again` encodes the body once more.
+    async fn send_following(
+        &self,
+        session: Option<&str>,
+        body: Vec<u8>,
+        again: impl FnOnce() -> Result<Vec<u8>, UpstreamError>,
+    ) -> Result<Answer<'_>, UpstreamError> {
+        let answer = self.send(session, body).await?;
+        if matches!(answer, Answer::Plain(_)) && answer.status().is_redirection() {
+            drop(answer);
+            return self.send_reqwest(session, again()?).await;
+        }
+        Ok(answer)
     }
 
     fn timed_out(&self) -> UpstreamError {
@@ -424,18 +444,21 @@ impl Upstream {
     ) -> Result<(Box<RawValue>, Option<String>), UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         // Encoded from the borrowed parameters (a retry encodes them again, copies nothing).
-        let body = serde_json::to_vec(&Request {
-            jsonrpc: "2.0",
-            id,
-            method,
-            params,
-        })
-        .map_err(|error| UpstreamError::BadPayload {
-            method,
-            what: error.to_string(),
-        })?;
+        let encode = || {
+            serde_json::to_vec(&Request {
+                jsonrpc: "2.0",
+                id,
+                method,
+                params,
+            })
+            .map_err(|error| UpstreamError::BadPayload {
+                method,
+                what: error.to_string(),
+            })
+        };
+        let body = encode()?;
         let work = async {
-            let answer = self.send(session, body).await?;
+            let answer = self.send_following(session, body, encode).await?;
             let answer = check_status(method, answer).await?;
             let session = answer.header(SESSION_HEADER).map(str::to_owned);
             let message =
@@ -733,6 +756,9 @@ mod tests {
             ("http://127.0.0.1:3000", "k", true, false),
             ("https://botcraft.example", "k", false, false),
             ("http://127.0.0.1:3000", "bad\nkey", false, false),
+            // Ports reqwest's URL parser refuses (the `http` crate's would read port 80).
+            ("http://127.0.0.1:300000", "k", false, false),
+            ("http://127.0.0.1:30o0", "k", false, false),
         ];
         for (url, api_key, proxy_in_env, plain) in cases {
             let upstream = Upstream::new(&UpstreamConfig {
@@ -743,6 +769,54 @@ mod tests {
             });
             assert_eq!(upstream.plain.is_some(), plain, "{url} {proxy_in_env}");
         }
+    }
+
+    /// reqwest follows a redirect (a proxy in front of BotCraft moving `/mcp`, say); the plain
+    /// client hands it to reqwest.
+    #[tokio::test]
+    async fn a_redirect_is_followed_as_reqwest_follows_it() {
+        use axum::routing::post;
+        let app = axum::Router::new()
+            .route(
+                "/mcp",
+                post(|| async {
+                    (
+                        axum::http::StatusCode::TEMPORARY_REDIRECT,
+                        [(axum::http::header::LOCATION, "/moved/mcp")],
+                    )
+                }),
+            )
+            .route(
+                "/moved/mcp",
+                post(|body: axum::body::Bytes| async move {
+                    let request: Value = serde_json::from_slice(&body).expect("JSON");
+                    axum::Json(json!({
+                        "jsonrpc": "2.0",
+                        "id": request["id"],
+                        "result": {"content": [], "seen": request["method"]},
+                    }))
+                }),
+            );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let upstream = Upstream::new(&UpstreamConfig {
+            url,
+            api_key: "k".into(),
+            timeout: Duration::from_secs(10),
+            proxy_in_env: false,
+        });
+        assert!(upstream.plain.is_some());
+        let (result, _) = upstream
+            .exchange("tools/call", &json!({"name": "x"}), Some("s"))
+            .await
+            .expect("the redirect followed");
+        assert_eq!(
+            serde_json::from_str::<Value>(result.get()).expect("JSON"),
+            json!({"content": [], "seen": "tools/call"})
+        );
     }
 
     #[test]
