@@ -45,11 +45,20 @@ impl fmt::Display for SpanName<'_> {
 
 /// The client span of `request`, sent to `server`.
 pub fn sent(server: &str, request: &ClientRequest) -> Span {
-    let method = request.method();
     let target = request_target(request);
     let tool = matches!(request, ClientRequest::CallToolRequest(_))
         .then_some(target)
         .flatten();
+    client_span(server, request.method(), target, tool)
+}
+
+/// The client span of a `tools/call` of `tool` sent to `server`: [`sent`]'s, without a
+/// request to build.
+pub fn sent_tool_call(server: &str, tool: &str) -> Span {
+    client_span(server, "tools/call", Some(tool), Some(tool))
+}
+
+fn client_span(server: &str, method: &str, target: Option<&str>, tool: Option<&str>) -> Span {
     tracing::span!(
         target: TRACE_TARGET,
         Level::TRACE,

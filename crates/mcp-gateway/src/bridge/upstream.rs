@@ -16,16 +16,16 @@
 //! restarted) drops it and the request is retried once on a new session.
 
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use hyper::body::Bytes;
 use reqwest::StatusCode;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderValue};
-use rmcp::model::{CallToolResult, ClientRequest, JsonObject, Tool};
+use rmcp::model::{CallToolResult, JsonObject, Tool};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use server_kit::ReasonCode;
-use tokio::sync::Mutex;
 use tracing::Instrument as _;
 
 use crate::auth::SESSION_HEADER;
@@ -162,7 +162,7 @@ pub struct Upstream {
     /// `Bearer <key>`, made once and marked sensitive (kept out of debug output).
     authorization: Option<reqwest::header::HeaderValue>,
     timeout: Duration,
-    session: Mutex<Option<String>>,
+    session: Mutex<Option<Session>>,
     next_id: AtomicU64,
 }
 
@@ -218,21 +218,14 @@ impl Upstream {
         name: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, UpstreamError> {
-        let mut params = json!({ "name": name });
-        if let Some(arguments) = arguments {
-            params["arguments"] = Value::Object(arguments);
-        }
         // BotCraft's spans for this call are children of the bridge's client span.
-        let call = ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(
-            rmcp::model::CallToolRequestParams::new(name.to_owned()),
-        ));
-        let span = mcp_lifecycle::spans::sent("botcraft", &call);
-        if let Some(traceparent) = observability::traceparent_of(&span) {
-            let mut meta = serde_json::Map::new();
-            meta.insert(observability::TRACEPARENT.to_owned(), traceparent.into());
-            params["_meta"] = Value::Object(meta);
-        }
-        let result = self.request("tools/call", params).instrument(span).await?;
+        let span = mcp_lifecycle::spans::sent_tool_call("botcraft", name);
+        let params = CallParams {
+            name,
+            arguments: arguments.as_ref(),
+            meta: observability::traceparent_of(&span).map(|traceparent| TraceMeta { traceparent }),
+        };
+        let result = self.request("tools/call", &params).instrument(span).await?;
         serde_json::from_str(result.get()).map_err(|error| UpstreamError::BadPayload {
             method: "tools/call",
             what: error.to_string(),
@@ -249,7 +242,7 @@ impl Upstream {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({}),
             };
-            let result = self.request("tools/list", params).await?;
+            let result = self.request("tools/list", &params).await?;
             let page: rmcp::model::ListToolsResult =
                 serde_json::from_str(result.get()).map_err(|error| UpstreamError::BadPayload {
                     method: "tools/list",
@@ -269,19 +262,19 @@ impl Upstream {
 
     /// A JSON-RPC request on the kept session (opening one if needed); retried once on a
     /// new session when the kept one is unknown to BotCraft.
-    async fn request(
+    async fn request<P: serde::Serialize>(
         &self,
         method: &'static str,
-        params: Value,
+        params: &P,
     ) -> Result<Box<RawValue>, UpstreamError> {
         let mut retried = false;
         loop {
             let session = self.session().await?;
-            match self.exchange(method, &params, Some(&session)).await {
+            match self.exchange(method, params, Some(&session)).await {
                 Err(error) if error.is_stale_session() && !retried => {
                     tracing::info!("BotCraft forgot the session (restarted?); opening a new one");
-                    let mut kept = self.session.lock().await;
-                    if kept.as_deref() == Some(session.as_str()) {
+                    let mut kept = self.kept_session();
+                    if kept.as_ref().is_some_and(|kept| kept.id == session.id) {
                         *kept = None;
                     }
                     retried = true;
@@ -291,14 +284,18 @@ impl Upstream {
         }
     }
 
-    async fn session(&self) -> Result<String, UpstreamError> {
-        if let Some(session) = self.session.lock().await.clone() {
+    fn kept_session(&self) -> MutexGuard<'_, Option<Session>> {
+        self.session
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    async fn session(&self) -> Result<Session, UpstreamError> {
+        if let Some(session) = self.kept_session().clone() {
             return Ok(session);
         }
         self.initialize().await?;
-        self.session
-            .lock()
-            .await
+        self.kept_session()
             .clone()
             .ok_or_else(|| UpstreamError::BadPayload {
                 method: "initialize",
@@ -314,12 +311,12 @@ impl Upstream {
             "clientInfo": {"name": "botcraft-mcp-stdio", "version": env!("CARGO_PKG_VERSION")}
         });
         let (result, session) = self.exchange("initialize", &params, None).await?;
-        let session = session.ok_or_else(|| UpstreamError::BadPayload {
+        let session = Session::new(session.ok_or_else(|| UpstreamError::BadPayload {
             method: "initialize",
             what: format!("no {SESSION_HEADER} header in the answer"),
-        })?;
+        })?);
         self.notify_initialized(&session).await?;
-        *self.session.lock().await = Some(session);
+        *self.kept_session() = Some(session);
         let result: Value = serde_json::from_str(result.get()).unwrap_or_default();
         Ok(result
             .get("instructions")
@@ -327,7 +324,7 @@ impl Upstream {
             .map(str::to_owned))
     }
 
-    fn post(&self, session: Option<&str>) -> reqwest::RequestBuilder {
+    fn post(&self, session: Option<&Session>) -> reqwest::RequestBuilder {
         let builder = match &self.endpoint_url {
             Some(url) => self.http.post(url.clone()),
             None => self.http.post(&self.endpoint),
@@ -341,7 +338,7 @@ impl Upstream {
             .header(CONTENT_TYPE, "application/json");
         if let Some(session) = session {
             builder = builder
-                .header(SESSION_HEADER, session)
+                .header(SESSION_HEADER, &*session.id)
                 .header(PROTOCOL_HEADER, UPSTREAM_PROTOCOL);
         }
         builder
@@ -352,14 +349,14 @@ impl Upstream {
     /// send as it always has).
     async fn send(
         &self,
-        session: Option<&str>,
+        session: Option<&Session>,
         body: Vec<u8>,
     ) -> Result<Answer<'_>, UpstreamError> {
         if let (Some(plain), Some(authorization)) = (&self.plain, &self.authorization) {
-            let session = match session.map(HeaderValue::from_str) {
+            let session = match session.map(|session| &session.header) {
                 None => None,
-                Some(Ok(value)) => Some(value),
-                Some(Err(_)) => return self.send_reqwest(session, body).await,
+                Some(Some(value)) => Some(value.clone()),
+                Some(None) => return self.send_reqwest(session, body).await,
             };
             let mut headers = hyper::HeaderMap::with_capacity(6);
             headers.insert(AUTHORIZATION, authorization.clone());
@@ -380,7 +377,7 @@ impl Upstream {
 
     async fn send_reqwest(
         &self,
-        session: Option<&str>,
+        session: Option<&Session>,
         body: Vec<u8>,
     ) -> Result<Answer<'_>, UpstreamError> {
         self.post(session)
@@ -391,7 +388,7 @@ impl Upstream {
             .map_err(|source| self.unreachable(source.into()))
     }
 
-    async fn notify_initialized(&self, session: &str) -> Result<(), UpstreamError> {
+    async fn notify_initialized(&self, session: &Session) -> Result<(), UpstreamError> {
         let body = || br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#.to_vec();
         let response = tokio::time::timeout(self.timeout, async {
             let answer = self
@@ -408,7 +405,7 @@ impl Upstream {
     /// `again` encodes the body once more.
     async fn send_following(
         &self,
-        session: Option<&str>,
+        session: Option<&Session>,
         body: Vec<u8>,
         again: impl FnOnce() -> Result<Vec<u8>, UpstreamError>,
     ) -> Result<Answer<'_>, UpstreamError> {
@@ -436,11 +433,11 @@ impl Upstream {
 
     /// POST one request and read its answer (a JSON body or an SSE stream); the session id
     /// of the answer comes back with the result.
-    async fn exchange(
+    async fn exchange<P: serde::Serialize>(
         &self,
         method: &'static str,
-        params: &Value,
-        session: Option<&str>,
+        params: &P,
+        session: Option<&Session>,
     ) -> Result<(Box<RawValue>, Option<String>), UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         // Encoded from the borrowed parameters (a retry encodes them again, copies nothing).
@@ -468,6 +465,24 @@ impl Upstream {
         tokio::time::timeout(self.timeout, work)
             .await
             .map_err(|_| self.timed_out())?
+    }
+}
+
+/// A session BotCraft opened: its id, and the id as a header value, made once (none when it
+/// is not a valid one: its requests go through reqwest, which fails them as it always has).
+#[derive(Clone)]
+struct Session {
+    id: Arc<str>,
+    header: Option<HeaderValue>,
+}
+
+impl Session {
+    fn new(id: String) -> Self {
+        let header = HeaderValue::from_str(&id).ok();
+        Self {
+            id: id.into(),
+            header,
+        }
     }
 }
 
@@ -605,11 +620,27 @@ async fn read_answer(
 
 /// A JSON-RPC request as the bridge sends it.
 #[derive(serde::Serialize)]
-struct Request<'a> {
+struct Request<'a, P> {
     jsonrpc: &'static str,
     id: u64,
     method: &'static str,
-    params: &'a Value,
+    params: &'a P,
+}
+
+/// `tools/call`'s parameters, written from borrowed parts.
+#[derive(serde::Serialize)]
+struct CallParams<'a> {
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    arguments: Option<&'a JsonObject>,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<TraceMeta>,
+}
+
+/// The trace context of a call, for BotCraft's spans to be children of the bridge's.
+#[derive(serde::Serialize)]
+struct TraceMeta {
+    traceparent: String,
 }
 
 /// The keys of a JSON-RPC message the bridge reads, each kept as its raw text; `result` and
@@ -688,171 +719,4 @@ fn no_result(method: &'static str) -> UpstreamError {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    #[test]
-    fn endpoint_appends_mcp_once() {
-        let cases = [
-            ("http://h:1", "http://h:1/mcp"),
-            ("http://h:1/", "http://h:1/mcp"),
-            ("http://h:1/mcp", "http://h:1/mcp"),
-            ("https://h/base/mcp/", "https://h/base/mcp"),
-        ];
-        for (url, endpoint) in cases {
-            assert_eq!(endpoint_of(url), endpoint, "{url}");
-        }
-    }
-
-    #[test]
-    fn answers_are_results_or_typed_errors() {
-        let ok = answer_result(
-            "tools/call",
-            r#"{"jsonrpc": "2.0", "id": 1, "result": {"content": []}}"#,
-        );
-        assert_eq!(ok.expect("result").get(), r#"{"content": []}"#);
-        let rpc = answer_result(
-            "tools/call",
-            r#"{"id": 1, "error": {"code": -32602, "message": "Unknown tool: x"}}"#,
-        )
-        .expect_err("rpc error");
-        assert_eq!(rpc.reason(), ReasonCode::ToolError);
-        let bad = answer_result("tools/call", r#"{"id": 1, "result": 3}"#).expect_err("bad");
-        assert_eq!(bad.reason(), ReasonCode::UpstreamBadPayload);
-    }
-
-    /// The raw reading decides every answer as reading it as a value does.
-    #[test]
-    fn the_raw_reading_of_an_answer_is_the_values() {
-        let cases = [
-            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
-            r#"{"id":1,"error":{"code":-32602,"message":"Unknown tool: x","data":{}}}"#,
-            r#"{"id":1,"error":null,"result":{"content":[]}}"#,
-            r#"{"id":1,"result":null}"#,
-            r#"{"id":1,"result":[]}"#,
-            r#"{"id":1}"#,
-            r#"{"id":1,"error":{"code":"not a number"}}"#,
-            r#"{"id":1,"result":{"a":1},"result":{"b":2}}"#,
-            r#"[1,2]"#,
-        ];
-        for text in cases {
-            let raw = answer_result("tools/call", text)
-                .map(|raw| serde_json::from_str::<Value>(raw.get()).expect("a result is JSON"));
-            let value = answer_value(
-                "tools/call",
-                serde_json::from_str(text).expect("the case is JSON"),
-            );
-            assert_eq!(format!("{raw:?}"), format!("{value:?}"), "{text}");
-        }
-    }
-
-    #[test]
-    fn plain_http_only_for_an_http_endpoint_without_a_proxy() {
-        // (url, key, a proxy in the environment, plain client)
-        let cases = [
-            ("http://127.0.0.1:3000", "k", false, true),
-            ("http://127.0.0.1:3000/mcp", "k", false, true),
-            ("http://127.0.0.1:3000", "k", true, false),
-            ("https://botcraft.example", "k", false, false),
-            ("http://127.0.0.1:3000", "bad\nkey", false, false),
-            // Ports reqwest's URL parser refuses (the `http` crate's would read port 80).
-            ("http://127.0.0.1:300000", "k", false, false),
-            ("http://127.0.0.1:30o0", "k", false, false),
-        ];
-        for (url, api_key, proxy_in_env, plain) in cases {
-            let upstream = Upstream::new(&UpstreamConfig {
-                url: url.into(),
-                api_key: api_key.into(),
-                timeout: Duration::from_secs(5),
-                proxy_in_env,
-            });
-            assert_eq!(upstream.plain.is_some(), plain, "{url} {proxy_in_env}");
-        }
-    }
-
-    /// reqwest follows a redirect (a proxy in front of BotCraft moving `/mcp`, say); the plain
-    /// client hands it to reqwest.
-    #[tokio::test]
-    async fn a_redirect_is_followed_as_reqwest_follows_it() {
-        use axum::routing::post;
-        let app = axum::Router::new()
-            .route(
-                "/mcp",
-                post(|| async {
-                    (
-                        axum::http::StatusCode::TEMPORARY_REDIRECT,
-                        [(axum::http::header::LOCATION, "/moved/mcp")],
-                    )
-                }),
-            )
-            .route(
-                "/moved/mcp",
-                post(|body: axum::body::Bytes| async move {
-                    let request: Value = serde_json::from_slice(&body).expect("JSON");
-                    axum::Json(json!({
-                        "jsonrpc": "2.0",
-                        "id": request["id"],
-                        "result": {"content": [], "seen": request["method"]},
-                    }))
-                }),
-            );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        let upstream = Upstream::new(&UpstreamConfig {
-            url,
-            api_key: "k".into(),
-            timeout: Duration::from_secs(10),
-            proxy_in_env: false,
-        });
-        assert!(upstream.plain.is_some());
-        let (result, _) = upstream
-            .exchange("tools/call", &json!({"name": "x"}), Some("s"))
-            .await
-            .expect("the redirect followed");
-        assert_eq!(
-            serde_json::from_str::<Value>(result.get()).expect("JSON"),
-            json!({"content": [], "seen": "tools/call"})
-        );
-    }
-
-    #[test]
-    fn a_proxy_is_named_by_the_variables_reqwest_reads_for_http() {
-        let cases: [(&[&str], bool); 7] = [
-            (&[], false),
-            (&["HTTP_PROXY"], true),
-            (&["http_proxy"], true),
-            (&["ALL_PROXY"], true),
-            (&["all_proxy"], true),
-            (&["NO_PROXY", "HTTP_PROXY"], true),
-            // https endpoints go to reqwest whatever is set.
-            (&["HTTPS_PROXY", "https_proxy", "NO_PROXY"], false),
-        ];
-        for (set, named) in cases {
-            let env = |name: &str| set.contains(&name).then(|| "http://proxy:3128".to_owned());
-            assert_eq!(UpstreamConfig::proxy_named(env), named, "{set:?}");
-        }
-    }
-
-    #[test]
-    fn debug_output_never_shows_the_key() {
-        let config = UpstreamConfig {
-            url: "http://127.0.0.1:3000/mcp?token=q".into(),
-            api_key: "bot-key-secret-123".into(),
-            timeout: Duration::from_secs(5),
-            proxy_in_env: false,
-        };
-        let shown = [
-            format!("{config:?}"),
-            format!("{:?}", Upstream::new(&config)),
-        ];
-        for text in shown {
-            assert!(!text.contains("bot-key-secret-123"), "{text}");
-            assert!(!text.contains("token=q"), "{text}");
-            assert!(text.contains("<redacted>"), "{text}");
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,329 @@
+//! `upstream`'s tests: the plain client's choice, the proxy variables, the call's
+//! parameters, answers read raw and as values, redirects, a forgotten session.
+
+use super::*;
+use pretty_assertions::assert_eq;
+
+#[test]
+fn endpoint_appends_mcp_once() {
+    let cases = [
+        ("http://h:1", "http://h:1/mcp"),
+        ("http://h:1/", "http://h:1/mcp"),
+        ("http://h:1/mcp", "http://h:1/mcp"),
+        ("https://h/base/mcp/", "https://h/base/mcp"),
+    ];
+    for (url, endpoint) in cases {
+        assert_eq!(endpoint_of(url), endpoint, "{url}");
+    }
+}
+
+/// The parameters of a call are the JSON they were when built as a value.
+#[test]
+fn call_parameters_are_written_as_mcp_reads_them() {
+    let arguments = json!({"text": "hi", "n": [1, {"deep": null}]});
+    let arguments = arguments.as_object().expect("an object");
+    let cases = [
+        (None, None, json!({"name": "fake__echo"})),
+        (
+            Some(arguments),
+            None,
+            json!({"name": "fake__echo", "arguments": arguments}),
+        ),
+        (
+            Some(arguments),
+            Some("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"),
+            json!({
+                "name": "fake__echo",
+                "arguments": arguments,
+                "_meta": {
+                    observability::TRACEPARENT:
+                        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+                },
+            }),
+        ),
+    ];
+    for (arguments, traceparent, expected) in cases {
+        let params = CallParams {
+            name: "fake__echo",
+            arguments,
+            meta: traceparent.map(|t| TraceMeta {
+                traceparent: t.to_owned(),
+            }),
+        };
+        assert_eq!(serde_json::to_value(&params).expect("JSON"), expected);
+    }
+}
+
+#[test]
+fn answers_are_results_or_typed_errors() {
+    let ok = answer_result(
+        "tools/call",
+        r#"{"jsonrpc": "2.0", "id": 1, "result": {"content": []}}"#,
+    );
+    assert_eq!(ok.expect("result").get(), r#"{"content": []}"#);
+    let rpc = answer_result(
+        "tools/call",
+        r#"{"id": 1, "error": {"code": -32602, "message": "Unknown tool: x"}}"#,
+    )
+    .expect_err("rpc error");
+    assert_eq!(rpc.reason(), ReasonCode::ToolError);
+    let bad = answer_result("tools/call", r#"{"id": 1, "result": 3}"#).expect_err("bad");
+    assert_eq!(bad.reason(), ReasonCode::UpstreamBadPayload);
+}
+
+/// The raw reading decides every answer as reading it as a value does.
+#[test]
+fn the_raw_reading_of_an_answer_is_the_values() {
+    let cases = [
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+        r#"{"id":1,"error":{"code":-32602,"message":"Unknown tool: x","data":{}}}"#,
+        r#"{"id":1,"error":null,"result":{"content":[]}}"#,
+        r#"{"id":1,"result":null}"#,
+        r#"{"id":1,"result":[]}"#,
+        r#"{"id":1}"#,
+        r#"{"id":1,"error":{"code":"not a number"}}"#,
+        r#"{"id":1,"result":{"a":1},"result":{"b":2}}"#,
+        r#"[1,2]"#,
+    ];
+    for text in cases {
+        let raw = answer_result("tools/call", text)
+            .map(|raw| serde_json::from_str::<Value>(raw.get()).expect("a result is JSON"));
+        let value = answer_value(
+            "tools/call",
+            serde_json::from_str(text).expect("the case is JSON"),
+        );
+        assert_eq!(format!("{raw:?}"), format!("{value:?}"), "{text}");
+    }
+}
+
+#[test]
+fn plain_http_only_for_an_http_endpoint_without_a_proxy() {
+    // (url, key, a proxy in the environment, plain client)
+    let cases = [
+        ("http://127.0.0.1:3000", "k", false, true),
+        ("http://127.0.0.1:3000/mcp", "k", false, true),
+        ("http://127.0.0.1:3000", "k", true, false),
+        ("https://botcraft.example", "k", false, false),
+        ("http://127.0.0.1:3000", "bad\nkey", false, false),
+        // Ports reqwest's URL parser refuses (the `http` crate's would read port 80).
+        ("http://127.0.0.1:300000", "k", false, false),
+        ("http://127.0.0.1:30o0", "k", false, false),
+    ];
+    for (url, api_key, proxy_in_env, plain) in cases {
+        let upstream = Upstream::new(&UpstreamConfig {
+            url: url.into(),
+            api_key: api_key.into(),
+            timeout: Duration::from_secs(5),
+            proxy_in_env,
+        });
+        assert_eq!(upstream.plain.is_some(), plain, "{url} {proxy_in_env}");
+    }
+}
+
+/// reqwest follows a redirect (a proxy in front of BotCraft moving `/mcp`, say); the plain
+/// client hands it to reqwest.
+#[tokio::test]
+async fn a_redirect_is_followed_as_reqwest_follows_it() {
+    use axum::routing::post;
+    let app = axum::Router::new()
+        .route(
+            "/mcp",
+            post(|| async {
+                (
+                    axum::http::StatusCode::TEMPORARY_REDIRECT,
+                    [(axum::http::header::LOCATION, "/moved/mcp")],
+                )
+            }),
+        )
+        .route(
+            "/moved/mcp",
+            post(|body: axum::body::Bytes| async move {
+                let request: Value = serde_json::from_slice(&body).expect("JSON");
+                axum::Json(json!({
+                    "jsonrpc": "2.0",
+                    "id": request["id"],
+                    "result": {"content": [], "seen": request["method"]},
+                }))
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let upstream = Upstream::new(&UpstreamConfig {
+        url,
+        api_key: "k".into(),
+        timeout: Duration::from_secs(10),
+        proxy_in_env: false,
+    });
+    assert!(upstream.plain.is_some());
+    let (result, _) = upstream
+        .exchange(
+            "tools/call",
+            &json!({"name": "x"}),
+            Some(&Session::new("s".into())),
+        )
+        .await
+        .expect("the redirect followed");
+    assert_eq!(
+        serde_json::from_str::<Value>(result.get()).expect("JSON"),
+        json!({"content": [], "seen": "tools/call"})
+    );
+}
+
+/// A BotCraft that opens sessions `s1`, `s2`, …, answers a call with the session it came
+/// on, forgets every session when told to, and counts the sessions it opened.
+async fn botcraft_that_forgets(
+    forget_each_time: bool,
+) -> (
+    String,
+    Arc<std::sync::atomic::AtomicUsize>,
+    Arc<Mutex<bool>>,
+) {
+    use axum::http::{HeaderMap, StatusCode as Status};
+    use axum::response::IntoResponse as _;
+    use std::sync::atomic::AtomicUsize;
+    let opened = Arc::new(AtomicUsize::new(0));
+    let forget = Arc::new(Mutex::new(false));
+    let live = Arc::new(Mutex::new(Vec::<String>::new()));
+    let app = {
+        let (opened, forget) = (opened.clone(), forget.clone());
+        axum::Router::new().route(
+            "/mcp",
+            axum::routing::post(move |headers: HeaderMap, body: axum::body::Bytes| {
+                let (opened, forget, live) = (opened.clone(), forget.clone(), live.clone());
+                async move {
+                    let request: Value = serde_json::from_slice(&body).expect("JSON");
+                    let method = request["method"].as_str().unwrap_or_default();
+                    if method == "initialize" {
+                        let n = opened.fetch_add(1, Ordering::SeqCst) + 1;
+                        let session = format!("s{n}");
+                        live.lock().expect("lock").push(session.clone());
+                        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {}});
+                        return ([(SESSION_HEADER, session)], axum::Json(answer)).into_response();
+                    }
+                    let session = headers
+                        .get(SESSION_HEADER)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    // Sessions are forgotten at a call (not at `initialized`).
+                    if !method.starts_with("notifications/") {
+                        let mut forget = forget.lock().expect("lock");
+                        if *forget {
+                            live.lock().expect("lock").clear();
+                            *forget = forget_each_time;
+                        }
+                    }
+                    if !live.lock().expect("lock").contains(&session) {
+                        return Status::NOT_FOUND.into_response();
+                    }
+                    if method.starts_with("notifications/") {
+                        return Status::ACCEPTED.into_response();
+                    }
+                    let text = json!({"type": "text", "text": session});
+                    let answer = json!({
+                        "jsonrpc": "2.0", "id": request["id"], "result": {"content": [text]}
+                    });
+                    axum::Json(answer).into_response()
+                }
+            }),
+        )
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, opened, forget)
+}
+
+fn session_of(result: &CallToolResult) -> Option<&str> {
+    result
+        .content
+        .first()
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.as_str())
+}
+
+#[tokio::test]
+async fn a_forgotten_session_is_opened_again_once() {
+    for proxy_in_env in [false, true] {
+        let (url, opened, forget) = botcraft_that_forgets(false).await;
+        let upstream = Upstream::new(&UpstreamConfig {
+            url,
+            api_key: "k".into(),
+            timeout: Duration::from_secs(10),
+            proxy_in_env,
+        });
+        // Both clients: the plain one, and reqwest (which a proxy in the environment
+        // would choose).
+        assert_eq!(upstream.plain.is_none(), proxy_in_env);
+        let first = upstream.call_tool("t", None).await.expect("a call");
+        assert_eq!(session_of(&first), Some("s1"));
+        *forget.lock().expect("lock") = true;
+        let second = upstream.call_tool("t", None).await.expect("a call");
+        assert_eq!(session_of(&second), Some("s2"));
+        assert_eq!(opened.load(Ordering::SeqCst), 2);
+    }
+}
+
+#[tokio::test]
+async fn a_session_forgotten_again_fails_the_call_after_one_new_one() {
+    let (url, opened, forget) = botcraft_that_forgets(true).await;
+    let upstream = Upstream::new(&UpstreamConfig {
+        url,
+        api_key: "k".into(),
+        timeout: Duration::from_secs(10),
+        proxy_in_env: false,
+    });
+    upstream.call_tool("t", None).await.expect("a call");
+    *forget.lock().expect("lock") = true;
+    let failed = upstream
+        .call_tool("t", None)
+        .await
+        .expect_err("forgotten twice");
+    assert!(
+        matches!(failed, UpstreamError::HttpStatus { status, .. } if status == StatusCode::NOT_FOUND),
+        "{failed:?}"
+    );
+    assert_eq!(opened.load(Ordering::SeqCst), 2);
+}
+
+#[test]
+fn a_proxy_is_named_by_the_variables_reqwest_reads_for_http() {
+    let cases: [(&[&str], bool); 7] = [
+        (&[], false),
+        (&["HTTP_PROXY"], true),
+        (&["http_proxy"], true),
+        (&["ALL_PROXY"], true),
+        (&["all_proxy"], true),
+        (&["NO_PROXY", "HTTP_PROXY"], true),
+        // https endpoints go to reqwest whatever is set.
+        (&["HTTPS_PROXY", "https_proxy", "NO_PROXY"], false),
+    ];
+    for (set, named) in cases {
+        let env = |name: &str| set.contains(&name).then(|| "http://proxy:3128".to_owned());
+        assert_eq!(UpstreamConfig::proxy_named(env), named, "{set:?}");
+    }
+}
+
+#[test]
+fn debug_output_never_shows_the_key() {
+    let config = UpstreamConfig {
+        url: "http://127.0.0.1:3000/mcp?token=q".into(),
+        api_key: "bot-key-secret-123".into(),
+        timeout: Duration::from_secs(5),
+        proxy_in_env: false,
+    };
+    let shown = [
+        format!("{config:?}"),
+        format!("{:?}", Upstream::new(&config)),
+    ];
+    for text in shown {
+        assert!(!text.contains("bot-key-secret-123"), "{text}");
+        assert!(!text.contains("token=q"), "{text}");
+        assert!(text.contains("<redacted>"), "{text}");
+    }
+}
