@@ -3,8 +3,8 @@
 //! (server kind), continuing the trace the client named in the request's
 //! `params._meta.traceparent` or, over HTTP, its `traceparent` header; [`ended`] marks it
 //! failed when the request did. What the server forwards is a client span inside it
-//! ([`mcp_lifecycle::spans::sent`]), so one trace runs from the client to the upstream
-//! server. Without an exporter the spans are disabled and this costs a check.
+//! ([`mcp_lifecycle::spans::sent`], or `sent_tool_call` for the bridge's `tools/call`), so
+//! one trace runs from the client to the upstream server. Without an exporter the spans are disabled and this costs a check.
 
 use rmcp::RoleServer;
 use rmcp::model::{CallToolResponse, ErrorData};

@@ -2,8 +2,8 @@
 //! conventions: a request is `{mcp.method.name} {target}` (the tool, prompt or resource it
 //! names), with `mcp.method.name`, `jsonrpc.request.id`, `mcp.session.id`,
 //! `mcp.protocol.version`, `gen_ai.tool.name` and `error.type`; a client span for what
-//! BotCraft sends a server ([`sent`], its trace context put in the request's
-//! `params._meta`; the gateway's server spans, for what its clients send, use the same
+//! BotCraft sends a server ([`sent`], or [`sent_tool_call`] for a `tools/call` with no
+//! request built, its trace context put in the request's `params._meta`; the gateway's server spans, for what its clients send, use the same
 //! naming). A server's start (`start {server}`: its initialize and first `tools/list`
 //! inside), stop (`stop {server}`, with the reason) and restart are spans too.
 //!

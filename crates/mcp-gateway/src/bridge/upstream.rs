@@ -234,7 +234,7 @@ impl Upstream {
 
     /// The bot's instructions and tools, as BotCraft serves them now (every page).
     pub async fn listing(&self) -> Result<Listing, UpstreamError> {
-        let instructions = self.initialize().await?;
+        let (instructions, _) = self.initialize().await?;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         loop {
@@ -294,17 +294,12 @@ impl Upstream {
         if let Some(session) = self.kept_session().clone() {
             return Ok(session);
         }
-        self.initialize().await?;
-        self.kept_session()
-            .clone()
-            .ok_or_else(|| UpstreamError::BadPayload {
-                method: "initialize",
-                what: format!("no {SESSION_HEADER} header in the answer"),
-            })
+        Ok(self.initialize().await?.1)
     }
 
-    /// Open a new session; returns the server's instructions.
-    async fn initialize(&self) -> Result<Option<String>, UpstreamError> {
+    /// Open a new session, kept for later requests; returns the server's instructions and
+    /// the session.
+    async fn initialize(&self) -> Result<(Option<String>, Session), UpstreamError> {
         let params = json!({
             "protocolVersion": UPSTREAM_PROTOCOL,
             "capabilities": {},
@@ -316,12 +311,13 @@ impl Upstream {
             what: format!("no {SESSION_HEADER} header in the answer"),
         })?);
         self.notify_initialized(&session).await?;
-        *self.kept_session() = Some(session);
+        *self.kept_session() = Some(session.clone());
         let result: Value = serde_json::from_str(result.get()).unwrap_or_default();
-        Ok(result
+        let instructions = result
             .get("instructions")
             .and_then(Value::as_str)
-            .map(str::to_owned))
+            .map(str::to_owned);
+        Ok((instructions, session))
     }
 
     fn post(&self, session: Option<&Session>) -> reqwest::RequestBuilder {

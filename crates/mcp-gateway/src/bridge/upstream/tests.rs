@@ -151,12 +151,7 @@ async fn a_redirect_is_followed_as_reqwest_follows_it() {
         .expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("address"));
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let upstream = Upstream::new(&UpstreamConfig {
-        url,
-        api_key: "k".into(),
-        timeout: Duration::from_secs(10),
-        proxy_in_env: false,
-    });
+    let upstream = loopback_upstream(url, false);
     assert!(upstream.plain.is_some());
     let (result, _) = upstream
         .exchange(
@@ -172,8 +167,25 @@ async fn a_redirect_is_followed_as_reqwest_follows_it() {
     );
 }
 
+/// An upstream of a loopback test server, its reqwest client told to read no proxy from this
+/// machine's environment (the plain client reads none).
+fn loopback_upstream(url: String, proxy_in_env: bool) -> Upstream {
+    let mut upstream = Upstream::new(&UpstreamConfig {
+        url,
+        api_key: "k".into(),
+        timeout: Duration::from_secs(10),
+        proxy_in_env,
+    });
+    upstream.http = reqwest::Client::builder()
+        .no_proxy()
+        .build()
+        .expect("a client");
+    upstream
+}
+
 /// A BotCraft that opens sessions `s1`, `s2`, …, answers a call with the session it came
-/// on, forgets every session when told to, and counts the sessions it opened.
+/// on and the parameters it got (as JSON text), forgets every session when told to, and
+/// counts the sessions it opened.
 async fn botcraft_that_forgets(
     forget_each_time: bool,
 ) -> (
@@ -223,8 +235,9 @@ async fn botcraft_that_forgets(
                         return Status::ACCEPTED.into_response();
                     }
                     let text = json!({"type": "text", "text": session});
+                    let params = json!({"type": "text", "text": request["params"].to_string()});
                     let answer = json!({
-                        "jsonrpc": "2.0", "id": request["id"], "result": {"content": [text]}
+                        "jsonrpc": "2.0", "id": request["id"], "result": {"content": [text, params]}
                     });
                     axum::Json(answer).into_response()
                 }
@@ -247,24 +260,42 @@ fn session_of(result: &CallToolResult) -> Option<&str> {
         .map(|t| t.text.as_str())
 }
 
+/// The parameters the server got, read as an MCP server reads a call's.
+fn params_of(result: &CallToolResult) -> rmcp::model::CallToolRequestParams {
+    let text = result
+        .content
+        .get(1)
+        .and_then(|c| c.as_text())
+        .map(|t| t.text.as_str())
+        .expect("the parameters echoed");
+    serde_json::from_str(text).expect("parameters of a call")
+}
+
 #[tokio::test]
 async fn a_forgotten_session_is_opened_again_once() {
     for proxy_in_env in [false, true] {
         let (url, opened, forget) = botcraft_that_forgets(false).await;
-        let upstream = Upstream::new(&UpstreamConfig {
-            url,
-            api_key: "k".into(),
-            timeout: Duration::from_secs(10),
-            proxy_in_env,
-        });
+        let upstream = loopback_upstream(url, proxy_in_env);
         // Both clients: the plain one, and reqwest (which a proxy in the environment
         // would choose).
         assert_eq!(upstream.plain.is_none(), proxy_in_env);
-        let first = upstream.call_tool("t", None).await.expect("a call");
+        let arguments = json!({"text": "hi", "n": [1, {"deep": null}]});
+        let arguments = arguments.as_object().cloned();
+        let first = upstream
+            .call_tool("fake__echo", arguments.clone())
+            .await
+            .expect("a call");
         assert_eq!(session_of(&first), Some("s1"));
+        let params = params_of(&first);
+        assert_eq!(
+            (params.name.as_ref(), params.arguments.as_ref()),
+            ("fake__echo", arguments.as_ref())
+        );
         *forget.lock().expect("lock") = true;
         let second = upstream.call_tool("t", None).await.expect("a call");
         assert_eq!(session_of(&second), Some("s2"));
+        let params = params_of(&second);
+        assert_eq!((params.name.as_ref(), params.arguments), ("t", None));
         assert_eq!(opened.load(Ordering::SeqCst), 2);
     }
 }
@@ -272,17 +303,13 @@ async fn a_forgotten_session_is_opened_again_once() {
 #[tokio::test]
 async fn a_session_forgotten_again_fails_the_call_after_one_new_one() {
     let (url, opened, forget) = botcraft_that_forgets(true).await;
-    let upstream = Upstream::new(&UpstreamConfig {
-        url,
-        api_key: "k".into(),
-        timeout: Duration::from_secs(10),
-        proxy_in_env: false,
-    });
+    let upstream = loopback_upstream(url, false);
     upstream.call_tool("t", None).await.expect("a call");
     *forget.lock().expect("lock") = true;
-    let failed = upstream
-        .call_tool("t", None)
+    // Bounded: a retry without end would loop, each try answered at once.
+    let failed = tokio::time::timeout(Duration::from_secs(30), upstream.call_tool("t", None))
         .await
+        .expect("the retries end")
         .expect_err("forgotten twice");
     assert!(
         matches!(failed, UpstreamError::HttpStatus { status, .. } if status == StatusCode::NOT_FOUND),
