@@ -12,7 +12,7 @@
 //! `TCP_USER_TIMEOUT`, happy eyeballs), idle connections dropped after 90 s, and a request
 //! that a reused connection closed before writing it sent again on another (a request already
 //! written is never sent twice: a `tools/call` is not idempotent). Redirects are the caller's
-//! (`upstream.rs` hands a 3xx to reqwest).
+//! (`upstream.rs` hands a 307 or 308 to reqwest).
 //!
 //! A connection goes back to the pool once its answer's body has been read to the end (or
 //! all of its announced length was read); a request dropped halfway (a timeout, the caller

@@ -4,7 +4,6 @@
 //! proxy named in the environment is reached over kept-alive HTTP/1.1 connections of our own
 //! ([`super::plain_http`]); every other endpoint (https, a proxy) through `reqwest`.
 //!
-//!
 //! | failure | error | reason |
 //! |---|---|---|
 //! | connect error, timeout, the connection dropped | `Unreachable` | `upstream_unreachable` |
@@ -396,9 +395,11 @@ impl Upstream {
         response.await.map_err(|_| self.timed_out())?.map(drop)
     }
 
-    /// [`Self::send`], and a redirect the plain client was answered with sent again through
-    /// reqwest, which follows it as it always has (the server did not take the request);
-    /// `again` encodes the body once more.
+    /// [`Self::send`], and a 307 or 308 the plain client was answered with sent again through
+    /// reqwest, which follows it with the same POST as it always has (those two say the
+    /// server did not take the request); `again` encodes the body once more. Any other
+    /// redirect is reported as the HTTP error it is: it may come after the server took the
+    /// request, and reqwest would follow it with a GET, which carries no answer.
     async fn send_following(
         &self,
         session: Option<&Session>,
@@ -406,7 +407,11 @@ impl Upstream {
         again: impl FnOnce() -> Result<Vec<u8>, UpstreamError>,
     ) -> Result<Answer<'_>, UpstreamError> {
         let answer = self.send(session, body).await?;
-        if matches!(answer, Answer::Plain(_)) && answer.status().is_redirection() {
+        let repeat = matches!(
+            answer.status(),
+            StatusCode::TEMPORARY_REDIRECT | StatusCode::PERMANENT_REDIRECT
+        );
+        if matches!(answer, Answer::Plain(_)) && repeat {
             drop(answer);
             return self.send_reqwest(session, again()?).await;
         }

@@ -120,51 +120,81 @@ fn plain_http_only_for_an_http_endpoint_without_a_proxy() {
     }
 }
 
-/// reqwest follows a redirect (a proxy in front of BotCraft moving `/mcp`, say); the plain
-/// client hands it to reqwest.
+/// A 307 or 308 (a proxy in front of BotCraft moving `/mcp`, say) says the request was not
+/// taken: the plain client hands it to reqwest, which follows it with the same POST. Any other
+/// redirect is the HTTP error it is, and the request is not sent again (a 303 may come after
+/// the server took it; reqwest would have followed it with a GET, which carries no answer).
 #[tokio::test]
-async fn a_redirect_is_followed_as_reqwest_follows_it() {
+async fn a_redirect_that_repeats_the_request_is_followed_and_no_other() {
+    use axum::http::StatusCode as Status;
     use axum::routing::post;
-    let app = axum::Router::new()
-        .route(
-            "/mcp",
-            post(|| async {
-                (
-                    axum::http::StatusCode::TEMPORARY_REDIRECT,
-                    [(axum::http::header::LOCATION, "/moved/mcp")],
+    use std::sync::atomic::AtomicUsize;
+    // (status, followed)
+    let cases = [
+        (Status::TEMPORARY_REDIRECT, true),
+        (Status::PERMANENT_REDIRECT, true),
+        (Status::SEE_OTHER, false),
+        (Status::FOUND, false),
+    ];
+    for (status, followed) in cases {
+        let (posted, moved) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let app = {
+            let (posted, moved) = (posted.clone(), moved.clone());
+            axum::Router::new()
+                .route(
+                    "/mcp",
+                    post(move || async move {
+                        posted.fetch_add(1, Ordering::SeqCst);
+                        (status, [(axum::http::header::LOCATION, "/moved/mcp")])
+                    }),
                 )
-            }),
-        )
-        .route(
-            "/moved/mcp",
-            post(|body: axum::body::Bytes| async move {
-                let request: Value = serde_json::from_slice(&body).expect("JSON");
-                axum::Json(json!({
-                    "jsonrpc": "2.0",
-                    "id": request["id"],
-                    "result": {"content": [], "seen": request["method"]},
-                }))
-            }),
-        );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let upstream = loopback_upstream(url, false);
-    assert!(upstream.plain.is_some());
-    let (result, _) = upstream
-        .exchange(
-            "tools/call",
-            &json!({"name": "x"}),
-            Some(&Session::new("s".into())),
-        )
-        .await
-        .expect("the redirect followed");
-    assert_eq!(
-        serde_json::from_str::<Value>(result.get()).expect("JSON"),
-        json!({"content": [], "seen": "tools/call"})
-    );
+                .route(
+                    "/moved/mcp",
+                    post(move |body: axum::body::Bytes| async move {
+                        moved.fetch_add(1, Ordering::SeqCst);
+                        let request: Value = serde_json::from_slice(&body).expect("JSON");
+                        axum::Json(json!({
+                            "jsonrpc": "2.0",
+                            "id": request["id"],
+                            "result": {"content": [], "seen": request["method"]},
+                        }))
+                    }),
+                )
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}", listener.local_addr().expect("address"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let upstream = loopback_upstream(url, false);
+        assert!(upstream.plain.is_some());
+        let answer = upstream
+            .exchange(
+                "tools/call",
+                &json!({"name": "x"}),
+                Some(&Session::new("s".into())),
+            )
+            .await;
+        if followed {
+            let (result, _) = answer.expect("the redirect followed");
+            assert_eq!(
+                serde_json::from_str::<Value>(result.get()).expect("JSON"),
+                json!({"content": [], "seen": "tools/call"}),
+                "{status}"
+            );
+            // Once by the plain client, once by reqwest; then the new place.
+            assert_eq!(posted.load(Ordering::SeqCst), 2, "{status}");
+            assert_eq!(moved.load(Ordering::SeqCst), 1, "{status}");
+        } else {
+            let error = answer.expect_err("not followed");
+            assert!(
+                matches!(&error, UpstreamError::HttpStatus { status: got, .. } if *got == status),
+                "{status}: {error:?}"
+            );
+            assert_eq!(posted.load(Ordering::SeqCst), 1, "{status}");
+            assert_eq!(moved.load(Ordering::SeqCst), 0, "{status}");
+        }
+    }
 }
 
 /// An upstream of a loopback test server, its reqwest client told to read no proxy from this
