@@ -432,14 +432,19 @@ mod tests {
         PlainHttp::new(server.target.clone(), Duration::from_secs(5))
     }
 
+    /// A kept connection carries the next requests; one its server closes (`Connection:
+    /// close`) is not used again.
     #[tokio::test]
-    async fn a_kept_connection_carries_the_next_requests() {
-        let server = server(Serving::KeepAlive).await;
-        let client = client(&server);
-        for text in ["one", "two", "three"] {
-            assert_eq!(post_text(&client, text).await, text);
+    async fn connections_are_kept_unless_their_server_closes_them() {
+        // (how the server serves, connections three requests in turn take)
+        for (serving, connections) in [(Serving::KeepAlive, 1), (Serving::CloseEach, 3)] {
+            let server = server(serving).await;
+            let client = client(&server);
+            for text in ["one", "two", "three"] {
+                assert_eq!(post_text(&client, text).await, text);
+            }
+            assert_eq!(server.accepted.load(Ordering::SeqCst), connections);
         }
-        assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
     }
 
     #[tokio::test]
@@ -457,16 +462,6 @@ mod tests {
             futures::future::join_all(texts.iter().map(|text| post_text(&client, text))).await;
         assert_eq!(answers, texts);
         assert_eq!(server.accepted.load(Ordering::SeqCst), opened);
-    }
-
-    #[tokio::test]
-    async fn a_connection_its_server_closes_is_not_used_again() {
-        let server = server(Serving::CloseEach).await;
-        let client = client(&server);
-        for text in ["one", "two", "three"] {
-            assert_eq!(post_text(&client, text).await, text);
-        }
-        assert_eq!(server.accepted.load(Ordering::SeqCst), 3);
     }
 
     #[tokio::test]
