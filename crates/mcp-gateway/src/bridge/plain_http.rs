@@ -124,8 +124,7 @@ impl PlainHttp {
     }
 
     /// A POST to the target with `headers` (the `Host` header added) and `body`: the
-    /// answer's head, and its body to read with [`PlainAnswer::bytes`] or
-    /// [`PlainAnswer::chunk`].
+    /// answer's head, and its body to read with [`PlainAnswer::chunk`].
     pub async fn post(
         &self,
         headers: hyper::HeaderMap,
@@ -243,14 +242,6 @@ pub struct PlainAnswer<'a> {
 }
 
 impl PlainAnswer<'_> {
-    /// The whole body.
-    pub async fn bytes(mut self) -> Result<Bytes, PlainHttpError> {
-        let collected = (&mut self.body).collect().await;
-        let bytes = collected.inspect_err(|_| self.sender = None)?.to_bytes();
-        self.ended = true;
-        Ok(bytes)
-    }
-
     /// The body's next piece of data; `None` at its end.
     pub async fn chunk(&mut self) -> Option<Result<Bytes, PlainHttpError>> {
         if self.ended {
@@ -412,6 +403,15 @@ mod tests {
         served
     }
 
+    /// The whole body of `answer`.
+    async fn body_of(mut answer: PlainAnswer<'_>) -> Vec<u8> {
+        let mut body = Vec::new();
+        while let Some(chunk) = answer.chunk().await {
+            body.extend_from_slice(&chunk.expect("a piece"));
+        }
+        body
+    }
+
     async fn post_text(client: &PlainHttp, text: &str) -> String {
         let answer = tokio::time::timeout(
             Duration::from_secs(10),
@@ -424,8 +424,7 @@ mod tests {
             answer.head.headers.get("x-host").map(|h| h.to_str().ok()),
             Some(Some(client.target.host.to_str().expect("ascii"))),
         );
-        let bytes = answer.bytes().await.expect("a body");
-        String::from_utf8(bytes.to_vec()).expect("utf-8")
+        String::from_utf8(body_of(answer).await).expect("utf-8")
     }
 
     fn client(server: &Server) -> PlainHttp {
@@ -493,56 +492,51 @@ mod tests {
         assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
     }
 
+    /// An answer read to its end, or to the length it announced (an event stream's answer
+    /// read up to the event that carries it), frees its connection for the next request; one
+    /// dropped unread closes it.
     #[tokio::test]
-    async fn an_answer_read_in_pieces_frees_its_connection_at_its_end() {
-        let server = server(Serving::KeepAlive).await;
-        let client = client(&server);
-        let mut answer = client
-            .post(hyper::HeaderMap::new(), b"pieces".to_vec())
-            .await
-            .expect("an answer");
-        let mut read = Vec::new();
-        while let Some(chunk) = answer.chunk().await {
-            read.extend_from_slice(&chunk.expect("a piece"));
+    async fn an_answer_frees_its_connection_once_read_to_its_length() {
+        #[derive(Debug, Clone, Copy)]
+        enum Read {
+            ToItsEnd,
+            ToItsLength,
+            Not,
         }
-        drop(answer);
-        assert_eq!(read, b"pieces");
-        assert_eq!(post_text(&client, "again").await, "again");
-        assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
-    }
-
-    /// An event stream's answer is read up to the event that carries it; when that was the
-    /// last byte its length announced, the connection is kept.
-    #[tokio::test]
-    async fn an_answer_dropped_after_its_announced_length_keeps_its_connection() {
-        let server = server(Serving::KeepAlive).await;
-        let client = client(&server);
-        let text = b"an answer of known length";
-        let mut answer = client
-            .post(hyper::HeaderMap::new(), text.to_vec())
-            .await
-            .expect("an answer");
-        let mut read = Vec::new();
-        while read.len() < text.len() {
-            let chunk = answer.chunk().await.expect("more").expect("a piece");
-            read.extend_from_slice(&chunk);
+        // (how much of the answer is read, connections opened once the next one is answered)
+        let cases = [(Read::ToItsEnd, 1), (Read::ToItsLength, 1), (Read::Not, 2)];
+        for (read, connections) in cases {
+            let server = server(Serving::KeepAlive).await;
+            let client = client(&server);
+            let text = b"an answer of known length";
+            let mut answer = client
+                .post(hyper::HeaderMap::new(), text.to_vec())
+                .await
+                .expect("an answer");
+            let got = match read {
+                Read::ToItsEnd => body_of(answer).await,
+                Read::ToItsLength => {
+                    let mut got = Vec::new();
+                    while got.len() < text.len() {
+                        let chunk = answer.chunk().await.expect("more").expect("a piece");
+                        got.extend_from_slice(&chunk);
+                    }
+                    drop(answer);
+                    got
+                }
+                Read::Not => {
+                    drop(answer);
+                    text.to_vec()
+                }
+            };
+            assert_eq!(got, text, "{read:?}");
+            assert_eq!(post_text(&client, "again").await, "again", "{read:?}");
+            assert_eq!(
+                server.accepted.load(Ordering::SeqCst),
+                connections,
+                "{read:?}"
+            );
         }
-        drop(answer);
-        assert_eq!(post_text(&client, "again").await, "again");
-        assert_eq!(server.accepted.load(Ordering::SeqCst), 1);
-    }
-
-    #[tokio::test]
-    async fn an_answer_dropped_unread_closes_its_connection() {
-        let server = server(Serving::KeepAlive).await;
-        let client = client(&server);
-        let answer = client
-            .post(hyper::HeaderMap::new(), b"unread".to_vec())
-            .await
-            .expect("an answer");
-        drop(answer);
-        assert_eq!(post_text(&client, "again").await, "again");
-        assert_eq!(server.accepted.load(Ordering::SeqCst), 2);
     }
 
     /// A server that answers one request on each connection, kept alive as far as HTTP
@@ -584,7 +578,7 @@ mod tests {
                 .post(hyper::HeaderMap::new(), b"ping".to_vec())
                 .await
                 .expect("an answer");
-            assert_eq!(answer.bytes().await.expect("a body"), &b"pong"[..]);
+            assert_eq!(body_of(answer).await, b"pong");
             assert_eq!(accepted.load(Ordering::SeqCst), round);
             // Kept, until the connection sees its server's close.
             let closed = async {

@@ -39,6 +39,14 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Longest part of an unexpected body quoted in an error.
 const BODY_PREVIEW_CHARS: usize = 200;
 
+/// How much of an error's body is read, for its preview (room for leading white space and
+/// characters of 4 bytes); the rest is not.
+const ERROR_BODY_READ: usize = 4096;
+
+/// The longest answer read as one JSON body: the bound of one event of an event stream
+/// (and of a stdio line), so a server answering either way cannot grow the bridge's memory.
+const MAX_ANSWER_BYTES: usize = mcp_client::sse::MAX_EVENT_BYTES;
+
 /// A failed exchange with BotCraft.
 #[derive(Debug, thiserror::Error)]
 pub enum UpstreamError {
@@ -515,18 +523,19 @@ impl Answer<'_> {
         headers.get(name).and_then(|v| v.to_str().ok())
     }
 
-    /// The whole body as text (invalid UTF-8 replaced, as reqwest's `text` does).
-    async fn text(self) -> Result<String, HttpFailure> {
-        match self {
-            Self::Reqwest(response) => Ok(response.text().await?),
-            Self::Plain(answer) => {
-                let bytes = answer.bytes().await?;
-                Ok(match std::str::from_utf8(&bytes) {
-                    Ok(text) => text.to_owned(),
-                    Err(_) => String::from_utf8_lossy(&bytes).into_owned(),
-                })
+    /// The body as text (invalid UTF-8 replaced, as reqwest's `text` does), read up to
+    /// `limit` bytes: `Err` with what was read when the body is longer.
+    async fn text_within(mut self, limit: usize) -> Result<Result<String, String>, HttpFailure> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = self.chunk().await {
+            let chunk = chunk?;
+            if bytes.len() + chunk.len() > limit {
+                bytes.extend_from_slice(&chunk[..limit - bytes.len()]);
+                return Ok(Err(lossy(bytes)));
             }
+            bytes.extend_from_slice(&chunk);
         }
+        Ok(Ok(lossy(bytes)))
     }
 
     /// The body's next piece; `None` at its end.
@@ -538,6 +547,12 @@ impl Answer<'_> {
     }
 }
 
+/// `bytes` as text, invalid UTF-8 replaced (without a copy when it is valid).
+fn lossy(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes)
+        .unwrap_or_else(|invalid| String::from_utf8_lossy(invalid.as_bytes()).into_owned())
+}
+
 async fn check_status<'a>(
     method: &'static str,
     answer: Answer<'a>,
@@ -546,7 +561,11 @@ async fn check_status<'a>(
     if status.is_success() {
         return Ok(answer);
     }
-    let text = answer.text().await.unwrap_or_default();
+    // Enough of the body for the error's preview; the rest is not read.
+    let text = match answer.text_within(ERROR_BODY_READ).await {
+        Ok(Ok(text) | Err(text)) => text,
+        Err(_) => String::new(),
+    };
     Err(UpstreamError::HttpStatus {
         method,
         status,
@@ -577,7 +596,11 @@ async fn read_answer(
         .unwrap_or_default()
         .to_ascii_lowercase();
     if content_type.starts_with("application/json") {
-        let text = answer.text().await.map_err(unreachable)?;
+        let text = answer
+            .text_within(MAX_ANSWER_BYTES)
+            .await
+            .map_err(unreachable)?
+            .map_err(|_| bad(format!("an answer of more than {MAX_ANSWER_BYTES} bytes")))?;
         if serde_json::from_str::<&RawValue>(&text).is_err() {
             return Err(bad(format!("not JSON: {}", preview(&text))));
         }

@@ -197,6 +197,52 @@ async fn a_redirect_that_repeats_the_request_is_followed_and_no_other() {
     }
 }
 
+/// A JSON answer is read up to the bound of one event of an event stream, on either client;
+/// one byte more is a bad payload, not memory spent on it.
+#[tokio::test]
+async fn a_json_answer_is_read_up_to_its_bound() {
+    let prefix = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"pad":""#;
+    let suffix = r#""}}"#;
+    for proxy_in_env in [false, true] {
+        for extra in [0, 1] {
+            let pad = MAX_ANSWER_BYTES - prefix.len() - suffix.len() + extra;
+            let body = format!("{prefix}{}{suffix}", "x".repeat(pad));
+            let app = axum::Router::new().route(
+                "/mcp",
+                axum::routing::post(move || async move {
+                    (
+                        [(axum::http::header::CONTENT_TYPE, "application/json")],
+                        body,
+                    )
+                }),
+            );
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+                .await
+                .expect("bind");
+            let url = format!("http://{}", listener.local_addr().expect("address"));
+            tokio::spawn(async move { axum::serve(listener, app).await });
+            let upstream = loopback_upstream(url, proxy_in_env);
+            let answer = upstream
+                .exchange(
+                    "tools/call",
+                    &json!({"name": "x"}),
+                    Some(&Session::new("s".into())),
+                )
+                .await;
+            let case = format!("proxy_in_env {proxy_in_env}, {extra} over");
+            match extra {
+                0 => assert!(answer.is_ok(), "{case}: {:?}", answer.err()),
+                _ => assert!(
+                    matches!(&answer, Err(UpstreamError::BadPayload { what, .. })
+                        if *what == format!("an answer of more than {MAX_ANSWER_BYTES} bytes")),
+                    "{case}: {:?}",
+                    answer.err()
+                ),
+            }
+        }
+    }
+}
+
 /// An upstream of a loopback test server, its reqwest client told to read no proxy from this
 /// machine's environment (the plain client reads none).
 fn loopback_upstream(url: String, proxy_in_env: bool) -> Upstream {
