@@ -1,6 +1,6 @@
-//! What a process tree spends, read from `/proc`: CPU time (user + system, every thread,
-//! exited threads included) and peak resident memory (`VmHWM`), summed over each root and
-//! its descendants.
+//! What a process tree spends: CPU time (user + system, every thread, exited threads
+//! included: each process's CPU clock, in nanoseconds) and peak resident memory (`VmHWM` of
+//! `/proc`), summed over each root and its descendants.
 
 use std::collections::BTreeSet;
 
@@ -19,12 +19,38 @@ pub fn tree(roots: &[u32]) -> BTreeSet<u32> {
 
 /// CPU time used so far by the trees under `roots`, in microseconds.
 pub fn cpu_micros(roots: &[u32]) -> u64 {
-    tree(roots)
-        .into_iter()
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
-        .filter_map(|stat| ticks(&stat))
-        .sum::<u64>()
-        * (1_000_000 / TICKS_PER_SECOND)
+    tree(roots).into_iter().filter_map(process_cpu_micros).sum()
+}
+
+/// One process's CPU time so far, in microseconds: its CPU clock (`clock_getcpuclockid`,
+/// which the kernel keeps in nanoseconds, threads that exited included, children reaped
+/// not, as for `/proc/PID/stat`), else that file's ticks. Ticks are 10 ms: over 3,000
+/// calls a tree's CPU per call moved in steps of 3.3 µs, as coarse as the differences the
+/// faces' table is read for.
+pub fn process_cpu_micros(pid: u32) -> Option<u64> {
+    clock_micros(pid).or_else(|| {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        Some(ticks(&stat)? * (1_000_000 / TICKS_PER_SECOND))
+    })
+}
+
+/// The highest pid Linux gives (`PID_MAX_LIMIT` on 64-bit).
+const PID_MAX: u32 = 4_194_304;
+
+/// The CPU clock of process `pid`, in microseconds; `None` when it cannot be read (no such
+/// process: Linux lets any user read another's CPU clock). Pid 0 would name the calling
+/// process, and a pid above [`PID_MAX`] another one (a clock's id keeps 29 bits of it):
+/// neither is read.
+fn clock_micros(pid: u32) -> Option<u64> {
+    if pid == 0 || pid > PID_MAX {
+        return None;
+    }
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(pid).ok()?);
+    let clock = nix::time::clock_getcpuclockid(pid).ok()?;
+    let spent = nix::time::clock_gettime(clock).ok()?;
+    let seconds = u64::try_from(spent.tv_sec()).ok()?;
+    let nanos = u64::try_from(spent.tv_nsec()).ok()?;
+    Some(seconds * 1_000_000 + nanos / 1_000)
 }
 
 /// utime + stime of one `/proc/PID/stat` line (fields 14 and 15; the name in field 2 may
@@ -63,13 +89,49 @@ mod tests {
         assert_eq!(ticks("garbage"), None);
     }
 
+    /// The CPU clock counts in microseconds, not in 10 ms ticks: the first change seen while
+    /// spending CPU in small steps is far below a tick (a tick counter's first change is a
+    /// whole tick, 10,000 µs, at least).
+    #[test]
+    fn cpu_is_counted_finer_than_a_tick() {
+        let me = std::process::id();
+        let start = process_cpu_micros(me).expect("this process's CPU time");
+        let mut x = 0u64;
+        let mut moved = None;
+        for step in 0..1_000_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(step);
+            if step % 10_000 == 0 {
+                let now = process_cpu_micros(me).expect("this process's CPU time");
+                if now > start {
+                    moved = Some(now - start);
+                    break;
+                }
+            }
+        }
+        std::hint::black_box(x);
+        let moved = moved.expect("no CPU counted for a billion steps of work");
+        assert!(moved < 10_000, "the first change was {moved} µs");
+        // A process that exited and was reaped has no clock, and no `/proc` entry to fall
+        // back on.
+        let mut child = std::process::Command::new("true")
+            .spawn()
+            .expect("spawn true");
+        let gone = child.id();
+        child.wait().expect("wait for true");
+        assert_eq!(process_cpu_micros(gone), None);
+        // Pids that would name another process's clock: 0 is the caller's, and 2^29 more
+        // than this process's pid wraps onto this process's clock.
+        assert_eq!(clock_micros(0), None);
+        assert_eq!(clock_micros((1 << 29) + me), None);
+    }
+
     #[test]
     fn this_process_has_a_tree_cpu_and_memory() {
         let me = std::process::id();
         assert!(tree(&[me]).contains(&me));
         assert!(peak_rss_kib(&[me]) > 0);
-        // Spend CPU until the counter moves (a tick is 10 ms of CPU); a counter that never
-        // moves fails after a billion steps, whatever the machine's load.
+        // Spend CPU until the counter moves; a counter that never moves fails after a
+        // billion steps, whatever the machine's load.
         let start = cpu_micros(&[me]);
         let mut x = 0u64;
         let mut moved = false;

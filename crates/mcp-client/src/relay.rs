@@ -125,7 +125,7 @@ struct Callers {
     /// In registration order.
     active: Vec<Registered>,
     /// Upstream progress token → registration id.
-    tokens: HashMap<ProgressToken, u64>,
+    tokens: HashMap<ProgressToken, u64, foldhash::fast::RandomState>,
     /// Progress that came before its token was routed, oldest first.
     unrouted: std::collections::VecDeque<ProgressNotificationParam>,
 }

@@ -288,7 +288,7 @@ struct RequestEnvelope<'a> {
 
 impl<'a> RequestEnvelope<'a> {
     fn of(line: &'a [u8]) -> Option<Self> {
-        serde_json::from_slice(line).ok()
+        serde_json::from_str(text_of(line)?).ok()
     }
 
     /// A `tools/call` request, as rmcp tells the kinds apart (a method and an id, neither a
@@ -410,8 +410,18 @@ struct CallParams {
 
 impl<'a> Envelope<'a> {
     fn of(line: &'a [u8]) -> Option<Self> {
-        serde_json::from_slice(line).ok()
+        serde_json::from_str(text_of(line)?).ok()
     }
+}
+
+/// `line` as text, its UTF-8 checked once in one pass, so that the scan and the decodings
+/// from the raw texts it keeps check nothing again. Decoded from bytes, serde_json checks
+/// each string and raw value it keeps, on its own, and not the strings it skips: a line
+/// with a byte that is not UTF-8 in a key the scan skips passed it, where rmcp's decoder
+/// (which buffers every string) refuses the whole line. A line that is not UTF-8 is no
+/// message the fast path is certain of: it goes to rmcp's decoder, which decides.
+fn text_of(line: &[u8]) -> Option<&str> {
+    std::str::from_utf8(line).ok()
 }
 
 /// Whether a result object has `content` and no key a tool result does not have: then no
@@ -496,6 +506,18 @@ mod tests {
         assert_eq!(calls.len(), 1);
         assert!(calls.forget(&RequestId::Number(-1)));
         assert!(calls.is_empty());
+    }
+
+    /// The lane's scan of an answer: a byte that is not UTF-8 anywhere in the line, a
+    /// skipped key's string included, leaves the line to rmcp's decoder.
+    #[test]
+    fn an_answer_not_utf8_is_not_the_lanes() {
+        let good: &[u8] =
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]},\"x\":\"cafe\"}";
+        assert_eq!(answer_line(good).map(|answer| answer.number), Some(7));
+        let bad: &[u8] =
+            b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]},\"x\":\"caf\xe9\"}";
+        assert!(answer_line(bad).is_none());
     }
 
     #[test]

@@ -109,7 +109,8 @@ pub(crate) struct Lane {
 
 struct Waiting {
     open: bool,
-    answers: HashMap<i64, oneshot::Sender<Answer>>,
+    /// Hashed by foldhash: looked up twice per call (SipHash cost more than the lookup).
+    answers: HashMap<i64, oneshot::Sender<Answer>, foldhash::fast::RandomState>,
 }
 
 impl Lane {
@@ -120,7 +121,7 @@ impl Lane {
             count: AtomicUsize::new(0),
             waiting: Mutex::new(Waiting {
                 open: true,
-                answers: HashMap::new(),
+                answers: HashMap::default(),
             }),
         })
     }

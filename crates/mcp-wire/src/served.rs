@@ -85,7 +85,7 @@ struct Running {
     /// Calls are taken (until the input ends or the connection closes).
     taking: bool,
     /// The calls being served, by id: their cancellation.
-    calls: HashMap<RequestId, CancellationToken>,
+    calls: HashMap<RequestId, CancellationToken, foldhash::fast::RandomState>,
 }
 
 impl DirectServing {
@@ -96,7 +96,7 @@ impl DirectServing {
                 installed: OnceLock::new(),
                 running: Mutex::new(Running {
                     taking: true,
-                    calls: HashMap::new(),
+                    calls: HashMap::default(),
                 }),
                 idle: Notify::new(),
                 served: AtomicU64::new(0),

@@ -44,11 +44,11 @@ struct Cache {
     /// The store version the entries below were read at.
     version: u64,
     /// By bot id.
-    bots: HashMap<String, Arc<Bound>>,
+    bots: HashMap<String, Arc<Bound>, foldhash::fast::RandomState>,
     /// Bot name → id.
-    names: HashMap<String, String>,
+    names: HashMap<String, String, foldhash::fast::RandomState>,
     /// By bot id: the last toolset built.
-    sets: HashMap<String, Arc<BotToolset>>,
+    sets: HashMap<String, Arc<BotToolset>, foldhash::fast::RandomState>,
     /// Every configured server, as if bound without a filter.
     everything: Option<Arc<Bound>>,
     everything_set: Option<Arc<BotToolset>>,

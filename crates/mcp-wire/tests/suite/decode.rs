@@ -135,6 +135,42 @@ fn requests_to_a_server() {
     }
 }
 
+/// A line that is not UTF-8 (a byte of Latin-1 in a value the scan keeps raw, or in a key
+/// it skips) is not the fast path's to decide, on either side: rmcp's decoder refuses it
+/// too. (From bytes, the scan skipped a key's string without checking it, and took the
+/// first two lines.)
+#[test]
+fn a_line_not_utf8_goes_to_rmcp() {
+    let lines: [&[u8]; 5] = [
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\"},\"x\":\"caf\xe9\"}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]},\"x\":\"caf\xe9\"}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"echo\",\"arguments\":{\"text\":\"caf\xe9\"}}}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"ech\xff\"}}",
+        b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}}",
+    ];
+    for line in lines {
+        let shown = String::from_utf8_lossy(line);
+        assert!(
+            <RoleServer as Side>::decode_fast(line, &mut PendingCalls::default()).is_none(),
+            "{shown}"
+        );
+        let mut calls = PendingCalls::default();
+        <RoleClient as Side>::sent(&call(RequestId::Number(1)), &mut calls);
+        assert!(
+            <RoleClient as Side>::decode_fast(line, &mut calls).is_none(),
+            "{shown}"
+        );
+        assert!(
+            serde_json::from_slice::<ClientJsonRpcMessage>(line).is_err(),
+            "{shown}"
+        );
+        assert!(
+            serde_json::from_slice::<ServerJsonRpcMessage>(line).is_err(),
+            "{shown}"
+        );
+    }
+}
+
 fn call(id: RequestId) -> rmcp::service::TxJsonRpcMessage<RoleClient> {
     JsonRpcMessage::request(
         ClientRequest::CallToolRequest(CallToolRequest::new(CallToolRequestParams::new("echo"))),
