@@ -161,20 +161,9 @@ async fn a_redirect_that_repeats_the_request_is_followed_and_no_other() {
                     }),
                 )
         };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .expect("bind");
-        let url = format!("http://{}", listener.local_addr().expect("address"));
-        tokio::spawn(async move { axum::serve(listener, app).await });
-        let upstream = loopback_upstream(url, false);
+        let upstream = loopback_upstream(served_on_loopback(app).await, false);
         assert!(upstream.plain.is_some());
-        let answer = upstream
-            .exchange(
-                "tools/call",
-                &json!({"name": "x"}),
-                Some(&Session::new("s".into())),
-            )
-            .await;
+        let answer = call_x(&upstream).await;
         if followed {
             let (result, _) = answer.expect("the redirect followed");
             assert_eq!(
@@ -216,19 +205,8 @@ async fn a_json_answer_is_read_up_to_its_bound() {
                     )
                 }),
             );
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-                .await
-                .expect("bind");
-            let url = format!("http://{}", listener.local_addr().expect("address"));
-            tokio::spawn(async move { axum::serve(listener, app).await });
-            let upstream = loopback_upstream(url, proxy_in_env);
-            let answer = upstream
-                .exchange(
-                    "tools/call",
-                    &json!({"name": "x"}),
-                    Some(&Session::new("s".into())),
-                )
-                .await;
+            let upstream = loopback_upstream(served_on_loopback(app).await, proxy_in_env);
+            let answer = call_x(&upstream).await;
             let case = format!("proxy_in_env {proxy_in_env}, {extra} over");
             match extra {
                 0 => assert!(answer.is_ok(), "{case}: {:?}", answer.err()),
@@ -241,6 +219,27 @@ async fn a_json_answer_is_read_up_to_its_bound() {
             }
         }
     }
+}
+
+/// `app` served on a loopback port of its own: its base URL.
+async fn served_on_loopback(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    url
+}
+
+/// One `tools/call` of tool `x` on session `s`, as the bridge sends it.
+async fn call_x(upstream: &Upstream) -> Result<(Box<RawValue>, Option<String>), UpstreamError> {
+    upstream
+        .exchange(
+            "tools/call",
+            &json!({"name": "x"}),
+            Some(&Session::new("s".into())),
+        )
+        .await
 }
 
 /// An upstream of a loopback test server, its reqwest client told to read no proxy from this
@@ -320,12 +319,7 @@ async fn botcraft_that_forgets(
             }),
         )
     };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let url = format!("http://{}", listener.local_addr().expect("address"));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (url, opened, forget)
+    (served_on_loopback(app).await, opened, forget)
 }
 
 fn session_of(result: &CallToolResult) -> Option<&str> {
