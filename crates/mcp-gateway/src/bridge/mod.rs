@@ -257,6 +257,7 @@ fn anchor_period(timeout: Duration) -> Option<Duration> {
 /// `--server` face, whose requests go through rmcp's client (not measured there).
 async fn keep_a_timer_armed(period: Duration) {
     loop {
+        // Not a wait for anything: this sleep is the timer kept set, re-set when it fires.
         tokio::time::sleep(period).await;
     }
 }
