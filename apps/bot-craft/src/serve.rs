@@ -363,14 +363,13 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let sessions = CancellationToken::new();
     let router = http_api::app(state).merge(dashboard::router());
     let gateway = gateway::router(&args, &toolsets, &metrics, &store, &sessions)?;
-    let router = router
-        .merge(gateway)
-        .layer(axum::middleware::from_fn(observability::trace_http));
-    // One Origin rule in front of everything: the API, the dashboard and /mcp.
-    let router = http_api::origin::guard(
-        router,
-        http_api::origin::OriginPolicy::new(&args.allowed_hosts, &args.allowed_origins),
-    );
+    // One Origin rule in front of everything (the API, the dashboard and /mcp), then the
+    // request's span: one layer, as each `Router::layer` wraps every route once more.
+    let origins = http_api::origin::OriginPolicy::new(&args.allowed_hosts, &args.allowed_origins);
+    let router = router.merge(gateway).layer((
+        http_api::origin::layer(origins),
+        observability::TraceHttpLayer,
+    ));
     // A header-read timeout (slowloris clients and idle connections end within seconds), a
     // connection cap, TCP_NODELAY (small SSE and JSON answers go out at once), graceful drain.
     let limits = http_api::listener::ConnectionLimits {

@@ -7,7 +7,8 @@
 //! - the admin API under `/api/servers`, `/api/bots` and `/api/keys` ([`routes::servers`],
 //!   [`routes::bots`], [`routes::keys`]) and its OpenAPI document ([`openapi`]);
 //! - [`auth`]: bearer keys with roles (admin, chat, bot), configured or stored;
-//!   [`origin`]: the Origin rule; [`error`]: one JSON error type;
+//!   [`origin`]: the Origin rule; [`precheck`]: the layer such checks run in (no allocation
+//!   per request); [`error`]: one JSON error type;
 //! - a turn's MCP tools come from `chat-tools` (the executor over the toolset, the
 //!   `tool_search` indexes); the chat route holds the lease on the bot's servers;
 //! - [`native_tools`]: the native tools every bot gets;
@@ -25,6 +26,7 @@ pub mod listener;
 pub mod native_tools;
 pub mod openapi;
 pub mod origin;
+pub mod precheck;
 pub mod redact;
 pub mod routes;
 pub mod state;

@@ -15,7 +15,6 @@ use std::sync::Arc;
 
 use axum::extract::Request;
 use axum::http::header::{HOST, ORIGIN};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use crate::error::ApiError;
@@ -96,36 +95,30 @@ fn host_name(authority: &str) -> &str {
     authority.split(':').next().unwrap_or(authority)
 }
 
-/// The middleware: refuse a request whose `Origin` the policy does not allow.
-pub async fn check_origin(
-    axum::extract::State(policy): axum::extract::State<Arc<OriginPolicy>>,
-    request: Request,
-    next: Next,
-) -> Response {
-    let allowed = {
+impl crate::precheck::Precheck for std::sync::Arc<OriginPolicy> {
+    fn refuse(&self, request: &Request) -> Option<Response> {
         let headers = request.headers();
         let origin = headers.get(ORIGIN).and_then(|value| value.to_str().ok());
         let host = headers.get(HOST).and_then(|value| value.to_str().ok());
-        policy.allows(origin, host)
-    };
-    if allowed {
-        next.run(request).await
-    } else {
-        ApiError::new(
-            axum::http::StatusCode::FORBIDDEN,
-            "origin_not_allowed",
-            "this Origin may not send requests to BotCraft (BOTCRAFT_ALLOWED_ORIGINS lists the allowed ones)",
+        if self.allows(origin, host) {
+            return None;
+        }
+        Some(
+            ApiError::new(
+                axum::http::StatusCode::FORBIDDEN,
+                "origin_not_allowed",
+                "this Origin may not send requests to BotCraft (BOTCRAFT_ALLOWED_ORIGINS lists the allowed ones)",
+            )
+            .into_response(),
         )
-        .into_response()
     }
 }
 
-/// `router` with the Origin rule in front of every route.
-pub fn guard(router: axum::Router, policy: OriginPolicy) -> axum::Router {
-    router.layer(axum::middleware::from_fn_with_state(
-        Arc::new(policy),
-        check_origin,
-    ))
+/// The Origin rule as a layer, for `Router::layer` (in front of every route). Give the
+/// router's other layers in the same call (`router.layer((origin::layer(policy), other))`):
+/// each `Router::layer` wraps every route once more, and a request clones each wrapping.
+pub fn layer(policy: OriginPolicy) -> crate::precheck::PrecheckLayer<Arc<OriginPolicy>> {
+    crate::precheck::PrecheckLayer::new(Arc::new(policy))
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@
 //!   given the store ([`GatewayAuth::with_store`]): checked after the configured ones, one
 //!   indexed query per request, so a revoked key fails on its next request. Admin and chat
 //!   keys are not bot keys: `/mcp` refuses them (401).
-//! - [`GatewayAuth`]: the rule applied to every request to `/mcp` ([`authorize`]):
+//! - [`GatewayAuth`]: the rule applied to every request to `/mcp` ([`GatewayAuth::layer`]):
 //!   no key or an unknown key → **401**; the store unreachable → **503**; a session id that belongs to another bot → **403**;
 //!   otherwise the request carries [`AuthenticatedBot`] to the MCP handler. The JSON body is
 //!   `{"error": {"code", "message"}}` and never names a bot or a tool.
@@ -18,15 +18,19 @@
 //!   session is deleted or has expired.
 
 use std::collections::HashMap;
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use axum::Json;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::header::{AUTHORIZATION, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use futures::future::Either;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use serde_json::json;
@@ -384,57 +388,151 @@ fn text(value: &HeaderValue) -> &str {
     value.to_str().unwrap_or_default()
 }
 
-/// The middleware of `/mcp`: authenticate, check the session's owner, pass
-/// [`AuthenticatedBot`] on, and record the owner of a session the response creates.
-pub async fn authorize(
-    State(auth): State<GatewayAuth>,
+impl GatewayAuth {
+    /// The layer of the service mounted at `/mcp` (inside its `nest_service`, so that a
+    /// request's path is the part below the mount): authenticate, check the session's owner,
+    /// pass [`AuthenticatedBot`] on, and record the owner of a session the response creates.
+    pub fn layer(self) -> AuthorizeLayer {
+        AuthorizeLayer { auth: self }
+    }
+}
+
+/// [`GatewayAuth`]'s rule in front of `/mcp` ([`GatewayAuth::layer`]). A request with a
+/// configured key, in a session it owns, goes to the route with nothing added: no clone of
+/// the route, no boxed future, no allocation (it is every tool call). A key asked of the
+/// store, a refusal, a new session and a session's end take one boxed future.
+#[derive(Debug, Clone)]
+pub struct AuthorizeLayer {
+    auth: GatewayAuth,
+}
+
+impl<S> tower::Layer<S> for AuthorizeLayer {
+    type Service = Authorize<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Authorize {
+            inner,
+            auth: self.auth.clone(),
+        }
+    }
+}
+
+/// A route behind [`AuthorizeLayer`].
+#[derive(Debug, Clone)]
+pub struct Authorize<S> {
+    inner: S,
+    auth: GatewayAuth,
+}
+
+/// The future of a request [`Authorize`] does more for than pass it on.
+type Checked = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+/// What is left to do once the route has answered.
+enum After {
+    /// A request without a session: bind the session its answer creates, if any, to `bot`.
+    Bind { bot: String },
+    /// A `DELETE` of `session`: forget its owner once it is gone.
+    Forget { session: HeaderValue },
+}
+
+impl<S> tower::Service<Request> for Authorize<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<S::Future, Checked>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self.auth.configured_bot(bearer(&request)) {
+            Ok(KeyCheck::Bot(bot)) => admit(&self.auth, &mut self.inner, bot, request),
+            Ok(KeyCheck::AskStore(key)) => {
+                // The service made ready goes into the future; this one is a fresh clone.
+                let fresh = self.inner.clone();
+                let mut inner = std::mem::replace(&mut self.inner, fresh);
+                let auth = self.auth.clone();
+                Either::Right(Box::pin(async move {
+                    match auth.stored_bot(&key).await {
+                        Ok(bot) => match admit(&auth, &mut inner, bot, request) {
+                            Either::Left(answer) => answer.await,
+                            Either::Right(answer) => answer.await,
+                        },
+                        Err(refusal) => Ok(refusal.into_response()),
+                    }
+                }))
+            }
+            Err(refusal) => refused(refusal.into_response()),
+        }
+    }
+}
+
+/// `request` of `bot` on to `inner`, unless its session is another bot's or its path names
+/// no MCP endpoint.
+fn admit<S>(
+    auth: &GatewayAuth,
+    inner: &mut S,
+    bot: String,
     mut request: Request,
-    next: Next,
-) -> Response {
-    let found = match auth.configured_bot(bearer(&request)) {
-        Ok(KeyCheck::Bot(bot)) => Ok(bot),
-        Ok(KeyCheck::AskStore(key)) => auth.stored_bot(&key).await,
-        Err(refusal) => Err(refusal),
-    };
-    let bot = match found {
-        Ok(bot) => bot,
-        Err(refusal) => return refusal.into_response(),
-    };
+) -> Either<S::Future, Checked>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
     let session = session_of(request.headers());
     if let Some(session) = &session
         && auth.owners.held_by_another(text(session), &bot)
     {
-        return AuthRefusal::ForeignSession.into_response();
+        return refused(AuthRefusal::ForeignSession.into_response());
     }
-    let Some(scope) =
-        crate::relay::GatewayScope::of_path(request.uri().path(), crate::service::MCP_PATH)
-    else {
-        return (
-            http::StatusCode::NOT_FOUND,
-            axum::Json(serde_json::json!({"error": {"code": "not_found", "message": "no MCP endpoint here; use /mcp or /mcp/SERVER"}})),
-        )
-            .into_response();
+    // The path below the mount (`nest_service` takes `/mcp` off): `/` or `/SERVER`.
+    let Some(scope) = crate::relay::GatewayScope::of_path(request.uri().path(), "") else {
+        return refused(
+            (
+                http::StatusCode::NOT_FOUND,
+                axum::Json(serde_json::json!({"error": {"code": "not_found", "message": "no MCP endpoint here; use /mcp or /mcp/SERVER"}})),
+            )
+                .into_response(),
+        );
     };
-    let method = request.method().clone();
+    let after = match (request.method(), session) {
+        (&Method::DELETE, Some(session)) => Some(After::Forget { session }),
+        (_, None) => Some(After::Bind { bot: bot.clone() }),
+        _ => None,
+    };
     request.extensions_mut().insert(scope);
-    request
-        .extensions_mut()
-        .insert(AuthenticatedBot(bot.clone()));
-    let response = next.run(request).await;
-    match (&method, session) {
-        (&Method::DELETE, Some(session)) if response.status().is_success() => {
-            auth.owners.forget(text(&session));
-        }
-        (_, None) => {
-            if let Some(created) = session_of(response.headers()) {
-                auth.prune().await;
-                auth.owners.bind(text(&created), &bot);
-                auth.enforce_limit(&bot).await;
+    request.extensions_mut().insert(AuthenticatedBot(bot));
+    let answer = inner.call(request);
+    let Some(after) = after else {
+        return Either::Left(answer);
+    };
+    let auth = auth.clone();
+    Either::Right(Box::pin(async move {
+        let response = answer.await?;
+        match after {
+            After::Forget { session } if response.status().is_success() => {
+                auth.owners.forget(text(&session));
             }
+            After::Bind { bot } => {
+                if let Some(created) = session_of(response.headers()) {
+                    auth.prune().await;
+                    auth.owners.bind(text(&created), &bot);
+                    auth.enforce_limit(&bot).await;
+                }
+            }
+            After::Forget { .. } => {}
         }
-        _ => {}
-    }
-    response
+        Ok(response)
+    }))
+}
+
+/// A refusal, as the future [`Authorize`] answers with.
+fn refused<F>(refusal: Response) -> Either<F, Checked> {
+    Either::Right(Box::pin(std::future::ready(Ok(refusal))))
 }
 
 #[cfg(test)]

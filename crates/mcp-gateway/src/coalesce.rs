@@ -1,4 +1,4 @@
-//! [`coalesce_event_stream`]: a 2025-11-25 session answers every POST with an event stream,
+//! [`CoalesceLayer`]: a 2025-11-25 session answers every POST with an event stream,
 //! even a plain request whose stream carries one message and ends. Sent as it comes, that
 //! is three writes to the socket (the head, the event, the end of the chunked body), each
 //! waking the client. This layer holds the head until the stream's first message, takes every
@@ -8,11 +8,20 @@
 //! Nothing waits longer than the stream itself: the head goes out with the first message
 //! or keep-alive comment (so a long call still gets its head within the keep-alive
 //! interval), and a stream still open after it is passed on as it comes.
+//!
+//! Any other answer (a `GET`'s standing stream, a plain JSON answer, which is every tool call
+//! of `/mcp`'s direct path) is passed on with nothing allocated; only an event stream takes
+//! a boxed future to be held in.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use axum::body::Body;
 use axum::extract::Request;
-use axum::middleware::Next;
 use axum::response::Response;
+use futures::future::{Either, Ready, Then, ready};
 use futures::{FutureExt, StreamExt};
 
 fn is_event_stream(response: &Response) -> bool {
@@ -34,14 +43,64 @@ fn carries_something(frame: &[u8]) -> bool {
         })
 }
 
-/// The middleware (for `axum::middleware::from_fn`).
-pub async fn coalesce_event_stream(request: Request, next: Next) -> Response {
-    // A GET opens the session's standing stream: passed on untouched.
-    let is_post = request.method() == http::Method::POST;
-    let response = next.run(request).await;
-    if !is_post || !is_event_stream(&response) {
-        return response;
+/// The layer (`Router::layer`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CoalesceLayer;
+
+impl<S> tower::Layer<S> for CoalesceLayer {
+    type Service = Coalesce<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        Coalesce { inner }
     }
+}
+
+/// A route behind [`CoalesceLayer`].
+#[derive(Debug, Clone)]
+pub struct Coalesce<S> {
+    inner: S,
+}
+
+/// The future of an event stream being held.
+type Holding = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+/// What a POST's answer becomes: itself, or an event stream held and coalesced.
+type Coalesced = Either<Ready<Result<Response, Infallible>>, Holding>;
+
+impl<S> tower::Service<Request> for Coalesce<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<
+        S::Future,
+        Then<S::Future, Coalesced, fn(Result<Response, Infallible>) -> Coalesced>,
+    >;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        // A GET opens the session's standing stream: passed on untouched.
+        let is_post = request.method() == http::Method::POST;
+        let answer = self.inner.call(request);
+        if !is_post {
+            return Either::Left(answer);
+        }
+        let hold: fn(Result<Response, Infallible>) -> Coalesced = |answered| match answered {
+            Ok(response) if is_event_stream(&response) => {
+                Either::Right(Box::pin(async move { Ok(coalesce(response).await) }))
+            }
+            answered => Either::Left(ready(answered)),
+        };
+        Either::Right(answer.then(hold))
+    }
+}
+
+/// An event stream's frames held until one matters, and sent as one body if it has ended.
+async fn coalesce(response: Response) -> Response {
     let (mut parts, body) = response.into_parts();
     let mut frames = body.into_data_stream();
     let mut held = Vec::new();

@@ -477,13 +477,16 @@ impl<B: GatewayBackend> DirectCalls<B> {
         // empty: a call with one is rmcp's).
         context.extensions = std::mem::take(call.extensions_mut());
         context.extensions.insert(parts);
-        let answering = tokio::spawn(
+        // Boxed before the spawn: the handler's state is kilobytes, and a task holding it
+        // inline is copied whole as it is spawned, polled to its end and read (tokio moves
+        // the task's stage by value); a task holding a pointer copies a pointer.
+        let answering = tokio::spawn(Box::pin(
             async move {
                 let _finished = finished;
                 server.handle_request(call, context).await
             }
             .instrument(tracing::Span::current()),
-        );
+        ));
         let answer = tokio::select! {
             biased;
             answer = answering => Some(answer),

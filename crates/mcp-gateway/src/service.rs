@@ -15,9 +15,9 @@ use rmcp::transport::streamable_http_server::session::local::{LocalSessionManage
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::{GatewayAuth, KeyPolicy, authorize};
+use crate::auth::{GatewayAuth, KeyPolicy};
 use crate::backend::GatewayBackend;
-use crate::direct::{DirectCalls, Gate, McpResponse};
+use crate::direct::{DirectCalls, Gate};
 use crate::gateway::GatewayServer;
 
 /// Where the router mounts the service.
@@ -121,18 +121,16 @@ pub fn mcp_router<B: GatewayBackend>(
     if let Some(store) = &config.key_store {
         auth = auth.with_store(store.clone());
     }
-    Router::new()
-        .nest_service(
-            MCP_PATH,
-            Shared(Arc::new(Mounted {
-                rmcp: service,
-                direct,
-            })),
-        )
-        .layer(axum::middleware::from_fn(
-            crate::coalesce::coalesce_event_stream,
-        ))
-        .layer(axum::middleware::from_fn_with_state(auth, authorize))
+    // The key check and the coalescing inside the mount, as one service: each
+    // `Router::layer` would wrap the route once more, and a request clones each wrapping.
+    let mounted = tower::ServiceBuilder::new()
+        .layer(auth.layer())
+        .layer(crate::coalesce::CoalesceLayer)
+        .service(Shared(Arc::new(Mounted {
+            rmcp: service,
+            direct,
+        })));
+    Router::new().nest_service(MCP_PATH, mounted)
 }
 
 /// rmcp's service and `/mcp`'s direct path in front of it ([`crate::direct`]).
@@ -154,7 +152,7 @@ impl<B: GatewayBackend> Clone for Shared<B> {
 }
 
 impl<B: GatewayBackend> tower::Service<axum::extract::Request> for Shared<B> {
-    type Response = McpResponse;
+    type Response = axum::response::Response;
     type Error = std::convert::Infallible;
     type Future = futures::future::BoxFuture<'static, Result<Self::Response, Self::Error>>;
 
@@ -172,7 +170,8 @@ impl<B: GatewayBackend> tower::Service<axum::extract::Request> for Shared<B> {
             Ok(mounted
                 .direct
                 .handle(request, |request| rmcp.handle(request))
-                .await)
+                .await
+                .map(axum::body::Body::new))
         })
     }
 }

@@ -1,23 +1,84 @@
-//! [`trace_http`]: an axum middleware giving each HTTP request a server span
+//! [`TraceHttpLayer`]: a layer giving each HTTP request a server span
 //! (`{method} {route}`, with `http.request.method`, `http.route`, `url.path` and
 //! `http.response.status_code`), continuing the trace of an incoming `traceparent` header.
 //! A chat turn's spans are its children. `/mcp` is left to the gateway, whose spans are per
 //! MCP request. Disabled, at the cost of a check, unless traces are exported.
 
+use std::convert::Infallible;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use axum::extract::{MatchedPath, Request};
-use axum::middleware::Next;
 use axum::response::Response;
+use futures::future::Either;
 use tracing::field::Empty;
 use tracing::{Instrument as _, Level};
 
 use crate::telemetry::{TRACE_TARGET, TRACEPARENT, continue_trace};
 
-/// The middleware (`axum::middleware::from_fn(trace_http)`, added with `Router::layer` so
-/// that the route is known).
-pub async fn trace_http(request: Request, next: Next) -> Response {
+/// The layer (`Router::layer(TraceHttpLayer)`, so that the route is known). A request it
+/// does not trace (`/mcp`, or traces off) goes to its route with nothing added: no clone, no
+/// boxed future, no allocation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TraceHttpLayer;
+
+impl<S> tower::Layer<S> for TraceHttpLayer {
+    type Service = TraceHttp<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        TraceHttp { inner }
+    }
+}
+
+/// A route behind [`TraceHttpLayer`].
+#[derive(Debug, Clone)]
+pub struct TraceHttp<S> {
+    inner: S,
+}
+
+/// The future of a traced request.
+type Traced = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>>;
+
+impl<S> tower::Service<Request> for TraceHttp<S>
+where
+    S: tower::Service<Request, Response = Response, Error = Infallible>,
+    S::Future: Send + 'static,
+{
+    type Response = Response;
+    type Error = Infallible;
+    type Future = Either<S::Future, Traced>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match span_of(&request) {
+            None => Either::Left(self.inner.call(request)),
+            Some(span) => {
+                let answer = self.inner.call(request).instrument(span.clone());
+                Either::Right(Box::pin(async move {
+                    let response = answer.await?;
+                    let status = response.status();
+                    span.record("http.response.status_code", status.as_u16());
+                    if status.is_server_error() {
+                        span.record("error.type", status.as_str());
+                        span.record("otel.status_code", "ERROR");
+                    }
+                    Ok(response)
+                }))
+            }
+        }
+    }
+}
+
+/// The server span of `request`, continuing its `traceparent`; `None` for `/mcp` and when
+/// the span is disabled.
+fn span_of(request: &Request) -> Option<tracing::Span> {
     let path = request.uri().path();
     if path == "/mcp" || path.starts_with("/mcp/") {
-        return next.run(request).await;
+        return None;
     }
     // A request no route matched is named by its method alone (the conventions' rule): its
     // path is whatever the client sent, and would make a span name per request.
@@ -40,7 +101,7 @@ pub async fn trace_http(request: Request, next: Next) -> Response {
         error.type = Empty,
     );
     if span.is_disabled() {
-        return next.run(request).await;
+        return None;
     }
     if let Some(traceparent) = request
         .headers()
@@ -49,14 +110,7 @@ pub async fn trace_http(request: Request, next: Next) -> Response {
     {
         continue_trace(&span, traceparent);
     }
-    let response = next.run(request).instrument(span.clone()).await;
-    let status = response.status();
-    span.record("http.response.status_code", status.as_u16());
-    if status.is_server_error() {
-        span.record("error.type", status.as_str());
-        span.record("otel.status_code", "ERROR");
-    }
-    response
+    Some(span)
 }
 
 #[cfg(test)]
@@ -74,7 +128,8 @@ mod tests {
             runtime.block_on(async {
                 let app = axum::Router::new()
                     .route("/items/{id}", axum::routing::get(|| async { "item" }))
-                    .layer(axum::middleware::from_fn(trace_http));
+                    .route("/mcp", axum::routing::get(|| async { "mcp" }))
+                    .layer(TraceHttpLayer);
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
                     .await
                     .expect("bind");
@@ -82,7 +137,7 @@ mod tests {
                 tokio::spawn(async move { axum::serve(listener, app).await });
                 let client = reqwest::Client::new();
                 let mut statuses = Vec::new();
-                for path in ["/items/7", "/secret-looking/sk-123?code=abc"] {
+                for path in ["/items/7", "/secret-looking/sk-123?code=abc", "/mcp"] {
                     let answer = client
                         .get(format!("http://{addr}{path}"))
                         .send()
@@ -93,7 +148,8 @@ mod tests {
                 statuses
             })
         });
-        assert_eq!(statuses, [200, 404]);
+        // `/mcp` has no span of its own here: the gateway's are per MCP request.
+        assert_eq!(statuses, [200, 404, 200]);
         let mut spans: Vec<(String, Option<String>, Option<String>)> = exported
             .get_finished_spans()
             .expect("spans")

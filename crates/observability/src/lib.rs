@@ -9,7 +9,7 @@
 //! - [`metrics_router`] ([`route`]): `GET /metrics` for an axum app;
 //! - [`init_tracing`] ([`logging`]): the `tracing` subscriber, text or JSON;
 //! - [`telemetry`]: traces over OTLP (off unless an endpoint is configured), W3C context in
-//!   and out, content recorded only when asked (redacted); [`trace_http`] ([`http_span`]):
+//!   and out, content recorded only when asked (redacted); [`TraceHttpLayer`] ([`http_span`]):
 //!   a server span per HTTP request; [`span_metrics`]: the MCP and GenAI conventions'
 //!   duration and token histograms, read from the trace spans and exported over OTLP;
 //!
@@ -28,7 +28,7 @@ pub mod telemetry;
 
 pub use encode::CONTENT_TYPE;
 pub use error::{LoggingError, MetricsError, TelemetryError};
-pub use http_span::trace_http;
+pub use http_span::TraceHttpLayer;
 pub use logging::{LogFormat, init_tracing, init_tracing_with};
 pub use metric_set::{
     BotCraftMetrics, CallPath, ProviderOutcome, SERVER_STATES, SearchFollowUps, TokenUsage,

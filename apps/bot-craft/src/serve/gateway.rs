@@ -39,10 +39,7 @@ pub(super) fn router(
     eprintln!("botcraft: MCP gateway at /mcp (bot keys: BOTCRAFT_BOT_KEYS and `botcraft keys`)");
     Ok(
         mcp_gateway::mcp_router(backend, mcp_gateway::KeyPolicy::Keys(keys), &config).layer(
-            axum::middleware::from_fn_with_state(
-                args.max_body_bytes,
-                http_api::routes::refuse_declared_oversize,
-            ),
+            http_api::routes::refuse_declared_oversize(args.max_body_bytes),
         ),
     )
 }

@@ -20,6 +20,7 @@ use crate::auth::{Access, require_admin, require_chat};
 use crate::error::ApiError;
 use crate::health;
 use crate::openapi;
+use crate::precheck::{Precheck, PrecheckLayer};
 use crate::state::AppState;
 
 /// A route as registered: upper-case method and axum path (`/api/bots/{bot}`).
@@ -163,35 +164,39 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
-        .layer(middleware::from_fn_with_state(
-            state.config.max_body_bytes,
-            refuse_declared_oversize,
-        ))
+        .layer(refuse_declared_oversize(state.config.max_body_bytes))
         .with_state(state);
     (router, routes)
 }
 
 /// A body whose `Content-Length` is over the limit is refused before a byte of it is read:
-/// 413 at once, not after the client has sent (or failed to send) it all.
-pub async fn refuse_declared_oversize(
-    axum::extract::State(limit): axum::extract::State<usize>,
-    request: axum::extract::Request,
-    next: middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    let declared = request
-        .headers()
-        .get(axum::http::header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.trim().parse::<u64>().ok());
-    match declared {
-        Some(length) if length > limit as u64 => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("the body is {length} bytes; the limit is {limit}"),
-        )
-        .into_response(),
-        _ => next.run(request).await,
+/// 413 at once, not after the client has sent (or failed to send) it all. The layer for
+/// `Router::layer`.
+pub fn refuse_declared_oversize(limit: usize) -> PrecheckLayer<DeclaredBodyLimit> {
+    PrecheckLayer::new(DeclaredBodyLimit(limit))
+}
+
+/// The check of [`refuse_declared_oversize`]: the most bytes a request may declare.
+#[derive(Debug, Clone, Copy)]
+pub struct DeclaredBodyLimit(pub usize);
+
+impl Precheck for DeclaredBodyLimit {
+    fn refuse(&self, request: &axum::extract::Request) -> Option<axum::response::Response> {
+        use axum::response::IntoResponse;
+        let limit = self.0;
+        let declared = request
+            .headers()
+            .get(axum::http::header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .and_then(|value| value.trim().parse::<u64>().ok())?;
+        (declared > limit as u64).then(|| {
+            ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the body is {declared} bytes; the limit is {limit}"),
+            )
+            .into_response()
+        })
     }
 }
 

@@ -164,12 +164,13 @@ async fn an_unused_session_times_out_and_then_answers_404() -> anyhow::Result<()
     };
     let (service, sessions) = mcp_gateway::mcp_service(backend, &config);
     let auth = mcp_gateway::GatewayAuth::new(keys(), sessions.clone(), config.session_timeout);
-    let app = axum::Router::new()
-        .nest_service(mcp_gateway::MCP_PATH, service)
-        .layer(axum::middleware::from_fn_with_state(
-            auth,
-            mcp_gateway::auth::authorize,
-        ));
+    let app = axum::Router::new().nest_service(
+        mcp_gateway::MCP_PATH,
+        tower::ServiceBuilder::new()
+            .layer(auth.layer())
+            .map_response(axum::response::IntoResponse::into_response)
+            .service(service),
+    );
     let served = Served::serve(app, 0, config.shutdown.clone()).await?;
     let http = Http::new(&served.url);
     let session = http
