@@ -363,12 +363,15 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let sessions = CancellationToken::new();
     let router = http_api::app(state).merge(dashboard::router());
     let gateway = gateway::router(&args, &toolsets, &metrics, &store, &sessions)?;
-    // One Origin rule in front of everything (the API, the dashboard and /mcp), then the
-    // request's span: one layer, as each `Router::layer` wraps every route once more.
+    // In front of everything (the API, the dashboard and /mcp): the Origin rule, the
+    // request's span, then a declared body over the limit refused before it is read. One
+    // layer, as each `Router::layer` wraps every route once more and a request clones each
+    // wrapping.
     let origins = http_api::origin::OriginPolicy::new(&args.allowed_hosts, &args.allowed_origins);
     let router = router.merge(gateway).layer((
         http_api::origin::layer(origins),
         observability::TraceHttpLayer,
+        http_api::routes::refuse_declared_oversize(args.max_body_bytes),
     ));
     // A header-read timeout (slowloris clients and idle connections end within seconds), a
     // connection cap, TCP_NODELAY (small SSE and JSON answers go out at once), graceful drain.

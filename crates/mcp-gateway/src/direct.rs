@@ -599,10 +599,12 @@ impl<B: GatewayBackend> DirectCalls<B> {
         Fut: Future<Output = McpResponse>,
     {
         let delete = (request.method() == Method::DELETE).then(|| request.headers().clone());
+        // rmcp's future is boxed where it runs: inline, its size would be this future's, and
+        // every direct call would carry (and copy) it.
         match self.take(request).await {
             Taken::Answered(answer) => answer,
             Taken::Rmcp(request) => {
-                let response = rmcp(request).await;
+                let response = Box::pin(rmcp(request)).await;
                 if let Some(headers) = delete
                     && response.status().is_success()
                 {
@@ -611,7 +613,7 @@ impl<B: GatewayBackend> DirectCalls<B> {
                 response
             }
             Taken::Opening(request, opening) => {
-                let response = rmcp(request).await;
+                let response = Box::pin(rmcp(request)).await;
                 self.opened(&response, opening).await;
                 response
             }

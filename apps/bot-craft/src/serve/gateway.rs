@@ -37,9 +37,10 @@ pub(super) fn router(
         mcp_gateway::ToolsetBackend::new(Arc::clone(toolsets)).with_metrics(metrics.clone()),
     );
     eprintln!("botcraft: MCP gateway at /mcp (bot keys: BOTCRAFT_BOT_KEYS and `botcraft keys`)");
-    Ok(
-        mcp_gateway::mcp_router(backend, mcp_gateway::KeyPolicy::Keys(keys), &config).layer(
-            http_api::routes::refuse_declared_oversize(args.max_body_bytes),
-        ),
-    )
+    // A declared body over the limit is refused in front of every route (`serve`'s layers).
+    Ok(mcp_gateway::mcp_router(
+        backend,
+        mcp_gateway::KeyPolicy::Keys(keys),
+        &config,
+    ))
 }

@@ -196,6 +196,42 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         );
     }
 
+    // A declared body over the limit (4 MiB by default) is refused before a byte of it is
+    // sent, on /mcp as on the API and the dashboard.
+    for path in ["/mcp", "/api/servers", "/"] {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let address = served.url.trim_start_matches("http://");
+        let mut socket = tokio::net::TcpStream::connect(address).await?;
+        socket
+            .write_all(
+                format!(
+                    "POST {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer serve-test-bot-key\r\n\
+                     Content-Type: application/json\r\nContent-Length: 104857600\r\n\r\n"
+                )
+                .as_bytes(),
+            )
+            .await?;
+        // Read until the refusal's code has come or the connection ends.
+        let mut answer = String::new();
+        tokio::time::timeout(std::time::Duration::from_secs(30), async {
+            let mut chunk = [0; 4096];
+            while !answer.contains("body_too_large") {
+                let read = socket.read(&mut chunk).await?;
+                if read == 0 {
+                    break;
+                }
+                answer.push_str(&String::from_utf8_lossy(&chunk[..read]));
+            }
+            anyhow::Ok(())
+        })
+        .await
+        .context("no answer to a declared body over the limit")??;
+        assert!(
+            answer.starts_with("HTTP/1.1 413") && answer.contains("body_too_large"),
+            "{path}: {answer}"
+        );
+    }
+
     // Keys made by `botcraft keys` on the same database work at once; revoked, they fail on
     // the next request (another process wrote it: nothing is cached).
     let keys_cli = |args: &[&str]| -> anyhow::Result<(bool, String, String)> {
