@@ -23,7 +23,7 @@
 //!   its own) and whose id is not in flight here already.
 //!
 //! Everything else goes to rmcp as it came (a body read here is handed on). The key, the
-//! session's owner and the face are checked before, by the same middleware, and the handler
+//! session's owner and the face are checked before, by the same layer, and the handler
 //! checks them again as it does for rmcp. What rmcp does around a request is kept:
 //! - the session's inactivity timer is reset through its worker (an event that changes
 //!   nothing, at most once a second or a quarter of the timeout), and a session whose worker

@@ -3,7 +3,7 @@
 //! between its client and the bot's servers.
 //!
 //! - [`GatewayScope`]: which face a request came in on — `/mcp` (the bot's servers merged) or
-//!   `/mcp/{server}` (one server under its own names). The auth middleware sets it from the
+//!   `/mcp/{server}` (one server under its own names). The auth layer sets it from the
 //!   path; a session keeps the scope it was opened on.
 //! - [`SessionCaller`]: the gateway's client as the manager's [`Caller`]: a server's
 //!   `sampling/createMessage` and `elicitation/create` go to it when it declared the

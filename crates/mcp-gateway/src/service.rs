@@ -1,6 +1,6 @@
 //! Mounting the gateway: [`mcp_service`] (rmcp's `StreamableHttpService` over
 //! [`GatewayServer`], sessions in memory with an inactivity timeout) and [`mcp_router`]
-//! (that service at `/mcp` behind the auth middleware, with [`crate::direct`]'s path for a
+//! (that service at `/mcp` behind the auth layer, with [`crate::direct`]'s path for a
 //! session's plain `tools/call` in front of it — what the HTTP layer merges).
 //!
 //! Sessions live in this process's memory. After a restart, a request with an old

@@ -3,8 +3,8 @@
 //! [`GatewayBackend`].
 //!
 //! One `GatewayServer` serves one streamable HTTP session. The bot of every request is the
-//! [`AuthenticatedBot`] the auth middleware put in the HTTP request; the session is bound to
-//! the bot that initialized it and refuses requests of any other bot (the middleware answers
+//! [`AuthenticatedBot`] the auth layer put in the HTTP request; the session is bound to
+//! the bot that initialized it and refuses requests of any other bot (the layer answers
 //! 403 first; this is the second lock). `initialize` starts no server (instructions come from
 //! the store); the first `tools/list` may.
 //!
@@ -195,7 +195,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
         }
     }
 
-    /// The face of this request (set by the auth middleware from the path; `/mcp` when
+    /// The face of this request (set by the auth layer from the path; `/mcp` when
     /// absent), which must be the session's.
     fn scope(&self, extensions: &rmcp::model::Extensions) -> Result<GatewayScope, ErrorData> {
         if let Some((_, scope)) = &self.session.local {
