@@ -364,9 +364,9 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     let router = http_api::app(state).merge(dashboard::router());
     let gateway = gateway::router(&args, &toolsets, &metrics, &store, &sessions)?;
     // In front of everything (the API, the dashboard and /mcp): the Origin rule, the
-    // request's span, then a declared body over the limit refused before it is read. One
-    // layer, as each `Router::layer` wraps every route once more and a request clones each
-    // wrapping.
+    // request's span, then a declared body over the limit refused before it is read (the
+    // API's router keeps its own too, for when it is served alone). One layer, as each
+    // `Router::layer` wraps every route once more and a request clones each wrapping.
     let origins = http_api::origin::OriginPolicy::new(&args.allowed_hosts, &args.allowed_origins);
     let router = router.merge(gateway).layer((
         http_api::origin::layer(origins),

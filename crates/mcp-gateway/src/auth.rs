@@ -389,18 +389,20 @@ fn text(value: &HeaderValue) -> &str {
 }
 
 impl GatewayAuth {
-    /// The layer of the service mounted at `/mcp` (inside its `nest_service`, so that a
-    /// request's path is the part below the mount): authenticate, check the session's owner,
-    /// pass [`AuthenticatedBot`] on, and record the owner of a session the response creates.
+    /// The layer of the service mounted at `/mcp` (inside its `nest_service`; the face is read
+    /// from the path the client sent): authenticate, check the session's owner, pass
+    /// [`AuthenticatedBot`] on, and record the owner of a session the response creates.
     pub fn layer(self) -> AuthorizeLayer {
         AuthorizeLayer { auth: self }
     }
 }
 
 /// [`GatewayAuth`]'s rule in front of `/mcp` ([`GatewayAuth::layer`]). A request with a
-/// configured key, in a session it owns, goes to the route with nothing added: no clone of
-/// the route, no boxed future, no allocation (it is every tool call). A key asked of the
-/// store, a refusal, a new session and a session's end take one boxed future.
+/// configured key, in a session it owns, goes to the route with no clone of the route and no
+/// boxed future (it is every tool call); what it allocates is what the check hands on (the
+/// bot's name, and the two request extensions). A key kept in the store (asked on every
+/// request), a refusal, a request without `Mcp-Session-Id` (one that may open a session, and
+/// every stateless request) and a session's `DELETE` take one boxed future.
 #[derive(Debug, Clone)]
 pub struct AuthorizeLayer {
     auth: GatewayAuth,
@@ -489,8 +491,14 @@ where
     {
         return refused(AuthRefusal::ForeignSession.into_response());
     }
-    // The path below the mount (`nest_service` takes `/mcp` off): `/` or `/SERVER`.
-    let Some(scope) = crate::relay::GatewayScope::of_path(request.uri().path(), "") else {
+    // The path the client sent (axum's router keeps it; below the mount the request's own
+    // path has `/mcp` cut off, and that cut reads `/mcp//x` as `/x`). Without a router there
+    // is no mount, and the request's path is the one sent.
+    let path = request
+        .extensions()
+        .get::<axum::extract::OriginalUri>()
+        .map_or(request.uri().path(), |sent| sent.0.path());
+    let Some(scope) = crate::relay::GatewayScope::of_path(path, crate::service::MCP_PATH) else {
         return refused(
             (
                 http::StatusCode::NOT_FOUND,

@@ -1,5 +1,6 @@
 //! `serve`'s `/mcp`: the gateway over the bots' toolsets, its keys (`BOTCRAFT_BOT_KEYS` and
-//! the store's bot keys), allowed hosts, session limits and body cap.
+//! the store's bot keys), allowed hosts and session limits (the body cap is `serve`'s, in
+//! front of every route).
 
 use std::sync::Arc;
 use std::time::Duration;

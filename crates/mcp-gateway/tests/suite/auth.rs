@@ -293,3 +293,36 @@ async fn a_bot_holds_at_most_its_session_limit() -> anyhow::Result<()> {
     served.stop().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn the_face_is_read_from_the_path_the_client_sent() -> anyhow::Result<()> {
+    let backend = FakeBackend::new([("forge", forge())]);
+    let served = Served::start(backend, keys(), 0).await?;
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}});
+    // (below `/mcp`, status, error code)
+    let cases: [(&str, u16, Option<&str>); 6] = [
+        ("", 200, None),
+        ("/", 200, None),
+        ("/fs", 200, None),
+        // The mount cuts `/mcp/` off these; the face is read from what was sent.
+        ("//fs", 404, Some("not_found")),
+        ("//", 404, Some("not_found")),
+        ("/fs/deeper", 404, Some("not_found")),
+    ];
+    let mut seen = Vec::new();
+    for (below, _, _) in cases {
+        let reply = Http::new(&format!("{}{below}", served.url))
+            .post(Some(FORGE_KEY), None, initialize.clone())
+            .await?;
+        let code = reply.body["error"]["code"].as_str().map(str::to_owned);
+        seen.push((below, reply.status, code));
+    }
+    let expected: Vec<_> = cases
+        .iter()
+        .map(|(below, status, code)| (*below, *status, code.map(str::to_owned)))
+        .collect();
+    assert_eq!(seen, expected);
+    served.stop().await;
+    Ok(())
+}

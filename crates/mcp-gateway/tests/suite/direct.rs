@@ -243,7 +243,7 @@ async fn what_the_direct_path_does_not_take_is_answered_by_rmcp() -> anyhow::Res
 }
 
 #[tokio::test]
-async fn refusals_are_rmcps_and_the_middlewares() -> anyhow::Result<()> {
+async fn refusals_are_rmcps_and_the_layers() -> anyhow::Result<()> {
     let backend = FakeBackend::new([("forge", forge())]);
     let served = Served::start(
         backend.clone(),
