@@ -150,13 +150,10 @@ impl Side for RoleClient {
         if !calls.forget(&id) {
             return None;
         }
-        if envelope.error.present()
-            || !envelope.jsonrpc.is("\"2.0\"")
-            || !ToolResultKeys::only(envelope.result.0?)
-        {
+        if envelope.error.present() || !envelope.jsonrpc.is("\"2.0\"") {
             return None;
         }
-        let result = ResultOf::decode(envelope.result.0?, line)?;
+        let result = tool_result(envelope.result.0?, line)?;
         Some(JsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -215,8 +212,7 @@ impl AnswerLine<'_> {
         if let Some(result) = envelope.result.0
             && !envelope.error.present()
             && envelope.jsonrpc.is("\"2.0\"")
-            && ToolResultKeys::only(result)
-            && let Some(result) = ResultOf::decode(result, self.line)
+            && let Some(result) = tool_result(result, self.line)
         {
             return Some(Ok(ServerResult::CallToolResult(result)));
         }
@@ -369,6 +365,19 @@ impl<'de> Deserialize<'de> for ParamsMap {
         }
         deserializer.deserialize_map(Object).map(ParamsMap)
     }
+}
+
+/// An answer's `result` as a tool result, when rmcp's decoder would take it as one: the
+/// text-only shape directly ([`crate::text_result`]), else a result with `content` and no key
+/// a tool result does not have ([`ToolResultKeys`]) by rmcp's `CallToolResult` decoder.
+fn tool_result(raw: &RawValue, line: &[u8]) -> Option<CallToolResult> {
+    if let Some(result) = crate::text_result::text_only(raw) {
+        return Some(result);
+    }
+    if !ToolResultKeys::only(raw) {
+        return None;
+    }
+    ResultOf::decode(raw, line)
 }
 
 /// An answer line's tool result: from its own raw text when it is [`shallow`], else from the

@@ -1,7 +1,8 @@
 //! MCP messages on a byte stream, for rmcp: [`LineTransport`] frames JSON-RPC one message
 //! per line (MCP's stdio transport) over any reader and writer, as rmcp's own does, at less
 //! cost per message: large reads, `tools/call` and its answer decoded in one pass by their
-//! tag ([`decode`]), writes coalesced. A client's requests can also go past rmcp's service
+//! tag ([`decode`]; a result of text blocks alone without buffering its blocks:
+//! `text_result`), writes coalesced. A client's requests can also go past rmcp's service
 //! loop on the connection's [`DirectLane`] ([`lane`]), and a server's `tools/call` requests be
 //! served past it ([`DirectServing`], [`served`]). [`stdio()`] is this process's stdin
 //! and stdout as one.
@@ -14,6 +15,7 @@ pub mod lane;
 mod methods;
 pub mod served;
 pub mod stdio;
+mod text_result;
 pub mod transport;
 
 pub use decode::{PendingCalls, Side};

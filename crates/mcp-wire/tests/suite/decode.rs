@@ -193,6 +193,19 @@ fn answers_to_a_client() {
             format!(r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":{image},"isError":true}}}}"#),
             true,
         ),
+        // Text blocks alone: built without buffering each block.
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"hi"},{"text":"a\u00e9","type":"te\u0078t"}],"isError":false}}"#.to_owned(),
+            true,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"isError":null,"content":[]}}"#.to_owned(),
+            true,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a","text":"b"}]}}"#.to_owned(),
+            false,
+        ),
         (
             format!(
                 r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":{resource},"structuredContent":{{"a":[1,2]}}}}}}"#
