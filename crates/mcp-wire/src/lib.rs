@@ -22,4 +22,5 @@ pub use decode::{PendingCalls, Side};
 pub use lane::{DirectLane, LaneClosed, LaneSendError, Sent};
 pub use served::DirectServing;
 pub use stdio::stdio;
+pub use text_result::decode_tool_result;
 pub use transport::{DEFAULT_MAX_LINE_LENGTH, DEFAULT_MAX_QUEUED, LineTransport};

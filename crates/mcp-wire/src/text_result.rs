@@ -16,6 +16,16 @@ use serde::Deserialize;
 use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
+/// A tool result decoded from its own text as rmcp's `CallToolResult` decoder decodes it
+/// (with its error when it refuses the text), the text-only shape without buffering: for a
+/// result read from elsewhere than a line (the forwarding bridge's HTTP answers).
+pub fn decode_tool_result(raw: &RawValue) -> Result<CallToolResult, serde_json::Error> {
+    match text_only(raw) {
+        Some(result) => Ok(result),
+        None => serde_json::from_str(raw.get()),
+    }
+}
+
 /// `raw` (a tool result's own text) decoded when it is of the text-only shape; `None` for
 /// anything else. The value is what rmcp's `CallToolResult` decoder gives for the same text.
 pub(crate) fn text_only(raw: &RawValue) -> Option<CallToolResult> {
@@ -160,6 +170,9 @@ mod tests {
                 let rmcps: CallToolResult = serde_json::from_str(text).expect("rmcp decodes it");
                 assert_eq!(here, rmcps, "{text}");
             }
+            // Every shape, taken here or not, decodes as rmcp decodes it (or fails as it does).
+            let rmcps = serde_json::from_str::<CallToolResult>(text).ok();
+            assert_eq!(decode_tool_result(&raw).ok(), rmcps, "{text}");
         }
     }
 }

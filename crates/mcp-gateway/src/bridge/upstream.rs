@@ -233,7 +233,7 @@ impl Upstream {
             meta: observability::traceparent_of(&span).map(|traceparent| TraceMeta { traceparent }),
         };
         let result = self.request("tools/call", &params).instrument(span).await?;
-        serde_json::from_str(result.get()).map_err(|error| UpstreamError::BadPayload {
+        mcp_wire::decode_tool_result(&result).map_err(|error| UpstreamError::BadPayload {
             method: "tools/call",
             what: error.to_string(),
         })
