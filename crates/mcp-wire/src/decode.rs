@@ -319,7 +319,7 @@ struct CallOf {
 
 impl CallOf {
     fn decode(line: &[u8]) -> Option<CallToolRequest> {
-        let ParamsMap(decoded) = serde_json::from_slice::<Self>(line).ok()?.params;
+        let ObjectOnly(decoded) = serde_json::from_slice::<Self>(line).ok()?.params;
         Some(decoded.into_request())
     }
 }
@@ -327,7 +327,7 @@ impl CallOf {
 impl CallParams {
     /// From the parameters' own raw text (a shallow value: [`shallow`]).
     fn decode(raw: &RawValue) -> Option<CallToolRequest> {
-        let ParamsMap(decoded) = serde_json::from_str(raw.get()).ok()?;
+        let ObjectOnly(decoded): ParamsMap = serde_json::from_str(raw.get()).ok()?;
         Some(decoded.into_request())
     }
 
@@ -345,27 +345,34 @@ impl CallParams {
     }
 }
 
-/// [`CallParams`] from a JSON object only: serde's derived struct decoding also takes an
-/// array, which rmcp (whose parameters flatten) refuses.
-struct ParamsMap(CallParams);
+/// `T` decoded from a JSON object only: serde's derived struct decoding also takes an array
+/// (the fields in order), which rmcp refuses for what is decoded so here (a call's
+/// parameters, which flatten in rmcp; a tool result and its content blocks, which are tagged
+/// or flatten).
+pub(crate) struct ObjectOnly<T>(pub(crate) T);
 
-impl<'de> Deserialize<'de> for ParamsMap {
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Object;
-        impl<'de> Visitor<'de> for Object {
-            type Value = CallParams;
+        struct Object<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> Visitor<'de> for Object<T> {
+            type Value = T;
 
             fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
-                formatter.write_str("a tools/call parameters object")
+                formatter.write_str("a JSON object")
             }
 
-            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<CallParams, A::Error> {
-                CallParams::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
             }
         }
-        deserializer.deserialize_map(Object).map(ParamsMap)
+        deserializer
+            .deserialize_map(Object(std::marker::PhantomData))
+            .map(ObjectOnly)
     }
 }
+
+/// A call's parameters, from a JSON object only.
+type ParamsMap = ObjectOnly<CallParams>;
 
 /// An answer's `result` as a tool result, when rmcp's decoder would take it as one: the
 /// text-only shape directly ([`crate::text_result`]), else a result with `content` and no key

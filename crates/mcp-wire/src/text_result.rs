@@ -5,7 +5,8 @@
 //!
 //! Only that shape is taken here: `content` holding blocks of exactly `type` (the string
 //! `text`) and `text` (a string), and at most `isError` (a boolean or `null`) beside it, each
-//! key once. Anything else (another block type, any other key, a duplicate) is not this
+//! key once, the result and each block an object (serde's derived decoding would also take
+//! an array). Anything else (another block type, any other key, a duplicate) is not this
 //! shape, and the caller decodes it as before. Its depth is bounded (an object in an array
 //! in the result), so serde_json's nesting limit cannot decide it differently.
 
@@ -15,6 +16,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Deserialize;
 use serde::de::{Deserializer, Error as _, SeqAccess, Visitor};
 use serde_json::value::RawValue;
+
+use crate::decode::ObjectOnly;
 
 /// A tool result decoded from its own text as rmcp's `CallToolResult` decoder decodes it
 /// (with its error when it refuses the text), the text-only shape without buffering: for a
@@ -29,7 +32,7 @@ pub fn decode_tool_result(raw: &RawValue) -> Result<CallToolResult, serde_json::
 /// `raw` (a tool result's own text) decoded when it is of the text-only shape; `None` for
 /// anything else. The value is what rmcp's `CallToolResult` decoder gives for the same text.
 pub(crate) fn text_only(raw: &RawValue) -> Option<CallToolResult> {
-    let TextOnly { content, is_error } = serde_json::from_str(raw.get()).ok()?;
+    let ObjectOnly(TextOnly { content, is_error }) = serde_json::from_str(raw.get()).ok()?;
     let mut result = CallToolResult::default();
     // rmcp decodes an absent `resultType` as none; its `default()` says "complete".
     result.result_type = None;
@@ -65,7 +68,7 @@ impl<'de> Visitor<'de> for TextBlocksVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut blocks: A) -> Result<TextBlocks, A::Error> {
         let mut content = Vec::new();
-        while let Some(block) = blocks.next_element::<TextBlock>()? {
+        while let Some(ObjectOnly(block)) = blocks.next_element::<ObjectOnly<TextBlock>>()? {
             content.push(ContentBlock::text(block.text));
         }
         Ok(TextBlocks(content))
@@ -161,6 +164,12 @@ mod tests {
                 r#"{"content":[{"type":"text","text":"x"}],"isError":"yes"}"#,
                 false,
             ),
+            // Arrays where objects belong: serde's derived decoding would take them, rmcp's
+            // tagged and flattened decoding does not.
+            (r#"{"content":[["text","hi"]]}"#, false),
+            (r#"[[{"type":"text","text":"hi"}],false]"#, false),
+            (r#"[[["text","hi"]],false]"#, false),
+            (r#"[[]]"#, false),
         ];
         for (text, taken) in cases {
             let raw: Box<RawValue> = serde_json::from_str(text).expect("valid JSON");

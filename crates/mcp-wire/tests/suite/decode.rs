@@ -206,6 +206,15 @@ fn answers_to_a_client() {
             r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"a","text":"b"}]}}"#.to_owned(),
             false,
         ),
+        // Arrays where rmcp reads objects (serde's derived decoding would take them).
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":{"content":[["text","hi"]]}}"#.to_owned(),
+            false,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":7,"result":[[{"type":"text","text":"hi"}],false]}"#.to_owned(),
+            false,
+        ),
         (
             format!(
                 r#"{{"jsonrpc":"2.0","id":7,"result":{{"content":{resource},"structuredContent":{{"a":[1,2]}}}}}}"#
