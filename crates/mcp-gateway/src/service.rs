@@ -40,7 +40,13 @@ pub struct GatewayConfig {
     /// Sessions one bot (one key's bot) may hold at once; opening one more closes its least
     /// recently used. With `session_timeout`, this bounds the gateway's session memory.
     pub max_sessions_per_bot: usize,
+    /// The most bytes of a request body read, however it is sent (with a length or in
+    /// chunks); a longer one is refused with 413.
+    pub max_body_bytes: usize,
 }
+
+/// Default of [`GatewayConfig::max_body_bytes`]: 4 MiB.
+const DEFAULT_MAX_BODY_BYTES: usize = 4 * 1024 * 1024;
 
 /// Default of [`GatewayConfig::max_sessions_per_bot`].
 pub const DEFAULT_MAX_SESSIONS_PER_BOT: usize = 256;
@@ -54,6 +60,7 @@ impl Default for GatewayConfig {
             shutdown: CancellationToken::new(),
             key_store: None,
             max_sessions_per_bot: DEFAULT_MAX_SESSIONS_PER_BOT,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
     }
 }
@@ -89,7 +96,8 @@ fn service_parts<B: GatewayBackend>(
     let mut http = StreamableHttpServerConfig::default()
         .with_sse_keep_alive(config.sse_keep_alive)
         .with_cancellation_token(config.shutdown.clone())
-        .with_json_response(true);
+        .with_json_response(true)
+        .with_max_request_body_bytes(config.max_body_bytes);
     if let Some(hosts) = &config.allowed_hosts {
         http = http.with_allowed_hosts(hosts.clone());
     }

@@ -31,6 +31,7 @@ pub(super) fn router(
         shutdown: sessions.clone(),
         key_store: Some(store.clone()),
         max_sessions_per_bot: args.mcp_max_sessions_per_bot,
+        max_body_bytes: args.max_body_bytes,
         session_timeout: Duration::from_secs(args.mcp_session_idle_seconds.max(1)),
         ..mcp_gateway::GatewayConfig::default()
     };

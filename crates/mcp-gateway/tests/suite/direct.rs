@@ -468,3 +468,47 @@ async fn a_closed_session_lets_go_of_its_servers_notifications() -> anyhow::Resu
     served.stop().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_body_over_the_limit_is_refused_however_it_is_sent() -> anyhow::Result<()> {
+    let backend = FakeBackend::new([("forge", forge())]);
+    let config = GatewayConfig {
+        max_body_bytes: 2048,
+        ..GatewayConfig::default()
+    };
+    let served = Served::serve(
+        mcp_router(backend, keys(), &config),
+        0,
+        config.shutdown.clone(),
+    )
+    .await?;
+    let session = Session::open(&served.url, json!({})).await?;
+    let long = "x".repeat(4096);
+    // In chunks, no length declared: the direct path (a call) and rmcp (a list) both read up
+    // to the limit and refuse the rest.
+    let chunked = |body: Value| {
+        let bytes = serde_json::to_vec(&body).expect("JSON");
+        let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+            bytes.chunks(512).map(|c| Ok(c.to_vec())).collect();
+        reqwest::Body::wrap_stream(futures::stream::iter(chunks))
+    };
+    let cases = [
+        (call(json!(1), "fs__read", json!({"path": long})), 413),
+        (
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": {"pad": long}}}),
+            413,
+        ),
+        (call(json!(3), "fs__read", json!({})), 200),
+    ];
+    for (body, status) in cases {
+        let sent = session
+            .request(reqwest::Method::POST, BOTH)
+            .header("content-type", "application/json")
+            .body(chunked(body.clone()))
+            .send()
+            .await?;
+        assert_eq!(sent.status().as_u16(), status, "request {}", body["id"]);
+    }
+    served.stop().await;
+    Ok(())
+}
