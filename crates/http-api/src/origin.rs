@@ -98,7 +98,13 @@ fn host_name(authority: &str) -> &str {
 impl crate::precheck::Precheck for std::sync::Arc<OriginPolicy> {
     fn refuse(&self, request: &Request) -> Option<Response> {
         let headers = request.headers();
-        let origin = headers.get(ORIGIN).and_then(|value| value.to_str().ok());
+        // An Origin that is there but not visible ASCII is no allowed origin (absent, it
+        // would pass as a request from no page).
+        let origin = match headers.get(ORIGIN).map(|value| value.to_str()) {
+            None => None,
+            Some(Ok(origin)) => Some(origin),
+            Some(Err(_)) => Some(""),
+        };
         let host = headers.get(HOST).and_then(|value| value.to_str().ok());
         if self.allows(origin, host) {
             return None;
@@ -168,6 +174,37 @@ mod tests {
         ];
         for (origin, host, allowed) in cases {
             assert_eq!(policy.allows(origin, host), allowed, "{origin:?} {host:?}");
+        }
+    }
+
+    /// The layer's reading of the headers: an Origin of bytes that are not visible ASCII is
+    /// refused, not taken for a missing one.
+    #[test]
+    fn an_origin_that_is_not_text_is_refused() {
+        use crate::precheck::Precheck as _;
+        let policy = Arc::new(OriginPolicy::new(&[], &[]));
+        let request = |origin: Option<&[u8]>| {
+            let mut request = Request::new(axum::body::Body::empty());
+            let headers = request.headers_mut();
+            headers.insert(HOST, axum::http::HeaderValue::from_static("127.0.0.1:3000"));
+            if let Some(origin) = origin {
+                let value = axum::http::HeaderValue::from_bytes(origin).expect("a header value");
+                headers.insert(ORIGIN, value);
+            }
+            request
+        };
+        let cases: [(Option<&[u8]>, bool); 4] = [
+            (None, true),
+            (Some(b"http://127.0.0.1:3000"), true),
+            (Some(b"http://127.0.0.1:3000\xff"), false),
+            (Some("http://\u{e9}vil".as_bytes()), false),
+        ];
+        for (origin, allowed) in cases {
+            let refused = policy.refuse(&request(origin));
+            assert_eq!(refused.is_none(), allowed, "{origin:?}");
+            if let Some(refused) = refused {
+                assert_eq!(refused.status(), axum::http::StatusCode::FORBIDDEN);
+            }
         }
     }
 }

@@ -176,6 +176,16 @@ pub fn refuse_declared_oversize(limit: usize) -> PrecheckLayer<DeclaredBodyLimit
     PrecheckLayer::new(DeclaredBodyLimit(limit))
 }
 
+/// A `Content-Length` as hyper reads it: one number, or a list of the same number
+/// (`4096, 4096`); anything else declares nothing here (hyper refuses it).
+fn declared_length(value: &str) -> Option<u64> {
+    let mut values = value
+        .split(',')
+        .map(|value| value.trim().parse::<u64>().ok());
+    let first = values.next()??;
+    values.all(|value| value == Some(first)).then_some(first)
+}
+
 /// The check of [`refuse_declared_oversize`]: the most bytes a request may declare.
 #[derive(Debug, Clone, Copy)]
 pub struct DeclaredBodyLimit(pub usize);
@@ -188,7 +198,7 @@ impl Precheck for DeclaredBodyLimit {
             .headers()
             .get(axum::http::header::CONTENT_LENGTH)
             .and_then(|value| value.to_str().ok())
-            .and_then(|value| value.trim().parse::<u64>().ok())?;
+            .and_then(declared_length)?;
         (declared > limit as u64).then(|| {
             ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
@@ -210,4 +220,27 @@ async fn method_not_allowed() -> ApiError {
         "method_not_allowed",
         "method not allowed on this route; see /api/openapi.json",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::declared_length;
+
+    #[test]
+    fn a_declared_length_is_read_as_hyper_reads_it() {
+        let cases = [
+            ("4096", Some(4096)),
+            (" 4096 ", Some(4096)),
+            ("104857600, 104857600", Some(104_857_600)),
+            ("7,7,7", Some(7)),
+            ("7, 8", None),
+            ("7,", None),
+            ("", None),
+            ("-1", None),
+            ("lots", None),
+        ];
+        for (value, declared) in cases {
+            assert_eq!(declared_length(value), declared, "{value:?}");
+        }
+    }
 }
