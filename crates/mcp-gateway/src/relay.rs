@@ -134,12 +134,43 @@ pub fn forwarded_meta(meta: &RequestMetaObject) -> Option<RequestMetaObject> {
 /// The gateway's client, answering for one forwarded request.
 pub struct SessionCaller {
     peer: Peer<RoleServer>,
-    capabilities: Option<ClientCapabilities>,
+    declared: Declared,
 }
 
 impl SessionCaller {
-    pub fn new(peer: Peer<RoleServer>, capabilities: Option<ClientCapabilities>) -> Arc<Self> {
-        Arc::new(Self { peer, capabilities })
+    pub fn new(peer: Peer<RoleServer>, declared: Declared) -> Arc<Self> {
+        Arc::new(Self { peer, declared })
+    }
+}
+
+/// What a client declared of the abilities a server's requests need (nothing for a client
+/// that takes no requests from a server).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Declared {
+    pub sampling: bool,
+    pub elicitation: bool,
+}
+
+impl Declared {
+    pub fn of(capabilities: &ClientCapabilities) -> Self {
+        Self {
+            sampling: capabilities.sampling.is_some(),
+            elicitation: capabilities.elicitation.is_some(),
+        }
+    }
+
+    /// What the client of `context`'s request declared: the capabilities in the request's
+    /// `_meta`, else the session's, as rmcp's `RequestContext::client_capabilities` reads
+    /// them (a session on the inline lifecycle stores none), without copying them per call.
+    pub fn by_client_of(context: &rmcp::service::RequestContext<RoleServer>) -> Self {
+        if let Some(capabilities) = context.meta.client_capabilities() {
+            return Self::of(&capabilities);
+        }
+        context
+            .peer
+            .peer_info()
+            .map(|info| Self::of(&info.capabilities))
+            .unwrap_or_default()
     }
 }
 
@@ -155,12 +186,9 @@ fn relayed_error(error: ServiceError) -> ErrorData {
 
 impl Caller for SessionCaller {
     fn declares(&self, ability: ClientAbility) -> bool {
-        let Some(capabilities) = &self.capabilities else {
-            return false;
-        };
         match ability {
-            ClientAbility::Sampling => capabilities.sampling.is_some(),
-            ClientAbility::Elicitation => capabilities.elicitation.is_some(),
+            ClientAbility::Sampling => self.declared.sampling,
+            ClientAbility::Elicitation => self.declared.elicitation,
         }
     }
 

@@ -39,7 +39,7 @@ use super::{GatewayServer, lock};
 use crate::backend::{BackendError, GatewayBackend};
 pub(crate) use crate::relay::expect;
 use crate::relay::{
-    GatewayScope, SessionCaller, forwarded_meta, mark_complete, qualify_uri, split_uri,
+    Declared, GatewayScope, SessionCaller, forwarded_meta, mark_complete, qualify_uri, split_uri,
 };
 
 /// The revision of this request's client when it is 2026-07-28 or later (requests that
@@ -214,11 +214,11 @@ impl<B: GatewayBackend> GatewayServer<B> {
         // A 2026-07-28 client takes no requests from a server: what a server asks of it comes
         // as an InputRequiredResult, so the manager refuses a server's request with the reason.
         let declared = match revision {
-            Some(_) => None,
-            None => context.client_capabilities(),
+            Some(_) => Declared::default(),
+            None => Declared::by_client_of(context),
         };
         let target = || ForwardFor {
-            caller: Some(SessionCaller::new(context.peer.clone(), declared.clone())),
+            caller: Some(SessionCaller::new(context.peer.clone(), declared)),
             progress: context.meta.get_progress_token(),
             // The toolset names the bot (by id) once it has checked the binding.
             principal: None,
