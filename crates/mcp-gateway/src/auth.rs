@@ -38,6 +38,10 @@ use store::key_digest::KeyRing;
 
 /// The header carrying the streamable HTTP session id.
 pub const SESSION_HEADER: &str = "mcp-session-id";
+/// [`SESSION_HEADER`] as a header name, for lookups: a name given as text is parsed and
+/// matched against the standard names on each lookup.
+pub(crate) static SESSION_HEADER_NAME: http::HeaderName =
+    http::HeaderName::from_static(SESSION_HEADER);
 
 /// The environment variable [`BotKeys::parse`] is documented against.
 pub const BOT_KEYS_ENV: &str = "BOTCRAFT_BOT_KEYS";
@@ -378,7 +382,7 @@ fn bearer(request: &Request) -> Option<&str> {
 /// The `Mcp-Session-Id` of `headers`: a reference-counted copy of the header, no allocation.
 fn session_of(headers: &axum::http::HeaderMap) -> Option<HeaderValue> {
     headers
-        .get(SESSION_HEADER)
+        .get(&SESSION_HEADER_NAME)
         .filter(|value| value.to_str().is_ok())
         .cloned()
 }

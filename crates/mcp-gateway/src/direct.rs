@@ -63,14 +63,15 @@ use rmcp::{RoleServer, transport::streamable_http_server::SessionManager as _};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::auth::SESSION_HEADER;
+use crate::auth::SESSION_HEADER_NAME;
 use crate::backend::GatewayBackend;
 use crate::gateway::{GatewayServer, WeakGatewayServer};
 
 /// The largest body served here (a call's arguments are small; larger bodies go to rmcp).
 pub const MAX_DIRECT_BODY: u64 = 64 * 1024;
 
-const PROTOCOL_HEADER: &str = "mcp-protocol-version";
+/// `MCP-Protocol-Version`, as a header name (a name given as text is parsed on each lookup).
+static PROTOCOL_HEADER: http::HeaderName = http::HeaderName::from_static("mcp-protocol-version");
 
 /// The HTTP answer type of rmcp's service, which the direct path answers with too.
 pub(crate) type McpResponse = http::Response<BoxBody<Bytes, Infallible>>;
@@ -235,7 +236,7 @@ impl Gate {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok())
             .is_some_and(|length| length <= MAX_DIRECT_BODY);
-        let revision_fits = match headers.get(PROTOCOL_HEADER) {
+        let revision_fits = match headers.get(&PROTOCOL_HEADER) {
             None => true,
             Some(value) => value.to_str().ok().is_some_and(|version| {
                 version < ProtocolVersion::V_2026_07_28.as_str()
@@ -312,7 +313,7 @@ fn accepts_both(headers: &HeaderMap) -> bool {
 
 /// The session id of `headers`, when it is text.
 fn session_of(headers: &HeaderMap) -> Option<&str> {
-    headers.get(SESSION_HEADER)?.to_str().ok()
+    headers.get(&SESSION_HEADER_NAME)?.to_str().ok()
 }
 
 /// A request's body, read as rmcp reads it: at most `limit` bytes (else 413), a failed read

@@ -14,14 +14,17 @@ use tracing::{Level, Span, field::Empty};
 use mcp_lifecycle::spans::SpanName;
 use observability::{TRACE_TARGET, TRACEPARENT};
 
-fn header<'a>(parts: Option<&'a http::request::Parts>, name: &str) -> Option<&'a str> {
+/// `traceparent`, as a header name (a name given as text is parsed on each lookup).
+static TRACEPARENT_HEADER: http::HeaderName = http::HeaderName::from_static(TRACEPARENT);
+
+fn header<'a>(parts: Option<&'a http::request::Parts>, name: &http::HeaderName) -> Option<&'a str> {
     parts?.headers.get(name)?.to_str().ok()
 }
 
 /// The server span of a request (`method`, naming `target`) received in `context`.
 pub fn received(method: &str, target: Option<&str>, context: &RequestContext<RoleServer>) -> Span {
     let parts = context.extensions.get::<http::request::Parts>();
-    let session = header(parts, "mcp-session-id");
+    let session = header(parts, &crate::auth::SESSION_HEADER_NAME);
     let tool = (method == "tools/call").then_some(target).flatten();
     let span = tracing::span!(
         target: TRACE_TARGET,
@@ -46,7 +49,7 @@ pub fn received(method: &str, target: Option<&str>, context: &RequestContext<Rol
         .0
         .get(TRACEPARENT)
         .and_then(|value| value.as_str());
-    if let Some(traceparent) = from_meta.or_else(|| header(parts, TRACEPARENT)) {
+    if let Some(traceparent) = from_meta.or_else(|| header(parts, &TRACEPARENT_HEADER)) {
         observability::continue_trace(&span, traceparent);
     }
     span
