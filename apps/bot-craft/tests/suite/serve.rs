@@ -196,6 +196,22 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         );
     }
 
+    // Whatever the method and the route: the Origin rule is in front of every one.
+    for method in ["GET", "HEAD", "DELETE", "OPTIONS", "PUT"] {
+        let method = reqwest::Method::from_bytes(method.as_bytes())?;
+        for path in ["/mcp", "/mcp/fs", "/api/servers", "/", "/no-such-page"] {
+            let status = client
+                .request(method.clone(), format!("{}{path}", served.url))
+                .bearer_auth(KEY)
+                .header("origin", "http://evil.example")
+                .send()
+                .await?
+                .status()
+                .as_u16();
+            assert_eq!(status, 403, "{method} {path}");
+        }
+    }
+
     // A declared body over the limit (4 MiB by default) is refused before a byte of it is
     // sent, on /mcp as on the API and the dashboard.
     for path in ["/mcp", "/api/servers", "/"] {
