@@ -8,9 +8,9 @@
 //! (`jsonrpc`, `id`, `method`, `result`, `error`, each kept as its raw text) says what the
 //! message is, and a `tools/call` request or the answer to one is decoded as that type
 //! directly (a request's parameters, when they are an object holding only keys rmcp reads,
-//! without rmcp's two buffering passes over flattened fields; a value with many brackets is
-//! decoded from the line, so serde_json's nesting limit counts from the line's root as it
-//! does for rmcp). Anything else, and anything the fast path is not certain of (an escaped
+//! without rmcp's two buffering passes over flattened fields). Only a line of few brackets
+//! is taken (so no value in it, a skipped one included, nests near serde_json's limit,
+//! which rmcp's decoder would hit). Anything else, and anything the fast path is not certain of (an escaped
 //! method name, a duplicate key, a result with a key a tool result does not have, a decode
 //! that fails), is decoded by rmcp's own decoder: the fast path never decides a message
 //! differently, it only skips the tries that could not match (the tests compare both on a
@@ -85,6 +85,9 @@ pub trait Side: ServiceRole {
 
 impl Side for RoleServer {
     fn decode_fast(line: &[u8], _calls: &mut PendingCalls) -> Option<RxJsonRpcMessage<Self>> {
+        if !shallow(line) {
+            return None;
+        }
         let envelope = RequestEnvelope::of(line)?;
         if !envelope.is_tool_call() || !envelope.jsonrpc.is("\"2.0\"") {
             return None;
@@ -93,12 +96,7 @@ impl Side for RoleServer {
         // flattens the request, and its `Request` the parameters (to take their `_meta`),
         // each of which buffers what it flattens before decoding it again.
         let id: RequestId = serde_json::from_str(envelope.id.0?.get()).ok()?;
-        let params = envelope.params.0?;
-        let request = if shallow(params) {
-            CallParams::decode(params)?
-        } else {
-            CallOf::decode(line)?
-        };
+        let request = CallParams::decode(envelope.params.0?)?;
         Some(JsonRpcMessage::Request(JsonRpcRequest {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -141,6 +139,9 @@ impl Side for RoleServer {
 
 impl Side for RoleClient {
     fn decode_fast(line: &[u8], calls: &mut PendingCalls) -> Option<RxJsonRpcMessage<Self>> {
+        if !shallow(line) {
+            return None;
+        }
         let envelope = Envelope::of(line)?;
         if envelope.method.present() || calls.is_empty() {
             return None;
@@ -153,7 +154,7 @@ impl Side for RoleClient {
         if envelope.error.present() || !envelope.jsonrpc.is("\"2.0\"") {
             return None;
         }
-        let result = tool_result(envelope.result.0?, line)?;
+        let result = tool_result(envelope.result.0?)?;
         Some(JsonRpcMessage::Response(JsonRpcResponse {
             jsonrpc: JsonRpcVersion2_0,
             id,
@@ -194,7 +195,15 @@ pub(crate) fn answer_line(line: &[u8]) -> Option<AnswerLine<'_>> {
         .strip_prefix('"')
         .and_then(|id| id.strip_suffix('"'))
         .unwrap_or(id);
-    let number = digits.parse().ok()?;
+    let number = match digits.parse() {
+        Ok(number) => number,
+        // Another spelling rmcp reads as the number (`7.0`, `7e0`, an escaped string of
+        // digits): as rmcp reads it.
+        Err(_) => match serde_json::from_str::<RequestId>(id).ok()? {
+            RequestId::Number(number) => number,
+            RequestId::String(text) => text.parse().ok()?,
+        },
+    };
     Some(AnswerLine {
         line,
         envelope,
@@ -210,9 +219,10 @@ impl AnswerLine<'_> {
     pub(crate) fn decode(&self) -> Option<Result<ServerResult, ErrorData>> {
         let envelope = &self.envelope;
         if let Some(result) = envelope.result.0
+            && shallow(self.line)
             && !envelope.error.present()
             && envelope.jsonrpc.is("\"2.0\"")
-            && let Some(result) = tool_result(result, self.line)
+            && let Some(result) = tool_result(result)
         {
             return Some(Ok(ServerResult::CallToolResult(result)));
         }
@@ -295,37 +305,19 @@ impl<'a> RequestEnvelope<'a> {
     }
 }
 
-/// Fewer opening brackets than this in a value's raw text, and the value nests far less
-/// deeply than serde_json's limit (128 levels from the line's root, as rmcp's decoder counts
-/// them): decoding it from its own text accepts exactly what decoding it from the line
-/// would. A value with more is decoded from the line. Counting bytes is a vectorised pass.
+/// Fewer opening brackets than this in a line, and no value in it nests anywhere near
+/// serde_json's limit (128 levels from the line's root, as rmcp's decoder counts them),
+/// including in the keys the fast path's scans skip (serde_json counts no depth for a value
+/// it ignores): rmcp's decoder would refuse such a line for nothing the fast path misses. A
+/// line with more goes to rmcp's decoder. Counting bytes is a vectorised pass.
 const SHALLOW: usize = 100;
 
-fn shallow(raw: &RawValue) -> bool {
-    raw.get()
-        .bytes()
-        .filter(|&b| b == b'[' || b == b'{')
-        .count()
-        < SHALLOW
-}
-
-/// A `tools/call` line's parameters, decoded from the line (so serde_json's nesting limit
-/// counts from the line's root, as rmcp's decoder counts it), the line's other keys skipped;
-/// a duplicate `params` fails, as it does for rmcp.
-#[derive(Deserialize)]
-struct CallOf {
-    params: ParamsMap,
-}
-
-impl CallOf {
-    fn decode(line: &[u8]) -> Option<CallToolRequest> {
-        let ObjectOnly(decoded) = serde_json::from_slice::<Self>(line).ok()?.params;
-        Some(decoded.into_request())
-    }
+fn shallow(line: &[u8]) -> bool {
+    line.iter().filter(|&&b| b == b'[' || b == b'{').count() < SHALLOW
 }
 
 impl CallParams {
-    /// From the parameters' own raw text (a shallow value: [`shallow`]).
+    /// From the parameters' own raw text (of a [`shallow`] line).
     fn decode(raw: &RawValue) -> Option<CallToolRequest> {
         let ObjectOnly(decoded): ParamsMap = serde_json::from_str(raw.get()).ok()?;
         Some(decoded.into_request())
@@ -374,36 +366,18 @@ impl<'de, T: Deserialize<'de>> Deserialize<'de> for ObjectOnly<T> {
 /// A call's parameters, from a JSON object only.
 type ParamsMap = ObjectOnly<CallParams>;
 
-/// An answer's `result` as a tool result, when rmcp's decoder would take it as one: the
-/// text-only shape directly ([`crate::text_result`]), else a result with `content` and no key
-/// a tool result does not have ([`ToolResultKeys`]) by rmcp's `CallToolResult` decoder.
-fn tool_result(raw: &RawValue, line: &[u8]) -> Option<CallToolResult> {
+/// An answer's `result` (of a [`shallow`] line) as a tool result, when rmcp's decoder would
+/// take it as one: the text-only shape directly ([`crate::text_result`]), else a result with
+/// `content` and no key a tool result does not have ([`ToolResultKeys`]) by rmcp's
+/// `CallToolResult` decoder.
+fn tool_result(raw: &RawValue) -> Option<CallToolResult> {
     if let Some(result) = crate::text_result::text_only(raw) {
         return Some(result);
     }
     if !ToolResultKeys::only(raw) {
         return None;
     }
-    ResultOf::decode(raw, line)
-}
-
-/// An answer line's tool result: from its own raw text when it is [`shallow`], else from the
-/// line (the nesting limit counted from the line's root, as rmcp counts it), the line's other
-/// keys skipped.
-#[derive(Deserialize)]
-struct ResultOf {
-    result: CallToolResult,
-}
-
-impl ResultOf {
-    fn decode(raw: &RawValue, line: &[u8]) -> Option<CallToolResult> {
-        if shallow(raw) {
-            return serde_json::from_str(raw.get()).ok();
-        }
-        serde_json::from_slice::<Self>(line)
-            .ok()
-            .map(|of| of.result)
-    }
+    serde_json::from_str(raw.get()).ok()
 }
 
 /// A `tools/call`'s parameters, every key rmcp's `CallToolRequestParams` reads, and only
@@ -534,6 +508,41 @@ mod tests {
         let bad: &[u8] =
             b"{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"content\":[]},\"x\":\"caf\xe9\"}";
         assert!(answer_line(bad).is_none());
+    }
+
+    /// The id of an answer, in every spelling rmcp reads as a number (rmcp matches them to
+    /// the request of that number), and none other.
+    #[test]
+    fn an_answers_id_is_read_as_rmcp_reads_it() {
+        let cases = [
+            ("7", Some(7)),
+            ("\"7\"", Some(7)),
+            ("7.0", Some(7)),
+            ("7e0", Some(7)),
+            ("1.099511627776e12", Some(1_099_511_627_776)),
+            ("\"\\u0037\"", Some(7)),
+            ("-3", Some(-3)),
+            ("7.5", None),
+            ("\"seven\"", None),
+            ("null", None),
+            ("[7]", None),
+        ];
+        for (id, number) in cases {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#);
+            assert_eq!(
+                answer_line(line.as_bytes()).map(|answer| answer.number),
+                number,
+                "{id}"
+            );
+            // rmcp reads the same id as that number, or as something else.
+            let rmcps = serde_json::from_str::<RequestId>(id)
+                .ok()
+                .and_then(|id| match id {
+                    RequestId::Number(n) => Some(n),
+                    RequestId::String(text) => text.parse().ok(),
+                });
+            assert_eq!(rmcps, number, "rmcp, {id}");
+        }
     }
 
     #[test]
