@@ -36,6 +36,9 @@ pub const UPSTREAM_PROTOCOL: &str = "2025-11-25";
 /// Longest wait to open a connection to BotCraft.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Pages of `tools/list` read at most (each bounded by [`MAX_ANSWER_BYTES`]).
+const MAX_LIST_PAGES: usize = 50;
+
 /// Longest part of an unexpected body quoted in an error.
 const BODY_PREVIEW_CHARS: usize = 200;
 
@@ -244,7 +247,9 @@ impl Upstream {
         let (instructions, _) = self.initialize().await?;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
-        loop {
+        // A cursor seen before would page forever; so would an endless run of new ones.
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..MAX_LIST_PAGES {
             let params = match &cursor {
                 Some(cursor) => json!({ "cursor": cursor }),
                 None => json!({}),
@@ -257,8 +262,20 @@ impl Upstream {
                 })?;
             tools.extend(page.tools);
             match page.next_cursor {
-                Some(next) if Some(&next) != cursor.as_ref() => cursor = Some(next),
-                _ => break,
+                Some(next) if seen.insert(next.clone()) => cursor = Some(next),
+                Some(_) => {
+                    tracing::warn!(
+                        "BotCraft's tools/list named a cursor it had named before; the list ends there"
+                    );
+                    break;
+                }
+                None => break,
+            }
+            if seen.len() == MAX_LIST_PAGES {
+                tracing::warn!(
+                    pages = MAX_LIST_PAGES,
+                    "BotCraft's tools/list goes on past the pages the bridge reads; the list ends there"
+                );
             }
         }
         Ok(Listing {
@@ -621,17 +638,22 @@ async fn read_answer(
             if event.data.trim().is_empty() {
                 continue; // priming events, keep-alives
             }
+            // The answer carries the call's id and no method: a request of the server's own
+            // (a ping, a sampling request) may have the same id, and is not the answer.
             let answers = match serde_json::from_str::<Message>(&event.data) {
-                Ok(message) => message.id.is_some_and(|raw| raw.get() == id),
+                Ok(message) => {
+                    message.method.is_none() && message.id.is_some_and(|raw| raw.get() == id)
+                }
                 // Not an object of the keys read here (an array, a duplicate key): as a value.
                 Err(_) => {
                     let message: Value = serde_json::from_str(&event.data).map_err(|_| {
                         bad(format!("an event is not JSON: {}", preview(&event.data)))
                     })?;
-                    message
-                        .get("id")
-                        .and_then(Value::as_u64)
-                        .is_some_and(|n| n.to_string() == id)
+                    message.get("method").is_none()
+                        && message
+                            .get("id")
+                            .and_then(Value::as_u64)
+                            .is_some_and(|n| n.to_string() == id)
                 }
             };
             if answers {
@@ -673,6 +695,8 @@ struct TraceMeta {
 struct Message<'a> {
     #[serde(default, borrow)]
     id: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "present")]

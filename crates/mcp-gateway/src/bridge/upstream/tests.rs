@@ -424,3 +424,93 @@ fn debug_output_never_shows_the_key() {
         assert!(text.contains("<redacted>"), "{text}");
     }
 }
+
+/// How a test BotCraft's `tools/list` pages go on: the page's number in, its cursor out.
+type Paging = fn(usize) -> Option<String>;
+
+/// A BotCraft whose `tools/list` pages go on as `next` says: one tool per page, and the
+/// count of pages asked for.
+async fn botcraft_paging(next: Paging) -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+    use axum::http::StatusCode as Status;
+    use axum::response::IntoResponse as _;
+    let pages = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let asked = pages.clone();
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(move |body: axum::body::Bytes| {
+            let pages = asked.clone();
+            async move {
+                let request: Value = serde_json::from_slice(&body).expect("JSON");
+                let id = request["id"].clone();
+                match request["method"].as_str().unwrap_or_default() {
+                    "initialize" => {
+                        let answer = json!({"jsonrpc": "2.0", "id": id, "result": {}});
+                        ([(SESSION_HEADER, "s")], axum::Json(answer)).into_response()
+                    }
+                    "tools/list" => {
+                        let page = pages.fetch_add(1, Ordering::SeqCst);
+                        let tool =
+                            json!({"name": format!("t{page}"), "inputSchema": {"type": "object"}});
+                        let mut result = json!({"tools": [tool]});
+                        if let Some(cursor) = next(page) {
+                            result["nextCursor"] = json!(cursor);
+                        }
+                        axum::Json(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+                            .into_response()
+                    }
+                    _ => Status::ACCEPTED.into_response(),
+                }
+            }
+        }),
+    );
+    (served_on_loopback(app).await, pages)
+}
+
+#[tokio::test]
+async fn a_listing_whose_cursors_go_round_or_never_end_stops() {
+    let cases: [(Paging, usize); 4] = [
+        (|_| None, 1),
+        (|page| (page < 3).then(|| format!("c{page}")), 4),
+        // a, b, a, b, …: the third page names a cursor seen before.
+        (|page| Some(["a", "b"][page % 2].to_owned()), 3),
+        // A new cursor on every page: cut at the bound.
+        (|page| Some(format!("c{page}")), MAX_LIST_PAGES),
+    ];
+    for (next, expected) in cases {
+        let (url, pages) = botcraft_paging(next).await;
+        let listing = loopback_upstream(url, false)
+            .listing()
+            .await
+            .expect("a listing");
+        assert_eq!(
+            (listing.tools.len(), pages.load(Ordering::SeqCst)),
+            (expected, expected)
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_server_request_with_the_calls_id_is_not_its_answer() {
+    let app = axum::Router::new().route(
+        "/mcp",
+        axum::routing::post(|body: axum::body::Bytes| async move {
+            let request: Value = serde_json::from_slice(&body).expect("JSON");
+            let id = &request["id"];
+            let ping = json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": [], "n": 1}});
+            (
+                [(axum::http::header::CONTENT_TYPE, "text/event-stream")],
+                format!("data: {ping}\n\ndata: {answer}\n\n"),
+            )
+        }),
+    );
+    for proxy_in_env in [false, true] {
+        let upstream = loopback_upstream(served_on_loopback(app.clone()).await, proxy_in_env);
+        let (result, _) = call_x(&upstream).await.expect("the answer");
+        assert_eq!(
+            result.get(),
+            r#"{"content":[],"n":1}"#,
+            "proxy_in_env {proxy_in_env}"
+        );
+    }
+}
