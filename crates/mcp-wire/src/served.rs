@@ -84,8 +84,9 @@ struct Serving {
 struct Running {
     /// Calls are taken (until the input ends or the connection closes).
     taking: bool,
-    /// The calls being served, by id: their cancellation.
-    calls: HashMap<RequestId, CancellationToken, foldhash::fast::RandomState>,
+    /// The calls being served, by id: their serial number (an id the client uses again
+    /// after a cancel names a new call) and their cancellation.
+    calls: HashMap<RequestId, (u64, CancellationToken), foldhash::fast::RandomState>,
 }
 
 impl DirectServing {
@@ -195,15 +196,16 @@ impl Serving {
         // does not take back the answer.
         let cancel = context.ct.clone();
         context.ct = cancel.child_token();
-        {
+        let serial = {
             let mut running = self.running();
             if !running.taking || running.calls.contains_key(&id) {
                 // A closed connection, or an id already in use: rmcp's to handle.
                 return Some((id, request));
             }
-            running.calls.insert(id.clone(), cancel.clone());
-        }
-        self.served.fetch_add(1, Ordering::Relaxed);
+            let serial = self.served.fetch_add(1, Ordering::Relaxed);
+            running.calls.insert(id.clone(), (serial, cancel.clone()));
+            serial
+        };
         // Taken only when there is one: asking for it mutably makes an empty one first.
         if !request.get_meta().is_empty() {
             context.meta = std::mem::take(request.get_meta_mut());
@@ -214,7 +216,7 @@ impl Serving {
         tokio::spawn(
             async move {
                 let answer = answering.await;
-                if !serving.finish(&id) || cancel.is_cancelled() {
+                if !serving.finish(&id, serial) || cancel.is_cancelled() {
                     return;
                 }
                 // As rmcp does: the call's context ends with its answer.
@@ -236,10 +238,14 @@ impl Serving {
         None
     }
 
-    /// The call `id` ended: `false` when it had been cancelled (or the connection closed).
-    fn finish(&self, id: &RequestId) -> bool {
+    /// The call `id` of number `serial` ended: `false` when it had been cancelled (or the
+    /// connection closed). A later call under the same id is left as it is.
+    fn finish(&self, id: &RequestId, serial: u64) -> bool {
         let mut running = self.running();
-        let ended = running.calls.remove(id).is_some();
+        let ended = match running.calls.get(id) {
+            Some((current, _)) if *current == serial => running.calls.remove(id).is_some(),
+            _ => false,
+        };
         if running.calls.is_empty() {
             self.idle.notify_waiters();
         }
@@ -255,7 +261,7 @@ impl Serving {
             }
             cancelled
         };
-        if let Some(cancel) = cancelled {
+        if let Some((_, cancel)) = cancelled {
             cancel.cancel();
         }
     }
@@ -266,7 +272,7 @@ impl Serving {
             running.taking = false;
             std::mem::take(&mut running.calls)
         };
-        for cancel in calls.into_values() {
+        for (_, cancel) in calls.into_values() {
             cancel.cancel();
         }
     }

@@ -190,3 +190,71 @@ async fn a_call_running_when_the_input_ends_is_still_answered() {
     serving.await.expect("the server ends with its input");
     assert_eq!((direct.served(), direct.running()), (1, 0));
 }
+
+/// A tool whose first call waits until it is cancelled, and whose other calls wait until
+/// released.
+#[derive(Clone, Default)]
+struct Reused {
+    started: Arc<Notify>,
+    ended: Arc<Notify>,
+    release: Arc<Notify>,
+}
+
+impl ServerHandler for Reused {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let first = request
+            .arguments
+            .is_some_and(|arguments| arguments.contains_key("first"));
+        if first {
+            self.started.notify_one();
+            context.ct.cancelled().await;
+            self.ended.notify_one();
+            return Ok(CallToolResult::success(vec![ContentBlock::text("first")]).into());
+        }
+        self.release.notified().await;
+        Ok(CallToolResult::success(vec![ContentBlock::text("second")]).into())
+    }
+}
+
+#[tokio::test]
+async fn an_id_used_again_after_its_cancel_names_the_new_call() {
+    let server = Reused::default();
+    let (mut client, direct, serving) = start(server.clone()).await;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": "x", "method": "tools/call",
+                     "params": {"name": "wait", "arguments": {"first": true}}}))
+        .await;
+    server.started.notified().await;
+    // The cancel and the new call under the same id in one write: both are read before the
+    // cancelled call's task ends.
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": "x"}});
+    client
+        .write
+        .write_all(format!("{cancel}\n{}\n", call("x")).as_bytes())
+        .await
+        .expect("write");
+    server.ended.notified().await;
+    server.release.notify_one();
+    // The new call is answered (and the cancelled one is not); a bound, not a wait: the
+    // answer comes at once, or never.
+    let answer = tokio::time::timeout(std::time::Duration::from_secs(10), client.read())
+        .await
+        .expect("the new call is answered");
+    assert_eq!(
+        (&answer["id"], &answer["result"]["content"][0]["text"]),
+        (&json!("x"), &json!("second")),
+        "{answer}"
+    );
+    assert_eq!((direct.served(), direct.running()), (2, 0));
+    drop(client);
+    serving.await.expect("the server ends with its input");
+}
