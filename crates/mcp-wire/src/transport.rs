@@ -286,6 +286,8 @@ where
                     None,
                 );
                 if self.output.queue(&refusal).is_err() || self.output.flush().await.is_err() {
+                    // The connection ends here, as at the end of its input.
+                    self.end_input();
                     return None;
                 }
             }
