@@ -138,6 +138,10 @@ impl<Role, R, W> Drop for LineTransport<Role, R, W> {
 /// loop gives its own handlers after the end of input, and after a cancellation.
 const DRAIN_AFTER_INPUT: std::time::Duration = std::time::Duration::from_secs(5);
 const DRAIN_AFTER_CANCEL: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long closing waits for what is left to write to reach a peer that reads nothing (a
+/// server that stopped reading its stdin, a client that stopped reading our stdout): then
+/// the connection closes without it.
+const CLOSE_FLUSH_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The read buffer: `buf[start..end]` is read and not yet taken; `buf[start..scan]` holds
 /// no newline.
@@ -353,8 +357,21 @@ where
             };
             served.close_within(limit).await;
         }
-        let flushed = self.output.flush().await;
-        drop(self.output.sink.lock().await.take());
+        let output = &self.output;
+        let flushed = tokio::time::timeout(CLOSE_FLUSH_LIMIT, async {
+            let flushed = output.flush().await;
+            drop(output.sink.lock().await.take());
+            flushed
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                format!(
+                    "the peer read nothing of what was left to write for {CLOSE_FLUSH_LIMIT:?}"
+                ),
+            ))
+        });
         match flushed {
             Err(error) if error.kind() != io::ErrorKind::NotConnected => Err(error),
             _ => Ok(()),

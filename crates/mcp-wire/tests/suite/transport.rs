@@ -454,3 +454,26 @@ async fn a_send_dropped_halfway_leaves_its_message_whole_for_the_next_write() {
         .collect();
     assert_eq!(ids, [json!("request number 1"), json!("request number 2")]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn closing_gives_up_on_a_peer_that_reads_nothing() {
+    // The peer holds its end open and never reads: 64 bytes fit, the answer does not.
+    let (ours, _peer) = tokio::io::duplex(64);
+    let (read, write) = tokio::io::split(ours);
+    let mut transport = LineTransport::<RoleServer, _, _>::new(read, write);
+    let big = JsonRpcMessage::response(
+        ServerResult::CallToolResult(rmcp::model::CallToolResult::success(vec![
+            rmcp::model::ContentBlock::text("x".repeat(1000)),
+        ])),
+        RequestId::Number(1),
+    );
+    // Queued; its write waits for the peer (the send's future is not awaited).
+    drop(transport.send(big));
+    let started = tokio::time::Instant::now();
+    let closed = transport
+        .close()
+        .await
+        .expect_err("nothing could be written");
+    assert_eq!(closed.kind(), std::io::ErrorKind::TimedOut);
+    assert_eq!(started.elapsed(), std::time::Duration::from_secs(5));
+}
