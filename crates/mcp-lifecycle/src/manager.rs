@@ -78,6 +78,14 @@ pub(crate) enum Demand {
     OnDemand,
 }
 
+/// Where a start finds its server ([`McpServerManager::ensure_slot_running`]).
+enum Joined {
+    Running(Arc<McpProcess>),
+    Start(StartFuture),
+    /// A stop is under way: its state's watch.
+    Stopping(watch::Receiver<ServerState>),
+}
+
 impl Phase {
     pub fn state(&self) -> ServerState {
         match self {
@@ -484,6 +492,50 @@ impl McpServerManager {
         slot: &Arc<Slot>,
         demand: Demand,
     ) -> Result<Arc<McpProcess>, LifecycleError> {
+        loop {
+            let stopping = match self.start_or_join(server, slot, demand)? {
+                Joined::Running(process) => return Ok(process),
+                Joined::Start(start) => return start.await,
+                Joined::Stopping(stopping) => stopping,
+            };
+            // A stop under way (an idle stop, a listing's, an asked one) ends within its
+            // grace and signals: wait for it, then start again. Refused, a start (a tool
+            // call, `servers start`) would fail for a state of a few milliseconds. Only a
+            // server the manager still has is started again: one removed or replaced while
+            // it stops stays stopped.
+            self.still_registered(server, slot)?;
+            let mut changes = stopping;
+            let _ = changes
+                .wait_for(|state| *state != ServerState::Stopping)
+                .await;
+            self.still_registered(server, slot)?;
+        }
+    }
+
+    /// `Ok` when `slot` is the manager's slot for `server` (not a principal's own, not one
+    /// removed or replaced); else why it is not started.
+    fn still_registered(&self, server: &str, slot: &Arc<Slot>) -> Result<(), LifecycleError> {
+        let current = self.slot(server)?;
+        if Arc::ptr_eq(&current, slot) {
+            return Ok(());
+        }
+        let state = slot.lock();
+        Err(LifecycleError::NotRunning {
+            server: server.to_owned(),
+            state: ServerState::Stopping,
+            exit: state.last_exit,
+            stderr_tail: state.last_stderr.clone(),
+        })
+    }
+
+    /// The running process, the start to wait for (the one under way, or a new one), or the
+    /// state's watch while a stop is under way; an error when the server may not start now.
+    fn start_or_join(
+        &self,
+        server: &str,
+        slot: &Arc<Slot>,
+        demand: Demand,
+    ) -> Result<Joined, LifecycleError> {
         let start = {
             let mut state = slot.lock();
             if demand == Demand::OnDemand
@@ -518,16 +570,9 @@ impl McpServerManager {
                     state.set(Phase::Starting(start.clone()));
                     start
                 }
-                Phase::Running(process) => return Ok(process.clone()),
+                Phase::Running(process) => return Ok(Joined::Running(process.clone())),
                 Phase::Starting(start) => start.clone(),
-                Phase::Stopping => {
-                    return Err(LifecycleError::NotRunning {
-                        server: server.to_owned(),
-                        state: ServerState::Stopping,
-                        exit: state.last_exit,
-                        stderr_tail: state.last_stderr.clone(),
-                    });
-                }
+                Phase::Stopping => return Ok(Joined::Stopping(state.state_tx.subscribe())),
                 Phase::Stopped | Phase::Error | Phase::NeedsAuth => {
                     slot.new_start_cancel();
                     let why = match demand {
@@ -540,7 +585,7 @@ impl McpServerManager {
                 }
             }
         };
-        start.await
+        Ok(Joined::Start(start))
     }
 
     pub(crate) async fn stop_slot(&self, slot: &Arc<Slot>, why: StopReason) {

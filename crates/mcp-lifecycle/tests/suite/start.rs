@@ -108,3 +108,27 @@ async fn explicit_stop_and_restart_replace_the_process() -> anyhow::Result<()> {
     fx.finish().await;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_start_or_a_call_during_a_stop_waits_for_it_then_starts() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add("fake", &[], |s| s).await?;
+    fx.manager.start_server("fake").await?;
+    // The stop is polled first: it is under way (its process told to end) when the start
+    // and the call come.
+    let (stopped, started, called) = tokio::join!(
+        fx.manager.stop_server("fake"),
+        fx.manager.start_server("fake"),
+        fx.manager
+            .call_tool("fake", "echo", args(json!({"text": "after"}))),
+    );
+    stopped?;
+    started?;
+    assert_eq!(text(&called?), "after");
+    assert_eq!(fx.state("fake"), Some(ServerState::Running));
+    let pids = fx.started_pids("fake");
+    assert_eq!(pids.len(), 2, "one start after the stop, shared");
+    assert!(!super::harness::alive(pids[0]), "the stopped process lives");
+    fx.finish().await;
+    Ok(())
+}
