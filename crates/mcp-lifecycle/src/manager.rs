@@ -513,10 +513,11 @@ impl McpServerManager {
     }
 
     /// `Ok` when `slot` is the manager's slot for `server` (not a principal's own, not one
-    /// removed or replaced); else why it is not started.
+    /// removed or replaced) and the manager is not shutting down (its stop is not undone);
+    /// else why it is not started.
     fn still_registered(&self, server: &str, slot: &Arc<Slot>) -> Result<(), LifecycleError> {
         let current = self.slot(server)?;
-        if Arc::ptr_eq(&current, slot) {
+        if Arc::ptr_eq(&current, slot) && !self.inner.shutdown.is_cancelled() {
             return Ok(());
         }
         let state = slot.lock();
