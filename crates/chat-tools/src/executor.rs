@@ -18,7 +18,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
-use inference::{CatalogEntry, ToolCallError, ToolDefinition, ToolExecutor, ToolResultContent};
+use inference::{
+    CallTarget, CatalogEntry, ToolCallError, ToolDefinition, ToolExecutor, ToolResultContent,
+};
 use mcp_lifecycle::{CallToolResult, ContentBlock, JsonObject, ResourceContents};
 use observability::{BotCraftMetrics, ToolCallOutcome};
 use serde_json::Value;
@@ -124,6 +126,14 @@ impl ToolExecutor for McpToolExecutor {
     fn timeout(&self, qualified_name: &str) -> Option<Duration> {
         let tool = self.toolset.resolve(qualified_name)?;
         self.toolset.deadline(&tool.route.server)
+    }
+
+    fn target(&self, qualified_name: &str) -> Option<CallTarget> {
+        let route = &self.toolset.resolve(qualified_name)?.route;
+        Some(CallTarget::Mcp {
+            server: route.server.clone(),
+            tool: route.tool.clone(),
+        })
     }
 }
 

@@ -27,6 +27,13 @@ pub struct StepContext<'a> {
 /// Chooses the tools offered to the model for one step.
 pub trait ActiveTools: Send + Sync {
     fn tools_for_step(&self, context: &StepContext<'_>) -> Vec<ToolDefinition>;
+
+    /// The same tools, asked for without offering them to the model (the calls a previous
+    /// turn asked about, settled before the first step): a hook that meters what it offers
+    /// does not count these.
+    fn tools_unoffered(&self, context: &StepContext<'_>) -> Vec<ToolDefinition> {
+        self.tools_for_step(context)
+    }
 }
 
 impl<F> ActiveTools for F

@@ -7,10 +7,13 @@
 //! sends the conversation back with its answer on that tool part (`approval-responded`), and
 //! the next turn starts by running the approved calls (or telling the model which were
 //! denied) before it asks the model again. Nothing is kept in between: the `approvalId` is
-//! `ap1.ISSUED_MS.MAC`, a keyed MAC (HMAC-SHA256) over the bot, the call's id, its tool name
-//! and its input in canonical JSON, and the time it was issued. So a client cannot approve a
-//! call other than the one shown (other arguments, another tool, another bot), and an answer
-//! given after the TTL is refused.
+//! `ap1.ISSUED_MS.MAC`, a keyed MAC (HMAC-SHA256) over the bot, the call's id, its tool name,
+//! where that name leads (its server and the server's own tool name, [`CallTarget`]), its
+//! input in canonical JSON, and the time it was issued. So a client cannot approve a call
+//! other than the one shown (other arguments, another tool, another bot), a name that leads
+//! elsewhere by the time the answer comes (a server's tools changed meanwhile) runs nothing,
+//! and an answer given after the TTL is refused. An id is read in one spelling only (its
+//! issue time in canonical decimal), so each approval has one id for the ledger.
 //!
 //! An approval is single-use: before its call runs, its id is consumed in an
 //! [`ApprovalLedger`] (the store, on every replica), so a replayed message or a duplicated
@@ -50,8 +53,13 @@ pub struct Approvals {
 impl Approvals {
     /// Checks `approval_id` against `call`, then consumes it in the ledger: `Ok` once per
     /// id, so the call it approves runs at most once.
-    pub async fn consume(&self, approval_id: &str, call: &ToolCall) -> Result<(), ApprovalError> {
-        self.signer.check(approval_id, call)?;
+    pub async fn consume(
+        &self,
+        approval_id: &str,
+        call: &ToolCall,
+        target: &CallTarget,
+    ) -> Result<(), ApprovalError> {
+        self.signer.check(approval_id, call, target)?;
         let expires = self
             .signer
             .expires_at(approval_id)
@@ -142,7 +150,9 @@ pub struct ResumedCall {
 pub enum ApprovalError {
     #[error("the approval id is not one BotCraft issued")]
     Malformed,
-    #[error("the approval was given for another call (other tool, arguments or bot)")]
+    #[error(
+        "the approval was given for another call (other tool, arguments or bot, or the tool's name now leads to another tool)"
+    )]
     Mismatch,
     #[error("the approval is {age_secs} s old; approvals last {ttl_secs} s")]
     Expired { age_secs: u64, ttl_secs: u64 },
@@ -197,26 +207,37 @@ impl ApprovalSigner {
         }
     }
 
-    /// The approval id of `call`, issued now.
-    pub fn issue(&self, call: &ToolCall) -> String {
+    /// The approval id of `call` (whose name leads to `target`), issued now.
+    pub fn issue(&self, call: &ToolCall, target: &CallTarget) -> String {
         let issued = (self.clock)();
-        format!("{PREFIX}.{issued}.{}", self.mac(issued, call))
+        format!("{PREFIX}.{issued}.{}", self.mac(issued, call, target))
     }
 
-    /// Whether `approval_id` was issued for exactly `call` (this bot, tool, input) and is
-    /// still within the TTL.
-    pub fn check(&self, approval_id: &str, call: &ToolCall) -> Result<(), ApprovalError> {
+    /// Whether `approval_id` was issued for exactly `call` (this bot, tool, input), its name
+    /// still leads to `target`, and it is still within the TTL.
+    pub fn check(
+        &self,
+        approval_id: &str,
+        call: &ToolCall,
+        target: &CallTarget,
+    ) -> Result<(), ApprovalError> {
         let mut pieces = approval_id.splitn(3, '.');
-        let (Some(PREFIX), Some(issued), Some(mac)) = (pieces.next(), pieces.next(), pieces.next())
+        let (Some(PREFIX), Some(issued_text), Some(mac)) =
+            (pieces.next(), pieces.next(), pieces.next())
         else {
             return Err(ApprovalError::Malformed);
         };
-        let issued: i64 = issued.parse().map_err(|_| ApprovalError::Malformed)?;
+        let issued: i64 = issued_text.parse().map_err(|_| ApprovalError::Malformed)?;
+        // One spelling per approval (`+17…` or `017…` would be other ids for the ledger,
+        // under the same MAC).
+        if issued_text != issued.to_string() {
+            return Err(ApprovalError::Malformed);
+        }
         let given = base64::engine::general_purpose::URL_SAFE_NO_PAD
             .decode(mac)
             .map_err(|_| ApprovalError::Malformed)?;
         let mut expected = self.keyed();
-        expected.update(&message(&self.bot, issued, call));
+        expected.update(&message(&self.bot, issued, call, target));
         expected
             .verify_slice(&given)
             .map_err(|_| ApprovalError::Mismatch)?;
@@ -252,21 +273,43 @@ impl ApprovalSigner {
             .unwrap_or_else(|_| unreachable!("HMAC accepts any key length"))
     }
 
-    fn mac(&self, issued: i64, call: &ToolCall) -> String {
+    fn mac(&self, issued: i64, call: &ToolCall, target: &CallTarget) -> String {
         let mut mac = self.keyed();
-        mac.update(&message(&self.bot, issued, call));
+        mac.update(&message(&self.bot, issued, call, target));
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
     }
 }
 
+/// Where a call's name leads when it is approved, and again when it runs: a native tool, or
+/// an MCP server's tool under the server's own name for it. A bot's qualified names depend on
+/// all of its tools (`toolset::naming`), so the same name can lead to another tool later.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallTarget {
+    Native,
+    Mcp {
+        server: String,
+        tool: String,
+    },
+    /// The name leads nowhere (no such tool now).
+    Nowhere,
+}
+
 /// What the MAC covers, unambiguously: every field length-prefixed.
-fn message(bot: &str, issued: i64, call: &ToolCall) -> Vec<u8> {
-    let mut out = b"botcraft-approval-v1".to_vec();
+fn message(bot: &str, issued: i64, call: &ToolCall, target: &CallTarget) -> Vec<u8> {
+    let (kind, server, tool) = match target {
+        CallTarget::Native => ("native", "", ""),
+        CallTarget::Mcp { server, tool } => ("mcp", server.as_str(), tool.as_str()),
+        CallTarget::Nowhere => ("nowhere", "", ""),
+    };
+    let mut out = b"botcraft-approval-v2".to_vec();
     for field in [
         bot,
         &issued.to_string(),
         &call.id,
         &call.name,
+        kind,
+        server,
+        tool,
         &canonical_json::to_string(&call.input),
     ] {
         out.extend_from_slice(&(field.len() as u64).to_be_bytes());
@@ -300,15 +343,23 @@ mod tests {
         )
     }
 
+    fn fs(tool: &str) -> CallTarget {
+        CallTarget::Mcp {
+            server: "forge-bash".into(),
+            tool: tool.into(),
+        }
+    }
+
     #[test]
     fn an_approval_holds_for_its_own_call_only() {
         let now = Arc::new(AtomicI64::new(1_700_000_000_000));
         let forge = signer("forge", &now);
+        let run = fs("run");
         let shown = call("forge-bash__run", json!({"command": "ls", "n": 1.0}));
-        let id = forge.issue(&shown);
+        let id = forge.issue(&shown, &run);
         // The same call, its input re-encoded by a client: keys in another order, 1.0 as 1.
         let echoed = call("forge-bash__run", json!({"n": 1, "command": "ls"}));
-        assert_eq!(forge.check(&id, &echoed), Ok(()));
+        assert_eq!(forge.check(&id, &echoed, &run), Ok(()));
         let other_arguments = call("forge-bash__run", json!({"command": "rm -rf /", "n": 1}));
         let other_tool = call(
             "forge-filesystem__empty_trash",
@@ -317,22 +368,55 @@ mod tests {
         let mut other_call_id = echoed.clone();
         other_call_id.id = "call_2".into();
         for tampered in [other_arguments, other_tool, other_call_id] {
-            assert_eq!(forge.check(&id, &tampered), Err(ApprovalError::Mismatch));
+            assert_eq!(
+                forge.check(&id, &tampered, &run),
+                Err(ApprovalError::Mismatch)
+            );
+        }
+        // The same name, leading elsewhere by the time the answer comes.
+        for elsewhere in [
+            fs("run.v2"),
+            CallTarget::Mcp {
+                server: "forge-bash__run".into(),
+                tool: String::new(),
+            },
+            CallTarget::Native,
+            CallTarget::Nowhere,
+        ] {
+            assert_eq!(
+                forge.check(&id, &echoed, &elsewhere),
+                Err(ApprovalError::Mismatch),
+                "{elsewhere:?}"
+            );
         }
         assert_eq!(
-            signer("other-bot", &now).check(&id, &echoed),
+            signer("other-bot", &now).check(&id, &echoed, &run),
             Err(ApprovalError::Mismatch)
         );
         let mut wrong_key = signer("forge", &now);
         wrong_key.key = [8; 32];
-        assert_eq!(wrong_key.check(&id, &echoed), Err(ApprovalError::Mismatch));
+        assert_eq!(
+            wrong_key.check(&id, &echoed, &run),
+            Err(ApprovalError::Mismatch)
+        );
         // A later issue time written into the id is caught by the MAC.
         let pieces: Vec<&str> = id.splitn(3, '.').collect();
         let moved = format!("ap1.{}.{}", 1_700_000_500_000_i64, pieces[2]);
-        assert_eq!(forge.check(&moved, &echoed), Err(ApprovalError::Mismatch));
-        for malformed in ["", "ap1", "ap1.x.y", "ap2.1.AAAA", "ap1.1.!!"] {
+        assert_eq!(
+            forge.check(&moved, &echoed, &run),
+            Err(ApprovalError::Mismatch)
+        );
+        // The same issue time spelt otherwise would be another id for the ledger.
+        let respelt = [
+            format!("ap1.0{}.{}", pieces[1], pieces[2]),
+            format!("ap1.+{}.{}", pieces[1], pieces[2]),
+        ];
+        for malformed in ["", "ap1", "ap1.x.y", "ap2.1.AAAA", "ap1.1.!!"]
+            .into_iter()
+            .chain(respelt.iter().map(String::as_str))
+        {
             assert_eq!(
-                forge.check(malformed, &echoed),
+                forge.check(malformed, &echoed, &run),
                 Err(ApprovalError::Malformed),
                 "{malformed}"
             );
@@ -344,12 +428,12 @@ mod tests {
         let now = Arc::new(AtomicI64::new(1_700_000_000_000));
         let forge = signer("forge", &now);
         let shown = call("forge-bash__run", json!({"command": "ls"}));
-        let id = forge.issue(&shown);
+        let id = forge.issue(&shown, &fs("run"));
         now.fetch_add(600_000, Ordering::SeqCst);
-        assert_eq!(forge.check(&id, &shown), Ok(()));
+        assert_eq!(forge.check(&id, &shown, &fs("run")), Ok(()));
         now.fetch_add(1, Ordering::SeqCst);
         assert_eq!(
-            forge.check(&id, &shown),
+            forge.check(&id, &shown, &fs("run")),
             Err(ApprovalError::Expired {
                 age_secs: 600,
                 ttl_secs: 600

@@ -40,8 +40,8 @@ pub mod ui_stream;
 
 pub use active_tools::{ActiveTools, EagerTools, StepContext};
 pub use approval::{
-    ApprovalError, ApprovalGate, ApprovalLedger, ApprovalSigner, Approvals, LedgerError,
-    MemoryLedger, ResumedCall,
+    ApprovalError, ApprovalGate, ApprovalLedger, ApprovalSigner, Approvals, CallTarget,
+    LedgerError, MemoryLedger, ResumedCall,
 };
 pub use conversation::{FinishReason, Message, ToolCall, ToolImage, ToolResult, Usage};
 pub use loading::{
@@ -60,7 +60,8 @@ pub use tool_search::{
     CatalogEntry, FoundTool, QueryEmbedder, TOOL_SEARCH, ToolCatalog, ToolSearchTool,
 };
 pub use turn::{
-    ChatTurn, DEFAULT_MAX_STEP_TEXT_BYTES, TurnConfig, TurnEnd, TurnEvent, TurnOutcome,
+    ChatTurn, DEFAULT_MAX_CALLS_PER_STEP, DEFAULT_MAX_PARALLEL_CALLS, DEFAULT_MAX_STEP_TEXT_BYTES,
+    TurnConfig, TurnEnd, TurnEvent, TurnOutcome,
 };
 pub use turn_events::{DEFAULT_EVENT_BUFFER_BYTES, TurnEvents};
 pub use ui_message::{Conversation, UiMessage, read_conversation, to_provider_messages};

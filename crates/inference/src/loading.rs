@@ -7,7 +7,8 @@
 //!   tools; tools a `tool_search` call found join the active set from the
 //!   next step on, for the rest of the conversation. "Found" is read from the
 //!   conversation itself (earlier `tool_search` results, and MCP tools the
-//!   model already called), so it survives across requests without state.
+//!   model already called without an error: a guessed name it was not
+//!   offered loads nothing), so it survives across requests without state.
 //! - `auto` (the default): deferred once the allowed MCP tools' definitions
 //!   pass a token threshold, eager below it.
 
@@ -88,19 +89,28 @@ impl DeferredTools {
     /// MCP tools the model already called.
     pub fn discovered(&self, messages: &[Message]) -> BTreeSet<String> {
         let mut names = BTreeSet::new();
+        // A call that failed proves nothing (the model may have guessed a name it was not
+        // offered); one that ran, or waits for a person, does.
+        let mut failed = BTreeSet::new();
         for message in messages {
-            match message {
-                Message::ToolResults(results) => {
-                    for result in results {
-                        if result.tool_name == TOOL_SEARCH && !result.is_error {
-                            names.extend(found_names(&result.content));
-                        }
+            if let Message::ToolResults(results) = message {
+                for result in results {
+                    if result.is_error {
+                        failed.insert(result.call_id.as_str());
+                    } else if result.tool_name == TOOL_SEARCH {
+                        names.extend(found_names(&result.content));
                     }
                 }
-                Message::Assistant { tool_calls, .. } => {
-                    names.extend(tool_calls.iter().map(|call| call.name.clone()));
-                }
-                Message::User { .. } => {}
+            }
+        }
+        for message in messages {
+            if let Message::Assistant { tool_calls, .. } = message {
+                names.extend(
+                    tool_calls
+                        .iter()
+                        .filter(|call| !failed.contains(call.id.as_str()))
+                        .map(|call| call.name.clone()),
+                );
             }
         }
         names
@@ -285,6 +295,17 @@ mod tests {
             }],
         }];
         assert_eq!(step(&called), "tool_search,bash__run,web__get");
+
+        // A guessed name, refused as not offered, loads nothing.
+        let mut guessed = called.clone();
+        guessed.push(Message::ToolResults(vec![ToolResult {
+            call_id: "2".into(),
+            tool_name: "web__get".into(),
+            content: "tool `web__get` is not available in this step".into(),
+            is_error: true,
+            images: Vec::new(),
+        }]));
+        assert_eq!(step(&guessed), "tool_search,bash__run");
     }
 
     #[test]

@@ -32,6 +32,13 @@ pub trait ToolExecutor: Send + Sync {
         let _ = qualified_name;
         None
     }
+
+    /// Where a call of this name goes now (its server and the server's own name for the
+    /// tool), which an approval is bound to; `None` when the name leads nowhere.
+    fn target(&self, qualified_name: &str) -> Option<crate::CallTarget> {
+        let _ = qualified_name;
+        None
+    }
 }
 
 /// What a tool returned, flattened for the model.

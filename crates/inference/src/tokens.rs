@@ -75,6 +75,10 @@ impl ActiveTools for MeteredTools {
         self.log.record(tokens);
         tools
     }
+
+    fn tools_unoffered(&self, context: &StepContext<'_>) -> Vec<ToolDefinition> {
+        self.inner.tools_for_step(context)
+    }
 }
 
 #[cfg(test)]
@@ -109,6 +113,8 @@ mod tests {
         };
         metered.tools_for_step(&context);
         metered.tools_for_step(&context);
+        // Asked for without offering them (approvals settled before the first step).
+        assert_eq!(metered.tools_unoffered(&context).len(), 2);
         assert_eq!(log.steps(), vec![b, b]);
         assert_eq!(log.total(), 2 * b);
     }

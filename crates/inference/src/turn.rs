@@ -15,13 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use futures::stream::FuturesUnordered;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::active_tools::{ActiveTools, EagerTools, StepContext};
-use crate::approval::{Approvals, ResumedCall};
+use crate::approval::{Approvals, CallTarget, ResumedCall};
 use crate::conversation::ToolImage;
 use crate::conversation::{FinishReason, Message, ToolCall, ToolResult, Usage};
 use crate::kept_text::KeptText;
@@ -57,10 +56,19 @@ pub struct TurnConfig {
     /// back in the next step); the client gets it all as it streams, and the kept text says
     /// how much was not kept. A long answer costs this much memory, not its length.
     pub max_step_text_bytes: usize,
+    /// Tool calls of one step that run (or ask); the model is told that the others were not
+    /// run, so one reply cannot start hundreds of commands.
+    pub max_calls_per_step: usize,
+    /// Tool calls of one step that run at the same time; the others wait their turn.
+    pub max_parallel_calls: usize,
 }
 
 /// Default of [`TurnConfig::max_step_text_bytes`].
 pub const DEFAULT_MAX_STEP_TEXT_BYTES: usize = 16 * 1024;
+/// Default of [`TurnConfig::max_calls_per_step`].
+pub const DEFAULT_MAX_CALLS_PER_STEP: usize = 32;
+/// Default of [`TurnConfig::max_parallel_calls`].
+pub const DEFAULT_MAX_PARALLEL_CALLS: usize = 8;
 
 impl Default for TurnConfig {
     fn default() -> Self {
@@ -73,6 +81,8 @@ impl Default for TurnConfig {
             max_tool_result_chars: 100_000,
             event_buffer_bytes: DEFAULT_EVENT_BUFFER_BYTES,
             max_step_text_bytes: DEFAULT_MAX_STEP_TEXT_BYTES,
+            max_calls_per_step: DEFAULT_MAX_CALLS_PER_STEP,
+            max_parallel_calls: DEFAULT_MAX_PARALLEL_CALLS,
         }
     }
 }
@@ -310,7 +320,7 @@ impl ChatTurn {
 
         if !self.resumed.is_empty() {
             let offered: BTreeSet<String> = active_tools
-                .tools_for_step(&StepContext {
+                .tools_unoffered(&StepContext {
                     step: 0,
                     messages: &history,
                 })
@@ -378,9 +388,10 @@ impl ChatTurn {
                 let end = finish(&emitter, streamed.reason, usage, false).await;
                 return outcome(history, usage, steps, end);
             }
-            // Calls that wait for a person are shown and not run; the others run.
-            let (asking, running): (Vec<PendingCall>, Vec<PendingCall>) = streamed
-                .calls
+            // Past the step's cap, calls are refused; of the others, those that wait for a
+            // person are shown and not run, and the rest run.
+            let kept = streamed.calls.len().min(self.config.max_calls_per_step);
+            let (asking, running): (Vec<PendingCall>, Vec<PendingCall>) = streamed.calls[..kept]
                 .iter()
                 .cloned()
                 .partition(|call| self.asks(call, &offered));
@@ -389,6 +400,17 @@ impl ChatTurn {
                 Some(Vec::new())
             } else {
                 self.run_tools(&running, &offered, &emitter).await
+            };
+            let ran = match ran {
+                Some(mut results) => {
+                    let over = &streamed.calls[kept..];
+                    results.extend(
+                        self.refuse_over_cap(over, streamed.calls.len(), &emitter)
+                            .await,
+                    );
+                    Some(results)
+                }
+                None => None,
             };
             let Some(results) = ran else {
                 // Leave no tool call without its result in the history.
@@ -426,7 +448,9 @@ impl ChatTurn {
                 emitter
                     .send(TurnEvent::ToolApprovalRequested {
                         call_id: call.id.clone(),
-                        approval_id: approvals.signer.issue(&call.to_tool_call()),
+                        approval_id: approvals
+                            .signer
+                            .issue(&call.to_tool_call(), &self.target(&call.name)),
                     })
                     .await;
             }

@@ -158,6 +158,8 @@ pub async fn chat(
         max_output_tokens: state.config.max_output_tokens,
         event_buffer_bytes: state.config.chat_buffer_bytes,
         max_step_text_bytes: inference::DEFAULT_MAX_STEP_TEXT_BYTES,
+        max_calls_per_step: inference::DEFAULT_MAX_CALLS_PER_STEP,
+        max_parallel_calls: inference::DEFAULT_MAX_PARALLEL_CALLS,
     };
     let mut recorder = TurnRecorder::new(
         state.metrics.clone(),
@@ -171,14 +173,17 @@ pub async fn chat(
         .with_tool_executor(executor)
         .with_active_tools(tools.active)
         .with_approvals(approvals)
-        .with_resumed_calls(conversation.resumed)
+        .with_resumed_calls(conversation.resumed.clone())
         .with_config(config);
     let (events, outcome) = turn.spawn(state.shutdown.child_token());
     let events = events.inspect(move |event| recorder.observe(event));
     let bot_name = bot.name.clone();
     let logged = report.clone();
+    let log_redactor = state.config.redactor.clone();
     tokio::spawn(async move {
         if let Ok(outcome) = outcome.await {
+            // A provider's error body can echo the key it was sent.
+            let end = log_redactor.redact(&format!("{:?}", outcome.end));
             tracing::info!(
                 bot = %bot_name,
                 steps = outcome.steps,
@@ -187,7 +192,7 @@ pub async fn chat(
                 tool_loading = logged.mode.as_str(),
                 tool_definition_tokens = ?logged.tokens.steps(),
                 eager_tool_definition_tokens = logged.eager_tokens,
-                end = ?outcome.end,
+                end = %end,
                 "chat turn ended"
             );
         }
@@ -197,7 +202,20 @@ pub async fn chat(
     let redactor = state.config.redactor.clone();
     if wants_json(&headers) {
         // The lease lives until the collected answer is ready.
-        let answer = collect_answer(id, &bot, Box::pin(events), &redactor).await;
+        // The calls this turn settles were shown by an earlier one: their records start
+        // from what the client sent back, so their outcomes are reported too.
+        let settled = conversation
+            .resumed
+            .iter()
+            .map(|resumed| CallRecord {
+                id: resumed.call.id.clone(),
+                tool_name: resumed.call.name.clone(),
+                input: resumed.call.input.clone(),
+                approval_id: Some(resumed.approval_id.clone()),
+                ..CallRecord::default()
+            })
+            .collect();
+        let answer = collect_answer(id, &bot, Box::pin(events), &redactor, settled).await;
         drop((lease, slot));
         return answer.map(|mut value| {
             report.add_to(&mut value);
@@ -323,18 +341,20 @@ struct CallRecord {
     denied: bool,
 }
 
-/// The whole turn as one JSON document.
+/// The whole turn as one JSON document; `settled`: the calls of an earlier turn this one
+/// settles (approvals answered), reported first.
 async fn collect_answer<E>(
     id: String,
     bot: &Bot,
     mut events: E,
     redactor: &Redactor,
+    settled: Vec<CallRecord>,
 ) -> Result<Value, ApiError>
 where
     E: Stream<Item = TurnEvent> + Unpin,
 {
     let mut text = String::new();
-    let mut calls: Vec<CallRecord> = Vec::new();
+    let mut calls: Vec<CallRecord> = settled;
     let mut steps = 0;
     while let Some(event) = events.next().await {
         match event {

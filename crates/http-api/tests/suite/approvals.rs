@@ -143,6 +143,44 @@ async fn an_approved_call_runs_in_the_same_message_and_the_model_answers() -> an
 }
 
 #[tokio::test]
+async fn a_json_answer_reports_the_calls_its_turn_settled() -> anyhow::Result<()> {
+    let mut replies = first_turn();
+    replies.extend([FakeReply::text(["It said hi."]), FakeReply::text(["ok"])]);
+    let fx = asking_bot(replies).await?;
+    let (message_id, approval_id) = ask(&fx).await?;
+    let json_answer = |body: &Value| -> anyhow::Result<_> {
+        let mut req = request("POST", "/api/ai/chat", Some(body));
+        req.headers_mut()
+            .insert("accept", "application/json".parse()?);
+        Ok(req)
+    };
+    let body = answered(&message_id, &approval_id, true);
+    let record = |output: Value, error: Value| {
+        json!([{
+            "toolCallId": "call-1", "toolName": "fake__echo", "input": {"text": "hi"},
+            "output": output, "error": error, "approvalId": approval_id, "denied": false,
+        }])
+    };
+    // The approved call runs: its output is in the answer.
+    let reply = fx.send(json_answer(&body)?).await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(reply.json()?["toolCalls"], record(json!("hi"), Value::Null));
+    // Sent again, it is refused: the answer says so.
+    let reply = fx.send(json_answer(&body)?).await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert_eq!(
+        reply.json()?["toolCalls"],
+        record(
+            Value::Null,
+            json!("not run: this approval was already used: an approval runs its call once")
+        )
+    );
+    assert_eq!(calls_received(&fx, "fake"), 1);
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_denied_call_never_runs_and_the_model_hears_the_reason() -> anyhow::Result<()> {
     let (fx, message_id, approval_id) = asked("Fine, I will not.").await?;
     let chunks = resume(&fx, &answered(&message_id, &approval_id, false)).await?;

@@ -406,6 +406,76 @@ async fn provider_http_error_ends_the_stream_with_an_error_chunk_and_no_key() ->
     Ok(())
 }
 
+/// What a test's log subscriber wrote, and a signal on each write.
+#[derive(Clone, Default)]
+struct Logs {
+    bytes: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    written: std::sync::Arc<tokio::sync::Notify>,
+}
+
+impl Logs {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.bytes.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
+    }
+
+    /// Waits (at most 20 s) until the log holds `line`.
+    async fn until(&self, line: &str) {
+        let waited = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+            while !self.text().contains(line) {
+                self.written.notified().await;
+            }
+        });
+        let _ = waited.await;
+    }
+}
+
+impl std::io::Write for Logs {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.bytes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend_from_slice(bytes);
+        // A permit is kept when nobody waits yet: no write is missed.
+        self.written.notify_one();
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn a_provider_error_is_logged_without_the_key_it_echoed() -> anyhow::Result<()> {
+    let logs = Logs::default();
+    let writer = logs.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer(move || writer.clone())
+        .with_ansi(false)
+        .with_max_level(tracing::Level::INFO)
+        .finish();
+    // This test's thread only (the runtime is single-threaded: the turn's tasks log here).
+    let _logging = tracing::subscriber::set_default(subscriber);
+    let body = format!("bad key {OPENAI_KEY}");
+    let fx = Fixture::new([FakeReply::http_error(401, body)]).await?;
+    fx.add_bot("tester", model(Wire::OpenAi), &[]).await?;
+    let reply = fx
+        .send(request(
+            "POST",
+            "/api/ai/chat",
+            Some(&chat_body("tester", "hi")),
+        ))
+        .await?;
+    assert_eq!(reply.status, 200);
+    // The turn's end is logged by a task of its own once the answer is out.
+    logs.until("chat turn ended").await;
+    let text = logs.text();
+    assert!(text.contains("chat turn ended"), "{text}");
+    assert!(!text.contains(OPENAI_KEY), "{text}");
+    assert!(text.contains("bad key [redacted]"), "{text}");
+    fx.finish().await;
+    Ok(())
+}
+
 #[tokio::test]
 async fn provider_http_error_is_a_502_json_error_on_the_json_answer() -> anyhow::Result<()> {
     let fx = Fixture::new([FakeReply::http_error(500, "boom")]).await?;

@@ -13,6 +13,17 @@ impl ChatTurn {
         })
     }
 
+    /// Where a call of `name` goes now, as approvals bind it.
+    pub(super) fn target(&self, name: &str) -> CallTarget {
+        if self.native.get(name).is_some() {
+            return CallTarget::Native;
+        }
+        self.executor
+            .as_ref()
+            .and_then(|executor| executor.target(name))
+            .unwrap_or(CallTarget::Nowhere)
+    }
+
     /// The calls the previous turn asked about, settled: approved ones whose approval id
     /// holds are run; denied, unanswered and refused ones are told to the model. Results in
     /// the calls' order; `None` when the turn was cancelled meanwhile.
@@ -36,7 +47,7 @@ impl ChatTurn {
                 Some(true) => {
                     let checked = match &self.approvals {
                         Some(approvals) => approvals
-                            .consume(&resumed.approval_id, call)
+                            .consume(&resumed.approval_id, call, &self.target(&call.name))
                             .await
                             .map_err(|error| error.to_string()),
                         None => Err("this bot's calls need no approval now".to_owned()),
@@ -100,7 +111,46 @@ impl ChatTurn {
         Some(results)
     }
 
-    /// Runs the calls concurrently and emits each output as it arrives.
+    /// The calls of a step past its cap ([`TurnConfig::max_calls_per_step`]), not run: each
+    /// is told to the client and the model as an error.
+    pub(super) async fn refuse_over_cap(
+        &self,
+        over: &[PendingCall],
+        asked: usize,
+        emitter: &Emitter,
+    ) -> Vec<ToolResult> {
+        let mut results = Vec::with_capacity(over.len());
+        for call in over {
+            let error = format!(
+                "not run: this step asked for {asked} tool calls and at most {} run in one step; call the rest in the next step if they are still needed",
+                self.config.max_calls_per_step
+            );
+            emitter
+                .send(TurnEvent::ToolOutputError {
+                    call_id: call.id.clone(),
+                    error: error.clone(),
+                })
+                .await;
+            results.push(ToolResult {
+                call_id: call.id.clone(),
+                tool_name: call.name.clone(),
+                content: error,
+                is_error: true,
+                images: Vec::new(),
+            });
+        }
+        if !over.is_empty() {
+            tracing::warn!(
+                asked,
+                cap = self.config.max_calls_per_step,
+                "a step asked for more tool calls than run in one step; the rest were refused"
+            );
+        }
+        results
+    }
+
+    /// Runs the calls concurrently (at most [`TurnConfig::max_parallel_calls`] at once) and
+    /// emits each output as it arrives.
     /// Results come back in call order; `None` when the turn was cancelled.
     pub(super) async fn run_tools(
         &self,
@@ -108,14 +158,25 @@ impl ChatTurn {
         offered: &BTreeSet<String>,
         emitter: &Emitter,
     ) -> Option<Vec<ToolResult>> {
-        let mut running: FuturesUnordered<_> = calls
+        // At most `max_parallel_calls` at once, started in call order; one not started when
+        // the turn is cancelled never starts.
+        // (The futures are made first: a stream mapping borrowed calls lazily is not `Send`
+        // for every lifetime, which `tokio::spawn` of the turn needs.)
+        let calls_to_run: Vec<_> = calls
             .iter()
             .enumerate()
             .map(|(index, call)| {
                 let token = emitter.cancel.child_token();
-                async move { (index, self.execute(call, offered, token).await) }
+                async move {
+                    if token.is_cancelled() {
+                        return (index, Err(ToolCallError::Cancelled.to_string()));
+                    }
+                    (index, self.execute(call, offered, token).await)
+                }
             })
             .collect();
+        let mut running = futures::stream::iter(calls_to_run)
+            .buffer_unordered(self.config.max_parallel_calls.max(1));
         let mut outputs: Vec<Option<Result<CallOutput, String>>> = vec![None; calls.len()];
         loop {
             let next = tokio::select! {

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
 use inference::{
-    ApprovalSigner, Approvals, ChatTurn, FinishReason, MemoryLedger, Message, TurnEnd, TurnEvent,
-    UiMessage, read_conversation,
+    ApprovalSigner, Approvals, CallTarget, ChatTurn, FinishReason, MemoryLedger, Message, TurnEnd,
+    TurnEvent, UiMessage, read_conversation,
 };
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
@@ -101,6 +101,14 @@ fn shown() -> inference::ToolCall {
     }
 }
 
+/// Where [`ASKS`] leads when the first turn shows it.
+fn asks_target() -> CallTarget {
+    CallTarget::Mcp {
+        server: "forge-bash".into(),
+        tool: "run".into(),
+    }
+}
+
 /// A change the client made to the conversation before sending it back.
 type Edit = fn(Vec<UiMessage>) -> Vec<UiMessage>;
 
@@ -113,8 +121,24 @@ struct Resumed {
 
 /// A turn over `messages` (a conversation sent back), its model then answering `reply`.
 async fn resume(clock: &Clock, messages: &[UiMessage], reply: &str) -> anyhow::Result<Resumed> {
+    resume_with(
+        clock,
+        messages,
+        reply,
+        FakeExecutor::with_tools(&[ASKS, READS]),
+    )
+    .await
+}
+
+/// [`resume`], the MCP side being `executor`.
+async fn resume_with(
+    clock: &Clock,
+    messages: &[UiMessage],
+    reply: &str,
+    executor: FakeExecutor,
+) -> anyhow::Result<Resumed> {
     let fake = FakeLlm::start([FakeReply::text([reply])]).await?;
-    let executor = Arc::new(FakeExecutor::with_tools(&[ASKS, READS]));
+    let executor = Arc::new(executor);
     let conversation = read_conversation(messages)?;
     let turn = turn(&fake, &executor, clock)?
         .with_messages(conversation.messages)
@@ -150,7 +174,12 @@ async fn a_call_that_asks_is_shown_not_run_and_the_turn_waits() -> anyhow::Resul
             _ => None,
         })
         .ok_or_else(|| anyhow::anyhow!("no approval request: {events:?}"))?;
-    assert_eq!(clock.signer("forge").check(&approval_id, &shown()), Ok(()));
+    assert_eq!(
+        clock
+            .signer("forge")
+            .check(&approval_id, &shown(), &asks_target()),
+        Ok(())
+    );
     // The other call of the step ran; the one that asks did not.
     assert_eq!(
         executor.recorded_calls(),
@@ -186,7 +215,7 @@ async fn a_call_that_asks_is_shown_not_run_and_the_turn_waits() -> anyhow::Resul
 #[tokio::test]
 async fn an_approved_call_runs_first_then_the_model_reads_its_result() -> anyhow::Result<()> {
     let clock = Clock::new();
-    let approval_id = clock.signer("forge").issue(&shown());
+    let approval_id = clock.signer("forge").issue(&shown(), &asks_target());
     clock.advance(Duration::from_secs(30));
     let messages = answered(json!({"command": "ls"}), &approval_id, true, None);
     assert_eq!(
@@ -234,7 +263,7 @@ async fn an_approved_call_runs_first_then_the_model_reads_its_result() -> anyhow
 #[tokio::test]
 async fn a_denied_call_is_not_run_and_the_model_is_told_why() -> anyhow::Result<()> {
     let clock = Clock::new();
-    let approval_id = clock.signer("forge").issue(&shown());
+    let approval_id = clock.signer("forge").issue(&shown(), &asks_target());
     let messages = answered(
         json!({"command": "ls"}),
         &approval_id,
@@ -289,7 +318,7 @@ async fn a_tampered_or_stale_approval_is_refused_and_nothing_runs() -> anyhow::R
     ];
     for (input, after, edit, why) in cases {
         let clock = Clock::new();
-        let approval_id = clock.signer("forge").issue(&shown());
+        let approval_id = clock.signer("forge").issue(&shown(), &asks_target());
         clock.advance(after);
         let messages = edit(answered(input.clone(), &approval_id, true, None));
 
@@ -313,7 +342,7 @@ async fn a_tampered_or_stale_approval_is_refused_and_nothing_runs() -> anyhow::R
 #[tokio::test]
 async fn an_approval_runs_its_call_once_however_often_it_is_sent() -> anyhow::Result<()> {
     let clock = Clock::new();
-    let approval_id = clock.signer("forge").issue(&shown());
+    let approval_id = clock.signer("forge").issue(&shown(), &asks_target());
     let messages = answered(json!({"command": "ls"}), &approval_id, true, None);
 
     let first = resume(&clock, &messages, "Two files.").await?;
@@ -336,9 +365,75 @@ async fn an_approval_runs_its_call_once_however_often_it_is_sent() -> anyhow::Re
 }
 
 #[tokio::test]
+async fn an_approval_id_spelt_otherwise_is_not_another_approval() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let approval_id = clock.signer("forge").issue(&shown(), &asks_target());
+    let first = resume(
+        &clock,
+        &answered(json!({"command": "ls"}), &approval_id, true, None),
+        "ok",
+    )
+    .await?;
+    assert_eq!(first.executor.recorded_calls().len(), 1);
+
+    // The same issue time and MAC, the time written with a leading zero or a sign: the
+    // ledger would see a new id, so it is not one BotCraft issued.
+    for respelt in [
+        approval_id.replacen("ap1.", "ap1.0", 1),
+        approval_id.replacen("ap1.", "ap1.+", 1),
+    ] {
+        let again = resume(
+            &clock,
+            &answered(json!({"command": "ls"}), &respelt, true, None),
+            "ok",
+        )
+        .await?;
+        assert_eq!(again.executor.recorded_calls(), vec![], "{respelt}");
+        assert!(
+            matches!(again.events.first(), Some(TurnEvent::ToolOutputError { call_id, error }) if call_id == "c1" && error.contains("not one BotCraft issued")),
+            "{respelt}: {:?}",
+            again.events
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_approved_name_that_now_leads_to_another_tool_runs_nothing() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let approval_id = clock.signer("forge").issue(&shown(), &asks_target());
+    let messages = answered(json!({"command": "ls"}), &approval_id, true, None);
+    // Between the request and the answer, the server's tools changed and the bot's name
+    // `forge-bash__run` now goes to another of its tools (or another server's).
+    for now in [
+        CallTarget::Mcp {
+            server: "forge-bash".into(),
+            tool: "run.v2".into(),
+        },
+        CallTarget::Mcp {
+            server: "forge-bash__run".into(),
+            tool: String::new(),
+        },
+    ] {
+        let mut executor = FakeExecutor::with_tools(&[ASKS, READS]);
+        executor.retargeted.insert(ASKS.to_owned(), now.clone());
+
+        let done = resume_with(&clock, &messages, "ok", executor).await?;
+
+        assert_eq!(done.executor.recorded_calls(), vec![], "{now:?}");
+        assert!(
+            matches!(done.events.first(), Some(TurnEvent::ToolOutputError { call_id, error }) if call_id == "c1" && error.contains("now leads to another tool")),
+            "{now:?}: {:?}",
+            done.events
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn a_duplicated_approved_part_runs_once() -> anyhow::Result<()> {
     let clock = Clock::new();
-    let approval_id = clock.signer("forge").issue(&shown());
+    let approval_id = clock.signer("forge").issue(&shown(), &asks_target());
     let mut messages = answered(json!({"command": "ls"}), &approval_id, true, None);
     let part = messages[1].parts[1].clone();
     messages[1].parts.insert(2, part);

@@ -2,7 +2,7 @@
 //! with observable behaviour, a fake MCP `ToolExecutor`, and a runner that
 //! collects a turn's events and outcome.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -13,8 +13,9 @@ use futures::future::BoxFuture;
 use inference::providers::HttpTimeouts;
 use inference::providers::{AnthropicSettings, OpenAiSettings};
 use inference::{
-    ChatTurn, NativeTool, NativeToolError, NativeToolResult, Provider, ProviderSettings, Providers,
-    ToolCallError, ToolDefinition, ToolExecutor, ToolResultContent, TurnEvent, TurnOutcome,
+    CallTarget, ChatTurn, NativeTool, NativeToolError, NativeToolResult, Provider,
+    ProviderSettings, Providers, ToolCallError, ToolDefinition, ToolExecutor, ToolResultContent,
+    TurnEvent, TurnOutcome,
 };
 use serde_json::{Value, json};
 use test_support::{FakeLlm, Wire};
@@ -169,6 +170,40 @@ impl NativeTool for Meet {
     }
 }
 
+/// `gauge`: counts the calls running at once (each yields a few times before it ends, so calls
+/// started together overlap) and the most seen.
+#[derive(Default)]
+pub struct Gauge {
+    running: std::sync::atomic::AtomicUsize,
+    pub peak: std::sync::atomic::AtomicUsize,
+    pub calls: std::sync::atomic::AtomicUsize,
+}
+
+impl NativeTool for Gauge {
+    fn name(&self) -> &str {
+        "gauge"
+    }
+    fn description(&self) -> &str {
+        "Counts the calls running at once."
+    }
+    fn input_schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn call(&self, _input: Value, _cancel: CancellationToken) -> BoxFuture<'_, NativeToolResult> {
+        use std::sync::atomic::Ordering::SeqCst;
+        Box::pin(async move {
+            self.calls.fetch_add(1, SeqCst);
+            let now = self.running.fetch_add(1, SeqCst) + 1;
+            self.peak.fetch_max(now, SeqCst);
+            for _ in 0..4 {
+                tokio::task::yield_now().await;
+            }
+            self.running.fetch_sub(1, SeqCst);
+            Ok("counted".to_owned())
+        })
+    }
+}
+
 /// What `wait` lets a test observe.
 #[derive(Default)]
 pub struct WaitState {
@@ -219,6 +254,8 @@ pub struct FakeExecutor {
     pub reply: Option<ToolResultContent>,
     pub barrier: Option<Arc<Barrier>>,
     pub calls: Mutex<Vec<(String, Value)>>,
+    /// Where a name leads instead of `SERVER__TOOL` read from it (a server's tools changed).
+    pub retargeted: BTreeMap<String, CallTarget>,
 }
 
 impl FakeExecutor {
@@ -276,6 +313,18 @@ impl ToolExecutor for FakeExecutor {
             } else {
                 Ok(ToolResultContent::text(text))
             }
+        })
+    }
+
+    fn target(&self, qualified_name: &str) -> Option<CallTarget> {
+        if let Some(target) = self.retargeted.get(qualified_name) {
+            return Some(target.clone());
+        }
+        self.tools.iter().find(|tool| tool.name == qualified_name)?;
+        let (server, tool) = qualified_name.split_once("__")?;
+        Some(CallTarget::Mcp {
+            server: server.to_owned(),
+            tool: tool.to_owned(),
         })
     }
 }

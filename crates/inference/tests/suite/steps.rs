@@ -15,8 +15,8 @@ use test_support::{FakeLlm, FakeReply, FakeToolCall, Wire};
 use tokio::sync::Barrier;
 
 use super::harness::{
-    Adder, Failing, FakeExecutor, Meet, WIRES, WaitForCancel, WaitState, last_message, model,
-    offered_tools, provider, run,
+    Adder, Failing, FakeExecutor, Gauge, Meet, WIRES, WaitForCancel, WaitState, last_message,
+    model, offered_tools, provider, run,
 };
 
 const IDLE: Duration = Duration::from_secs(30);
@@ -240,6 +240,64 @@ async fn tool_calls_of_one_step_run_concurrently() -> anyhow::Result<()> {
             offered_tools(&fake.requests()[0].body, wire),
             vec!["meet", "forge-bash__run"],
             "{wire:?}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_step_runs_at_most_its_cap_of_calls_a_few_at_a_time() -> anyhow::Result<()> {
+    use std::sync::atomic::Ordering::SeqCst;
+    for wire in WIRES {
+        // One reply of seven calls (a prompt injection asking for hundreds, made small).
+        let calls = (1..=7).map(|n| FakeToolCall::new(&format!("call_{n}"), "gauge", ["{}"]));
+        let fake =
+            FakeLlm::start([FakeReply::tool_calls(calls), FakeReply::text(["Counted."])]).await?;
+        let gauge = Arc::new(Gauge::default());
+        let mut native = NativeToolRegistry::new();
+        native.register(Arc::clone(&gauge) as Arc<dyn inference::NativeTool>)?;
+        let turn = ChatTurn::new(provider(&fake, wire, IDLE)?, model(wire))
+            .with_messages(vec![Message::user("Count.")])
+            .with_native_tools(native)
+            .with_config(TurnConfig {
+                max_calls_per_step: 5,
+                max_parallel_calls: 2,
+                ..TurnConfig::default()
+            });
+
+        let (events, outcome) = run(turn).await?;
+
+        assert_eq!(gauge.calls.load(SeqCst), 5, "{wire:?}");
+        assert_eq!(gauge.peak.load(SeqCst), 2, "{wire:?}");
+        let refused = "not run: this step asked for 7 tool calls and at most 5 run in one step; call the rest in the next step if they are still needed";
+        let results: Vec<ToolResult> = (1..=7)
+            .map(|n| ToolResult {
+                call_id: format!("call_{n}"),
+                tool_name: "gauge".into(),
+                content: if n <= 5 { "counted" } else { refused }.into(),
+                is_error: n > 5,
+                images: Vec::new(),
+            })
+            .collect();
+        assert_eq!(
+            outcome.messages.get(1),
+            Some(&Message::ToolResults(results)),
+            "{wire:?}"
+        );
+        let errors: Vec<&str> = events
+            .iter()
+            .filter_map(|event| match event {
+                TurnEvent::ToolOutputError { call_id, error } if error == refused => {
+                    Some(call_id.as_str())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors, vec!["call_6", "call_7"], "{wire:?}");
+        assert!(
+            matches!(outcome.end, TurnEnd::Finished { .. }),
+            "{wire:?}: {:?}",
+            outcome.end
         );
     }
     Ok(())

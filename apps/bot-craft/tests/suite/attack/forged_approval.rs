@@ -55,7 +55,12 @@ pub async fn a_stolen_key_file_forges_no_approval(
         name: "forge-bash__run".to_owned(),
         input: input.clone(),
     };
-    let forged = signer.issue(&call);
+    // Bound to where the name truly leads: only the key is wrong.
+    let target = inference::CallTarget::Mcp {
+        server: "forge-bash".to_owned(),
+        tool: "run".to_owned(),
+    };
+    let forged = signer.issue(&call, &target);
     llm.push(FakeReply::text(["nothing ran"]));
     let body = json!({"botId": "attack", "messages": [
         {"id": "f1", "role": "user", "parts": [{"type": "text", "text": "make a file"}]},
