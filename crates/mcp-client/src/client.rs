@@ -3,8 +3,9 @@
 //! answers with its own and rmcp goes on in that one), `sampling` and `elicitation` declared
 //! so servers may ask — each such request is relayed to the client whose call is in flight
 //! ([`crate::relay`]) or refused with the reason — and `notifications/tools/list_changed`
-//! forwarded to the tool lists. Other notifications go to the server's [`Relay`]; progress
-//! reaches it in wire order through [`crate::tap`].
+//! forwarded to the tool lists through a bounded channel, never waiting: one that finds it
+//! full is dropped, so a storm of them queues nothing. Other notifications go to the
+//! server's [`Relay`]; progress reaches it in wire order through [`crate::tap`].
 
 #![allow(deprecated)] // sampling and logging are legacy in 2026-07-28; 2025-11-25 servers use them
 
@@ -29,12 +30,15 @@ pub const CLIENT_NAME: &str = "botcraft";
 /// The handler of one server connection.
 #[derive(Debug, Clone)]
 pub struct ClientSide {
-    list_changed: mpsc::UnboundedSender<()>,
+    list_changed: mpsc::Sender<()>,
     relay: Arc<Relay>,
 }
 
 impl ClientSide {
-    pub fn new(list_changed: mpsc::UnboundedSender<()>, relay: Arc<Relay>) -> Self {
+    /// `list_changed` hears each `notifications/tools/list_changed` as a `()`, put in only if
+    /// there is room: a bounded channel (`mcp-lifecycle` gives it room for one, a listing
+    /// asked for and not yet begun), so a server's storm of notifications queues nothing.
+    pub fn new(list_changed: mpsc::Sender<()>, relay: Arc<Relay>) -> Self {
         Self {
             list_changed,
             relay,
@@ -104,6 +108,8 @@ impl ClientHandler for ClientSide {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.list_changed.send(());
+        // Full: a re-listing is already asked for and has not begun, so it sees this change
+        // too. Closed: nobody follows this connection's tool list any more.
+        let _ = self.list_changed.try_send(());
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! - [`ClientSide`] is the handler: client name "botcraft", the newest revision with a
 //!   handshake (2025-11-25), `sampling` and `elicitation` declared and relayed to the client
-//!   whose call is in flight ([`Relay`]), `tools/list_changed` reported to its owner.
+//!   whose call is in flight ([`Relay`]), `tools/list_changed` reported to its owner
+//!   (on a bounded channel, never queued beyond it).
 //! - [`handshake`] / [`handshake_over`]: `initialize` over a pipe (a child's stdio, an
 //!   in-process server) or any rmcp transport, within an init timeout, abandoned when the
 //!   server exits or the start is cancelled; a pipe's connection comes with its

@@ -179,6 +179,9 @@ pub enum LifecycleError {
     },
     #[error("MCP server {server:?} was stopped while it started")]
     StartCancelled { server: String },
+    /// The server's `tools/list` went past a bound: it is refused, not followed.
+    #[error("MCP server {server:?} lists more than {limit}; its list is refused")]
+    ToolListTooLong { server: String, limit: ListLimit },
     #[error("MCP server {server:?} has no cached tool list (its tools were never listed)")]
     NoCachedTools { server: String },
     #[error("MCP server {server:?}: the cached tool list does not parse")]
@@ -218,7 +221,24 @@ impl LifecycleError {
             Self::BackingOff { .. } => "backing_off",
             Self::StartCancelled { .. } => "start_cancelled",
             Self::NoCachedTools { .. } | Self::BadToolCache { .. } => "no_tool_list",
+            Self::ToolListTooLong { .. } => "tool_list_too_long",
             Self::Records(_) => "store",
+        }
+    }
+}
+
+/// The bound a server's tool list went past.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListLimit {
+    Pages(usize),
+    Tools(usize),
+}
+
+impl std::fmt::Display for ListLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Pages(pages) => write!(f, "{pages} pages of tools"),
+            Self::Tools(tools) => write!(f, "{tools} tools"),
         }
     }
 }

@@ -9,7 +9,9 @@
 //! (`notifications/cancelled` on expiry); always-on servers restarted with exponential
 //! backoff, jitter, a cap and a crash-loop give-up; idle stops when no call and no
 //! [`Lease`] is held; a health loop that pings and confirms with `tools/list`; and each server's tool list
-//! refreshed on `tools/list_changed` and written to the tool cache; tools known
+//! refreshed on `tools/list_changed` (one listing under way and one waiting at most, however
+//! many come; the same tools keep their `Arc` and are neither written nor announced again)
+//! and written to the tool cache; tools known
 //! before anyone asks, each server listed once per config version in the background
 //! ([`listing`]).
 //!
@@ -31,7 +33,9 @@
 //! A server can also be remote (streamable HTTP or HTTP+SSE, [`sse_client`]): a connection
 //! under the same rules, its loss counted as an exit. One that answers with an OAuth
 //! challenge is `needs-auth` until an operator authorizes it ([`oauth`]); its tokens are
-//! sealed in the records and refreshed single-flight. A principal (an opaque id of the layer
+//! sealed in the records, bound to the resource they were issued for (the server URL's
+//! origin and path: a URL pointed elsewhere gets none of them and needs authorization
+//! again), and refreshed single-flight. A principal (an opaque id of the layer
 //! above: the app's bots) may be authorized with an account of its own: its calls then go
 //! on a connection of its own ([`principals`], [`McpServerManager::call_tool_as`],
 //! [`ForwardFor::principal`]). The manager knows no bots.
@@ -71,7 +75,7 @@ pub use confinement::{SandboxSettings, ToolTmpRoot};
 pub use environment::{
     DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, server_env, write_deployment_env,
 };
-pub use error::LifecycleError;
+pub use error::{LifecycleError, ListLimit};
 pub use forward::ForwardFor;
 pub use health::Health;
 pub use in_process::InProcessServer;
@@ -80,7 +84,7 @@ pub use manager::McpServerManager;
 pub use mcp_client::{CLIENT_NAME, ExitInfo, PROTOCOL_VERSION, RemoteTransport, shown_url};
 pub use oauth::{OAuthSettings, OAuthStatus, ReconnectHint};
 pub use principals::PrincipalAuthorization;
-pub use process::{McpProcess, StartOptions};
+pub use process::{MAX_LIST_PAGES, MAX_LISTED_TOOLS, McpProcess, StartOptions};
 pub use records::{CachedToolList, RecordOwner, RecordsError, ServerRecords};
 pub use restart::{RestartDecision, RestartPolicy};
 pub use run_as::{RunAs, RunAsError};

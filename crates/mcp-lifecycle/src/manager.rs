@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use futures::FutureExt;
 use futures::future::{BoxFuture, Shared};
 use rmcp::model::{CallToolResult, JsonObject, Tool};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
@@ -60,6 +60,9 @@ pub(crate) struct SlotState {
     pub last_exit: Option<ExitInfo>,
     pub last_stderr: Vec<String>,
     pub tools: Option<Arc<Vec<Tool>>>,
+    /// The fingerprint of `tools` (`crate::tool_lists::fingerprinted`), set with them: a
+    /// listing that finds the same one keeps their `Arc`.
+    pub tools_hash: Option<String>,
     pub last_activity: tokio::time::Instant,
     /// Failed starts in a row, and when an on-demand start (a listing, a call) may try again.
     pub start_failures: u32,
@@ -158,6 +161,7 @@ impl Slot {
                 last_exit: None,
                 last_stderr: Vec::new(),
                 tools: None,
+                tools_hash: None,
                 last_activity: tokio::time::Instant::now(),
                 start_failures: 0,
                 retry_at: None,
@@ -458,7 +462,8 @@ impl McpServerManager {
         *slot.in_process.lock().unwrap_or_else(|e| e.into_inner()) = server;
     }
 
-    /// Tool-list changes (`tools/list_changed` handled, tools refreshed at start).
+    /// Tool-list changes (`tools/list_changed` handled, tools refreshed at start); none for a
+    /// listing that finds the same tools, already recorded for the config's version.
     pub fn subscribe(&self) -> broadcast::Receiver<ToolListEvent> {
         self.inner.events.subscribe()
     }
@@ -667,6 +672,21 @@ impl McpServerManager {
         tool: &str,
         arguments: Option<JsonObject>,
     ) -> Result<CallToolResult, LifecycleError> {
+        self.call_tool_until(server, principal, tool, arguments, CancellationToken::new())
+            .await
+    }
+
+    /// [`Self::call_tool_as`], cancelled when `cancel` fires: the server is sent
+    /// `notifications/cancelled` (so it can stop the work), and the call ends with
+    /// [`LifecycleError::Cancelled`].
+    pub async fn call_tool_until(
+        &self,
+        server: &str,
+        principal: Option<&str>,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        cancel: CancellationToken,
+    ) -> Result<CallToolResult, LifecycleError> {
         let mut params = rmcp::model::CallToolRequestParams::new(tool.to_owned());
         if let Some(arguments) = arguments {
             params = params.with_arguments(arguments);
@@ -677,10 +697,7 @@ impl McpServerManager {
             principal: principal.map(str::to_owned),
             ..crate::ForwardFor::default()
         };
-        match self
-            .forward(server, request, target, CancellationToken::new())
-            .await?
-        {
+        match self.forward(server, request, target, cancel).await? {
             rmcp::model::ServerResult::CallToolResult(result) => Ok(result),
             _ => Err(LifecycleError::Request {
                 server: server.to_owned(),

@@ -18,6 +18,13 @@
 //! - **Tokens** are sealed in the records ([`crate::oauth_credentials`]) and refreshed shortly
 //!   before expiry by rmcp, under one lock per server: concurrent calls at expiry cause one
 //!   refresh. A refused refresh drops the tokens and the server becomes `needs-auth` (no loop).
+//! - **Bound to the resource.** A record (tokens and client registration) is bound to the
+//!   resource it was issued for: the canonical resource URI of the server's URL then
+//!   (`canonical_resource`: origin and path). Once the URL points elsewhere (an edit, an
+//!   imported `mcpServers` document), the record is not used, and nothing of it is sent
+//!   anywhere: the server connects without a token and needs authorization again. Checked
+//!   before any request, so it holds where the issuer check cannot (discovery without an
+//!   issuer).
 //! - **Scope step-up**: a `403 insufficient_scope` makes the server `needs-auth` with that
 //!   challenge; the next authorization asks for the union of the granted and required scopes.
 //! - The flow: [`McpServerManager::oauth_start`] returns the authorization URL (its `state`
@@ -140,6 +147,37 @@ fn shown_endpoint(config: &ServerConfig) -> String {
         .unwrap_or_default()
 }
 
+/// The resource a server's OAuth record is bound to, from its `url`: the MCP authorization
+/// spec's canonical resource URI of the server (RFC 8707), as `scheme://host[:port]` (the
+/// URL's origin: scheme and host lowercased, the scheme's default port left out, no user
+/// info) followed by the path as given (none for the root); no query, no fragment. Two URLs
+/// with the same resource reach the same server; any other host, scheme, port or path is
+/// another resource. `None` for what is not an absolute `http(s)` URL.
+///
+/// rmcp's own `resource` parameter on token requests is the protected-resource metadata's
+/// `resource`, else the URL as given: that one names the resource to the authorization server;
+/// this one is what BotCraft checks its records against.
+pub(crate) fn canonical_resource(url: &str) -> Option<String> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
+        return None;
+    }
+    let path = match parsed.path() {
+        "/" => "",
+        path => path,
+    };
+    Some(format!("{}{path}", parsed.origin().ascii_serialization()))
+}
+
+/// The resource `config`'s OAuth record is bound to ([`canonical_resource`] of its URL);
+/// `None` for a server with no http(s) URL.
+fn resource_of(config: &ServerConfig) -> Option<String> {
+    config
+        .remote
+        .as_ref()
+        .and_then(|endpoint| canonical_resource(&endpoint.url))
+}
+
 /// The error of an OAuth step that failed: rmcp's message, its URLs cut to what may be shown.
 pub(crate) fn auth_failed(config: &ServerConfig, error: &AuthError) -> LifecycleError {
     LifecycleError::OAuth {
@@ -150,7 +188,11 @@ pub(crate) fn auth_failed(config: &ServerConfig, error: &AuthError) -> Lifecycle
 }
 
 impl OAuthFlows {
-    /// The record of `config`'s server, or (`principal`) that principal's own record for it.
+    /// The record of `config`'s server, or (`principal`) that principal's own record for it,
+    /// as usable at `config`'s URL: bound to its resource. Once the URL has another resource
+    /// (the config changed), the credentials of the old one are replaced here, so the stored
+    /// record is read again and checked against the new resource; a connection or a flow
+    /// still holding the old ones keeps them bound to the old resource.
     pub(crate) fn credentials(
         &self,
         config: &ServerConfig,
@@ -158,18 +200,24 @@ impl OAuthFlows {
         records: &Arc<dyn ServerRecords>,
         settings: &OAuthSettings,
     ) -> Arc<ServerCredentials> {
+        let resource = resource_of(config);
+        let key = (config.id.clone(), principal.map(str::to_owned));
         let mut all = self.credentials.lock().unwrap_or_else(|e| e.into_inner());
-        all.entry((config.id.clone(), principal.map(str::to_owned)))
-            .or_insert_with(|| {
-                Arc::new(ServerCredentials::new(
-                    &config.name,
-                    &config.id,
-                    principal,
-                    Arc::clone(records),
-                    settings.sealer.clone(),
-                ))
-            })
-            .clone()
+        if let Some(found) = all.get(&key)
+            && found.resource() == resource.as_deref()
+        {
+            return Arc::clone(found);
+        }
+        let credentials = Arc::new(ServerCredentials::new(
+            &config.name,
+            &config.id,
+            principal,
+            Arc::clone(records),
+            settings.sealer.clone(),
+            resource,
+        ));
+        all.insert(key, Arc::clone(&credentials));
+        credentials
     }
 }
 
@@ -195,8 +243,9 @@ pub(crate) async fn authorization_manager(
 /// The HTTP client a connection to an OAuth server uses: `http` with a token from the
 /// server's stored record (or, for `principal`'s own connection, the principal's),
 /// refreshed when due.
-/// `None` when there is no token: the server is then connected without one (and a 401
-/// makes it `needs-auth`).
+/// `None` when there is no token, or the record was issued for another resource than
+/// `endpoint`'s (its URL changed: nothing of it is used): the server is then connected
+/// without one (and a 401 makes it `needs-auth`).
 pub(crate) async fn authorized_client(
     flows: &OAuthFlows,
     records: &Arc<dyn ServerRecords>,
@@ -287,6 +336,41 @@ mod tests {
             &[("authorization", "Bearer ${T}")]
         )));
         assert!(!eligible(&endpoint(RemoteTransport::Sse, &[])));
+    }
+
+    #[test]
+    fn the_resource_is_the_urls_origin_and_path_lowercased_without_query_or_fragment() {
+        let cases = [
+            (
+                "https://mcp.example.com/mcp",
+                Some("https://mcp.example.com/mcp"),
+            ),
+            (
+                "HTTPS://MCP.Example.COM/mcp",
+                Some("https://mcp.example.com/mcp"),
+            ),
+            (
+                "https://mcp.example.com:443/mcp",
+                Some("https://mcp.example.com/mcp"),
+            ),
+            (
+                "http://127.0.0.1:8080/mcp?key=s3cret#top",
+                Some("http://127.0.0.1:8080/mcp"),
+            ),
+            (
+                "https://user:pw@mcp.example.com/Team/mcp/",
+                Some("https://mcp.example.com/Team/mcp/"),
+            ),
+            ("https://mcp.example.com/", Some("https://mcp.example.com")),
+            ("https://mcp.example.com", Some("https://mcp.example.com")),
+            ("http://[::1]:9/mcp", Some("http://[::1]:9/mcp")),
+            ("ftp://mcp.example.com/mcp", None),
+            ("/mcp", None),
+            ("not a url", None),
+        ];
+        for (url, resource) in cases {
+            assert_eq!(canonical_resource(url).as_deref(), resource, "{url}");
+        }
     }
 
     #[test]

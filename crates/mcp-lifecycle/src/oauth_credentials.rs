@@ -8,9 +8,21 @@
 //! copied onto another server does not open. A record that does not open (the key changed)
 //! reads as absent: the server needs authorization again.
 //!
+//! It is also bound to the resource it was issued for: the canonical resource URI of the
+//! server's URL when it was written ([`crate::oauth::canonical_resource`]: origin and path),
+//! sealed inside it. A record is used only while the server's URL has that same resource;
+//! after a config change that points the server elsewhere (another host, scheme, port or
+//! path: an edit, an imported `mcpServers` document keeping the server's id), it reads as
+//! absent, with a warning, and nothing of it (token, refresh token, client secret) is sent
+//! anywhere: the server needs authorization again. The record stays stored (the URL put back,
+//! it is used again) until an authorization, a client set or a sign-out replaces it. A record
+//! sealed before this binding names no resource and is never used: such servers need one
+//! authorization again after the upgrade (the URL they were authorized for is not known).
+//!
 //! A principal (the app's: a bot) may have a record of its own for a server
 //! ([`crate::principals`]): the same shape, sealed bound to the server's id *and* the
-//! principal, so it opens neither as the server's record nor as another principal's.
+//! principal, so it opens neither as the server's record nor as another principal's, and
+//! bound to the resource as the server's is.
 //!
 //! Refresh coordination: every connection of one server (or of one principal's own) shares
 //! one [`ServerCredentials`] and its refresh lock, which rmcp holds across load, token
@@ -58,12 +70,26 @@ impl std::fmt::Debug for ClientRecord {
 /// What is sealed in the records for one server.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct OAuthRecord {
+    /// The resource the record was issued for ([`crate::oauth::canonical_resource`] of the
+    /// server's URL), set by [`ServerCredentials::put`]: the record is used only for that
+    /// resource. `None` in a record sealed before records were bound to one: never used.
+    #[serde(default)]
+    pub resource: Option<String>,
     pub client: ClientRecord,
     #[serde(default)]
     pub credentials: Option<StoredCredentials>,
 }
 
 impl OAuthRecord {
+    /// A record of `client` and `credentials`, bound to its resource when it is put.
+    pub fn new(client: ClientRecord, credentials: Option<StoredCredentials>) -> Self {
+        Self {
+            resource: None,
+            client,
+            credentials,
+        }
+    }
+
     /// Whether the record holds an access token (it may have expired: refresh decides).
     pub fn has_token(&self) -> bool {
         self.credentials
@@ -83,6 +109,10 @@ pub(crate) struct ServerCredentials {
     /// principal (the word `bot` in it is the sealed records' format, kept so that records
     /// sealed before still open).
     binding: String,
+    /// The resource of the server's URL these credentials are for
+    /// ([`crate::oauth::canonical_resource`]): a stored record is used only if it was issued
+    /// for it. `None` (no http(s) URL): no record is used, none can be written.
+    resource: Option<String>,
     records: Arc<dyn ServerRecords>,
     sealer: secrets::Sealer,
     cache: tokio::sync::Mutex<Option<Option<OAuthRecord>>>,
@@ -96,6 +126,7 @@ impl ServerCredentials {
         principal: Option<&str>,
         records: Arc<dyn ServerRecords>,
         sealer: secrets::Sealer,
+        resource: Option<String>,
     ) -> Self {
         Self {
             server: server.to_owned(),
@@ -105,11 +136,17 @@ impl ServerCredentials {
                 None => server_id.to_owned(),
                 Some(principal) => format!("{server_id}\u{0}bot\u{0}{principal}"),
             },
+            resource,
             records,
             sealer,
             cache: tokio::sync::Mutex::new(None),
             refresh: Arc::new(tokio::sync::Mutex::new(())),
         }
+    }
+
+    /// The resource these credentials are for.
+    pub fn resource(&self) -> Option<&str> {
+        self.resource.as_deref()
     }
 
     fn store_error(&self, what: &str, error: impl std::fmt::Display) -> AuthError {
@@ -119,7 +156,8 @@ impl ServerCredentials {
         ))
     }
 
-    /// The record, from the cache or the store.
+    /// The record, from the cache or the store; none when the stored one was issued for
+    /// another resource (or names none).
     pub async fn record(&self) -> Result<Option<OAuthRecord>, AuthError> {
         let mut cache = self.cache.lock().await;
         if let Some(record) = cache.as_ref() {
@@ -134,7 +172,7 @@ impl ServerCredentials {
             None => None,
             Some(sealed) => match self.sealer.open(&sealed, &self.binding) {
                 Ok(clear) => match serde_json::from_slice::<OAuthRecord>(&clear) {
-                    Ok(record) => Some(record),
+                    Ok(record) => self.for_this_resource(record),
                     Err(error) => {
                         tracing::warn!(server = %self.server, %error, "the stored OAuth record is not readable; the server needs authorization again");
                         None
@@ -150,8 +188,30 @@ impl ServerCredentials {
         Ok(record)
     }
 
-    /// Keep `record` (sealed in the records, clear in the cache).
-    pub async fn put(&self, record: OAuthRecord) -> Result<(), AuthError> {
+    /// `record` if it was issued for this resource; else none (the server's URL changed, or
+    /// the record predates the binding), said in the log without anything of the record.
+    fn for_this_resource(&self, record: OAuthRecord) -> Option<OAuthRecord> {
+        if record.resource.is_some() && record.resource == self.resource {
+            return Some(record);
+        }
+        let principal = self.principal.as_deref().unwrap_or_default();
+        if record.resource.is_none() {
+            tracing::warn!(server = %self.server, principal, "the stored OAuth record was sealed before records were bound to the server's URL; it is not used, and the server needs authorization again");
+        } else {
+            tracing::warn!(server = %self.server, principal, "the stored OAuth record was issued for another URL than the server's (its origin or path changed); it is not used, nothing of it is sent, and the server needs authorization again");
+        }
+        None
+    }
+
+    /// Keep `record` (sealed in the records, clear in the cache), bound to this resource.
+    pub async fn put(&self, mut record: OAuthRecord) -> Result<(), AuthError> {
+        let Some(resource) = &self.resource else {
+            return Err(self.store_error(
+                "cannot bind it",
+                "the server's URL is not an absolute http(s) URL",
+            ));
+        };
+        record.resource = Some(resource.clone());
         let clear = serde_json::to_vec(&record)
             .map_err(|error| self.store_error("cannot encode it", error))?;
         let sealed = self.sealer.seal(&clear, &self.binding);
@@ -208,10 +268,7 @@ impl CredentialStore for CredentialHandle {
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         self.shared
-            .put(OAuthRecord {
-                client: self.client.clone(),
-                credentials: Some(credentials),
-            })
+            .put(OAuthRecord::new(self.client.clone(), Some(credentials)))
             .await
     }
 
@@ -232,5 +289,235 @@ impl CredentialStore for CredentialHandle {
     async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
         let guard = Arc::clone(&self.shared.refresh).lock_owned().await;
         Ok(Some(CredentialRefreshGuard::new(guard)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::config::ServerConfig;
+    use crate::oauth::canonical_resource;
+    use crate::records::{CachedToolList, RecordOwner, RecordsError};
+
+    /// Records that hold sealed OAuth records only, by (server id, principal).
+    #[derive(Default)]
+    struct SealedRecords(Mutex<HashMap<(String, Option<String>), String>>);
+
+    impl SealedRecords {
+        fn all(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Option<String>), String>> {
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+    }
+
+    fn key(server_id: &str, principal: RecordOwner<'_>) -> (String, Option<String>) {
+        (server_id.to_owned(), principal.map(str::to_owned))
+    }
+
+    #[async_trait::async_trait]
+    impl ServerRecords for SealedRecords {
+        async fn servers(&self) -> Result<Vec<ServerConfig>, RecordsError> {
+            Ok(Vec::new())
+        }
+
+        async fn tool_cache(
+            &self,
+            _server_id: &str,
+        ) -> Result<Option<CachedToolList>, RecordsError> {
+            Ok(None)
+        }
+
+        async fn put_tool_cache(
+            &self,
+            _server_id: &str,
+            _tools: &[Value],
+        ) -> Result<(), RecordsError> {
+            Ok(())
+        }
+
+        async fn oauth_record(
+            &self,
+            server_id: &str,
+            principal: RecordOwner<'_>,
+        ) -> Result<Option<String>, RecordsError> {
+            Ok(self.all().get(&key(server_id, principal)).cloned())
+        }
+
+        async fn put_oauth_record(
+            &self,
+            server_id: &str,
+            principal: RecordOwner<'_>,
+            sealed: &str,
+        ) -> Result<(), RecordsError> {
+            self.all()
+                .insert(key(server_id, principal), sealed.to_owned());
+            Ok(())
+        }
+
+        async fn delete_oauth_record(
+            &self,
+            server_id: &str,
+            principal: RecordOwner<'_>,
+        ) -> Result<(), RecordsError> {
+            self.all().remove(&key(server_id, principal));
+            Ok(())
+        }
+
+        async fn oauth_principals(&self, server_id: &str) -> Result<Vec<String>, RecordsError> {
+            Ok(self
+                .all()
+                .keys()
+                .filter(|(id, _)| id == server_id)
+                .filter_map(|(_, principal)| principal.clone())
+                .collect())
+        }
+    }
+
+    const AUTHORIZED_AT: &str = "https://mcp.example.com/mcp";
+
+    fn sealer() -> secrets::Sealer {
+        secrets::SecretKey::from_value(
+            "a key of enough length for the tests",
+            "test",
+            secrets::KeySource::Variable,
+        )
+        .expect("a long enough key")
+        .sealer()
+    }
+
+    /// A record as an authorization leaves it: a client with its secret, and tokens.
+    fn authorized() -> OAuthRecord {
+        let credentials: StoredCredentials = serde_json::from_value(json!({
+            "client_id": "c1",
+            "token_response": {
+                "access_token": "at-the-access-token",
+                "token_type": "bearer",
+                "refresh_token": "rt-the-refresh-token",
+                "expires_in": 3600,
+            },
+            "granted_scopes": ["mcp:tools"],
+        }))
+        .expect("rmcp's stored credentials");
+        OAuthRecord::new(
+            ClientRecord {
+                client_id: "c1".to_owned(),
+                client_secret: Some("the client secret".to_owned()),
+                redirect_uri: "https://bots.example.com/oauth/callback".to_owned(),
+                scopes: vec!["mcp:tools".to_owned()],
+                preregistered: false,
+            },
+            Some(credentials),
+        )
+    }
+
+    /// Fresh credentials (nothing cached) of server `s1` (or `principal`'s own) at `url`.
+    fn at(
+        records: &Arc<dyn ServerRecords>,
+        url: &str,
+        principal: Option<&str>,
+    ) -> ServerCredentials {
+        ServerCredentials::new(
+            "hosted",
+            "s1",
+            principal,
+            Arc::clone(records),
+            sealer(),
+            canonical_resource(url),
+        )
+    }
+
+    #[tokio::test]
+    async fn a_record_is_used_only_at_the_resource_it_was_issued_for() {
+        let cases = [
+            (AUTHORIZED_AT, true),
+            ("HTTPS://MCP.EXAMPLE.COM/mcp", true),
+            ("https://mcp.example.com:443/mcp", true),
+            ("https://mcp.example.com/mcp?team=core", true),
+            ("https://evil.example/mcp", false),
+            ("https://mcp.example.com.evil.example/mcp", false),
+            ("http://mcp.example.com/mcp", false),
+            ("https://mcp.example.com:8443/mcp", false),
+            ("https://mcp.example.com/other/mcp", false),
+            ("https://mcp.example.com/", false),
+            ("https://mcp.example.com/MCP", false),
+            ("not a url", false),
+        ];
+        for principal in [None, Some("p1")] {
+            let records: Arc<dyn ServerRecords> = Arc::new(SealedRecords::default());
+            at(&records, AUTHORIZED_AT, principal)
+                .put(authorized())
+                .await
+                .expect("sealed");
+            for (url, used) in cases {
+                let found = at(&records, url, principal)
+                    .record()
+                    .await
+                    .expect("the records answer");
+                assert_eq!(
+                    found.as_ref().map(OAuthRecord::has_token),
+                    used.then_some(true),
+                    "{url} for {principal:?}"
+                );
+                if let Some(found) = found {
+                    assert_eq!(found.resource.as_deref(), Some(AUTHORIZED_AT));
+                    assert_eq!(
+                        found.client.client_secret.as_deref(),
+                        Some("the client secret")
+                    );
+                }
+            }
+            // Elsewhere, dropping tokens writes nothing over the record: it is still there
+            // for the URL it was issued for.
+            at(&records, "https://evil.example/mcp", principal)
+                .drop_tokens()
+                .await
+                .expect("nothing to drop");
+            let back = at(&records, AUTHORIZED_AT, principal)
+                .record()
+                .await
+                .expect("the records answer");
+            assert!(back.is_some_and(|record| record.has_token()));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_record_sealed_before_the_binding_is_not_used_anywhere() {
+        let records: Arc<dyn ServerRecords> = Arc::new(SealedRecords::default());
+        let sealer = sealer();
+        let mut old = serde_json::to_value(authorized()).expect("encodes");
+        if let Value::Object(fields) = &mut old {
+            fields.remove("resource");
+        }
+        let clear = serde_json::to_vec(&old).expect("encodes");
+        records
+            .put_oauth_record("s1", None, &sealer.seal(&clear, "s1"))
+            .await
+            .expect("stored");
+        records
+            .put_oauth_record("s1", Some("p1"), &sealer.seal(&clear, "s1\u{0}bot\u{0}p1"))
+            .await
+            .expect("stored");
+        for principal in [None, Some("p1")] {
+            let found = at(&records, AUTHORIZED_AT, principal)
+                .record()
+                .await
+                .expect("the records answer");
+            assert!(found.is_none(), "{principal:?}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_server_without_an_http_url_gets_no_record_written() {
+        let records: Arc<dyn ServerRecords> = Arc::new(SealedRecords::default());
+        let written = at(&records, "not a url", None).put(authorized()).await;
+        assert!(
+            matches!(written, Err(AuthError::CredentialStoreError(_))),
+            "{written:?}"
+        );
+        assert_eq!(records.oauth_record("s1", None).await.ok().flatten(), None);
     }
 }

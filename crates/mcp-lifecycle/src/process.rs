@@ -23,7 +23,7 @@ use mcp_client::{
 };
 
 use crate::config::ServerConfig;
-use crate::error::LifecycleError;
+use crate::error::{LifecycleError, ListLimit};
 use crate::handshake::handshake_error;
 use crate::hygiene::{self, PidRegistry, ProcessId};
 use crate::in_process::{IN_PROCESS_PIPE_BYTES, InProcessServer};
@@ -88,6 +88,11 @@ pub struct StartOptions<'a> {
 }
 
 const NO_EXIT: ExitInfo = ExitInfo::NONE;
+
+/// Pages one listing follows at most.
+pub const MAX_LIST_PAGES: usize = 100;
+/// Tools one server may list.
+pub const MAX_LISTED_TOOLS: usize = 10_000;
 
 impl std::fmt::Debug for McpProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -518,24 +523,47 @@ impl McpProcess {
             .map_err(|error| self.request_error(method, error))
     }
 
-    /// Every tool, following `nextCursor` through all pages. Never served from a cache.
+    /// Every tool, following `nextCursor` through all pages, all of them within `timeout`,
+    /// at most [`MAX_LIST_PAGES`] pages and [`MAX_LISTED_TOOLS`] tools (a server that pages
+    /// forever or lists without end is refused, not followed). Never served from a cache.
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Tool>, LifecycleError> {
+        let deadline = tokio::time::Instant::now() + timeout;
         let mut tools = Vec::new();
         let mut cursor = None;
-        loop {
+        for _ in 0..MAX_LIST_PAGES {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() {
+                return Err(LifecycleError::RequestTimeout {
+                    server: self.server.clone(),
+                    method: "tools/list".to_owned(),
+                    timeout,
+                });
+            }
             let params = PaginatedRequestParams::default().with_cursor(cursor);
             let request = ClientRequest::ListToolsRequest(ListToolsRequest::with_param(params));
-            match self.request("tools/list", request, timeout).await? {
-                ServerResult::ListToolsResult(page) => {
-                    tools.extend(page.tools);
-                    match page.next_cursor {
-                        Some(next) => cursor = Some(next),
-                        None => return Ok(tools),
-                    }
+            let page = match self.request("tools/list", request, left).await {
+                Ok(ServerResult::ListToolsResult(page)) => page,
+                Ok(_) => {
+                    return Err(self.request_error("tools/list", ServiceError::UnexpectedResponse));
                 }
-                _ => return Err(self.request_error("tools/list", ServiceError::UnexpectedResponse)),
+                Err(error) => return Err(error),
+            };
+            tools.extend(page.tools);
+            if tools.len() > MAX_LISTED_TOOLS {
+                return Err(LifecycleError::ToolListTooLong {
+                    server: self.server.clone(),
+                    limit: ListLimit::Tools(MAX_LISTED_TOOLS),
+                });
+            }
+            match page.next_cursor {
+                Some(next) => cursor = Some(next),
+                None => return Ok(tools),
             }
         }
+        Err(LifecycleError::ToolListTooLong {
+            server: self.server.clone(),
+            limit: ListLimit::Pages(MAX_LIST_PAGES),
+        })
     }
 
     /// The rmcp peer of the connection (forwarded requests).

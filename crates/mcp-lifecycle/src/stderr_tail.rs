@@ -1,11 +1,16 @@
 //! A server's stderr, drained continuously (a full pipe would block the child), logged line by
-//! line at debug level, with the last lines kept for errors and status.
+//! line at debug level, with the last lines kept for errors and status. A line is kept to
+//! its first [`MAX_LINE_BYTES`] bytes (the rest is read and dropped, and the cut said), so a
+//! server that writes without newlines costs a few KiB, not what it wrote.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::task::JoinHandle;
+
+/// Bytes of one stderr line kept (and logged).
+pub const MAX_LINE_BYTES: usize = 4096;
 
 /// The last lines a server wrote on stderr.
 #[derive(Debug, Clone)]
@@ -41,6 +46,16 @@ impl StderrTail {
             .unwrap_or_default()
     }
 
+    /// Logs and keeps one line read (its first bytes; `dropped` more were not kept).
+    fn take_line(&self, server: &str, bytes: &[u8], dropped: usize) {
+        let mut line = String::from_utf8_lossy(bytes).trim_end().to_owned();
+        if dropped > 0 {
+            line.push_str(&format!(" [{dropped} more bytes of this line not kept]"));
+        }
+        tracing::debug!(server = %server, "stderr: {line}");
+        self.push(line);
+    }
+
     /// Read `stream` to its end in a task.
     pub fn drain<R>(&self, server: &str, stream: R) -> JoinHandle<()>
     where
@@ -50,17 +65,31 @@ impl StderrTail {
         let server = server.to_owned();
         tokio::spawn(async move {
             let mut reader = BufReader::new(stream);
-            let mut buffer = Vec::new();
+            let mut line = Vec::new();
+            // Bytes of the current line read past the kept part.
+            let mut dropped = 0usize;
             loop {
-                buffer.clear();
-                match reader.read_until(b'\n', &mut buffer).await {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => {
-                        let line = String::from_utf8_lossy(&buffer).trim_end().to_owned();
-                        tracing::debug!(server = %server, "stderr: {line}");
-                        tail.push(line);
-                    }
+                let chunk = match reader.fill_buf().await {
+                    Ok([]) | Err(_) => break,
+                    Ok(chunk) => chunk,
+                };
+                // The line's bytes in this chunk, and whether its newline is too.
+                let (content, ends) = match chunk.iter().position(|&b| b == b'\n') {
+                    Some(at) => (at, true),
+                    None => (chunk.len(), false),
+                };
+                let room = MAX_LINE_BYTES.saturating_sub(line.len());
+                line.extend_from_slice(&chunk[..content.min(room)]);
+                dropped += content.saturating_sub(room);
+                reader.consume(content + usize::from(ends));
+                if ends {
+                    tail.take_line(&server, &line, dropped);
+                    line.clear();
+                    dropped = 0;
                 }
+            }
+            if !line.is_empty() {
+                tail.take_line(&server, &line, dropped);
             }
         })
     }
@@ -78,6 +107,22 @@ mod tests {
         let input: &[u8] = b"one\ntwo\nthree\nfour\nfive";
         tail.drain("s", input).await?;
         assert_eq!(tail.lines(), vec!["three", "four", "five"]);
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn a_line_is_kept_to_its_first_bytes_however_long() -> Result<(), tokio::task::JoinError>
+    {
+        let tail = StderrTail::new(3);
+        let long = "x".repeat(MAX_LINE_BYTES + 5_000_000);
+        let input = format!("{long}\nshort\n{long}");
+        tail.drain("s", std::io::Cursor::new(input.into_bytes()))
+            .await?;
+        let cut = format!(
+            "{} [5000000 more bytes of this line not kept]",
+            "x".repeat(MAX_LINE_BYTES)
+        );
+        assert_eq!(tail.lines(), vec![cut.clone(), "short".to_owned(), cut]);
         Ok(())
     }
 }

@@ -1,6 +1,14 @@
 //! Tool lists: each server's tools as last listed, kept in memory and in the tool cache
 //! ([`crate::ServerRecords`]) (so search and allow-lists work while a server is stopped), refreshed on
 //! `notifications/tools/list_changed`. Who may use which tool is `toolset`'s business.
+//!
+//! However many of those notifications a server sends, its connection has one listing under
+//! way at most and one asked for ([`changes_channel`]: room for one; the client side drops a
+//! notification that finds it full, which loses nothing, as the listing asked for has not
+//! begun). A listing that finds the tools the slot holds already (the same fingerprint,
+//! `canonical_json`'s, the tool cache's hash) changes nothing: the list keeps its `Arc` (so
+//! toolsets built on it are not rebuilt), the store is not written and no [`ToolListEvent`]
+//! goes out (so no `/mcp` session hears `list_changed`).
 
 use std::sync::Arc;
 
@@ -11,7 +19,8 @@ use crate::config::ServerConfig;
 use crate::manager::{McpServerManager, Slot};
 use crate::process::McpProcess;
 
-/// A server's tool list changed (at start or on `tools/list_changed`).
+/// A server's tool list changed (at start or on `tools/list_changed`), or was listed for a
+/// new config version; never sent for a listing that finds the same tools again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolListEvent {
     pub server: String,
@@ -21,31 +30,54 @@ pub struct ToolListEvent {
     pub tool_count: usize,
 }
 
+/// `tools` as the tool cache keeps them (each tool's JSON) and their fingerprint
+/// (`canonical_json::fingerprint`, the cache's hash): what tells whether a list changed.
+pub(crate) fn fingerprinted(tools: &[Tool]) -> (Vec<serde_json::Value>, String) {
+    let values: Vec<serde_json::Value> = tools
+        .iter()
+        .filter_map(|tool| serde_json::to_value(tool).ok())
+        .collect();
+    let hash = canonical_json::fingerprint(&values);
+    (values, hash)
+}
+
 /// Record `tools` as `slot`'s tool list, in memory and in the store, and announce it.
+///
+/// Tools the slot holds already (the same fingerprint) keep their `Arc`. If they are also
+/// recorded for this config version, nothing else happens: no store write, no event. Under
+/// a new config version they are still written (the cache's capture time tells which version
+/// they were listed for) and announced (the listing landed).
 pub(crate) async fn publish(
     manager: &McpServerManager,
     slot: &Slot,
     config: &ServerConfig,
     tools: Vec<Tool>,
 ) {
-    let values: Vec<serde_json::Value> = tools
-        .iter()
-        .filter_map(|tool| serde_json::to_value(tool).ok())
-        .collect();
+    let (values, hash) = fingerprinted(&tools);
     let count = tools.len();
-    {
+    let listed = crate::listing::Listing::Listed {
+        version: config.version,
+    };
+    let recorded = {
         let mut state = slot.lock();
-        state.tools = Some(Arc::new(tools));
-        state.listing = crate::listing::Listing::Listed {
-            version: config.version,
-        };
+        let same = state.tools.is_some() && state.tools_hash.as_deref() == Some(hash.as_str());
+        if !same {
+            state.tools = Some(Arc::new(tools));
+            state.tools_hash = Some(hash.clone());
+        }
+        let recorded = same && state.listing == listed;
+        state.listing = listed;
+        recorded
+    };
+    if recorded {
+        tracing::debug!(server = %config.name, tools = count, "the same tools listed again");
+        return;
     }
     if slot.principal.is_some() {
         // A principal's own connection: the server's catalog (cache, search, bindings) is
         // the server connection's, not one principal's view of it.
         return;
     }
-    let hash = canonical_json::fingerprint(&values);
     if !config.id.is_empty()
         && let Err(error) = manager
             .inner
@@ -62,12 +94,23 @@ pub(crate) async fn publish(
     });
 }
 
-/// Refresh the tool list of `process` on each `tools/list_changed`, while it runs.
+/// The way from a connection's `notifications/tools/list_changed` (`mcp_client::ClientSide`,
+/// which puts a `()` in only if there is room) to [`follow_changes`]: room for one, a listing
+/// asked for and not yet begun. A notification that finds it full is dropped and loses
+/// nothing: that listing will see its change too. However many notifications come, a
+/// connection costs one listing under way and one waiting.
+pub(crate) fn changes_channel() -> (mpsc::Sender<()>, mpsc::Receiver<()>) {
+    mpsc::channel(1)
+}
+
+/// Refresh the tool list of `process` after `tools/list_changed`, while it runs: one listing
+/// at a time. Each is taken from `changed` before it begins, so a notification during it asks
+/// for one more (and any number of them, for that one).
 pub(crate) fn follow_changes(
     manager: McpServerManager,
     slot: Arc<Slot>,
     process: Arc<McpProcess>,
-    mut changed: mpsc::UnboundedReceiver<()>,
+    mut changed: mpsc::Receiver<()>,
 ) {
     tokio::spawn(async move {
         while changed.recv().await.is_some() {

@@ -18,6 +18,11 @@
 //! - **Tokens** are sealed in the records ([`crate::oauth_credentials`]) and refreshed shortly
 //!   before expiry by rmcp, under one lock per server: concurrent calls at expiry cause one
 //!   refresh. A refused refresh drops the tokens and the server becomes `needs-auth` (no loop).
+//! - **Bound to the resource.** A record (tokens and client registration) is bound to the
+//!   resource it was issued for: the canonical resource URI of the server's URL then
+//!   (`crate::oauth::canonical_resource`: origin and path). Once the URL points elsewhere
+//!   (an edit, an imported `mcpServers` document), the record is not used, and nothing of it
+//!   is sent anywhere: the server connects without a token and needs authorization again.
 //! - **Scope step-up**: a `403 insufficient_scope` makes the server `needs-auth` with that
 //!   challenge; the next authorization asks for the union of the granted and required scopes.
 //! - The flow: [`McpServerManager::oauth_start`] returns the authorization URL (its `state`
@@ -279,6 +284,8 @@ impl McpServerManager {
     /// Use a client registered out of band at `server`'s authorization server (its id and,
     /// for a confidential client, its secret, sealed with the tokens). Replaces the record:
     /// tokens of another client are dropped, and the next authorization uses this client.
+    /// Bound, as tokens are, to the resource of the server's URL as it is now: once the URL
+    /// points elsewhere the client is not used (nor its secret sent), and is set again.
     pub async fn oauth_set_client(
         &self,
         server: &str,
@@ -311,8 +318,8 @@ impl McpServerManager {
             .oauth
             .credentials(&config, None, &records, &settings);
         credentials
-            .put(OAuthRecord {
-                client: ClientRecord {
+            .put(OAuthRecord::new(
+                ClientRecord {
                     client_id: client_id.trim().to_owned(),
                     client_secret: client_secret
                         .map(str::to_owned)
@@ -321,8 +328,8 @@ impl McpServerManager {
                     scopes: Vec::new(),
                     preregistered: true,
                 },
-                credentials: None,
-            })
+                None,
+            ))
             .await
             .map_err(|error| auth_failed(&config, &error))?;
         tracing::info!(server = %config.name, "OAuth client set by an operator");

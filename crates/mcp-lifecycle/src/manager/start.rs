@@ -55,7 +55,7 @@ impl McpServerManager {
     async fn run_start(&self, slot: Arc<Slot>) -> Result<Arc<McpProcess>, LifecycleError> {
         let config = slot.config();
         let settings = &self.inner.settings;
-        let (changed_tx, changed_rx) = mpsc::unbounded_channel();
+        let (changed_tx, changed_rx) = crate::tool_lists::changes_channel();
         let client = mcp_client::ClientSide::new(changed_tx, slot.relay.clone());
         let env = if slot.lenient_env.load(std::sync::atomic::Ordering::SeqCst) {
             crate::environment::server_env_leaving_out_unset(

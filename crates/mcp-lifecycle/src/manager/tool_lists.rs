@@ -1,6 +1,8 @@
 //! Tool lists: each server's tools as last listed, kept in memory and in the store's tool
 //! cache (so search and allow-lists work while a server is stopped), refreshed on
-//! `notifications/tools/list_changed`. Who may use which tool is `toolset`'s business.
+//! `notifications/tools/list_changed` (`crate::tool_lists`: one listing under way and one
+//! waiting at most, and an unchanged list keeps its `Arc`). Who may use which tool is
+//! `toolset`'s business.
 
 use crate::error::LifecycleError;
 use crate::manager::McpServerManager;
@@ -35,10 +37,14 @@ impl McpServerManager {
                 server: server.to_owned(),
                 source: Arc::new(source),
             })?;
+        // Fingerprinted as a listing's are, so that listing the same tools keeps this `Arc`.
+        let (_, hash) = crate::tool_lists::fingerprinted(&tools);
         // A list fetched meanwhile by a start is newer than the store's: keep it.
         let mut state = slot.lock();
-        Ok(Some(
-            state.tools.get_or_insert_with(|| Arc::new(tools)).clone(),
-        ))
+        if state.tools.is_none() {
+            state.tools = Some(Arc::new(tools));
+            state.tools_hash = Some(hash);
+        }
+        Ok(state.tools.clone())
     }
 }

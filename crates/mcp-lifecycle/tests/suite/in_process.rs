@@ -1,6 +1,10 @@
 //! An MCP server run inside the test process (rmcp's server over an in-memory pipe), with a
 //! probe that records each start (on tokio's clock) and each ping, fails its first starts on
 //! request, and holds a call until released. No real I/O: tests of it run on paused time.
+//!
+//! [`Lists`] is another: a tool list the test sets, its `tools/list` requests counted (and
+//! their answers held while the test says so), and its side of the connection, through which
+//! the test sends `notifications/tools/list_changed`.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +16,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig as RmcpServerConfig, Tool,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServiceExt};
 use tokio::io::DuplexStream;
 use tokio::sync::{Notify, watch};
@@ -142,6 +146,112 @@ impl InProcessServer for Probe {
                 return; // "exits" before initialize
             }
             if let Ok(running) = Handler(probe).serve(tokio::io::split(io)).await {
+                let _ = running.waiting().await;
+            }
+        })
+    }
+}
+
+/// A server whose tools are what the test set last, which counts its `tools/list` requests
+/// and answers them only while open (it starts open), and whose side of the connection the
+/// test can take to send notifications. Shared by every start.
+#[derive(Clone)]
+pub struct Lists {
+    tools: Arc<Mutex<Vec<String>>>,
+    listed: watch::Sender<usize>,
+    open: watch::Sender<bool>,
+    peer: watch::Sender<Option<Peer<RoleServer>>>,
+}
+
+impl Lists {
+    pub fn new(tools: &[&str]) -> Self {
+        let lists = Self {
+            tools: Arc::default(),
+            listed: watch::channel(0).0,
+            open: watch::channel(true).0,
+            peer: watch::channel(None).0,
+        };
+        lists.set(tools);
+        lists
+    }
+
+    /// The tools of the next `tools/list` answers.
+    pub fn set(&self, tools: &[&str]) {
+        let names: Vec<String> = tools.iter().map(|name| (*name).to_owned()).collect();
+        match self.tools.lock() {
+            Ok(mut current) => *current = names,
+            Err(poisoned) => *poisoned.into_inner() = names,
+        }
+    }
+
+    /// `tools/list` answers wait while closed; opening lets them go.
+    pub fn answer(&self, open: bool) {
+        self.open.send_replace(open);
+    }
+
+    /// The `tools/list` requests received so far (counted on arrival, held or not).
+    pub fn listed(&self) -> usize {
+        *self.listed.borrow()
+    }
+
+    /// Resolves once `n` `tools/list` requests have arrived.
+    pub async fn until_listed(&self, n: usize) -> anyhow::Result<()> {
+        self.listed
+            .subscribe()
+            .wait_for(|listed| *listed >= n)
+            .await?;
+        Ok(())
+    }
+
+    /// The server's side of the latest connection, once it is served.
+    pub async fn peer(&self) -> anyhow::Result<Peer<RoleServer>> {
+        let mut peers = self.peer.subscribe();
+        let peer = peers.wait_for(|peer| peer.is_some()).await?;
+        (*peer)
+            .clone()
+            .ok_or_else(|| anyhow::anyhow!("the in-process server was never served"))
+    }
+}
+
+struct ListsHandler(Lists);
+
+impl ServerHandler for ListsHandler {
+    fn get_info(&self) -> RmcpServerConfig {
+        RmcpServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        self.0.listed.send_modify(|n| *n += 1);
+        let mut open = self.0.open.subscribe();
+        let _ = open.wait_for(|open| *open).await;
+        let names = match self.0.tools.lock() {
+            Ok(tools) => tools.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        Ok(ListToolsResult::with_all_items(
+            names.iter().map(|name| tool(name)).collect(),
+        ))
+    }
+}
+
+impl InProcessServer for Lists {
+    fn serve(&self, io: DuplexStream) -> BoxFuture<'static, ()> {
+        let lists = self.clone();
+        Box::pin(async move {
+            if let Ok(running) = ListsHandler(lists.clone())
+                .serve(tokio::io::split(io))
+                .await
+            {
+                lists.peer.send_replace(Some(running.peer().clone()));
                 let _ = running.waiting().await;
             }
         })

@@ -4,10 +4,11 @@
 //! `iss`) makes it usable; tokens are sealed in the store and survive a new manager; 20
 //! concurrent calls at expiry cause one refresh; a token revoked mid-session is refreshed
 //! silently and the call sent again; a refused refresh ends in `needs-auth`,
-//! once, with no loop.
+//! once, with no loop; a server whose URL is changed to another host sends it none of the
+//! tokens and needs authorization again.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pretty_assertions::assert_eq;
 use serde_json::Value;
@@ -609,5 +610,174 @@ async fn chat_and_the_relay_meet_a_dropped_session_then_a_401_alike() -> anyhow:
         ],
         "chat, then the relay"
     );
+    Ok(())
+}
+
+/// What a listener standing for another host saw: each request line, and whether any request
+/// carried an `Authorization` header or one of the fake authorization server's tokens.
+#[derive(Debug, Default)]
+struct Seen {
+    requests: Vec<String>,
+    authorization: bool,
+    token: bool,
+}
+
+/// A listener on another port of 127.0.0.1, where a changed URL points: it records every
+/// request ([`Seen`]); `/mcp` answers `401` with a `Bearer` challenge, everything else `404`.
+/// So its OAuth discovery finds no metadata and ends in rmcp's legacy endpoints, which have
+/// no issuer: the connect-time issuer check has nothing to compare and lets a stored token
+/// through. Returns (its `/mcp` URL, what it saw, its task).
+async fn other_host() -> anyhow::Result<(String, Arc<Mutex<Seen>>, tokio::task::JoinHandle<()>)> {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let url = format!("http://{}/mcp", listener.local_addr()?);
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let task = tokio::spawn({
+        let seen = Arc::clone(&seen);
+        async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                tokio::spawn(answer(stream, Arc::clone(&seen)));
+            }
+        }
+    });
+    Ok((url, seen, task))
+}
+
+/// Read one request (its head, then the body its `Content-Length` announces), record it,
+/// answer it and close.
+async fn answer(mut stream: tokio::net::TcpStream, seen: Arc<Mutex<Seen>>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut request = Vec::new();
+    let mut chunk = [0_u8; 4096];
+    let head_end = loop {
+        if let Some(at) = request.windows(4).position(|w| w == b"\r\n\r\n") {
+            break at + 4;
+        }
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => return,
+            Ok(n) => request.extend_from_slice(&chunk[..n]),
+        }
+    };
+    let head = String::from_utf8_lossy(&request[..head_end]).into_owned();
+    let headers: Vec<(String, String)> = head
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            Some((name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+        })
+        .collect();
+    let length = headers
+        .iter()
+        .find(|(name, _)| name == "content-length")
+        .and_then(|(_, value)| value.parse::<usize>().ok())
+        .unwrap_or(0);
+    while request.len() < head_end + length {
+        match stream.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => request.extend_from_slice(&chunk[..n]),
+        }
+    }
+    let line = head.lines().next().unwrap_or_default().to_owned();
+    let path = line.split(' ').nth(1).unwrap_or_default().to_owned();
+    {
+        let mut seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.authorization |= headers.iter().any(|(name, _)| name == "authorization");
+        seen.token |= holds_a_token(&String::from_utf8_lossy(&request));
+        seen.requests.push(line);
+    }
+    let response = if path == "/mcp" {
+        "HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"mcp\"\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    } else {
+        "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    };
+    let _ = stream.write_all(response.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
+/// Import an `mcpServers` document pointing "hosted" at `url` (it keeps its id), and have
+/// the manager read it.
+async fn import_hosted(fx: &Fixture, url: &str) -> anyhow::Result<()> {
+    let document = serde_json::json!({"mcpServers": {"hosted": {"url": url}}});
+    let plan = store::parse_mcp_servers(&document.to_string())?;
+    let report = fx.store.import_servers(&plan).await?;
+    assert_eq!(report.updated, vec!["hosted".to_owned()], "{report:?}");
+    fx.manager.load_configs().await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_url_changed_to_another_host_gets_none_of_the_tokens_and_needs_authorization_again()
+-> anyhow::Result<()> {
+    let (_served, origin) = oauth_fixture(3600)?;
+    let fx = oauth_fx(&origin, "a key of enough length for moved URLs").await?;
+    let bob = fx.store.create_bot(&BotSpec::new("bob", "m")).await?;
+    let call_as = |bot: Option<&str>| {
+        let bot = bot.map(str::to_owned);
+        let manager = Arc::clone(&fx.manager);
+        async move {
+            manager
+                .call_tool_as("hosted", bot.as_deref(), "test_simple_text", None)
+                .await
+        }
+    };
+    // The server's account and Bob's own, both in use.
+    authorize_as(&fx.manager, &origin, None, "team").await?;
+    authorize_as(&fx.manager, &origin, Some(&bob.id), "bob").await?;
+    assert_eq!(text(&call_as(None).await?), SIMPLE_TEXT);
+    assert_eq!(text(&call_as(Some(bob.id.as_str())).await?), SIMPLE_TEXT);
+    let bob_calls = calls_of(&origin, "bob").await?;
+    assert!(bob_calls > 0);
+
+    // A shared document is imported: "hosted" (same id) now points at another host.
+    let (moved, seen, listener) = other_host().await?;
+    import_hosted(&fx, &moved).await?;
+    let restarted = fx.manager.restart_server("hosted").await;
+    assert!(
+        matches!(
+            restarted,
+            Err(LifecycleError::NeedsAuth {
+                principal: None,
+                ..
+            })
+        ),
+        "{restarted:?}"
+    );
+    assert_eq!(state_of(&fx.manager), Some(ServerState::NeedsAuth));
+    let bobs = call_as(Some(bob.id.as_str())).await;
+    assert!(
+        matches!(bobs, Err(LifecycleError::NeedsAuth { .. })),
+        "{bobs:?}"
+    );
+    let status = fx.manager.oauth_status("hosted").await?;
+    assert!(
+        status.as_ref().is_none_or(|status| !status.authorized),
+        "{status:?}"
+    );
+    {
+        let seen = seen.lock().unwrap_or_else(|e| e.into_inner());
+        assert!(
+            seen.requests
+                .iter()
+                .any(|line| line.starts_with("POST /mcp ")),
+            "the other host was asked: {seen:?}"
+        );
+        assert!(
+            !seen.authorization && !seen.token,
+            "no token reached the other host: {seen:?}"
+        );
+    }
+
+    // The URL put back: the records, kept, are used again (no new authorization).
+    import_hosted(&fx, &format!("{origin}/mcp")).await?;
+    fx.manager.restart_server("hosted").await?;
+    assert_eq!(text(&call_as(None).await?), SIMPLE_TEXT);
+    assert_eq!(text(&call_as(Some(bob.id.as_str())).await?), SIMPLE_TEXT);
+    assert!(
+        calls_of(&origin, "bob").await? > bob_calls,
+        "bob's own account"
+    );
+    assert_eq!(counters(&origin).await?["code_exchanges"], 2);
+    listener.abort();
+    fx.manager.stop_all().await;
     Ok(())
 }

@@ -3,7 +3,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
-use mcp_lifecycle::ServerState;
+use mcp_lifecycle::{LifecycleError, ListLimit, MAX_LIST_PAGES, ServerState};
 
 use super::harness::{Fixture, args, text};
 
@@ -81,6 +81,32 @@ async fn tools_list_follows_every_page() -> anyhow::Result<()> {
             .count(),
         6
     );
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_server_that_pages_forever_is_refused_not_followed() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add("endless", &[("FAKE_MCP_ENDLESS_PAGES", "1")], |s| s)
+        .await?;
+    let error = fx.manager.start_server("endless").await.err();
+    assert!(
+        matches!(
+            &error,
+            Some(LifecycleError::ToolListTooLong { server, limit: ListLimit::Pages(MAX_LIST_PAGES) })
+                if server == "endless"
+        ),
+        "{error:?}"
+    );
+    assert_eq!(
+        fx.log("endless")
+            .iter()
+            .filter(|l| *l == "tools/list")
+            .count(),
+        MAX_LIST_PAGES
+    );
+    assert_eq!(fx.state("endless"), Some(ServerState::Error));
     fx.finish().await;
     Ok(())
 }

@@ -1,14 +1,19 @@
 //! Tool lists: refreshed on tools/list_changed, written to the store's tool cache, read back
-//! while stopped.
+//! while stopped; a storm of list_changed costs two listings at most, and a listing that finds
+//! the same tools keeps the list's `Arc`, writes nothing and tells nobody.
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use anyhow::Context;
 use pretty_assertions::assert_eq;
 use serde_json::json;
+use tokio::sync::broadcast;
 
-use mcp_lifecycle::{McpServerManager, ServerState};
+use mcp_lifecycle::{McpServerManager, ServerConfig, ServerState, ToolListEvent};
 
 use super::harness::{Fixture, args, settings};
+use super::in_process::{Lists, config};
 
 #[tokio::test]
 async fn list_changed_refreshes_the_tool_list_and_the_tool_cache() -> anyhow::Result<()> {
@@ -89,5 +94,150 @@ async fn cached_tools_answer_from_the_store_while_stopped_and_never_start_the_se
     );
     manager.stop_all().await;
     fx.store.close().await;
+    Ok(())
+}
+
+/// The tool-list events sent so far, without waiting (missed ones are an error).
+fn sent(events: &mut broadcast::Receiver<ToolListEvent>) -> anyhow::Result<Vec<ToolListEvent>> {
+    let mut seen = Vec::new();
+    loop {
+        match events.try_recv() {
+            Ok(event) => seen.push(event),
+            Err(broadcast::error::TryRecvError::Empty) => return Ok(seen),
+            Err(error) => anyhow::bail!("tool-list events: {error}"),
+        }
+    }
+}
+
+/// A server sends 1,000 `notifications/tools/list_changed` at once, its `tools/list` answers
+/// held until the last one is out (as a server slow to list would have them): its connection
+/// lists once for the first and once more for all the others, and the second listing, which
+/// finds the same tools, tells nobody.
+///
+/// In-process, on tokio's paused clock: no real I/O, so the sleep at the end ends only once
+/// every task is idle, that is once every listing asked for is over (the readiness signal).
+#[tokio::test]
+async fn a_burst_of_list_changed_costs_at_most_two_listings() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    tokio::time::pause();
+    let lists = Lists::new(&["echo"]);
+    fx.manager
+        .add_in_process_server(config("storm"), Arc::new(lists.clone()));
+    fx.manager.start_server("storm").await?;
+    assert_eq!(lists.listed(), 1, "the start's listing");
+    let mut events = fx.manager.subscribe();
+    let peer = lists.peer().await?;
+
+    lists.set(&["echo", "added"]);
+    lists.answer(false);
+    for _ in 0..1000 {
+        peer.notify_tool_list_changed().await?;
+    }
+    lists.answer(true);
+    // Paused clock: this returns once nothing is left to run (see above).
+    tokio::time::sleep(Duration::from_millis(1)).await;
+
+    let listings = lists.listed() - 1;
+    assert!(
+        (1..=2).contains(&listings),
+        "{listings} listings for a burst of 1,000 list_changed"
+    );
+    let tools = fx
+        .manager
+        .cached_tools("storm")
+        .await?
+        .context("no tools after the burst")?;
+    assert_eq!(names(&tools), ["echo", "added"]);
+    let counts: Vec<usize> = sent(&mut events)?
+        .iter()
+        .map(|event| event.tool_count)
+        .collect();
+    assert_eq!(counts, [2], "one event, the change's");
+
+    fx.manager.stop_all().await;
+    tokio::time::resume();
+    fx.store.close().await;
+    Ok(())
+}
+
+/// `tools/list_changed` and then the same tools: the manager keeps the list's `Arc` (so the
+/// toolsets built on it stay as they are), writes nothing to the store and sends no event (so
+/// no `/mcp` session hears `list_changed`). A real change after that still lands: a new
+/// list, in the tool cache, announced.
+#[tokio::test]
+async fn an_unchanged_list_keeps_its_arc_and_a_real_change_still_lands() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    // In-process, with a row of its own in the store so that its tool cache is written.
+    let row = fx
+        .store
+        .create_server(&store::McpServerSpec::new("same", "in-process"))
+        .await?;
+    let lists = Lists::new(&["echo"]);
+    fx.manager.add_in_process_server(
+        ServerConfig {
+            id: row.id.clone(),
+            ..config("same")
+        },
+        Arc::new(lists.clone()),
+    );
+    fx.manager.start_server("same").await?;
+    let before = fx
+        .manager
+        .cached_tools("same")
+        .await?
+        .context("no tools after the start")?;
+    assert!(
+        fx.store.tool_cache(&row.id).await?.is_some(),
+        "the start's listing is cached"
+    );
+    let mut events = fx.manager.subscribe();
+    let queries = fx.store.queries_run();
+    let peer = lists.peer().await?;
+
+    // The same tools, twice: the second notification goes once the first one's listing has
+    // asked, so the second listing asks only once the first one is over, published included
+    // (one listing at a time): when it asks, the first one's outcome can be looked at.
+    let within = Duration::from_secs(20);
+    peer.notify_tool_list_changed().await?;
+    tokio::time::timeout(within, lists.until_listed(2))
+        .await
+        .context("no tools/list after list_changed within 20 s")??;
+    peer.notify_tool_list_changed().await?;
+    tokio::time::timeout(within, lists.until_listed(3))
+        .await
+        .context("no second tools/list within 20 s")??;
+    let after = fx.manager.cached_tools("same").await?.context("no tools")?;
+    assert!(
+        Arc::ptr_eq(&before, &after),
+        "an unchanged list got a new Arc"
+    );
+    assert_eq!(
+        sent(&mut events)?,
+        Vec::<ToolListEvent>::new(),
+        "events for an unchanged list"
+    );
+    assert_eq!(
+        fx.store.queries_run() - queries,
+        0,
+        "store statements for an unchanged list"
+    );
+
+    // A real change still lands.
+    lists.set(&["echo", "added"]);
+    peer.notify_tool_list_changed().await?;
+    let changed = tokio::time::timeout(within, events.recv())
+        .await
+        .context("no tool-list event within 20 s")??;
+    assert_eq!((changed.server.as_str(), changed.tool_count), ("same", 2));
+    let now = fx.manager.cached_tools("same").await?.context("no tools")?;
+    assert!(!Arc::ptr_eq(&before, &now));
+    assert_eq!(names(&now), ["echo", "added"]);
+    let cache = fx
+        .store
+        .tool_cache(&row.id)
+        .await?
+        .context("no tool cache")?;
+    assert_eq!((cache.tools.len(), cache.hash), (2, changed.hash));
+    fx.finish().await;
     Ok(())
 }

@@ -17,6 +17,7 @@
 //! | `FAKE_MCP_TOOLS=a,b` | extra tool names (each echoes its arguments) |
 //! | `FAKE_MCP_TOOLS_FILE=FILE` | extra tools as defined in FILE: a JSON object with a `tools` list (a captured `tools/list`), each echoing its arguments |
 //! | `FAKE_MCP_PAGE_SIZE=N` | answer `tools/list` in pages of N |
+//! | `FAKE_MCP_ENDLESS_PAGES=1` | answer every `tools/list` with the tools and a new `nextCursor` (a list without end) |
 //!
 //! Tools: `echo {text}` → text; `env {name}` → the variable's value or `<unset>`;
 //! `sleep {ms}` → answers after ms (on a thread: other requests are still served);
@@ -189,7 +190,10 @@ fn main() {
                     .unwrap_or(0);
                 let end = page_size.map_or(tools.len(), |size| (start + size).min(tools.len()));
                 let page: Vec<Value> = tools[start.min(end)..end].iter().map(|t| tool(t)).collect();
-                if end < tools.len() {
+                if var("FAKE_MCP_ENDLESS_PAGES").is_some() {
+                    let all: Vec<Value> = tools.iter().map(|t| tool(t)).collect();
+                    json!({"tools": all, "nextCursor": (start + 1).to_string()})
+                } else if end < tools.len() {
                     json!({"tools": page, "nextCursor": end.to_string()})
                 } else {
                     listed = true;
