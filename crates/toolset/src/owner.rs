@@ -296,12 +296,18 @@ impl Toolsets {
             });
         }
         let _lease = self.manager.lease([route.server.as_str()]);
-        tokio::select! {
-            () = cancel.cancelled() => Err(CallError::Cancelled),
-            result = self.manager.call_tool_as(&route.server, bound.bot_id(), &route.tool, arguments) => {
-                result.map_err(|error| CallError::from_lifecycle(error, &route.server, &route.tool))
-            }
-        }
+        // Cancelled, the call tells the server (`notifications/cancelled`) so it stops the
+        // work, and ends soon after.
+        self.manager
+            .call_tool_until(
+                &route.server,
+                bound.bot_id(),
+                &route.tool,
+                arguments,
+                cancel,
+            )
+            .await
+            .map_err(|error| CallError::from_lifecycle(error, &route.server, &route.tool))
     }
 
     /// Forward `request` to `server` for bot `key` (the gateway's relay of everything MCP
@@ -323,6 +329,14 @@ impl Toolsets {
         target.principal = bound.bot_id().map(str::to_owned);
         let tool = match &request {
             rmcp::model::ClientRequest::CallToolRequest(call) => Some(call.params.name.as_ref()),
+            // A `tools/call` in any other shape would pass without the tool filter.
+            other if other.method() == "tools/call" => {
+                return Err(CallError::NotAllowed {
+                    bot: bound.bot.name.clone(),
+                    server: server.to_owned(),
+                    tool: "tools/call".to_owned(),
+                });
+            }
             _ => None,
         };
         let allowed = bound.bindings.iter().any(|b| {

@@ -49,6 +49,18 @@ impl Fixture {
         Ok(server)
     }
 
+    /// A server writing what it receives to its log (`FAKE_MCP_LOG`).
+    async fn logged_server(&self, name: &str) -> anyhow::Result<(McpServer, std::path::PathBuf)> {
+        let binary = test_support::fake_mcp_server_binary()?;
+        let log = self._dir.path().join(format!("{name}.log"));
+        let mut spec = McpServerSpec::new(name, binary.display().to_string());
+        spec.env
+            .insert("FAKE_MCP_LOG".to_owned(), log.display().to_string());
+        let server = self.store.create_server(&spec).await?;
+        self.manager.load_configs().await?;
+        Ok((server, log))
+    }
+
     fn state(&self, name: &str) -> Option<ServerState> {
         self.manager
             .get_all_statuses()
@@ -181,6 +193,63 @@ async fn calls_recheck_the_binding_and_writes_are_seen_at_once() -> anyhow::Resu
         )
         .await;
     assert_eq!(slept, Err(CallError::Cancelled));
+    fx.finish().await;
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_cancelled_call_tells_the_server() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    let (one, log) = fx.logged_server("one").await?;
+    let bot = fx.store.create_bot(&BotSpec::new("b", "m")).await?;
+    fx.store
+        .bind(&bot.id, &one.id, &BindingSpec::default())
+        .await?;
+    let lines = || -> Vec<String> {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let cancel = CancellationToken::new();
+    let sleep = ToolRoute::new("one", "sleep");
+    let call = fx.toolsets.call(
+        "b",
+        &sleep,
+        serde_json::json!({"ms": 60_000}).as_object().cloned(),
+        cancel.clone(),
+    );
+    let cancelled = async {
+        // The server has the call (its log says so), then the turn goes away.
+        tokio::time::timeout(Duration::from_secs(20), async {
+            while !lines().iter().any(|line| line == "tools/call") {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .ok();
+        cancel.cancel();
+    };
+    let (result, ()) = tokio::join!(call, cancelled);
+    assert_eq!(result, Err(CallError::Cancelled));
+    // Requests are read in order: once this echo is answered, the cancel was received.
+    let echo = ToolRoute::new("one", "echo");
+    fx.toolsets
+        .call(
+            "b",
+            &echo,
+            serde_json::json!({"text": "after"}).as_object().cloned(),
+            CancellationToken::new(),
+        )
+        .await?;
+    let log = lines();
+    let told = log.iter().position(|l| l == "notifications/cancelled");
+    let last_call = log.iter().rposition(|l| l == "tools/call");
+    assert!(
+        matches!((told, last_call), (Some(c), Some(e)) if c < e),
+        "{log:?}"
+    );
     fx.finish().await;
     Ok(())
 }
