@@ -114,7 +114,7 @@ impl McpServerManager {
         let slot = self.slot_for(server, target.principal.as_deref()).await?;
         let _in_flight = InFlight::new(slot.clone());
         let process = self
-            .ensure_slot_running(server, &slot, Demand::OnDemand)
+            .ensure_slot_running(server, &slot, Demand::OnUse)
             .await?;
         // Kept for a resend only where there can be one (a remote connection); boxed, as
         // this future's size is what every call copies.
@@ -149,7 +149,7 @@ impl McpServerManager {
             "the remote connection was lost before the request was delivered; reconnecting to send it again"
         );
         let process = self
-            .ensure_slot_running(server, slot, Demand::OnDemand)
+            .ensure_slot_running(server, slot, Demand::OnUse)
             .await?;
         self.forward_on(slot, &process, request, target, cancel)
             .await

@@ -78,8 +78,23 @@ pub(crate) struct SlotState {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Demand {
     Explicit,
-    OnDemand,
+    OnUse,
+    /// A tool listing ([`crate::listing`]): like `Explicit`, and a start it makes leaves out
+    /// `${VAR}`s of unset variables; the process it starts so serves nothing else.
+    Listing,
 }
+
+/// `process` for `demand`, unless it serves a listing only and this is not one: then what
+/// a start for `demand` would have met (`NotConfigured`).
+fn served(process: Arc<McpProcess>, demand: Demand) -> Result<Arc<McpProcess>, LifecycleError> {
+    match process.listing_only() {
+        Some(error) if demand != Demand::Listing => Err(error.clone()),
+        _ => Ok(process),
+    }
+}
+
+/// A condition on a slot, checked under its lock ([`McpServerManager::stop_slot_if`]).
+pub(crate) type StillHolds = dyn Fn(&Slot, &SlotState) -> bool + Send + Sync;
 
 /// Where a start finds its server ([`McpServerManager::ensure_slot_running`]).
 enum Joined {
@@ -135,9 +150,6 @@ pub(crate) struct Slot {
     /// The principals' own connections to this server, by principal (empty but for OAuth
     /// servers).
     pub principal_slots: Mutex<BTreeMap<String, Arc<Slot>>>,
-    /// The next start is a listing's: `${VAR}`s of unset variables are left out
-    /// ([`crate::listing`]).
-    pub lenient_env: std::sync::atomic::AtomicBool,
 }
 
 impl Slot {
@@ -171,7 +183,6 @@ impl Slot {
             in_flight: AtomicUsize::new(0),
             leases: AtomicUsize::new(0),
             start_cancel: Mutex::new(CancellationToken::new()),
-            lenient_env: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -411,7 +422,8 @@ impl McpServerManager {
     }
 
     /// Read every server config from the records. New servers are added; changed configs take
-    /// effect at the next start; servers gone from the records are stopped and dropped.
+    /// effect at the next start; servers gone from the records are stopped and dropped, and so
+    /// is a server replaced by another of the same name (another id).
     pub async fn load_configs(&self) -> Result<(), LifecycleError> {
         let servers = self.inner.records.servers().await?;
         let mut removed = Vec::new();
@@ -419,6 +431,16 @@ impl McpServerManager {
             let mut slots = self.inner.slots.lock().unwrap_or_else(|e| e.into_inner());
             for config in &servers {
                 match slots.get(&config.name) {
+                    // Another server under the same name (removed and added again between
+                    // two reads): nothing of the old one (its process, its tools, the
+                    // principals' connections) serves the new one.
+                    Some(slot) if slot.config().id != config.id => {
+                        if let Some(old) =
+                            slots.insert(config.name.clone(), Arc::new(Slot::new(config.clone())))
+                        {
+                            removed.push(old);
+                        }
+                    }
                     Some(slot) => slot.set_config(config.clone()),
                     None => {
                         slots.insert(config.name.clone(), Arc::new(Slot::new(config.clone())));
@@ -499,8 +521,16 @@ impl McpServerManager {
     ) -> Result<Arc<McpProcess>, LifecycleError> {
         loop {
             let stopping = match self.start_or_join(server, slot, demand)? {
-                Joined::Running(process) => return Ok(process),
-                Joined::Start(start) => return start.await,
+                Joined::Running(process) => return served(process, demand),
+                Joined::Start(start) => match start.await {
+                    // A stop took the start over: as for a stop under way, wait for it and
+                    // start again (the start's own process is stopped with it).
+                    Err(LifecycleError::StartCancelled { .. }) => {
+                        self.still_registered(server, slot)?;
+                        continue;
+                    }
+                    started => return started.and_then(|process| served(process, demand)),
+                },
                 Joined::Stopping(stopping) => stopping,
             };
             // A stop under way (an idle stop, a listing's, an asked one) ends within its
@@ -522,7 +552,17 @@ impl McpServerManager {
     /// else why it is not started.
     fn still_registered(&self, server: &str, slot: &Arc<Slot>) -> Result<(), LifecycleError> {
         let current = self.slot(server)?;
-        if Arc::ptr_eq(&current, slot) && !self.inner.shutdown.is_cancelled() {
+        // A principal's own connection is registered under the server's slot.
+        let registered = Arc::ptr_eq(&current, slot)
+            || slot.principal.as_ref().is_some_and(|principal| {
+                current
+                    .principal_slots
+                    .lock()
+                    .ok()
+                    .and_then(|own| own.get(principal).cloned())
+                    .is_some_and(|own| Arc::ptr_eq(&own, slot))
+            });
+        if registered && !self.inner.shutdown.is_cancelled() {
             return Ok(());
         }
         let state = slot.lock();
@@ -544,7 +584,7 @@ impl McpServerManager {
     ) -> Result<Joined, LifecycleError> {
         let start = {
             let mut state = slot.lock();
-            if demand == Demand::OnDemand
+            if demand == Demand::OnUse
                 && matches!(state.phase, Phase::Error)
                 && let Some(retry_at) = state.retry_at
             {
@@ -562,7 +602,7 @@ impl McpServerManager {
                     });
                 }
             }
-            if matches!(state.phase, Phase::NeedsAuth) && demand == Demand::OnDemand {
+            if matches!(state.phase, Phase::NeedsAuth) && demand == Demand::OnUse {
                 return Err(self.needs_auth_error(slot));
             }
             match &state.phase {
@@ -572,7 +612,8 @@ impl McpServerManager {
                     if process.is_remote() && process.exit_status().is_some() =>
                 {
                     slot.new_start_cancel();
-                    let start = self.start_future(slot.clone(), "reconnect");
+                    let start =
+                        self.start_future(slot.clone(), "reconnect", demand == Demand::Listing);
                     state.set(Phase::Starting(start.clone()));
                     start
                 }
@@ -582,10 +623,11 @@ impl McpServerManager {
                 Phase::Stopped | Phase::Error | Phase::NeedsAuth => {
                     slot.new_start_cancel();
                     let why = match demand {
-                        Demand::OnDemand => "on_demand",
+                        Demand::OnUse => "on_demand",
                         Demand::Explicit => "explicit",
+                        Demand::Listing => "listing",
                     };
-                    let start = self.start_future(slot.clone(), why);
+                    let start = self.start_future(slot.clone(), why, demand == Demand::Listing);
                     state.set(Phase::Starting(start.clone()));
                     start
                 }
@@ -595,14 +637,31 @@ impl McpServerManager {
     }
 
     pub(crate) async fn stop_slot(&self, slot: &Arc<Slot>, why: StopReason) {
-        self.stop_slot_in_span(slot)
+        self.stop_slot_in_span(slot, None)
             .instrument(crate::spans::stop(&slot.config().name, why))
             .await;
     }
 
-    async fn stop_slot_in_span(&self, slot: &Arc<Slot>) {
+    /// [`Self::stop_slot`] if `still` holds for the slot under its lock as the stop begins
+    /// (an idle stop's check, made again where no request can pick the process up between
+    /// the check and the stop); whether it stopped.
+    pub(crate) async fn stop_slot_if(
+        &self,
+        slot: &Arc<Slot>,
+        why: StopReason,
+        still: &StillHolds,
+    ) -> bool {
+        self.stop_slot_in_span(slot, Some(still))
+            .instrument(crate::spans::stop(&slot.config().name, why))
+            .await
+    }
+
+    async fn stop_slot_in_span(&self, slot: &Arc<Slot>, still: Option<&StillHolds>) -> bool {
         let previous = {
             let mut state = slot.lock();
+            if still.is_some_and(|still| !still(slot, &state)) {
+                return false;
+            }
             state.replace(Phase::Stopping)
         };
         let process = match previous {
@@ -622,6 +681,7 @@ impl McpServerManager {
         }
         slot.lock().set(Phase::Stopped);
         self.sweep_soon();
+        true
     }
 
     /// Stop `server` (close stdin, TERM, KILL its whole tree).
@@ -647,7 +707,7 @@ impl McpServerManager {
     /// The tools of `server`, starting it if needed.
     pub async fn get_tools(&self, server: &str) -> Result<Arc<Vec<Tool>>, LifecycleError> {
         let slot = self.slot(server)?;
-        self.ensure_slot_running(server, &slot, Demand::OnDemand)
+        self.ensure_slot_running(server, &slot, Demand::OnUse)
             .await?;
         Ok(slot.lock().tools.clone().unwrap_or_default())
     }

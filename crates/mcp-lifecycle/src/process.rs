@@ -46,6 +46,9 @@ pub struct McpProcess {
     /// Set when the manager declared this server unresponsive (before stopping it): what the
     /// requests still in flight on it fail with.
     unresponsive: std::sync::OnceLock<LifecycleError>,
+    /// Set when a listing started this server leaving out `${VAR}`s of unset variables: the
+    /// error any other use meets (the process serves the listing only).
+    listing_only: std::sync::OnceLock<LifecycleError>,
 }
 
 /// What runs the server.
@@ -288,6 +291,7 @@ impl McpProcess {
                 stderr_task: Mutex::new(Some(stderr_task)),
                 started_at: Instant::now(),
                 unresponsive: std::sync::OnceLock::new(),
+                listing_only: std::sync::OnceLock::new(),
                 registry: registry.clone(),
             }),
             Err(failure) => {
@@ -352,6 +356,7 @@ impl McpProcess {
                 stderr_task: Mutex::new(None),
                 started_at: Instant::now(),
                 unresponsive: std::sync::OnceLock::new(),
+                listing_only: std::sync::OnceLock::new(),
                 registry: None,
             }),
             Err(failure) => {
@@ -382,6 +387,7 @@ impl McpProcess {
             stderr_task: Mutex::new(None),
             started_at: Instant::now(),
             unresponsive: std::sync::OnceLock::new(),
+            listing_only: std::sync::OnceLock::new(),
             registry: None,
         }
     }
@@ -455,6 +461,17 @@ impl McpProcess {
     /// end) fail with `error`, which says so, rather than with a broken pipe.
     pub(crate) fn mark_unresponsive(&self, error: LifecycleError) {
         let _ = self.unresponsive.set(error);
+    }
+
+    /// This process was started for a listing without some `${VAR}`s: `error` is what any
+    /// other use of it meets.
+    pub(crate) fn mark_listing_only(&self, error: LifecycleError) {
+        let _ = self.listing_only.set(error);
+    }
+
+    /// Why this process serves a listing only, if it does.
+    pub(crate) fn listing_only(&self) -> Option<&LifecycleError> {
+        self.listing_only.get()
     }
 
     /// Why this server was declared unresponsive, if it was.

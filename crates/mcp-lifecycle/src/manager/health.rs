@@ -8,7 +8,7 @@
 
 use crate::error::LifecycleError;
 use crate::health::Health;
-use crate::manager::{McpServerManager, Phase, Slot};
+use crate::manager::{McpServerManager, Phase, Slot, SlotState};
 use crate::process::McpProcess;
 use crate::spans::StopReason;
 use std::sync::Arc;
@@ -122,15 +122,28 @@ impl McpServerManager {
     /// connection ([`crate::principals`]) under the same rule. Returns the servers stopped.
     pub async fn stop_idle_servers_at(&self, now: tokio::time::Instant) -> Vec<String> {
         let mut stopped = Vec::new();
+        // Checked once cheaply, then again under the slot's lock as the stop begins: a
+        // request that counted itself in flight meanwhile keeps its server.
+        let still_idle = move |slot: &Slot, state: &SlotState| idle_in(slot, state, now);
         for (name, slot) in self.slots() {
             for principal_slot in slot.principal_slots() {
-                if idle_at(&principal_slot, now) {
-                    self.stop_slot(&principal_slot, StopReason::Idle).await;
+                if idle_at(&principal_slot, now)
+                    && self
+                        .stop_slot_if(&principal_slot, StopReason::Idle, &still_idle)
+                        .await
+                {
                     tracing::info!(server = %name, principal = principal_slot.principal.as_deref().unwrap_or_default(), "a principal's own connection closed after its idle timeout");
                 }
             }
-            if idle_at(&slot, now) {
-                self.stop_with_principals(&slot, StopReason::Idle).await;
+            if idle_at(&slot, now)
+                && self
+                    .stop_slot_if(&slot, StopReason::Idle, &still_idle)
+                    .await
+            {
+                // The principals' own connections go with it.
+                for own in slot.principal_slots() {
+                    self.stop_slot(&own, StopReason::Idle).await;
+                }
                 tracing::info!(server = %name, "MCP server stopped after its idle timeout");
                 stopped.push(name);
             }
@@ -165,14 +178,17 @@ impl McpServerManager {
 /// Whether `slot` runs, is not always-on, has no call in flight and no lease, and has been
 /// unused for its idle timeout as of `now`.
 fn idle_at(slot: &Slot, now: tokio::time::Instant) -> bool {
+    idle_in(slot, &slot.lock(), now)
+}
+
+/// [`idle_at`], `state` being `slot`'s, locked. A request counts itself in flight before it
+/// takes the slot's lock to pick its process up, so under the lock a count of zero means
+/// none will take this process.
+fn idle_in(slot: &Slot, state: &SlotState, now: tokio::time::Instant) -> bool {
     let config = slot.config();
-    if config.always_on
-        || slot.in_flight.load(Ordering::SeqCst) > 0
-        || slot.leases.load(Ordering::SeqCst) > 0
-    {
-        return false;
-    }
-    let state = slot.lock();
-    matches!(state.phase, Phase::Running(_))
+    !config.always_on
+        && slot.in_flight.load(Ordering::SeqCst) == 0
+        && slot.leases.load(Ordering::SeqCst) == 0
+        && matches!(state.phase, Phase::Running(_))
         && now.saturating_duration_since(state.last_activity) >= config.idle_timeout
 }

@@ -97,7 +97,9 @@ impl McpServerManager {
 
     /// List `server`'s tools now; how many it has. A running server is asked again; a
     /// stopped one is started (leaving out `${VAR}`s whose variable is unset), listed, and
-    /// stopped again unless it is always-on or came into use meanwhile.
+    /// stopped again unless it is always-on or came into use meanwhile. A process started
+    /// with `${VAR}`s left out serves the listing only: a call or start meanwhile fails as it
+    /// would have (`NotConfigured`), and it is stopped once listed.
     pub async fn refresh_tools(&self, server: &str) -> Result<usize, LifecycleError> {
         let slot = self.slot(server)?;
         if let Some(process) = slot.running() {
@@ -107,16 +109,15 @@ impl McpServerManager {
             crate::tool_lists::publish(self, &slot, &config, tools).await;
             return Ok(count);
         }
-        slot.lenient_env.store(true, Ordering::SeqCst);
-        let started = self
-            .ensure_slot_running(server, &slot, Demand::Explicit)
-            .await;
-        slot.lenient_env.store(false, Ordering::SeqCst);
-        started?;
+        let process = self
+            .ensure_slot_running(server, &slot, Demand::Listing)
+            .await?;
+        let listing_only = process.listing_only().is_some();
         let count = slot.lock().tools.as_ref().map_or(0, |tools| tools.len());
         let unused =
             slot.in_flight.load(Ordering::SeqCst) == 0 && slot.leases.load(Ordering::SeqCst) == 0;
-        if !slot.config().always_on && unused {
+        // A process started without some `${VAR}`s serves nothing else: it always stops.
+        if listing_only || (!slot.config().always_on && unused) {
             self.stop_slot(&slot, crate::spans::StopReason::Listed)
                 .await;
         }

@@ -10,7 +10,13 @@ impl McpServerManager {
     /// the others waiting on it.
     /// The start is a span of its own (`start {server}`, `why` its reason), a child of the
     /// span that asked for it.
-    pub(super) fn start_future(&self, slot: Arc<Slot>, why: &'static str) -> StartFuture {
+    /// `listing`: the start is a listing's ([`Demand::Listing`]).
+    pub(super) fn start_future(
+        &self,
+        slot: Arc<Slot>,
+        why: &'static str,
+        listing: bool,
+    ) -> StartFuture {
         let manager = Self {
             inner: self.inner.clone(),
         };
@@ -18,7 +24,7 @@ impl McpServerManager {
         let span = crate::spans::start(&config_name, why);
         let task = tokio::spawn(
             async move {
-                let started = manager.run_start(slot).await;
+                let started = manager.run_start(slot, listing).await;
                 let span = tracing::Span::current();
                 match &started {
                     Ok(process) if !span.is_disabled() => {
@@ -52,19 +58,28 @@ impl McpServerManager {
         .shared()
     }
 
-    async fn run_start(&self, slot: Arc<Slot>) -> Result<Arc<McpProcess>, LifecycleError> {
+    async fn run_start(
+        &self,
+        slot: Arc<Slot>,
+        listing: bool,
+    ) -> Result<Arc<McpProcess>, LifecycleError> {
         let config = slot.config();
         let settings = &self.inner.settings;
         let (changed_tx, changed_rx) = crate::tool_lists::changes_channel();
         let client = mcp_client::ClientSide::new(changed_tx, slot.relay.clone());
-        let env = if slot.lenient_env.load(std::sync::atomic::Ordering::SeqCst) {
-            crate::environment::server_env_leaving_out_unset(
-                &config,
-                &settings.env,
-                &settings.env_policy,
-            )
-        } else {
-            server_env(&config, &settings.env, &settings.env_policy)
+        let strict = server_env(&config, &settings.env, &settings.env_policy);
+        // A listing's start leaves out `${VAR}`s of unset variables; what that left out is
+        // kept with the process, which then serves the listing only.
+        let (env, env_incomplete) = match strict {
+            Err(error @ LifecycleError::NotConfigured { .. }) if listing => (
+                crate::environment::server_env_leaving_out_unset(
+                    &config,
+                    &settings.env,
+                    &settings.env_policy,
+                ),
+                Some(error),
+            ),
+            strict => (strict, None),
         };
         let transport = match (slot.in_process().is_some(), config.remote.is_some()) {
             (true, _) => "in-process",
@@ -127,7 +142,10 @@ impl McpServerManager {
             }
             Err(error) => {
                 let mut state = slot.lock();
-                state.set(Phase::Error);
+                if !landed(&mut state, Phase::Error) {
+                    // A stop took the start over: it decides what comes next.
+                    return Err(error);
+                }
                 state.last_error = Some(error.clone());
                 note_start_failure(&mut state, &settings.restart);
                 if let LifecycleError::InitFailed {
@@ -151,20 +169,36 @@ impl McpServerManager {
             Err(error) => {
                 process.stop(settings.stop_grace).await;
                 let mut state = slot.lock();
-                state.set(Phase::Error);
-                state.last_error = Some(error.clone());
-                note_start_failure(&mut state, &settings.restart);
+                if landed(&mut state, Phase::Error) {
+                    state.last_error = Some(error.clone());
+                    note_start_failure(&mut state, &settings.restart);
+                }
                 return Err(error);
             }
         };
-        {
+        if let Some(error) = env_incomplete {
+            process.mark_listing_only(error);
+        }
+        let running = {
             let mut state = slot.lock();
-            state.set(Phase::Running(process.clone()));
-            state.last_activity = tokio::time::Instant::now();
-            state.last_error = None;
-            state.start_failures = 0;
-            state.retry_at = None;
-            state.auth_challenge = None;
+            let running = landed(&mut state, Phase::Running(process.clone()));
+            if running {
+                state.last_activity = tokio::time::Instant::now();
+                state.last_error = None;
+                state.start_failures = 0;
+                state.retry_at = None;
+                state.auth_challenge = None;
+            }
+            running
+        };
+        if !running {
+            // A stop came during the listing: this process is not handed out as running
+            // (whoever waited for the stop would take a process being stopped); it is stopped
+            // here, and the start is said to be cancelled.
+            process.stop(settings.stop_grace).await;
+            return Err(LifecycleError::StartCancelled {
+                server: config.name.clone(),
+            });
         }
         tracing::Span::current().record("botcraft.server.tools", tools.len());
         tracing::info!(server = %config.name, pid = ?process.pid(), tools = tools.len(), "MCP server running");
@@ -277,4 +311,15 @@ impl McpServerManager {
 fn note_start_failure(state: &mut SlotState, policy: &crate::restart::RestartPolicy) {
     state.start_failures = state.start_failures.saturating_add(1);
     state.retry_at = Some(tokio::time::Instant::now() + policy.start_backoff(state.start_failures));
+}
+
+/// Set what a start came to, unless a stop took the slot meanwhile (its phase is no longer
+/// `Starting`): then the stop decides what comes next, and nothing is set. Whether it was set.
+fn landed(state: &mut SlotState, phase: Phase) -> bool {
+    if matches!(state.phase, Phase::Starting(_)) {
+        state.set(phase);
+        true
+    } else {
+        false
+    }
 }

@@ -143,3 +143,51 @@ async fn a_running_server_is_asked_again_on_demand_and_keeps_running() -> anyhow
     fx.finish().await;
     Ok(())
 }
+
+/// A listing starts a server whose `${VAR}` is unset without that variable; a call that joins
+/// that start is not served by it (it fails as it would have without the listing), and the
+/// listing's process is stopped once listed.
+#[tokio::test]
+async fn a_listings_process_without_its_variables_serves_no_call() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add(
+        "unset",
+        &[
+            ("MODE", "${MISSING_KEY}"),
+            ("FAKE_MCP_START_DELAY_MS", "300"),
+        ],
+        |s| s,
+    )
+    .await?;
+    let manager = std::sync::Arc::clone(&fx.manager);
+    let listing = tokio::spawn(async move { manager.refresh_tools("unset").await });
+    // (One runtime thread: the listing runs up to its start's wait.)
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(
+        fx.state("unset"),
+        Some(ServerState::Starting),
+        "{:?}",
+        fx.last_error("unset")
+    );
+    let call = fx
+        .manager
+        .call_tool(
+            "unset",
+            "env",
+            super::harness::args(serde_json::json!({"name": "MODE"})),
+        )
+        .await;
+    assert!(
+        matches!(&call, Err(mcp_lifecycle::LifecycleError::NotConfigured { variable, .. }) if variable == "MISSING_KEY"),
+        "{call:?}"
+    );
+    assert_eq!(listing.await??, 4);
+    fx.until("unset", |fx| {
+        fx.state("unset") == Some(ServerState::Stopped)
+    })
+    .await?;
+    fx.finish().await;
+    Ok(())
+}

@@ -1,11 +1,14 @@
 //! Lazy start, shared start, explicit stop/restart, the handshake BotCraft sends, all pages.
 
+use std::sync::Arc;
+
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use mcp_lifecycle::{LifecycleError, ListLimit, MAX_LIST_PAGES, ServerState};
 
 use super::harness::{Fixture, args, text};
+use super::in_process::{Lists, config};
 
 #[tokio::test]
 async fn server_starts_lazily_on_first_use() -> anyhow::Result<()> {
@@ -155,6 +158,79 @@ async fn a_start_or_a_call_during_a_stop_waits_for_it_then_starts() -> anyhow::R
     let pids = fx.started_pids("fake");
     assert_eq!(pids.len(), 2, "one start after the stop, shared");
     assert!(!super::harness::alive(pids[0]), "the stopped process lives");
+    fx.finish().await;
+    Ok(())
+}
+
+/// A stop that comes while a start lists the server's tools is not undone by the start
+/// (which used to set the server running, its process about to be stopped), and the requests
+/// that waited for the stop (a call, and the start itself) start the server again, once.
+#[tokio::test]
+async fn a_stop_during_the_starts_listing_holds_and_a_waiting_request_starts_it_again()
+-> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    let lists = Lists::new(&["echo"]);
+    fx.manager
+        .add_in_process_server(config("held"), Arc::new(lists.clone()));
+    lists.answer(false);
+    let manager = Arc::clone(&fx.manager);
+    let start = tokio::spawn(async move { manager.start_server("held").await });
+    lists.until_listed(1).await?;
+
+    // The start's listing is held: stop the server, and ask for its tools meanwhile.
+    let manager = Arc::clone(&fx.manager);
+    let stop = tokio::spawn(async move { manager.stop_server("held").await });
+    fx.until("held", |fx| fx.state("held") == Some(ServerState::Stopping))
+        .await?;
+    let manager = Arc::clone(&fx.manager);
+    let tools = tokio::spawn(async move { manager.get_tools("held").await });
+    // (One runtime thread: the request runs up to its wait for the stop.)
+    for _ in 0..10 {
+        tokio::task::yield_now().await;
+    }
+    lists.answer(true);
+
+    stop.await??;
+    // The first start, taken over by the stop, waited for it too and started again.
+    start.await??;
+    let names: Vec<String> = tools
+        .await??
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert_eq!(names, vec!["echo"]);
+    assert_eq!(lists.listed(), 2, "started again after the stop");
+    assert_eq!(fx.state("held"), Some(ServerState::Running));
+    fx.finish().await;
+    Ok(())
+}
+
+/// A server removed and another added under its name between two reads of the records: the
+/// old one's process is stopped and nothing of it (tools, process) serves the new one.
+#[tokio::test]
+async fn a_server_replaced_under_the_same_name_keeps_nothing_of_the_old_one() -> anyhow::Result<()>
+{
+    let fx = Fixture::new().await?;
+    let old = fx
+        .add("x", &[("FAKE_MCP_TOOLS", "old_tool")], |s| s)
+        .await?;
+    fx.manager.start_server("x").await?;
+    let old_pid = fx.pid("x").ok_or_else(|| anyhow::anyhow!("no pid"))?;
+
+    fx.store.delete_server(&old.id).await?;
+    fx.add("x", &[("FAKE_MCP_TOOLS", "new_tool")], |s| s)
+        .await?;
+
+    assert!(!super::harness::alive(old_pid), "the old server still runs");
+    let names: Vec<String> = fx
+        .manager
+        .get_tools("x")
+        .await?
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert!(names.contains(&"new_tool".to_owned()), "{names:?}");
+    assert!(!names.contains(&"old_tool".to_owned()), "{names:?}");
     fx.finish().await;
     Ok(())
 }
