@@ -34,7 +34,7 @@ pub use handshake::{HandshakeFailure, PipeConnection, handshake, handshake_over}
 pub use http::{cut_urls, http_client, shown_url};
 pub use loss::{ConnectionLoss, ExitInfo};
 pub use mcp_wire::{DirectLane, lane};
-pub use relay::Relay;
+pub use relay::{PROGRESS_BACKLOG, Relay, Unattended};
 pub use remote::{ConnectError, RemoteConnection, RemoteTarget, RemoteTransport, connect};
 pub use stateless_link::StatelessLink;
 pub use tap::ProgressTap;

@@ -5,13 +5,16 @@
 //!   updates, resource and prompt list changes — go out as [`ServerEvent`]s on a broadcast
 //!   channel ([`Relay::subscribe`]); BotCraft's MCP faces pass them on to their clients.
 //! - **Server-initiated requests** (`sampling/createMessage`, `elicitation/create`) and
-//!   **progress** belong to a request in flight. Each request forwarded for a client
-//!   (the manager's `forward`) registers that client as a [`Caller`] for as long
-//!   as it runs. Progress is routed by the progress token BotCraft put on the upstream request
-//!   and re-labelled with the client's own token. A server request goes to the caller that
-//!   registered last among those whose client declared the capability (stdio carries no link
-//!   between a server's request and the call it serves; with one call in flight the choice is
-//!   exact). With none, it is refused with a stated reason.
+//!   **progress** belong to a request in flight. Each request forwarded (the manager's
+//!   `forward`) registers its client as a [`Caller`] for as long as it runs (a request with no
+//!   client to ask, a chat turn's, registers [`Unattended`]). Progress is routed by the
+//!   progress token BotCraft put on the upstream request and re-labelled with the client's
+//!   own token (at most [`PROGRESS_BACKLOG`] waiting per caller: a client that stops reading
+//!   loses progress, it does not hold memory). A server request goes to the one request in
+//!   flight on the server, if its client declared the capability; with several in flight it
+//!   is refused: stdio carries no link between a server's request and the call it serves, so
+//!   any choice could hand one client's (one bot's) request, with what it carries, to
+//!   another. With none, it is refused too, each time with a stated reason.
 
 #![allow(deprecated)] // sampling and logging are legacy in 2026-07-28; 2025-11-25 servers use them
 
@@ -86,13 +89,16 @@ struct Registered {
     progress: Option<ProgressToken>,
     /// Progress for the caller, delivered in order by a task of its own — started with the
     /// first progress, so a request without progress (most) spawns nothing.
-    queue: Option<mpsc::UnboundedSender<Queued>>,
+    queue: Option<mpsc::Sender<Queued>>,
 }
 
+/// Progress notifications waiting for one caller at most; past it, new ones are dropped.
+pub const PROGRESS_BACKLOG: usize = 256;
+
 impl Registered {
-    fn queue(&mut self) -> &mpsc::UnboundedSender<Queued> {
+    fn queue(&mut self) -> &mpsc::Sender<Queued> {
         self.queue.get_or_insert_with(|| {
-            let (queue, mut deliveries) = mpsc::unbounded_channel::<Queued>();
+            let (queue, mut deliveries) = mpsc::channel::<Queued>(PROGRESS_BACKLOG);
             let caller = Arc::clone(&self.caller);
             tokio::spawn(async move {
                 while let Some(item) = deliveries.recv().await {
@@ -136,7 +142,8 @@ impl Callers {
             && let Some(token) = registered.progress.clone()
         {
             params.progress_token = token;
-            let _ = registered.queue().send(Queued::Progress(params));
+            // Full: the client is not reading; its progress is dropped, not kept.
+            let _ = registered.queue().try_send(Queued::Progress(params));
         }
     }
 }
@@ -175,6 +182,11 @@ impl Relay {
     /// Every later [`ServerEvent`] of this server.
     pub fn subscribe(&self) -> broadcast::Receiver<ServerEvent> {
         self.events.subscribe()
+    }
+
+    /// How many receivers [`Self::subscribe`] handed out are still open.
+    pub fn followers(&self) -> usize {
+        self.events.receiver_count()
     }
 
     pub fn publish(&self, event: ServerEvent) {
@@ -242,27 +254,38 @@ impl Relay {
         let registered = callers.active.iter().find(|r| r.id == id)?;
         let queue = registered.queue.as_ref()?;
         let (done, flushed) = oneshot::channel();
-        queue.send(Queued::Flush(done)).ok()?;
+        queue.try_send(Queued::Flush(done)).ok()?;
         Some(flushed)
     }
 
     fn caller_for(&self, ability: ClientAbility) -> Result<Arc<dyn Caller>, ErrorData> {
         let callers = self.callers();
-        if callers.active.is_empty() {
-            return Err(ErrorData::invalid_request(
-                format!(
-                    "BotCraft refused {}: no client of BotCraft is waiting on a request to server {:?}, so nobody can answer it",
-                    ability.method(),
-                    self.server
-                ),
-                None,
-            ));
-        }
-        callers
-            .active
-            .iter()
-            .rev()
-            .find(|r| r.caller.declares(ability))
+        let only = match callers.active.as_slice() {
+            [] => {
+                return Err(ErrorData::invalid_request(
+                    format!(
+                        "BotCraft refused {}: no client of BotCraft is waiting on a request to server {:?}, so nobody can answer it",
+                        ability.method(),
+                        self.server
+                    ),
+                    None,
+                ));
+            }
+            [only] => only,
+            several => {
+                return Err(ErrorData::invalid_request(
+                    format!(
+                        "BotCraft refused {}: {} requests are in flight on server {:?}, and nothing tells which one this is for, so no client is asked",
+                        ability.method(),
+                        several.len(),
+                        self.server
+                    ),
+                    None,
+                ));
+            }
+        };
+        Some(only)
+            .filter(|r| r.caller.declares(ability))
             .map(|r| Arc::clone(&r.caller))
             .ok_or_else(|| {
                 ErrorData::invalid_request(
@@ -291,6 +314,32 @@ impl Relay {
     ) -> Result<ElicitResult, ErrorData> {
         let caller = self.caller_for(ClientAbility::Elicitation)?;
         caller.create_elicitation(params).await
+    }
+}
+
+/// The caller of a request with no client to ask (a chat turn's tool call): it declares
+/// nothing and hears no progress, but it counts as a request in flight.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unattended;
+
+impl Caller for Unattended {
+    fn declares(&self, _ability: ClientAbility) -> bool {
+        false
+    }
+    fn create_message(
+        &self,
+        _params: CreateMessageRequestParams,
+    ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorData>> {
+        Box::pin(async { Err(ErrorData::invalid_request("no client to ask", None)) })
+    }
+    fn create_elicitation(
+        &self,
+        _params: ElicitRequestParams,
+    ) -> BoxFuture<'static, Result<ElicitResult, ErrorData>> {
+        Box::pin(async { Err(ErrorData::invalid_request("no client to ask", None)) })
+    }
+    fn progress(&self, _params: ProgressNotificationParam) -> BoxFuture<'static, ()> {
+        Box::pin(async {})
     }
 }
 
@@ -400,7 +449,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn server_requests_go_to_the_latest_caller_that_declared_the_ability() {
+    async fn a_server_request_goes_to_the_one_request_in_flight_only() {
         let relay = Relay::new("fixture");
         assert!(
             who_answers(&relay, ClientAbility::Sampling)
@@ -413,21 +462,78 @@ mod tests {
         );
         let (b, _) = recorder("b", vec![ClientAbility::Sampling]);
         let first = relay.register(a, None);
-        let second = relay.register(b, None);
-        assert_eq!(who_answers(&relay, ClientAbility::Sampling).await, "b");
         assert_eq!(who_answers(&relay, ClientAbility::Elicitation).await, "a");
+        // Two clients' requests in flight (two bots', perhaps): nothing says which one the
+        // server's request is for, so neither is asked.
+        let second = relay.register(b, None);
+        for ability in [ClientAbility::Sampling, ClientAbility::Elicitation] {
+            let refused = who_answers(&relay, ability).await;
+            assert!(refused.contains("2 requests are in flight"), "{refused}");
+        }
+        // A chat turn's call counts as one in flight, and asks nobody.
         drop(first);
+        assert_eq!(who_answers(&relay, ClientAbility::Sampling).await, "b");
         let refused = who_answers(&relay, ClientAbility::Elicitation).await;
         assert!(
             refused.contains("did not declare the elicitation capability"),
             "{refused}"
         );
+        let chat = relay.register(Arc::new(Unattended), None);
+        let refused = who_answers(&relay, ClientAbility::Sampling).await;
+        assert!(refused.contains("2 requests are in flight"), "{refused}");
         drop(second);
+        let refused = who_answers(&relay, ClientAbility::Sampling).await;
+        assert!(
+            refused.contains("did not declare the sampling capability"),
+            "{refused}"
+        );
+        drop(chat);
         assert!(
             who_answers(&relay, ClientAbility::Sampling)
                 .await
                 .contains("no client")
         );
+    }
+
+    #[tokio::test]
+    async fn a_caller_that_reads_nothing_holds_a_bounded_backlog_of_progress() {
+        /// Never done with its first progress.
+        struct Stalled;
+        impl Caller for Stalled {
+            fn declares(&self, _ability: ClientAbility) -> bool {
+                false
+            }
+            fn create_message(
+                &self,
+                _params: CreateMessageRequestParams,
+            ) -> BoxFuture<'static, Result<CreateMessageResult, ErrorData>> {
+                Box::pin(std::future::pending())
+            }
+            fn create_elicitation(
+                &self,
+                _params: ElicitRequestParams,
+            ) -> BoxFuture<'static, Result<ElicitResult, ErrorData>> {
+                Box::pin(std::future::pending())
+            }
+            fn progress(&self, _params: ProgressNotificationParam) -> BoxFuture<'static, ()> {
+                Box::pin(std::future::pending())
+            }
+        }
+        let relay = Relay::new("fixture");
+        let registration = relay.register(Arc::new(Stalled), Some(token("client")));
+        registration.route_progress(token("up"));
+        for n in 0..10_000 {
+            relay.enqueue_progress(ProgressNotificationParam::new(token("up"), f64::from(n)));
+        }
+        let callers = relay.callers();
+        let queue = callers.active[0].queue.as_ref().expect("a queue");
+        // What waits is bounded (one may be taken by the delivery task).
+        assert!(
+            queue.max_capacity() - queue.capacity() <= PROGRESS_BACKLOG,
+            "{}",
+            queue.capacity()
+        );
+        assert_eq!(queue.capacity(), 0, "the backlog is full, not growing");
     }
 
     #[tokio::test]

@@ -22,6 +22,7 @@
 //! shared connection's for every later request.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::ServiceError;
 use rmcp::model::{
@@ -78,6 +79,9 @@ fn take_request_revision(request: &mut ClientRequest) -> Option<RequestMetaObjec
         .then_some(taken)
 }
 
+/// How long an answer waits for the progress sent before it to reach its client.
+const PROGRESS_FLUSH_LIMIT: Duration = Duration::from_secs(5);
+
 impl McpServerManager {
     /// The notifications of `server` from now on (log messages, resource updates, resource
     /// and prompt list changes), whether or not it runs yet.
@@ -86,6 +90,12 @@ impl McpServerManager {
         server: &str,
     ) -> Result<broadcast::Receiver<ServerEvent>, LifecycleError> {
         Ok(self.slot(server)?.relay.subscribe())
+    }
+
+    /// How many follow `server`'s notifications now (each open session of a bot that binds
+    /// it, on the gateway).
+    pub fn server_event_followers(&self, server: &str) -> Result<usize, LifecycleError> {
+        Ok(self.slot(server)?.relay.followers())
     }
 
     /// What `server` declared in its `initialize`, if it is running.
@@ -207,10 +217,13 @@ impl McpServerManager {
         };
         let server = || config.name.clone();
         let timeout = config.call_timeout;
-        let registration = target
-            .caller
-            .clone()
-            .map(|caller| slot.relay.register(caller, target.progress.clone()));
+        // Every request counts as one in flight for the server's own requests (a chat
+        // turn's too, asking nobody): with several, none is handed to any client.
+        let caller: Arc<dyn Caller> = match &target.caller {
+            Some(caller) => caller.clone(),
+            None => Arc::new(mcp_client::Unattended),
+        };
+        let registration = Some(slot.relay.register(caller, target.progress.clone()));
         let exchange = Exchange {
             process,
             what: &what,
@@ -239,9 +252,10 @@ impl McpServerManager {
                 });
             }
         };
-        // Progress sent before the answer reaches the client before the answer.
+        // Progress sent before the answer reaches the client before the answer (a client
+        // that reads nothing holds the answer back only so long).
         if let Some(registration) = &registration {
-            registration.flush().await;
+            let _ = tokio::time::timeout(PROGRESS_FLUSH_LIMIT, registration.flush()).await;
         }
         drop(registration);
         match outcome {

@@ -141,6 +141,9 @@ struct Session {
     /// Cancelled when rmcp lets the session go (see [`GatewayServer::held`]): ends the
     /// session's followers and the calls `/mcp`'s direct path serves in it.
     closed: CancellationToken,
+    /// The followers were started (at the first `notifications/initialized`: a client that
+    /// sends it again starts no more).
+    following: std::sync::atomic::AtomicBool,
 }
 
 impl<B: GatewayBackend> GatewayServer<B> {
@@ -167,6 +170,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 log_level: Mutex::new(None),
                 listed: Arc::new(Mutex::new(None)),
                 closed: closed.clone(),
+                following: std::sync::atomic::AtomicBool::new(false),
             }),
             held: Some(Arc::new(closed.drop_guard())),
         }
@@ -297,6 +301,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
             let this = self.detached();
             let peer = peer.clone();
             let closed = self.session.closed.clone();
+            let bot = bot.clone();
             drop(tokio::spawn(async move {
                 loop {
                     let event = tokio::select! {
@@ -305,6 +310,13 @@ impl<B: GatewayBackend> GatewayServer<B> {
                     };
                     match event {
                         Ok(event) => {
+                            // The bot may have lost the server since the session began (a
+                            // binding removed or disabled): from then on it hears nothing of
+                            // it.
+                            let bound = this.backend.bot_servers(&bot).await;
+                            if !bound.is_ok_and(|servers| servers.contains(&server)) {
+                                return;
+                            }
                             if this.deliver(&peer, &server, merged, event).await.is_err() {
                                 return;
                             }
@@ -432,6 +444,13 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        if self
+            .session
+            .following
+            .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
+            return;
+        }
         if let (Some(bot), Some(scope)) = (self.session.bot.get(), self.session.scope.get()) {
             self.follow_tool_lists(bot.clone(), scope.clone(), context.peer.clone());
             self.follow_server_events(bot.clone(), scope.clone(), context.peer)

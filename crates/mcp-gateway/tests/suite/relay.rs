@@ -30,6 +30,9 @@ const KEY: &str = "relay-key";
 struct Setup {
     manager: Arc<McpServerManager>,
     served: Served,
+    store: Store,
+    /// The bot's id and the fixture server's.
+    ids: (String, String),
     _dir: tempfile::TempDir,
 }
 
@@ -52,7 +55,7 @@ async fn setup() -> anyhow::Result<Setup> {
     let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     manager.load_configs().await?;
     manager.get_tools("fixture").await?;
-    let toolsets = toolset::Toolsets::new(store, manager.clone(), ["tool_search"]);
+    let toolsets = toolset::Toolsets::new(store.clone(), manager.clone(), ["tool_search"]);
     let backend = Arc::new(ToolsetBackend::new(toolsets));
     let served = Served::start(
         backend,
@@ -63,6 +66,8 @@ async fn setup() -> anyhow::Result<Setup> {
     Ok(Setup {
         manager,
         served,
+        store,
+        ids: (bot.id, server.id),
         _dir: dir,
     })
 }
@@ -189,6 +194,65 @@ async fn elicitation_is_refused_with_the_reason_when_the_client_did_not_declare_
         text.contains("did not declare the elicitation capability"),
         "{text}"
     );
+    session.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}
+
+/// A client that sends `notifications/initialized` again and again starts one set of
+/// followers, not one per notification.
+#[tokio::test]
+async fn initialized_sent_again_starts_no_more_followers() -> anyhow::Result<()> {
+    let setup = setup().await?;
+    let session = connect(&setup.served.url, Client::default()).await?;
+    let followers = || setup.manager.server_event_followers("fixture");
+    // The session's follower starts after the first `initialized` (readiness, bounded).
+    tokio::time::timeout(Duration::from_secs(20), async {
+        while followers().unwrap_or_default() == 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await?;
+    for _ in 0..3 {
+        session.peer().notify_initialized().await?;
+        // A round trip after each: the notification was read before its answer went out.
+        session.list_tools(None).await?;
+    }
+    session.list_tools(None).await?;
+    assert_eq!(followers()?, 1);
+    session.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}
+
+/// A session whose bot loses a server (its binding disabled) hears nothing more of it: its
+/// follower of that server's notifications ends at the next one.
+#[tokio::test]
+async fn a_session_hears_nothing_more_of_a_server_its_bot_lost() -> anyhow::Result<()> {
+    let setup = setup().await?;
+    let session = connect(&setup.served.url, Client::default()).await?;
+    let followers = || setup.manager.server_event_followers("fixture");
+    let until = |count: usize| async move {
+        tokio::time::timeout(Duration::from_secs(20), async {
+            while followers().unwrap_or_default() != count {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+    };
+    until(1).await?;
+    let (bot, server) = &setup.ids;
+    let disabled = BindingSpec {
+        enabled: false,
+        ..BindingSpec::default()
+    };
+    setup.store.bind(bot, server, &disabled).await?;
+    // The server logs (for another user of it, say).
+    setup
+        .manager
+        .call_tool("fixture", "test_tool_with_logging", None)
+        .await?;
+    until(0).await?;
     session.cancel().await?;
     setup.manager.stop_all().await;
     Ok(())
