@@ -289,8 +289,14 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             "botcraft: tools are listed only when a server starts (BOTCRAFT_LIST_TOOLS=off): MCP clients and tool_search see a server's tools once something started it"
         );
     }
+    let chat_keys = credentials::chat_keys(&args);
+    let secrets = credentials::known(&args, &keys, &chat_keys, &url, &trace_settings);
     if let Some(file) = &args.seed.tool_env_file {
-        let count = mcp_lifecycle::write_deployment_env(file, &settings.env)
+        let withheld = mcp_lifecycle::Withheld {
+            policy: &settings.env_policy,
+            values: &secrets,
+        };
+        let count = mcp_lifecycle::write_deployment_env(file, &settings.env, &withheld)
             .with_context(|| format!("write BOTCRAFT_TOOL_ENV_FILE {}", file.display()))?;
         eprintln!(
             "botcraft: {count} deployment variables (no secret) written to {} for tools",
@@ -304,8 +310,6 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         .context("load MCP server configs")?;
     let _replicas = crate::host::follow_other_replicas(&store, &manager).await?;
     let providers = api::providers(&args)?;
-    let chat_keys = credentials::chat_keys(&args);
-    let secrets = credentials::known(&args, &keys, &chat_keys, &url, &trace_settings);
     let embedder = args.model.load().await?;
     let config = api::config(
         &args,

@@ -75,6 +75,11 @@ impl EnvPolicy {
             })
     }
 
+    /// Whether `name` is one `${VAR}` may read (secret or not).
+    pub fn names(&self, name: &str) -> bool {
+        self.allowed.contains(name)
+    }
+
     /// Whether a reference to `name` resolves.
     pub fn allows(&self, name: &str) -> bool {
         !Self::is_secret(name) && self.allowed.contains(name)
@@ -93,9 +98,36 @@ impl EnvPolicy {
 /// Variables of BotCraft's own process, not of the deployment: never written for tools.
 const PROCESS_ONLY_ENV: &[&str] = &["HOME", "USER", "LOGNAME", "PWD", "OLDPWD", "SHLVL", "_"];
 
+/// What the deployment file for tools leaves out besides BotCraft's own secrets (by name,
+/// [`SECRET_NAMES`]) and its process's variables.
+#[derive(Debug, Clone, Copy)]
+pub struct Withheld<'a> {
+    /// Variables servers receive through `${VAR}` (`TYPESENSE_SEARCH_KEY`…): meant for the
+    /// servers whose config names them, not for every command.
+    pub policy: &'a EnvPolicy,
+    /// Every secret value BotCraft knows (its keys, the provider keys, the OTLP exporter's
+    /// headers…): a variable holding one, under any name, is left out.
+    pub values: &'a [String],
+}
+
+/// Names of credentials that are not BotCraft's by name but never go to tools: the OTLP
+/// exporter's headers (BotCraft's telemetry credentials) and the Typesense admin key.
+const WITHHELD_NAMES: &[&str] = &["OTEL_EXPORTER_OTLP_*HEADERS", "TYPESENSE_API_KEY"];
+
+fn withheld_name(name: &str) -> bool {
+    WITHHELD_NAMES
+        .iter()
+        .any(|pattern| match pattern.split_once('*') {
+            Some((prefix, suffix)) => name.starts_with(prefix) && name.ends_with(suffix),
+            None => name == *pattern,
+        })
+}
+
 /// The deployment's environment for tools to read (`BOTCRAFT_TOOL_ENV_FILE`, read by
-/// forge-bash as its `FORGE_BASH_ENV_FILE`): `source` without BotCraft's secrets and without
-/// what belongs to BotCraft's process (`HOME`, `USER`, `PWD`, …), as
+/// forge-bash as its `FORGE_BASH_ENV_FILE`): `source` without BotCraft's secrets (by name, or
+/// any variable holding a secret value BotCraft knows), without the variables that go to
+/// servers through `${VAR}` and the other credentials of [`Withheld`], and without what
+/// belongs to BotCraft's process (`HOME`, `USER`, `PWD`, …), as
 /// NUL-separated `KEY=VALUE` entries (the `/proc/PID/environ` format), so the seed's PID-1
 /// injection keeps working when tool servers run as a user who cannot read PID 1.
 ///
@@ -104,13 +136,21 @@ const PROCESS_ONLY_ENV: &[&str] = &["HOME", "USER", "LOGNAME", "PWD", "OLDPWD", 
 pub fn write_deployment_env(
     path: &std::path::Path,
     source: &BTreeMap<String, String>,
+    withheld: &Withheld<'_>,
 ) -> std::io::Result<usize> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut text = Vec::new();
     let mut written = 0;
     for (key, value) in source {
+        let holds_a_secret = withheld
+            .values
+            .iter()
+            .any(|secret| secret.len() >= 8 && value.contains(secret.as_str()));
         if EnvPolicy::is_secret(key)
+            || withheld_name(key)
+            || withheld.policy.names(key)
+            || holds_a_secret
             || PROCESS_ONLY_ENV.contains(&key.as_str())
             || key.contains('=')
             || key.contains('\0')
@@ -347,11 +387,28 @@ mod tests {
             ("BOTCRAFT_API_KEY", "admin-secret"),
             ("OPENAI_API_KEY", "sk-secret"),
             ("DATABASE_URL", "postgres://u:p@h/db"),
+            // BotCraft's telemetry credentials, and the same value under another name.
+            (
+                "OTEL_EXPORTER_OTLP_HEADERS",
+                "Authorization=Basic otel-9a7d1c",
+            ),
+            ("OTEL_EXPORTER_OTLP_TRACES_HEADERS", "x=1"),
+            ("COPY_OF_IT", "Basic otel-9a7d1c"),
+            // A server's `${VAR}`s, and the Typesense admin key.
+            ("TYPESENSE_SEARCH_KEY", "ts-search-4411"),
+            ("TYPESENSE_API_KEY", "ts-admin-31b0"),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v.to_owned()))
         .collect();
-        assert_eq!(write_deployment_env(&path, &source).expect("written"), 2);
+        let withheld = Withheld {
+            policy: &EnvPolicy::default(),
+            values: &["Basic otel-9a7d1c".to_owned()],
+        };
+        assert_eq!(
+            write_deployment_env(&path, &source, &withheld).expect("written"),
+            2
+        );
         assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
         assert!(!std::fs::symlink_metadata(&path).expect("meta").is_symlink());
         assert_eq!(

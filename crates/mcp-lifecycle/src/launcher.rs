@@ -1,5 +1,7 @@
 //! Spawning a server process: an explicit environment (nothing inherited), piped stdio, its own
-//! process group (`ProcessGroup::leader()`), killed with its group when dropped, in its own
+//! session and process group (`ProcessSession`: `setsid`, so neither the server nor what it
+//! runs has BotCraft's controlling terminal, whose input a `TIOCSTI` could fill with a
+//! command for the shell that started BotCraft), killed with its group when dropped, in its own
 //! cgroup when there is one (the child moves itself in before anything else), optionally as
 //! another user ([`RunAs`], the drop done in the child), sandboxed (the Landlock ruleset of
 //! `crate::confinement`, entered after the drop, starting in the workspace), and SIGKILL on the death of BotCraft
@@ -9,7 +11,7 @@ use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::sync::Arc;
 
-use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessGroup};
+use process_wrap::tokio::{ChildWrapper, CommandWrap, KillOnDrop, ProcessSession};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 
 use crate::config::ServerConfig;
@@ -53,7 +55,7 @@ pub fn spawn(
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
     });
-    command.wrap(ProcessGroup::leader()).wrap(KillOnDrop);
+    command.wrap(ProcessSession).wrap(KillOnDrop);
     let workspace = confinement.and_then(|confinement| confinement.cwd.as_deref());
     if let Some(dir) = workspace.or_else(|| start_dir(run_as).map(std::path::Path::new)) {
         command.command_mut().current_dir(dir);

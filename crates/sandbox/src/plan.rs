@@ -31,7 +31,8 @@ pub const DEVICES: &[&str] = &[
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
+    // Not `/dev/tty`: a server has no controlling terminal (its own session), and BotCraft's
+    // is not for it.
     "/dev/ptmx",
     "/dev/pts",
     "/dev/shm",

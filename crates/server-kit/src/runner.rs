@@ -52,6 +52,13 @@ pub fn run_with<T: Toolbox>(toolbox: T, options: &RunOptions, args: &[String]) -
         }
     }
     init_logging();
+    // Not dumpable: a process of the same user (a command forge-bash runs, another server's
+    // tool) cannot read this server's /proc/PID/environ (its keys), reopen its stdio (its
+    // MCP connection) through /proc/PID/fd, nor attach to it. What it runs is dumpable again
+    // after its exec.
+    if let Err(error) = nix::sys::prctl::set_dumpable(false) {
+        tracing::warn!(%error, "cannot mark the process non-dumpable");
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -41,6 +41,11 @@ const OPENAI_KEY: &str = "sk-attack-openai-91c2";
 const ANTHROPIC_KEY: &str = "sk-ant-attack-44d0";
 /// A deployment variable (not a secret): forge-bash's injection should still pass it on.
 const DEPLOYMENT_VAR: (&str, &str) = ("RAILWAY_ENVIRONMENT", "attack-suite");
+/// A credential in the deployment's environment that is not BotCraft's by name (the Typesense
+/// admin key): it never reaches a command either.
+const TYPESENSE_ADMIN_KEY: &str = "ts-admin-attack-31b0";
+/// forge-typesense's key (its `${TYPESENSE_SEARCH_KEY}`): in that server's environment only.
+const TYPESENSE_SEARCH_KEY: &str = "ts-search-attack-77e2";
 const BOTCRAFT_UID: u32 = 61_001;
 const TOOL_UID: u32 = 61_002;
 
@@ -268,6 +273,9 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         .env("OPENAI_BASE_URL", llm.openai_base_url())
         .env("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
         .env(DEPLOYMENT_VAR.0, DEPLOYMENT_VAR.1)
+        .env("TYPESENSE_API_KEY", TYPESENSE_ADMIN_KEY)
+        .env("TYPESENSE_URL", "http://127.0.0.1:9")
+        .env("TYPESENSE_SEARCH_KEY", TYPESENSE_SEARCH_KEY)
         // Servers start when a case asks (no background listing of the seeded ones).
         .env("BOTCRAFT_LIST_TOOLS", "off")
         .env("RUST_LOG", "info");
@@ -346,6 +354,14 @@ fn cases(at: &Attacked) -> Vec<Case> {
             "forge-bash",
             "run",
             run("cat /proc/1/environ | tr '\\0' '\\n'"),
+        ),
+        tool(
+            "every process's environ (another server's key)",
+            "forge-bash",
+            "run",
+            run(
+                "for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' <$f; done 2>/dev/null | grep -a TYPESENSE",
+            ),
         ),
         tool(
             "the parent's environ",
@@ -475,8 +491,20 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
         CHAT_KEY.to_owned(),
         OPENAI_KEY.to_owned(),
         ANTHROPIC_KEY.to_owned(),
+        TYPESENSE_ADMIN_KEY.to_owned(),
+        TYPESENSE_SEARCH_KEY.to_owned(),
         secret_key,
     ];
+    // A server holding a key in its environment runs beside forge-bash while the cases run.
+    let (status, body) = at
+        .send(
+            reqwest::Method::POST,
+            "/api/servers/forge-typesense/start",
+            &at.admin,
+            None,
+        )
+        .await?;
+    anyhow::ensure!(status == 200, "start forge-typesense: {status} {body}");
     // A hard link to the key file made before any sandbox (or by another user): the file
     // tools refuse it whatever their uid could read.
     let linked = at.workspace().join("docs/linked-key");

@@ -25,6 +25,32 @@ async fn stop_all_leaves_no_descendant_alive_not_even_a_setsid_grandchild() -> a
     Ok(())
 }
 
+/// A server leads a session of its own: it has no controlling terminal (BotCraft's, whose
+/// input a `TIOCSTI` from a tool could fill), and its group is still killed as one.
+#[tokio::test]
+async fn a_server_leads_its_own_session_without_a_terminal() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    fx.add("fake", &[], |s| s).await?;
+    fx.manager.start_server("fake").await?;
+    let pid = fx.pid("fake").ok_or_else(|| anyhow::anyhow!("no pid"))?;
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // After the command's name: state, ppid, pgrp, session, tty_nr.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    let (pgrp, session, tty) = (fields[2], fields[3], fields[4]);
+    assert_eq!(
+        (pgrp, session, tty),
+        (pid.to_string().as_str(), pid.to_string().as_str(), "0"),
+        "{stat}"
+    );
+    fx.manager.stop_all().await;
+    assert!(!alive(pid));
+    fx.store.close().await;
+    Ok(())
+}
+
 #[tokio::test]
 async fn leftovers_in_the_pid_registry_are_reaped_at_the_next_start() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
