@@ -11,10 +11,11 @@
 //!   progress token BotCraft put on the upstream request and re-labelled with the client's
 //!   own token (at most [`PROGRESS_BACKLOG`] waiting per caller: a client that stops reading
 //!   loses progress, it does not hold memory). A server request goes to the one request in
-//!   flight on the server, if its client declared the capability; with several in flight it
-//!   is refused: stdio carries no link between a server's request and the call it serves, so
-//!   any choice could hand one client's (one bot's) request, with what it carries, to
-//!   another. With none, it is refused too, each time with a stated reason.
+//!   flight on the server, if its client declared the capability, or to that client when
+//!   all the requests in flight are its own ([`Caller::client`]); with several clients' in
+//!   flight it is refused: stdio carries no link between a server's request and the call it
+//!   serves, so any choice could hand one client's (one bot's) request, with what it carries,
+//!   to another. With none, it is refused too, each time with a stated reason.
 
 #![allow(deprecated)] // sampling and logging are legacy in 2026-07-28; 2025-11-25 servers use them
 
@@ -80,6 +81,13 @@ pub trait Caller: Send + Sync + 'static {
     ) -> BoxFuture<'static, Result<ElicitResult, ErrorData>>;
     /// Progress of the caller's request, already under the caller's own token.
     fn progress(&self, params: ProgressNotificationParam) -> BoxFuture<'static, ()>;
+
+    /// Which client (one session of BotCraft's faces) the request came from, when known:
+    /// several requests in flight from one client are that client's, whichever the server's
+    /// request is for.
+    fn client(&self) -> Option<usize> {
+        None
+    }
 }
 
 struct Registered {
@@ -272,6 +280,22 @@ impl Relay {
                 ));
             }
             [only] => only,
+            // All from one client: it answers, whichever of its requests this is for (the
+            // newest that declared the ability, as before).
+            several
+                if several
+                    .first()
+                    .and_then(|first| first.caller.client())
+                    .is_some_and(|client| {
+                        several.iter().all(|r| r.caller.client() == Some(client))
+                    }) =>
+            {
+                several
+                    .iter()
+                    .rev()
+                    .find(|r| r.caller.declares(ability))
+                    .unwrap_or(&several[several.len() - 1])
+            }
             several => {
                 return Err(ErrorData::invalid_request(
                     format!(
@@ -361,6 +385,14 @@ impl Registration {
             let _ = flushed.await;
         }
     }
+
+    /// [`Self::flush`], for at most `limit` (a client that reads nothing holds no answer
+    /// longer); no timer at all when no progress was ever queued (most requests).
+    pub async fn flush_within(&self, limit: std::time::Duration) {
+        if let Some(flushed) = self.relay.flushed(self.id) {
+            let _ = tokio::time::timeout(limit, flushed).await;
+        }
+    }
 }
 
 impl Drop for Registration {
@@ -383,11 +415,15 @@ mod tests {
         abilities: Vec<ClientAbility>,
         label: &'static str,
         progress: Arc<Mutex<Vec<(String, f64)>>>,
+        client: Option<usize>,
     }
 
     impl Caller for Recorder {
         fn declares(&self, ability: ClientAbility) -> bool {
             self.abilities.contains(&ability)
+        }
+        fn client(&self) -> Option<usize> {
+            self.client
         }
         fn create_message(
             &self,
@@ -425,6 +461,7 @@ mod tests {
                 abilities,
                 label,
                 progress: progress.clone(),
+                client: None,
             }),
             progress,
         )
@@ -493,6 +530,24 @@ mod tests {
                 .await
                 .contains("no client")
         );
+        // Two requests in flight from one client: it answers (the newest that declared).
+        let one_client = |label, abilities| {
+            Arc::new(Recorder {
+                abilities,
+                label,
+                progress: Arc::default(),
+                client: Some(7),
+            })
+        };
+        let first = relay.register(one_client("c1", vec![ClientAbility::Sampling]), None);
+        let second = relay.register(one_client("c2", vec![]), None);
+        assert_eq!(who_answers(&relay, ClientAbility::Sampling).await, "c1");
+        // Another client's request joins them: nobody is asked.
+        let (other, _) = recorder("other", vec![ClientAbility::Sampling]);
+        let third = relay.register(other, None);
+        let refused = who_answers(&relay, ClientAbility::Sampling).await;
+        assert!(refused.contains("3 requests are in flight"), "{refused}");
+        drop((first, second, third));
     }
 
     #[tokio::test]

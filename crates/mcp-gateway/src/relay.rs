@@ -135,11 +135,18 @@ pub fn forwarded_meta(meta: &RequestMetaObject) -> Option<RequestMetaObject> {
 pub struct SessionCaller {
     peer: Peer<RoleServer>,
     declared: Declared,
+    /// The session's key ([`Caller::client`]).
+    client: usize,
 }
 
 impl SessionCaller {
-    pub fn new(peer: Peer<RoleServer>, declared: Declared) -> Arc<Self> {
-        Arc::new(Self { peer, declared })
+    /// The caller of a request of session `client` (a key no other session open now has).
+    pub fn new(peer: Peer<RoleServer>, declared: Declared, client: usize) -> Arc<Self> {
+        Arc::new(Self {
+            peer,
+            declared,
+            client,
+        })
     }
 }
 
@@ -190,6 +197,10 @@ impl Caller for SessionCaller {
             ClientAbility::Sampling => self.declared.sampling,
             ClientAbility::Elicitation => self.declared.elicitation,
         }
+    }
+
+    fn client(&self) -> Option<usize> {
+        Some(self.client)
     }
 
     fn create_message(

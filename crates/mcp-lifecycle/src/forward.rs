@@ -255,7 +255,7 @@ impl McpServerManager {
         // Progress sent before the answer reaches the client before the answer (a client
         // that reads nothing holds the answer back only so long).
         if let Some(registration) = &registration {
-            let _ = tokio::time::timeout(PROGRESS_FLUSH_LIMIT, registration.flush()).await;
+            registration.flush_within(PROGRESS_FLUSH_LIMIT).await;
         }
         drop(registration);
         match outcome {

@@ -312,10 +312,11 @@ impl<B: GatewayBackend> GatewayServer<B> {
                         Ok(event) => {
                             // The bot may have lost the server since the session began (a
                             // binding removed or disabled): from then on it hears nothing of
-                            // it.
-                            let bound = this.backend.bot_servers(&bot).await;
-                            if !bound.is_ok_and(|servers| servers.contains(&server)) {
-                                return;
+                            // it. A store that cannot say skips this one event only.
+                            match this.backend.bot_servers(&bot).await {
+                                Ok(servers) if !servers.contains(&server) => return,
+                                Ok(_) => {}
+                                Err(_) => continue,
                             }
                             if this.deliver(&peer, &server, merged, event).await.is_err() {
                                 return;

@@ -217,8 +217,10 @@ impl<B: GatewayBackend> GatewayServer<B> {
             Some(_) => Declared::default(),
             None => Declared::by_client_of(context),
         };
+        // The session's address: a key no other open session has.
+        let client = std::sync::Arc::as_ptr(&self.session) as usize;
         let target = || ForwardFor {
-            caller: Some(SessionCaller::new(context.peer.clone(), declared)),
+            caller: Some(SessionCaller::new(context.peer.clone(), declared, client)),
             progress: context.meta.get_progress_token(),
             // The toolset names the bot (by id) once it has checked the binding.
             principal: None,
