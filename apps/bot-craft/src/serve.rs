@@ -296,11 +296,19 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
             policy: &settings.env_policy,
             values: &secrets,
         };
-        let count = mcp_lifecycle::write_deployment_env(file, &settings.env, &withheld)
+        let written = mcp_lifecycle::write_deployment_env(file, &settings.env, &withheld)
             .with_context(|| format!("write BOTCRAFT_TOOL_ENV_FILE {}", file.display()))?;
         eprintln!(
-            "botcraft: {count} deployment variables (no secret) written to {} for tools",
-            file.display()
+            "botcraft: {} deployment variables (no secret) written to {} for tools{}",
+            written.written,
+            file.display(),
+            match written.withheld.as_slice() {
+                [] => String::new(),
+                names => format!(
+                    "; left out (credentials, or for the servers whose config names them): {}",
+                    names.join(", ")
+                ),
+            }
         );
     }
     let manager = McpServerManager::new(server_records::records(store.clone()), settings);

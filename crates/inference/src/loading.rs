@@ -90,29 +90,40 @@ impl DeferredTools {
     pub fn discovered(&self, messages: &[Message]) -> BTreeSet<String> {
         let mut names = BTreeSet::new();
         // A call that failed proves nothing (the model may have guessed a name it was not
-        // offered); one that ran, or waits for a person, does.
-        let mut failed = BTreeSet::new();
+        // offered); one that ran, or waits for a person, does. A call's result is looked for
+        // in the results that follow its own step (ids may repeat across steps).
+        let mut calls: &[crate::conversation::ToolCall] = &[];
+        let mut failed: BTreeSet<&str> = BTreeSet::new();
+        let mut called = |calls: &[crate::conversation::ToolCall], failed: &BTreeSet<&str>| {
+            names.extend(
+                calls
+                    .iter()
+                    .filter(|call| !failed.contains(call.id.as_str()))
+                    .map(|call| call.name.clone()),
+            );
+        };
+        let mut found = BTreeSet::new();
         for message in messages {
-            if let Message::ToolResults(results) = message {
-                for result in results {
-                    if result.is_error {
-                        failed.insert(result.call_id.as_str());
-                    } else if result.tool_name == TOOL_SEARCH {
-                        names.extend(found_names(&result.content));
+            match message {
+                Message::Assistant { tool_calls, .. } => {
+                    called(calls, &failed);
+                    calls = tool_calls;
+                    failed.clear();
+                }
+                Message::ToolResults(results) => {
+                    for result in results {
+                        if result.is_error {
+                            failed.insert(result.call_id.as_str());
+                        } else if result.tool_name == TOOL_SEARCH {
+                            found.extend(found_names(&result.content));
+                        }
                     }
                 }
+                Message::User { .. } => {}
             }
         }
-        for message in messages {
-            if let Message::Assistant { tool_calls, .. } = message {
-                names.extend(
-                    tool_calls
-                        .iter()
-                        .filter(|call| !failed.contains(call.id.as_str()))
-                        .map(|call| call.name.clone()),
-                );
-            }
-        }
+        called(calls, &failed);
+        names.extend(found);
         names
     }
 }
@@ -306,6 +317,32 @@ mod tests {
             images: Vec::new(),
         }]));
         assert_eq!(step(&guessed), "tool_search,bash__run");
+
+        // Ids repeat across steps (some providers): a failure is its own step's.
+        let mut repeated = called.clone();
+        repeated.push(Message::ToolResults(vec![ToolResult {
+            call_id: "2".into(),
+            tool_name: "web__get".into(),
+            content: "ok".into(),
+            is_error: false,
+            images: Vec::new(),
+        }]));
+        repeated.push(Message::Assistant {
+            text: String::new(),
+            tool_calls: vec![ToolCall {
+                id: "2".into(),
+                name: "fs__write".into(),
+                input: json!({}),
+            }],
+        });
+        repeated.push(Message::ToolResults(vec![ToolResult {
+            call_id: "2".into(),
+            tool_name: "fs__write".into(),
+            content: "tool `fs__write` is not available in this step".into(),
+            is_error: true,
+            images: Vec::new(),
+        }]));
+        assert_eq!(step(&repeated), "tool_search,bash__run,web__get");
     }
 
     #[test]

@@ -110,6 +110,14 @@ pub struct Withheld<'a> {
     pub values: &'a [String],
 }
 
+/// What [`write_deployment_env`] wrote: how many variables, and the names (never the values)
+/// of those [`Withheld`] left out, for the start's message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeploymentEnv {
+    pub written: usize,
+    pub withheld: Vec<String>,
+}
+
 /// Names of credentials that are not BotCraft's by name but never go to tools: the OTLP
 /// exporter's headers (BotCraft's telemetry credentials) and the Typesense admin key.
 const WITHHELD_NAMES: &[&str] = &["OTEL_EXPORTER_OTLP_*HEADERS", "TYPESENSE_API_KEY"];
@@ -137,25 +145,27 @@ pub fn write_deployment_env(
     path: &std::path::Path,
     source: &BTreeMap<String, String>,
     withheld: &Withheld<'_>,
-) -> std::io::Result<usize> {
+) -> std::io::Result<DeploymentEnv> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
     let mut text = Vec::new();
     let mut written = 0;
+    let mut left_out = Vec::new();
     for (key, value) in source {
-        let holds_a_secret = withheld
-            .values
-            .iter()
-            .any(|secret| secret.len() >= 8 && value.contains(secret.as_str()));
         if EnvPolicy::is_secret(key)
-            || withheld_name(key)
-            || withheld.policy.names(key)
-            || holds_a_secret
             || PROCESS_ONLY_ENV.contains(&key.as_str())
             || key.contains('=')
             || key.contains('\0')
             || value.contains('\0')
         {
+            continue;
+        }
+        let holds_a_secret = withheld
+            .values
+            .iter()
+            .any(|secret| secret.len() >= 8 && value.contains(secret.as_str()));
+        if withheld_name(key) || withheld.policy.names(key) || holds_a_secret {
+            left_out.push(key.clone());
             continue;
         }
         text.extend_from_slice(key.as_bytes());
@@ -182,7 +192,10 @@ pub fn write_deployment_env(
     file.sync_all()?;
     drop(file);
     std::fs::rename(&temporary, path)?;
-    Ok(written)
+    Ok(DeploymentEnv {
+        written,
+        withheld: left_out,
+    })
 }
 
 /// `template` (the value of env `key` or of a header of `server`) with every `${VAR}`
@@ -407,7 +420,18 @@ mod tests {
         };
         assert_eq!(
             write_deployment_env(&path, &source, &withheld).expect("written"),
-            2
+            DeploymentEnv {
+                written: 2,
+                withheld: [
+                    "COPY_OF_IT",
+                    "OTEL_EXPORTER_OTLP_HEADERS",
+                    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+                    "TYPESENSE_API_KEY",
+                    "TYPESENSE_SEARCH_KEY",
+                ]
+                .map(String::from)
+                .to_vec(),
+            }
         );
         assert_eq!(std::fs::read_to_string(&target).expect("read"), "keep");
         assert!(!std::fs::symlink_metadata(&path).expect("meta").is_symlink());

@@ -73,7 +73,8 @@ mod tool_lists;
 pub use config::{PASSED_THROUGH_ENV, RemoteEndpoint, ServerConfig, transport_name};
 pub use confinement::{SandboxSettings, ToolTmpRoot};
 pub use environment::{
-    DEFAULT_ALLOWED_REFERENCES, EnvPolicy, SECRET_NAMES, Withheld, server_env, write_deployment_env,
+    DEFAULT_ALLOWED_REFERENCES, DeploymentEnv, EnvPolicy, SECRET_NAMES, Withheld, server_env,
+    write_deployment_env,
 };
 pub use error::{LifecycleError, ListLimit};
 pub use forward::ForwardFor;

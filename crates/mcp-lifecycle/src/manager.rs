@@ -523,9 +523,10 @@ impl McpServerManager {
             let stopping = match self.start_or_join(server, slot, demand)? {
                 Joined::Running(process) => return served(process, demand),
                 Joined::Start(start) => match start.await {
-                    // A stop took the start over: as for a stop under way, wait for it and
-                    // start again (the start's own process is stopped with it).
-                    Err(LifecycleError::StartCancelled { .. }) => {
+                    // A stop took the start over. A request that wants the server (a call)
+                    // waits for the stop and starts it again, as for a stop under way; an
+                    // explicit start or a listing does not undo the stop.
+                    Err(LifecycleError::StartCancelled { .. }) if demand == Demand::OnUse => {
                         self.still_registered(server, slot)?;
                         continue;
                     }

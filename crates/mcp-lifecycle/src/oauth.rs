@@ -203,10 +203,12 @@ impl OAuthFlows {
         let resource = resource_of(config);
         let key = (config.id.clone(), principal.map(str::to_owned));
         let mut all = self.credentials.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(found) = all.get(&key)
-            && found.resource() == resource.as_deref()
-        {
-            return Arc::clone(found);
+        if let Some(found) = all.get(&key) {
+            if found.resource() == resource.as_deref() {
+                return Arc::clone(found);
+            }
+            // A connection to the former URL may still hold these: it keeps nothing now.
+            found.supersede();
         }
         let credentials = Arc::new(ServerCredentials::new(
             &config.name,

@@ -16,8 +16,9 @@
 //! absent, with a warning, and nothing of it (token, refresh token, client secret) is sent
 //! anywhere: the server needs authorization again. The record stays stored (the URL put back,
 //! it is used again) until an authorization, a client set or a sign-out replaces it. A record
-//! sealed before this binding names no resource and is never used: such servers need one
-//! authorization again after the upgrade (the URL they were authorized for is not known).
+//! sealed before this binding names no resource: at its first read it is bound to the URL the
+//! server has then (what was trusted before the binding) and sealed again, so nobody
+//! authorizes again after the upgrade.
 //!
 //! A principal (the app's: a bot) may have a record of its own for a server
 //! ([`crate::principals`]): the same shape, sealed bound to the server's id *and* the
@@ -117,6 +118,10 @@ pub(crate) struct ServerCredentials {
     sealer: secrets::Sealer,
     cache: tokio::sync::Mutex<Option<Option<OAuthRecord>>>,
     refresh: Arc<tokio::sync::Mutex<()>>,
+    /// Set when the server's URL moved to another resource and new credentials took this
+    /// one's place: a connection to the old URL still holding it writes nothing any more (its
+    /// refresh would replace the record of the new URL).
+    superseded: std::sync::atomic::AtomicBool,
 }
 
 impl ServerCredentials {
@@ -141,7 +146,14 @@ impl ServerCredentials {
             sealer,
             cache: tokio::sync::Mutex::new(None),
             refresh: Arc::new(tokio::sync::Mutex::new(())),
+            superseded: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// New credentials for another resource took this one's place ([`Self::superseded`]).
+    pub fn supersede(&self) {
+        self.superseded
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The resource these credentials are for.
@@ -172,6 +184,25 @@ impl ServerCredentials {
             None => None,
             Some(sealed) => match self.sealer.open(&sealed, &self.binding) {
                 Ok(clear) => match serde_json::from_slice::<OAuthRecord>(&clear) {
+                    // Sealed before records were bound to a resource: adopted for the URL it
+                    // is first read at (what was trusted before the binding), and sealed
+                    // again bound to it, so nobody authorizes again after the upgrade.
+                    Ok(mut record) if record.resource.is_none() && self.resource.is_some() => {
+                        record.resource = self.resource.clone();
+                        let clear = serde_json::to_vec(&record)
+                            .map_err(|error| self.store_error("cannot encode it", error))?;
+                        self.records
+                            .put_oauth_record(
+                                &self.server_id,
+                                self.principal.as_deref(),
+                                &self.sealer.seal(&clear, &self.binding),
+                            )
+                            .await
+                            .map_err(|error| self.store_error("cannot write it", error))?;
+                        let principal = self.principal.as_deref().unwrap_or_default();
+                        tracing::info!(server = %self.server, principal, "a stored OAuth record sealed before records were bound to the server's URL is now bound to its URL");
+                        Some(record)
+                    }
                     Ok(record) => self.for_this_resource(record),
                     Err(error) => {
                         tracing::warn!(server = %self.server, %error, "the stored OAuth record is not readable; the server needs authorization again");
@@ -189,7 +220,8 @@ impl ServerCredentials {
     }
 
     /// `record` if it was issued for this resource; else none (the server's URL changed, or
-    /// the record predates the binding), said in the log without anything of the record.
+    /// the record predates the binding and the server has no http(s) URL to bind it to), said
+    /// in the log without anything of the record.
     fn for_this_resource(&self, record: OAuthRecord) -> Option<OAuthRecord> {
         if record.resource.is_some() && record.resource == self.resource {
             return Some(record);
@@ -205,6 +237,11 @@ impl ServerCredentials {
 
     /// Keep `record` (sealed in the records, clear in the cache), bound to this resource.
     pub async fn put(&self, mut record: OAuthRecord) -> Result<(), AuthError> {
+        if self.superseded.load(std::sync::atomic::Ordering::SeqCst) {
+            let principal = self.principal.as_deref().unwrap_or_default();
+            tracing::warn!(server = %self.server, principal, "a connection to the server's former URL got new OAuth tokens; they are not kept (the server's URL changed)");
+            return Ok(());
+        }
         let Some(resource) = &self.resource else {
             return Err(self.store_error(
                 "cannot bind it",
@@ -485,7 +522,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_record_sealed_before_the_binding_is_not_used_anywhere() {
+    async fn a_record_sealed_before_the_binding_is_adopted_where_it_is_first_read() {
         let records: Arc<dyn ServerRecords> = Arc::new(SealedRecords::default());
         let sealer = sealer();
         let mut old = serde_json::to_value(authorized()).expect("encodes");
@@ -502,12 +539,41 @@ mod tests {
             .await
             .expect("stored");
         for principal in [None, Some("p1")] {
+            // Read first at the server's URL: adopted, and stored bound to it.
             let found = at(&records, AUTHORIZED_AT, principal)
                 .record()
                 .await
                 .expect("the records answer");
-            assert!(found.is_none(), "{principal:?}");
+            assert_eq!(
+                found.and_then(|record| record.resource),
+                canonical_resource(AUTHORIZED_AT),
+                "{principal:?}"
+            );
+            // From then on it is bound: another URL gets nothing of it.
+            let elsewhere = at(&records, "https://evil.example/mcp", principal)
+                .record()
+                .await
+                .expect("the records answer");
+            assert!(elsewhere.is_none(), "{principal:?}");
         }
+    }
+
+    #[tokio::test]
+    async fn credentials_whose_url_moved_on_write_nothing() {
+        let records: Arc<dyn ServerRecords> = Arc::new(SealedRecords::default());
+        let new_url = at(&records, "https://new.example/mcp", None);
+        new_url.put(authorized()).await.expect("written");
+        let stored = records.oauth_record("s1", None).await.ok().flatten();
+        // A connection to the former URL refreshes its tokens after the move.
+        let former = at(&records, AUTHORIZED_AT, None);
+        former.supersede();
+        former.put(authorized()).await.expect("refused quietly");
+        former.drop_tokens().await.expect("refused quietly");
+        assert_eq!(
+            records.oauth_record("s1", None).await.ok().flatten(),
+            stored
+        );
+        assert!(new_url.record().await.expect("read").is_some());
     }
 
     #[tokio::test]

@@ -86,6 +86,8 @@ pub(crate) async fn publish(
             .await
     {
         tracing::warn!(server = %config.name, %error, "cannot write the tool cache");
+        // Not recorded: the next listing of these tools writes them again.
+        slot.lock().tools_hash = None;
     }
     let _ = manager.inner.events.send(ToolListEvent {
         server: config.name.clone(),

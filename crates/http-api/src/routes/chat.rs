@@ -182,8 +182,7 @@ pub async fn chat(
     let log_redactor = state.config.redactor.clone();
     tokio::spawn(async move {
         if let Ok(outcome) = outcome.await {
-            // A provider's error body can echo the key it was sent.
-            let end = log_redactor.redact(&format!("{:?}", outcome.end));
+            let end = logged_end(&log_redactor, &outcome.end);
             tracing::info!(
                 bot = %bot_name,
                 steps = outcome.steps,
@@ -329,6 +328,12 @@ where
     })
 }
 
+/// How a turn ended, for the log: a provider's error body can echo the key it was sent, so
+/// every secret BotCraft knows is redacted from it.
+fn logged_end(redactor: &Redactor, end: &inference::TurnEnd) -> String {
+    redactor.redact(&format!("{end:?}"))
+}
+
 /// One tool call of a JSON answer.
 #[derive(Debug, Default)]
 struct CallRecord {
@@ -454,4 +459,23 @@ fn provider_failure(error: &ProviderError, redactor: &Redactor) -> ApiError {
         "provider_error",
         redactor.redact(&error.to_string()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use inference::providers::{ProviderError, ProviderKind};
+
+    #[test]
+    fn a_provider_error_is_logged_without_the_key_it_echoed() {
+        let key = "sk-logged-key-8f1e";
+        let end = inference::TurnEnd::Failed(ProviderError::Http {
+            provider: ProviderKind::OpenAi,
+            status: 401,
+            body_excerpt: format!("bad key {key}"),
+        });
+        let logged = logged_end(&Redactor::new([key.to_owned()]), &end);
+        assert!(!logged.contains(key), "{logged}");
+        assert!(logged.contains("bad key [redacted]"), "{logged}");
+    }
 }

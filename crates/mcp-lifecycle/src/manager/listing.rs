@@ -117,8 +117,17 @@ impl McpServerManager {
         let unused =
             slot.in_flight.load(Ordering::SeqCst) == 0 && slot.leases.load(Ordering::SeqCst) == 0;
         // A process started without some `${VAR}`s serves nothing else: it always stops.
+        // Only the process this listing had is stopped (not one that replaced it meanwhile).
         if listing_only || (!slot.config().always_on && unused) {
-            self.stop_slot(&slot, crate::spans::StopReason::Listed)
+            // Checked again under the slot's lock: a request that counted itself in flight
+            // meanwhile keeps the server (one the listing started with everything it needs).
+            let listed = move |slot: &Slot, state: &crate::manager::SlotState| {
+                let ours = matches!(&state.phase, crate::manager::Phase::Running(running) if Arc::ptr_eq(running, &process));
+                let unused = slot.in_flight.load(Ordering::SeqCst) == 0
+                    && slot.leases.load(Ordering::SeqCst) == 0;
+                ours && (listing_only || unused)
+            };
+            self.stop_slot_if(&slot, crate::spans::StopReason::Listed, &listed)
                 .await;
         }
         Ok(count)
