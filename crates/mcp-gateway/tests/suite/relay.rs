@@ -209,6 +209,7 @@ async fn initialized_sent_again_starts_no_more_followers() -> anyhow::Result<()>
     // The session's follower starts after the first `initialized` (readiness, bounded).
     tokio::time::timeout(Duration::from_secs(20), async {
         while followers().unwrap_or_default() == 0 {
+            // A poll, bounded above: a receiver count has no signal to wait on.
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
     })
@@ -235,6 +236,7 @@ async fn a_session_hears_nothing_more_of_a_server_its_bot_lost() -> anyhow::Resu
     let until = |count: usize| async move {
         tokio::time::timeout(Duration::from_secs(20), async {
             while followers().unwrap_or_default() != count {
+                // A poll, bounded above: a receiver count has no signal to wait on.
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         })

@@ -224,6 +224,7 @@ async fn a_cancelled_call_tells_the_server() -> anyhow::Result<()> {
         // The server has the call (its log says so), then the turn goes away.
         tokio::time::timeout(Duration::from_secs(20), async {
             while !lines().iter().any(|line| line == "tools/call") {
+                // A poll, bounded above: the fake server's log file is its only signal.
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         })
