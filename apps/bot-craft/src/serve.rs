@@ -243,6 +243,7 @@ impl ServeArgs {
 }
 
 pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
+    credentials::warn_of_secret_flags();
     credentials::read_secret_files(&mut args)?;
     let (telemetry, trace_settings) = telemetry::start(args.log_format)?;
     let url = args.data.database_url()?;

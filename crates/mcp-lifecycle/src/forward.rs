@@ -79,6 +79,10 @@ fn take_request_revision(request: &mut ClientRequest) -> Option<RequestMetaObjec
         .then_some(taken)
 }
 
+/// The caller of every request with no client to ask (one, shared: no allocation per call).
+static UNATTENDED: std::sync::LazyLock<Arc<dyn Caller>> =
+    std::sync::LazyLock::new(|| Arc::new(mcp_client::Unattended));
+
 /// How long an answer waits for the progress sent before it to reach its client.
 const PROGRESS_FLUSH_LIMIT: Duration = Duration::from_secs(5);
 
@@ -221,7 +225,7 @@ impl McpServerManager {
         // turn's too, asking nobody): with several, none is handed to any client.
         let caller: Arc<dyn Caller> = match &target.caller {
             Some(caller) => caller.clone(),
-            None => Arc::new(mcp_client::Unattended),
+            None => Arc::clone(&UNATTENDED),
         };
         let registration = Some(slot.relay.register(caller, target.progress.clone()));
         let exchange = Exchange {

@@ -1,9 +1,50 @@
 //! `serve`'s secrets: read from files where `NAME_FILE` says so (Docker and Kubernetes
-//! secrets, so that they need not sit in PID 1's environment), the admin and chat keys, and
-//! every secret value BotCraft knows, for the redactor.
+//! secrets, so that they need not sit in PID 1's environment), the admin and chat keys,
+//! every secret value BotCraft knows, for the redactor, and a warning for a secret given as
+//! a flag (any process of the machine reads a command line).
 
 use super::ServeArgs;
 use crate::config::{generated_key, key_file, secret_or_file};
+
+/// The flags whose values are secrets, and the variable each can come from instead.
+const SECRET_FLAGS: &[(&str, &str)] = &[
+    ("--api-key", "BOTCRAFT_API_KEY"),
+    ("--chat-keys", "BOTCRAFT_CHAT_KEYS"),
+    ("--openai-api-key", "OPENAI_API_KEY"),
+    ("--anthropic-api-key", "ANTHROPIC_API_KEY"),
+    ("--bot-keys", mcp_gateway::BOT_KEYS_ENV),
+    ("--database-url", "DATABASE_URL"),
+];
+
+/// The secret flags among `args` (a command line), with their variables: given so, any
+/// process of the machine reads them in `/proc/PID/cmdline` (no access right needed), a tool's
+/// command included.
+pub(super) fn secrets_on_the_command_line(
+    args: impl IntoIterator<Item = String>,
+) -> Vec<(&'static str, &'static str)> {
+    let args: Vec<String> = args.into_iter().collect();
+    SECRET_FLAGS
+        .iter()
+        .filter(|(flag, _)| {
+            args.iter().any(|arg| {
+                arg == flag
+                    || arg
+                        .strip_prefix(flag)
+                        .is_some_and(|rest| rest.starts_with('='))
+            })
+        })
+        .copied()
+        .collect()
+}
+
+/// Says on stderr which secrets were given as flags, and how to give them instead.
+pub(super) fn warn_of_secret_flags() {
+    for (flag, variable) in secrets_on_the_command_line(std::env::args().skip(1)) {
+        eprintln!(
+            "botcraft: warning: {flag} is on the command line, which any process of this machine can read (/proc/PID/cmdline), tools included; set {variable} or {variable}_FILE instead"
+        );
+    }
+}
 
 /// Replace each secret argument by its file's content where `NAME_FILE` is set.
 pub(super) fn read_secret_files(args: &mut ServeArgs) -> anyhow::Result<()> {
@@ -86,4 +127,33 @@ pub(super) fn known(
                 .filter(|key| key.len() >= 8),
         )
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    #[test]
+    fn secret_flags_on_the_command_line_are_found() {
+        let found = |line: &str| secrets_on_the_command_line(line.split(' ').map(String::from));
+        let cases: [(&str, Vec<&str>); 5] = [
+            ("serve --addr 127.0.0.1:0", vec![]),
+            (
+                "serve --api-key bck_x --addr 127.0.0.1:0",
+                vec!["--api-key"],
+            ),
+            ("serve --openai-api-key=sk-x", vec!["--openai-api-key"]),
+            (
+                "serve --database-url postgres://u:p@h/db --bot-keys b=k",
+                vec!["--bot-keys", "--database-url"],
+            ),
+            // A flag's value or a longer flag is not the flag.
+            ("serve --public-url --api-keys-file", vec![]),
+        ];
+        for (line, flags) in cases {
+            let got: Vec<&str> = found(line).into_iter().map(|(flag, _)| flag).collect();
+            assert_eq!(got, flags, "{line}");
+        }
+    }
 }
