@@ -129,10 +129,11 @@ impl ToolExecutor for McpToolExecutor {
     }
 
     fn target(&self, qualified_name: &str) -> Option<CallTarget> {
-        let route = &self.toolset.resolve(qualified_name)?.route;
+        let tool = self.toolset.resolve(qualified_name)?;
         Some(CallTarget::Mcp {
-            server: route.server.clone(),
-            tool: route.tool.clone(),
+            server: tool.route.server.clone(),
+            server_id: tool.server_id.clone(),
+            tool: tool.route.tool.clone(),
         })
     }
 }

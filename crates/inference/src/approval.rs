@@ -286,8 +286,11 @@ impl ApprovalSigner {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallTarget {
     Native,
+    /// An MCP server's tool: the server by name and by id (another server added under the
+    /// same name is another target), the tool by the server's own name for it.
     Mcp {
         server: String,
+        server_id: String,
         tool: String,
     },
     /// The name leads nowhere (no such tool now).
@@ -296,10 +299,14 @@ pub enum CallTarget {
 
 /// What the MAC covers, unambiguously: every field length-prefixed.
 fn message(bot: &str, issued: i64, call: &ToolCall, target: &CallTarget) -> Vec<u8> {
-    let (kind, server, tool) = match target {
-        CallTarget::Native => ("native", "", ""),
-        CallTarget::Mcp { server, tool } => ("mcp", server.as_str(), tool.as_str()),
-        CallTarget::Nowhere => ("nowhere", "", ""),
+    let (kind, server, server_id, tool) = match target {
+        CallTarget::Native => ("native", "", "", ""),
+        CallTarget::Mcp {
+            server,
+            server_id,
+            tool,
+        } => ("mcp", server.as_str(), server_id.as_str(), tool.as_str()),
+        CallTarget::Nowhere => ("nowhere", "", "", ""),
     };
     let mut out = b"botcraft-approval-v2".to_vec();
     for field in [
@@ -309,6 +316,7 @@ fn message(bot: &str, issued: i64, call: &ToolCall, target: &CallTarget) -> Vec<
         &call.name,
         kind,
         server,
+        server_id,
         tool,
         &canonical_json::to_string(&call.input),
     ] {
@@ -346,6 +354,7 @@ mod tests {
     fn fs(tool: &str) -> CallTarget {
         CallTarget::Mcp {
             server: "forge-bash".into(),
+            server_id: "id-1".into(),
             tool: tool.into(),
         }
     }
@@ -378,7 +387,14 @@ mod tests {
             fs("run.v2"),
             CallTarget::Mcp {
                 server: "forge-bash__run".into(),
+                server_id: "id-1".into(),
                 tool: String::new(),
+            },
+            // Another server added under the same name.
+            CallTarget::Mcp {
+                server: "forge-bash".into(),
+                server_id: "id-2".into(),
+                tool: "run".into(),
             },
             CallTarget::Native,
             CallTarget::Nowhere,

@@ -15,6 +15,8 @@ pub struct BotTool {
     /// The name every face offers it under (`server__tool`).
     pub qualified: String,
     pub route: ToolRoute,
+    /// The id of the server the route names (another server under the same name has another).
+    pub server_id: String,
     /// The tool as its server lists it (raw name).
     pub tool: Tool,
     /// Offered even when the bot's tools are loaded on demand.
@@ -102,7 +104,8 @@ impl BotToolset {
         let mut servers = Vec::new();
         let mut unavailable = Vec::new();
         let mut sources = Vec::new();
-        let mut described: BTreeMap<ToolRoute, (Tool, bool, bool, String)> = BTreeMap::new();
+        let mut described: BTreeMap<ToolRoute, (Tool, bool, bool, String, String)> =
+            BTreeMap::new();
         for (bound, list) in enabled.iter().zip(lists) {
             let server = &bound.server;
             servers.push(server.name.clone());
@@ -142,7 +145,9 @@ impl BotToolset {
                 let asks = bound.binding.approval.asks(name, read_only);
                 described
                     .entry(ToolRoute::new(&server.name, name))
-                    .or_insert_with(|| (tool.clone(), pinned, asks, text.clone()));
+                    .or_insert_with(|| {
+                        (tool.clone(), pinned, asks, text.clone(), server.id.clone())
+                    });
             }
             sources.push(Some(tools));
         }
@@ -153,7 +158,8 @@ impl BotToolset {
         let mut digest = canonical_json::Fingerprint::new();
         let mut tools = Vec::with_capacity(described.len());
         for (qualified, route) in names.iter() {
-            let Some((tool, pinned, asks_approval, text)) = described.remove(route) else {
+            let Some((tool, pinned, asks_approval, text, server_id)) = described.remove(route)
+            else {
                 continue;
             };
             digest
@@ -162,6 +168,7 @@ impl BotToolset {
             tools.push(BotTool {
                 qualified: qualified.to_owned(),
                 route: route.clone(),
+                server_id,
                 tool,
                 pinned,
                 asks_approval,

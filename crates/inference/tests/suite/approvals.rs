@@ -105,6 +105,7 @@ fn shown() -> inference::ToolCall {
 fn asks_target() -> CallTarget {
     CallTarget::Mcp {
         server: "forge-bash".into(),
+        server_id: String::new(),
         tool: "run".into(),
     }
 }
@@ -408,10 +409,12 @@ async fn an_approved_name_that_now_leads_to_another_tool_runs_nothing() -> anyho
     for now in [
         CallTarget::Mcp {
             server: "forge-bash".into(),
+            server_id: String::new(),
             tool: "run.v2".into(),
         },
         CallTarget::Mcp {
             server: "forge-bash__run".into(),
+            server_id: String::new(),
             tool: String::new(),
         },
     ] {

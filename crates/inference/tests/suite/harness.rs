@@ -324,6 +324,7 @@ impl ToolExecutor for FakeExecutor {
         let (server, tool) = qualified_name.split_once("__")?;
         Some(CallTarget::Mcp {
             server: server.to_owned(),
+            server_id: String::new(),
             tool: tool.to_owned(),
         })
     }

@@ -56,8 +56,20 @@ pub async fn a_stolen_key_file_forges_no_approval(
         input: input.clone(),
     };
     // Bound to where the name truly leads: only the key is wrong.
+    let (status, server) = at
+        .send(
+            reqwest::Method::GET,
+            "/api/servers/forge-bash",
+            &at.admin,
+            None,
+        )
+        .await?;
+    anyhow::ensure!(status == 200, "forge-bash: {status} {server}");
+    let server: Value = serde_json::from_str(&server)?;
+    anyhow::ensure!(server["id"].is_string(), "forge-bash has no id: {server}");
     let target = inference::CallTarget::Mcp {
         server: "forge-bash".to_owned(),
+        server_id: server["id"].as_str().unwrap_or_default().to_owned(),
         tool: "run".to_owned(),
     };
     let forged = signer.issue(&call, &target);
