@@ -82,6 +82,7 @@ pub use health::Health;
 pub use in_process::InProcessServer;
 pub use lease::Lease;
 pub use manager::McpServerManager;
+pub use mcp_client::relay::ServerEvent;
 pub use mcp_client::{CLIENT_NAME, ExitInfo, PROTOCOL_VERSION, RemoteTransport, shown_url};
 pub use oauth::{OAuthSettings, OAuthStatus, ReconnectHint};
 pub use principals::PrincipalAuthorization;

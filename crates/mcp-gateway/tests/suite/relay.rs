@@ -4,6 +4,8 @@
 //! in order before the result; resources and prompts under merged names on `/mcp` and under
 //! their own on `/mcp/fixture`.
 
+#![allow(deprecated)] // logging is legacy in 2026-07-28; 2025-11-25 servers (the fixture) use it
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -78,6 +80,8 @@ struct Client {
     elicitation: bool,
     asked: Arc<Mutex<Vec<String>>>,
     progress: Arc<Mutex<Vec<f64>>>,
+    /// Told of each log message the client receives.
+    logged: Arc<tokio::sync::Notify>,
 }
 
 impl ClientHandler for Client {
@@ -105,6 +109,14 @@ impl ClientHandler for Client {
             .push(message);
         Ok(ElicitResult::new(ElicitationAction::Accept)
             .with_content(json!({"username": "ada", "email": "ada@example.com"})))
+    }
+
+    async fn on_logging_message(
+        &self,
+        _params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.logged.notify_one();
     }
 
     async fn on_progress(
@@ -204,16 +216,22 @@ async fn elicitation_is_refused_with_the_reason_when_the_client_did_not_declare_
 #[tokio::test]
 async fn initialized_sent_again_starts_no_more_followers() -> anyhow::Result<()> {
     let setup = setup().await?;
-    let session = connect(&setup.served.url, Client::default()).await?;
+    let client = Client::default();
+    let session = connect(&setup.served.url, client.clone()).await?;
     let followers = || setup.manager.server_event_followers("fixture");
-    // The session's follower starts after the first `initialized` (readiness, bounded).
-    tokio::time::timeout(Duration::from_secs(20), async {
-        while followers().unwrap_or_default() == 0 {
-            // A poll, bounded above: a receiver count has no signal to wait on.
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await?;
+    // The session's follower runs once a log message of the server reaches the client.
+    session
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await?;
+    setup
+        .manager
+        .call_tool("fixture", "test_tool_with_logging", None)
+        .await?;
+    tokio::time::timeout(Duration::from_secs(20), client.logged.notified()).await?;
+    assert_eq!(followers()?, 1);
     for _ in 0..3 {
         session.peer().notify_initialized().await?;
         // A round trip after each: the notification was read before its answer went out.

@@ -20,7 +20,8 @@
 //! | `FAKE_MCP_ENDLESS_PAGES=1` | answer every `tools/list` with the tools and a new `nextCursor` (a list without end) |
 //!
 //! Tools: `echo {text}` → text; `env {name}` → the variable's value or `<unset>`;
-//! `sleep {ms}` → answers after ms (on a thread: other requests are still served);
+//! `sleep {ms}` → logs `sleeping` (`notifications/message`: a test's signal that the call
+//! arrived), then answers after ms (on a thread: other requests are still served);
 //! `change_tools` → adds tool `added`, then sends `notifications/tools/list_changed`;
 //! `picture` (only when named in `FAKE_MCP_TOOLS`) → a text and a 1×1 PNG image content.
 
@@ -224,6 +225,11 @@ fn main() {
                     }
                     "sleep" => {
                         let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                        send(
+                            &out,
+                            &json!({"jsonrpc": "2.0", "method": "notifications/message",
+                                    "params": {"level": "info", "data": "sleeping"}}),
+                        );
                         let out = Arc::clone(&out);
                         std::thread::spawn(move || {
                             std::thread::sleep(Duration::from_millis(ms));

@@ -214,6 +214,8 @@ async fn a_cancelled_call_tells_the_server() -> anyhow::Result<()> {
     };
     let cancel = CancellationToken::new();
     let sleep = ToolRoute::new("one", "sleep");
+    // The fake server logs `sleeping` once it has the call: the signal to cancel.
+    let mut events = fx.manager.server_events("one")?;
     let call = fx.toolsets.call(
         "b",
         &sleep,
@@ -221,15 +223,14 @@ async fn a_cancelled_call_tells_the_server() -> anyhow::Result<()> {
         cancel.clone(),
     );
     let cancelled = async {
-        // The server has the call (its log says so), then the turn goes away.
-        tokio::time::timeout(Duration::from_secs(20), async {
-            while !lines().iter().any(|line| line == "tools/call") {
-                // A poll, bounded above: the fake server's log file is its only signal.
-                tokio::time::sleep(Duration::from_millis(5)).await;
-            }
+        // The server has the call, then the turn goes away.
+        let _ = tokio::time::timeout(Duration::from_secs(20), async {
+            while !matches!(
+                events.recv().await,
+                Ok(mcp_lifecycle::ServerEvent::Log(_)) | Err(_)
+            ) {}
         })
-        .await
-        .ok();
+        .await;
         cancel.cancel();
     };
     let (result, ()) = tokio::join!(call, cancelled);
