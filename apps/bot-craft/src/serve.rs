@@ -75,6 +75,14 @@ pub struct ServeArgs {
         value_name = "SECONDS"
     )]
     header_read_timeout_seconds: u64,
+    /// A request's body must arrive within this, or its connection is closed.
+    #[arg(
+        long,
+        env = "BOTCRAFT_BODY_READ_TIMEOUT_SECONDS",
+        default_value = "60",
+        value_name = "SECONDS"
+    )]
+    body_read_timeout_seconds: u64,
     /// Connections open at once; more wait to be accepted.
     #[arg(
         long,
@@ -390,6 +398,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
     // connection cap, TCP_NODELAY (small SSE and JSON answers go out at once), graceful drain.
     let limits = http_api::listener::ConnectionLimits {
         header_read_timeout: Duration::from_secs(args.header_read_timeout_seconds.max(1)),
+        body_read_timeout: Duration::from_secs(args.body_read_timeout_seconds.max(1)),
         max_connections: args.max_connections,
         write_stall_timeout: Duration::from_secs(args.write_stall_seconds.max(1)),
     };

@@ -27,6 +27,7 @@ pub mod native_tools;
 pub mod openapi;
 pub mod origin;
 pub mod precheck;
+pub mod read_deadline;
 pub mod redact;
 pub mod routes;
 pub mod state;

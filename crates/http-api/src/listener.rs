@@ -6,6 +6,9 @@
 //!   alive connection waits for its next request, so the same bound ends idle connections. A
 //!   slowloris client (half a header, then silence) holds a connection for seconds, not for
 //!   ever;
+//! - a request's body must arrive within `body_read_timeout` of the first moment it had
+//!   nothing to give ([`crate::read_deadline`]): a client that sends a head and then no body
+//!   cannot hold its connection, or what waits for the body, for ever;
 //! - at most `max_connections` connections at once; past that, new ones wait in the kernel's
 //!   accept queue until one closes;
 //! - a client that reads nothing of an answer for `write_stall_timeout` has its connection
@@ -36,10 +39,13 @@ use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
+use crate::read_deadline::ReadDeadline;
 use crate::write_stall::StallGuard;
 
 /// Default header-read (and keep-alive idle) timeout.
 pub const DEFAULT_HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+/// Default time a request's body may take to arrive.
+pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default cap on open connections.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// Default time a client may read nothing of an answer before its connection is closed.
@@ -55,6 +61,9 @@ pub const CONNECTION_BUFFER_BYTES: usize = 64 * 1024;
 pub struct ConnectionLimits {
     /// A request's header must arrive within this; an idle kept-alive connection closes after it.
     pub header_read_timeout: Duration,
+    /// A request's body must arrive within this (counted from the first time it kept the
+    /// server waiting); past it, the body fails and the connection ends.
+    pub body_read_timeout: Duration,
     /// Connections open at once.
     pub max_connections: usize,
     /// A write that makes no progress for this long ends the connection.
@@ -65,6 +74,7 @@ impl Default for ConnectionLimits {
     fn default() -> Self {
         Self {
             header_read_timeout: DEFAULT_HEADER_READ_TIMEOUT,
+            body_read_timeout: DEFAULT_BODY_READ_TIMEOUT,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             write_stall_timeout: DEFAULT_WRITE_STALL_TIMEOUT,
         }
@@ -109,7 +119,10 @@ pub async fn serve(
         let open = open_rx.clone();
         tokio::spawn(async move {
             let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-                router.clone().oneshot(request.map(Body::new))
+                router.clone().oneshot(
+                    request
+                        .map(|body| Body::new(ReadDeadline::new(body, limits.body_read_timeout))),
+                )
             });
             let mut builder = hyper::server::conn::http1::Builder::new();
             builder

@@ -29,6 +29,7 @@ async fn slow_and_idle_clients_are_closed_within_the_header_timeout() -> anyhow:
     let addr = listener.local_addr()?;
     let limits = ConnectionLimits {
         header_read_timeout: Duration::from_millis(500),
+        body_read_timeout: Duration::from_millis(500),
         max_connections: 2048,
         ..ConnectionLimits::default()
     };
@@ -52,6 +53,25 @@ async fn slow_and_idle_clients_are_closed_within_the_header_timeout() -> anyhow:
     let took = started.elapsed();
     eprintln!("limits: 1000 half-open connections closed {took:?} after the first was opened");
     assert!(took < bound, "{took:?}");
+
+    // 100 clients send a whole head declaring a body, then nothing of it: each is answered
+    // with a refusal and closed within the body's deadline (before, each held its
+    // connection, and the extractor waiting for the body, for ever).
+    let mut silent = Vec::new();
+    for _ in 0..100 {
+        let mut stream = tokio::net::TcpStream::connect(addr).await?;
+        let head = format!(
+            "POST /api/ai/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {CHAT_KEY}\r\n\
+             Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"botId\":"
+        );
+        stream.write_all(head.as_bytes()).await?;
+        silent.push(stream);
+    }
+    for stream in &mut silent {
+        let answer = tokio::time::timeout(bound, until_closed(stream)).await??;
+        let text = String::from_utf8_lossy(&answer);
+        assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    }
 
     // A whole request is answered; the kept-alive connection then closes once idle.
     let mut stream = tokio::net::TcpStream::connect(addr).await?;
