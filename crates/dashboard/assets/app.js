@@ -548,7 +548,8 @@ document.addEventListener("DOMContentLoaded", () => {
   const connected = new URLSearchParams(window.location.search).get("connected");
   if (connected) {
     history.replaceState(null, "", "/");
-    say(`${connected} is connected: its tools can be used now.`);
+    // Anyone can link here: only a server's name (its charset, its length) is announced.
+    if (/^[A-Za-z0-9_.-]{1,64}$/.test(connected)) say(`${connected} is connected: its tools can be used now.`);
   }
   if (key()) signIn();
 });

@@ -254,14 +254,25 @@
       $("chat-retry").hidden = false;
     } else if (asked.length) {
       announce(`The bot asks before running ${asked.map((p) => p.toolName).join(", ")}: approve or deny.`);
+      // The first Approve takes the focus only from a person who is not typing: a space or
+      // an Enter meant for a message being written must never approve a call.
       const first = document.querySelector("#chat-log button[data-decision]");
-      if (first) first.focus();
+      if (first && !typing()) first.focus();
     } else if (answeredWhileBusy && answersToSend()) {
       send(); // answers given while the stream was open go back now
     } else {
       announce("Answered.");
       $("chat-input").focus();
     }
+  }
+
+  /// Whether the person is writing something: the focus is on a field of the page other
+  /// than an empty message box (the box keeps its focus, and its text, while a call asks).
+  function typing() {
+    const active = document.activeElement;
+    if (!active || active === document.body || active.tagName === "BUTTON") return false;
+    const input = $("chat-input");
+    return active !== input || input.value !== "";
   }
 
   function pendingApprovals() {

@@ -165,12 +165,28 @@ pub struct Callback {
 
 pub async fn callback(State(state): State<AppState>, Query(query): Query<Callback>) -> Response {
     if let Some(error) = &query.error {
-        let detail = query.error_description.as_deref().unwrap_or_default();
-        return page(
-            StatusCode::BAD_REQUEST,
-            "Authorization refused",
-            &format!("The authorization server answered {error}. {detail}"),
-        );
+        // Only the redirect of a flow under way is the authorization server's: anyone can
+        // link a browser here with an `error` and a text of their own.
+        let flow = query.state.as_deref().unwrap_or_default();
+        return match state.manager.oauth_refused(flow).await {
+            Ok(server) => {
+                let detail = query.error_description.as_deref().unwrap_or_default();
+                page(
+                    StatusCode::BAD_REQUEST,
+                    "Authorization refused",
+                    &format!(
+                        "The authorization server of {server} answered {error}. {detail}",
+                        error = printable(error, 64),
+                        detail = printable(detail, 500),
+                    ),
+                )
+            }
+            Err(_) => page(
+                StatusCode::BAD_REQUEST,
+                "Authorization refused",
+                "This redirect names no authorization under way; start it again from the dashboard.",
+            ),
+        };
     }
     let (Some(code), Some(flow)) = (&query.code, &query.state) else {
         return page(
@@ -242,6 +258,15 @@ fn escape(text: &str) -> String {
         .collect()
 }
 
+/// At most `max` characters of `text`, control characters left out.
+fn printable(text: &str, max: usize) -> String {
+    text.chars().filter(|c| !c.is_control()).take(max).collect()
+}
+
+/// A page of its own on BotCraft's origin: nothing loaded, not framed, not sniffed.
+const PAGE_SECURITY_POLICY: &str =
+    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
 fn page(status: StatusCode, title: &str, message: &str) -> Response {
     let body = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\
@@ -254,6 +279,9 @@ fn page(status: StatusCode, title: &str, message: &str) -> Response {
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
             (header::CACHE_CONTROL, "no-store"),
+            (header::CONTENT_SECURITY_POLICY, PAGE_SECURITY_POLICY),
+            (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+            (header::REFERRER_POLICY, "no-referrer"),
         ],
         body,
     )

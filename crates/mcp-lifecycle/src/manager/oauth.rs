@@ -235,6 +235,19 @@ impl McpServerManager {
         Ok(url)
     }
 
+    /// An authorization the authorization server refused (a redirect with `error`): ends the
+    /// flow `state` names and returns its server's name. `OAuthUnknownState` for a `state` no
+    /// flow under way has (anyone can send a browser to the callback with an `error`).
+    pub async fn oauth_refused(&self, state: &str) -> Result<String, LifecycleError> {
+        let mut pending = self.inner.oauth.pending.lock().await;
+        pending.retain(|_, flow| flow.started.elapsed() < PENDING_TTL);
+        let flow = pending
+            .remove(state)
+            .ok_or(LifecycleError::OAuthUnknownState)?;
+        tracing::info!(server = %flow.server, "OAuth authorization refused by the authorization server");
+        Ok(flow.server)
+    }
+
     /// Complete an authorization: the redirect's `code`, `state` and (RFC 9207) `iss`.
     /// Returns the server's name; its next use connects with the new token.
     pub async fn oauth_complete(

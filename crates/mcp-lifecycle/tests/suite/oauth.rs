@@ -323,6 +323,37 @@ async fn a_challenging_server_needs_auth_until_authorized_and_its_tokens_are_sea
     Ok(())
 }
 
+/// A redirect with `error` ends its own flow only: a `state` no flow has is refused, and a
+/// refused flow cannot be completed afterwards.
+#[tokio::test]
+async fn a_refused_authorization_ends_its_flow_and_an_unknown_state_is_refused()
+-> anyhow::Result<()> {
+    let (_served, origin) = oauth_fixture(3600)?;
+    let fx = oauth_fx(&origin, "first key of enough length").await?;
+    let url = fx.manager.oauth_start("hosted").await?;
+    let state = query_of(&url)
+        .get("state")
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("no state in {url}"))?;
+    let forged = fx.manager.oauth_refused("not-a-flow").await;
+    assert!(
+        matches!(forged, Err(LifecycleError::OAuthUnknownState)),
+        "{forged:?}"
+    );
+    assert_eq!(fx.manager.oauth_refused(&state).await?, "hosted");
+    let again = fx.manager.oauth_refused(&state).await;
+    assert!(
+        matches!(again, Err(LifecycleError::OAuthUnknownState)),
+        "{again:?}"
+    );
+    let completed = fx.manager.oauth_complete("any-code", &state, None).await;
+    assert!(
+        matches!(completed, Err(LifecycleError::OAuthUnknownState)),
+        "{completed:?}"
+    );
+    Ok(())
+}
+
 #[tokio::test]
 async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_once()
 -> anyhow::Result<()> {
