@@ -157,7 +157,7 @@ fn shown_endpoint(config: &ServerConfig) -> String {
 /// rmcp's own `resource` parameter on token requests is the protected-resource metadata's
 /// `resource`, else the URL as given: that one names the resource to the authorization server;
 /// this one is what BotCraft checks its records against.
-pub(crate) fn canonical_resource(url: &str) -> Option<String> {
+pub fn canonical_resource(url: &str) -> Option<String> {
     let parsed = reqwest::Url::parse(url).ok()?;
     if !matches!(parsed.scheme(), "http" | "https") || !parsed.has_host() {
         return None;

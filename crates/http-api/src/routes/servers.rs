@@ -48,16 +48,35 @@ fn shown(server: &McpServer) -> McpServer {
 }
 
 /// `spec` with every [`HIDDEN_HEADER_VALUE`] replaced by the value `existing` stores for that
-/// header (a client that read a server and writes it back keeps its credentials).
-fn keep_hidden_headers(mut spec: McpServerSpec, existing: &McpServer) -> McpServerSpec {
+/// header (a client that read a server and writes it back keeps its credentials). Only while
+/// the server stays where it was (same transport, same resource: scheme, host, port and
+/// path): a stored credential never goes to a URL it was not written for, so a write that
+/// moves the server must give the values again.
+fn keep_hidden_headers(
+    mut spec: McpServerSpec,
+    existing: &McpServer,
+) -> Result<McpServerSpec, ApiError> {
+    let resource = |url: Option<&str>| url.and_then(mcp_lifecycle::oauth::canonical_resource);
+    let moved = spec.transport != existing.transport
+        || resource(spec.url.as_deref()) != resource(existing.url.as_deref());
     for (name, value) in &mut spec.headers {
         if value == HIDDEN_HEADER_VALUE
             && let Some(stored) = existing.headers.get(name)
         {
+            if moved {
+                return Err(ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "header_value_needed",
+                    format!(
+                        "give the value of header {name} again: the server's URL changed, and a \
+                         stored header value is sent only to the URL it was written for"
+                    ),
+                ));
+            }
             value.clone_from(stored);
         }
     }
-    spec
+    Ok(spec)
 }
 
 /// A stored server with its live status (`null` before the manager knows it).
@@ -117,7 +136,7 @@ pub async fn update(
 ) -> Result<Json<Value>, ApiError> {
     let Json(spec) = body?;
     let server = find_server(&state.store, &key).await?;
-    let spec = keep_hidden_headers(spec, &server);
+    let spec = keep_hidden_headers(spec, &server)?;
     let updated = state.store.update_server(&server.id, &spec).await?;
     reload(&state).await?;
     Ok(Json(with_status(&state, &updated)))

@@ -328,6 +328,39 @@ async fn a_remote_server_round_trips_with_its_header_values_hidden() -> anyhow::
         (stored.timeout, stored.headers.get("Authorization").cloned()),
         (7000, Some("Bearer lit3ral-t0ken".to_owned()))
     );
+    // Moved to another host with the hidden value sent back: refused, so the stored
+    // credential never goes to the new URL; given again, it is taken.
+    let mut moved = edited.clone();
+    moved["url"] = json!("https://attacker.example.invalid/mcp");
+    let refused = fx
+        .send(request("PUT", "/api/servers/hosted", Some(&moved)))
+        .await?;
+    assert_eq!(
+        (refused.status.as_u16(), refused.error_code()),
+        (422, "header_value_needed".into()),
+        "{}",
+        refused.body
+    );
+    moved["headers"]["Authorization"] = json!("Bearer another-t0ken");
+    let taken = fx
+        .send(request("PUT", "/api/servers/hosted", Some(&moved)))
+        .await?;
+    assert_eq!(taken.status, 200, "{}", taken.body);
+    let stored = fx
+        .store
+        .server_by_name("hosted")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("hosted"))?;
+    assert_eq!(
+        (
+            stored.url.as_deref(),
+            stored.headers.get("Authorization").map(String::as_str)
+        ),
+        (
+            Some("https://attacker.example.invalid/mcp"),
+            Some("Bearer another-t0ken")
+        )
+    );
     let invalid = fx
         .send(request(
             "POST",
@@ -479,6 +512,45 @@ async fn a_server_added_through_the_api_has_its_tools_listed_in_the_background()
         .send(request("POST", "/api/servers/echoer/tools/refresh", None))
         .await?;
     assert_eq!(refreshed.json()?, json!({"name": "echoer", "toolCount": 4}));
+    fx.finish().await;
+    Ok(())
+}
+
+/// `/oauth/callback` with an `error` and no flow under way: anyone can link a browser there,
+/// so the page says nothing of the link's own text, and it sends the headers of a page that
+/// loads nothing and is never framed.
+#[tokio::test]
+async fn an_oauth_refusal_for_no_flow_under_way_shows_none_of_the_links_text() -> anyhow::Result<()>
+{
+    let fx = Fixture::new([]).await?;
+    for path in [
+        "/oauth/callback?error=access_denied&error_description=Your+key+expired.+Re-enter+it+at+https://login.example",
+        "/oauth/callback?error=access_denied&state=no-such-flow&error_description=Your+key+expired",
+    ] {
+        let reply = fx.send(request("GET", path, None)).await?;
+        assert_eq!(reply.status, 400, "{path}");
+        assert!(
+            reply.body.contains("names no authorization under way")
+                && !reply.body.contains("expired")
+                && !reply.body.contains("access_denied"),
+            "{}",
+            reply.body
+        );
+        let header = |name: &str| {
+            reply
+                .headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned()
+        };
+        assert!(
+            header("content-security-policy").contains("frame-ancestors 'none'"),
+            "{:?}",
+            reply.headers
+        );
+        assert_eq!(header("x-content-type-options"), "nosniff");
+    }
     fx.finish().await;
     Ok(())
 }
