@@ -9,7 +9,7 @@
 //! an index starts a server. An index that cannot get its vectors (a model error, a store
 //! error) is logged and built lexically: `tool_search` keeps working.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures::future::BoxFuture;
@@ -90,6 +90,40 @@ impl QueryEmbedder for IndexEmbedder {
     }
 }
 
+/// `entries` in the order of `index`'s documents, matched by server and tool name (`Err`
+/// gives them back when the index does not hold exactly these tools).
+fn aligned(
+    index: &ToolIndex,
+    entries: Vec<CatalogEntry>,
+) -> Result<Vec<CatalogEntry>, Vec<CatalogEntry>> {
+    if index.len() != entries.len() {
+        return Err(entries);
+    }
+    let mut by_tool: HashMap<(&str, &str), VecDeque<usize>> = HashMap::new();
+    for (at, entry) in entries.iter().enumerate() {
+        by_tool
+            .entry((entry.server.as_str(), entry.tool.as_str()))
+            .or_default()
+            .push_back(at);
+    }
+    let order: Option<Vec<usize>> = index
+        .docs()
+        .map(|doc| {
+            by_tool
+                .get_mut(&(doc.server.as_str(), doc.name.as_str()))
+                .and_then(VecDeque::pop_front)
+        })
+        .collect();
+    let Some(order) = order else {
+        return Err(entries);
+    };
+    let mut slots: Vec<Option<CatalogEntry>> = entries.into_iter().map(Some).collect();
+    Ok(order
+        .into_iter()
+        .filter_map(|at| slots[at].take())
+        .collect())
+}
+
 /// The key an index is reused under: the fingerprint of its tools and the names they are
 /// called by.
 fn catalog_key(docs: &[ToolDoc], entries: &[CatalogEntry]) -> String {
@@ -126,12 +160,27 @@ impl ToolCatalogs {
         }
     }
 
-    async fn index_of(&self, docs: Vec<ToolDoc>) -> Arc<ToolIndex> {
-        match self.inner.indexes.index(docs.clone()).await {
+    /// The index of `entries`, and `entries` in the index's order: a hit's document number
+    /// is a position in that order. The index keeps one segment per server, in its own
+    /// order (a segment reused from another catalog keeps the order it was built in), so the
+    /// toolset's order (by qualified name, where two servers' tools may interleave) is not
+    /// the index's.
+    async fn index_of(&self, entries: Vec<CatalogEntry>) -> (Arc<ToolIndex>, Vec<CatalogEntry>) {
+        let docs: Vec<ToolDoc> = entries.iter().map(CatalogEntry::doc).collect();
+        let index = match self.inner.indexes.index(docs.clone()).await {
             Ok(index) => index,
             Err(error) => {
                 tracing::warn!(%error, "tool vectors unavailable; index ranked by BM25F only");
-                Arc::new(ToolIndex::build(docs))
+                return (Arc::new(ToolIndex::build(docs)), entries);
+            }
+        };
+        match aligned(&index, entries) {
+            Ok(entries) => (index, entries),
+            Err(entries) => {
+                tracing::error!(
+                    "a tool index does not hold its catalog's tools; rebuilt lexically"
+                );
+                (Arc::new(ToolIndex::build(docs)), entries)
             }
         }
     }
@@ -147,10 +196,9 @@ impl ToolCatalogs {
         {
             return Arc::clone(catalog);
         }
-        let entries = crate::executor::catalog_entries(toolset);
-        let entries = entries.as_slice();
-        let docs: Vec<ToolDoc> = entries.iter().map(CatalogEntry::doc).collect();
-        let index = self.index_of(docs).await;
+        let (index, entries) = self
+            .index_of(crate::executor::catalog_entries(toolset))
+            .await;
         let embedder: Arc<dyn QueryEmbedder> =
             Arc::new(IndexEmbedder(Arc::clone(&self.inner.indexes)));
         let catalog = Arc::new(ToolCatalog::from_index(
@@ -207,9 +255,10 @@ impl ToolCatalogs {
         {
             return Arc::clone(index);
         }
+        let (index, entries) = self.index_of(entries).await;
         let index = Arc::new(SearchIndex {
             key,
-            index: self.index_of(docs).await,
+            index,
             entries,
             indexes: Arc::clone(&self.inner.indexes),
         });
@@ -298,7 +347,7 @@ impl SearchIndex {
                     description: entry.description.clone(),
                     score: round(hit.score),
                     tier: match hit.tier {
-                        2 => "exact",
+                        2.. => "exact",
                         1 => "near_exact",
                         _ => "ranked",
                     },
@@ -389,6 +438,43 @@ mod tests {
             &kept[2],
             &catalogs.search_index(&bot_scope("b"), entries).await
         ));
+    }
+
+    /// The index groups tools by server; a catalog whose servers' tools interleave (as the
+    /// toolset's order by qualified name may) still names each hit's own tool, for a
+    /// catalog built fresh and for one whose segments are reused in another order.
+    #[tokio::test]
+    async fn hits_name_their_own_tool_when_servers_interleave() {
+        let catalogs = ToolCatalogs::default();
+        let interleaved = vec![
+            entry("acme.fs", "delete_file", "Delete a file"),
+            entry("acme_fs", "list", "List the entries of a folder"),
+            entry("acme.fs", "read_file", "Read a file from disk"),
+        ];
+        let mut reordered = interleaved.clone();
+        reordered.reverse();
+        for (scope, entries) in [("*", interleaved), ("bot:b", reordered)] {
+            let index = catalogs.search_index(scope, entries).await;
+            for (query, expected) in [
+                ("read_file", "acme.fs__read_file"),
+                ("list the entries of a folder", "acme_fs__list"),
+                ("delete_file", "acme.fs__delete_file"),
+            ] {
+                let answer = index
+                    .search(SearchQuery::new(query))
+                    .await
+                    .expect("a search");
+                let first = &answer.results[0];
+                assert_eq!(
+                    (
+                        first.qualified_name.as_str(),
+                        format!("{}__{}", first.server, first.tool)
+                    ),
+                    (expected, expected.to_owned()),
+                    "{scope}: {query}"
+                );
+            }
+        }
     }
 
     #[tokio::test]

@@ -151,11 +151,20 @@ impl WordPiece {
     }
 
     /// Token ids of `text` as `[CLS] … [SEP]`, at most `max_len` ids (the
-    /// text is cut, the special tokens kept).
+    /// text is cut, the special tokens kept). Only the first
+    /// [`CHARS_PER_TOKEN_READ`] × `max_len` characters are read: every word
+    /// gives at least one id, so a text of ordinary words is cut long before;
+    /// a text of megabytes (a hostile tool description) costs what that prefix
+    /// costs, not a string per word of the whole text.
     pub fn encode(&self, text: &str, max_len: usize) -> Vec<u32> {
         let budget = max_len.saturating_sub(2);
         let mut ids = Vec::with_capacity(budget.min(64) + 2);
         ids.push(self.cls);
+        let read = max_len.saturating_mul(CHARS_PER_TOKEN_READ);
+        let text = text
+            .char_indices()
+            .nth(read)
+            .map_or(text, |(end, _)| &text[..end]);
         'words: for word in pre_tokenize(&self.normalize(text)) {
             for id in self.word_ids(&word) {
                 if ids.len() > budget {
@@ -238,6 +247,9 @@ impl WordPiece {
         ids
     }
 }
+
+/// How many characters of a text [`WordPiece::encode`] reads per id it may give.
+pub const CHARS_PER_TOKEN_READ: usize = 64;
 
 /// BERT's pre-tokenizer: whitespace separates words, and every punctuation
 /// character is a word of its own.
@@ -358,6 +370,16 @@ mod tests {
     fn cuts_to_the_length_keeping_special_tokens() {
         let t = tiny();
         assert_eq!(t.encode("read read read read", 4), vec![2, 4, 4, 3]);
+    }
+
+    /// A text of millions of one-character words is read only as far as its
+    /// ids can go: the same ids as its first words alone.
+    #[test]
+    fn a_huge_text_is_read_only_as_far_as_its_ids_go() {
+        let t = tiny();
+        let huge = "! ".repeat(4_000_000);
+        assert_eq!(t.encode(&huge, 8), t.encode("! ! ! ! ! ! !", 8));
+        assert_eq!(t.encode(&huge, 8), vec![2, 15, 15, 15, 15, 15, 15, 3]);
     }
 
     #[test]

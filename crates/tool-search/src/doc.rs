@@ -1,5 +1,7 @@
 //! Searchable tool documents, built from MCP tool definitions.
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -31,11 +33,17 @@ pub struct ToolDoc {
 impl ToolDoc {
     /// Build from an MCP `Tool` JSON object (`name`, `description`,
     /// `inputSchema`). Parameters come from the schema's top-level
-    /// `properties`: required ones first, each group by name.
+    /// `properties`: required ones first, each group by name. A server's text
+    /// is untrusted and may be megabytes: a description is cut at
+    /// [`MAX_DESCRIPTION_CHARS`], a parameter's at [`MAX_PARAMETER_CHARS`], and
+    /// at most [`MAX_PARAMETERS`] parameters are kept (required ones first).
     pub fn from_mcp(server: &str, tool: &Value, server_context: &str) -> Self {
         let text = |v: Option<&Value>| v.and_then(Value::as_str).unwrap_or_default().to_owned();
+        let cut = |v: Option<&Value>, max: usize| {
+            prefix(v.and_then(Value::as_str).unwrap_or_default(), max).to_owned()
+        };
         let schema = tool.get("inputSchema");
-        let required: Vec<&str> = schema
+        let required: HashSet<&str> = schema
             .and_then(|s| s.get("required"))
             .and_then(Value::as_array)
             .map(|names| names.iter().filter_map(Value::as_str).collect())
@@ -47,10 +55,10 @@ impl ToolDoc {
                 properties
                     .iter()
                     .map(|(name, property)| ParamDoc {
-                        name: name.clone(),
+                        name: prefix(name, MAX_PARAMETER_CHARS).to_owned(),
                         kind: schema_kind(property),
-                        required: required.contains(&name.as_str()),
-                        description: text(property.get("description")),
+                        required: required.contains(name.as_str()),
+                        description: cut(property.get("description"), MAX_PARAMETER_CHARS),
                     })
                     .collect()
             })
@@ -61,10 +69,11 @@ impl ToolDoc {
                 .cmp(&a.required)
                 .then_with(|| a.name.cmp(&b.name))
         });
+        parameters.truncate(MAX_PARAMETERS);
         ToolDoc {
             server: server.to_owned(),
             name: text(tool.get("name")),
-            description: text(tool.get("description")),
+            description: cut(tool.get("description"), MAX_DESCRIPTION_CHARS),
             parameters,
             server_context: server_context.to_owned(),
         }
@@ -116,6 +125,20 @@ impl ToolDoc {
         text_key(&self.embedding_text())
     }
 }
+
+/// At most `max` characters of `text`.
+fn prefix(text: &str, max: usize) -> &str {
+    text.char_indices()
+        .nth(max)
+        .map_or(text, |(end, _)| &text[..end])
+}
+
+/// Characters of a tool's description a [`ToolDoc`] keeps.
+pub const MAX_DESCRIPTION_CHARS: usize = 8_192;
+/// Characters of a parameter's name, and of its description, a [`ToolDoc`] keeps.
+pub const MAX_PARAMETER_CHARS: usize = 1_024;
+/// Parameters a [`ToolDoc`] keeps.
+pub const MAX_PARAMETERS: usize = 256;
 
 /// Characters of the server's instructions included in
 /// [`ToolDoc::embedding_text`].
@@ -202,6 +225,34 @@ mod tests {
         );
         assert_eq!(doc.parameters[1].description, "First N lines");
         assert_eq!(doc.server_context, "Files in /workspace");
+    }
+
+    /// A hostile schema (20,000 properties, as many required names: a set of
+    /// them, not a list scanned per property) is kept to the caps.
+    #[test]
+    fn a_huge_schema_is_kept_to_the_caps() {
+        let properties: serde_json::Map<String, Value> = (0..20_000)
+            .map(|i| {
+                (
+                    format!("p{i:06}"),
+                    json!({"type": "string", "description": "d".repeat(1_100)}),
+                )
+            })
+            .collect();
+        let required: Vec<String> = (0..20_000).map(|i| format!("r{i:06}")).collect();
+        let tool = json!({
+            "name": "big",
+            "description": "x".repeat(100_000),
+            "inputSchema": {"type": "object", "properties": properties, "required": required},
+        });
+        let doc = ToolDoc::from_mcp("s", &tool, "");
+        assert_eq!(doc.description.chars().count(), MAX_DESCRIPTION_CHARS);
+        assert_eq!(doc.parameters.len(), MAX_PARAMETERS);
+        assert_eq!(doc.parameters[0].name, "p000000");
+        assert_eq!(
+            doc.parameters[0].description.chars().count(),
+            MAX_PARAMETER_CHARS
+        );
     }
 
     #[test]

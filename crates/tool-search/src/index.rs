@@ -1,13 +1,14 @@
 //! The index and its ranking.
 //!
 //! Ranking, in order:
-//! 1. tier 2, exact name: the whole query is a tool's name (or its
-//!    `server__tool` qualified name) in any case or identifier style, or the
-//!    query contains a word written as an identifier (`browser_navigate`,
-//!    `readTextFile`) that is a tool's name;
-//! 2. tier 1, near-exact name: the whole query is one edit away from a
+//! 1. tier 3, exact qualified name: the whole query, or a word of it written
+//!    as an identifier, is a tool's `server__tool` qualified name in any case
+//!    or identifier style;
+//! 2. tier 2, exact name: the same for a tool's own name (`browser_navigate`,
+//!    `readTextFile`);
+//! 3. tier 1, near-exact name: the whole query is one edit away from a
 //!    tool's name (names of 6 characters or more);
-//! 3. tier 0, everything else, by the index's [`Ranking`]: BM25F over the
+//! 4. tier 0, everything else, by the index's [`Ranking`]: BM25F over the
 //!    chosen fields plus the server's name and instructions as context
 //!    (lexical), cosine similarity of the query's vector to each tool's
 //!    (dense), or the two fused;
@@ -25,8 +26,10 @@ use std::sync::Arc;
 use crate::dense::{self, DenseQuery, Vectors};
 use crate::doc::ToolDoc;
 use crate::keys::key_hash;
-use crate::query::{Field, MAX_QUERY_CHARS, SearchError, SearchQuery};
-use crate::segment::{DESCRIPTION, FIELDS, INSTRUCTIONS, NAME, PARAMETERS, SERVER, Segment};
+use crate::query::{Field, SearchError, SearchQuery};
+use crate::segment::{
+    DESCRIPTION, FIELDS, INSTRUCTIONS, NAME, PARAMETERS, SERVER, Segment, qualified_key,
+};
 use crate::tokenize::{Tokenizer, name_key, split_words};
 pub use crate::weights::{Ranking, Weights};
 
@@ -228,7 +231,7 @@ impl ToolIndex {
     /// pass (`beside`) or after it: the same result either way.
     fn search_on(&self, query: &SearchQuery, beside: bool) -> Result<SearchResult, SearchError> {
         query.validate()?;
-        let (text, truncated_query) = cut(&query.text);
+        let (text, truncated_query) = query.searched_text();
         let allowed = self.allowed_docs(&query.servers);
         let is_allowed = |doc: usize| allowed.as_ref().is_none_or(|a| a[doc]);
         let active = active_fields(&query.fields);
@@ -451,7 +454,7 @@ impl ToolIndex {
     /// Each query term's BM25F contribution to `doc`'s score, for people
     /// tuning a catalog (`botcraft tools search --explain`).
     pub fn explain(&self, query: &SearchQuery, doc: usize) -> Vec<(String, f32)> {
-        let (text, _) = cut(&query.text);
+        let (text, _) = query.searched_text();
         let active = active_fields(&query.fields);
         let mut out = Vec::new();
         for (token, weight) in self.query_terms(text) {
@@ -527,11 +530,20 @@ impl ToolIndex {
 
     fn mark_names(&self, text: &str, tiers: &mut [u8]) {
         let whole = name_key(text);
+        // A key that is a tool's qualified name (its server's and its own) names that tool
+        // more surely than the same text as another tool's bare name: a server cannot take
+        // the first place for `forge-filesystem__read_text_file` by naming a tool so.
         let mut mark = |key: &str, tier: u8| {
             let hash = key_hash(key);
             for (segment, seg) in self.segments.iter().enumerate() {
                 if let Some(docs) = seg.name_keys.get(key, hash) {
                     for &doc in docs {
+                        let named = &seg.docs[doc as usize];
+                        let tier = if tier == 2 && qualified_key(named) == key {
+                            3
+                        } else {
+                            tier
+                        };
                         let t = &mut tiers[self.starts[segment] + doc as usize];
                         *t = (*t).max(tier);
                     }
@@ -564,7 +576,12 @@ impl ToolIndex {
         if servers.is_empty() {
             return None;
         }
-        Some(self.docs().map(|d| servers.contains(&d.server)).collect())
+        let wanted: std::collections::HashSet<&str> = servers.iter().map(String::as_str).collect();
+        Some(
+            self.docs()
+                .map(|d| wanted.contains(d.server.as_str()))
+                .collect(),
+        )
     }
 }
 
@@ -640,13 +657,6 @@ fn active_fields(fields: &[Field]) -> [bool; FIELDS] {
     active[SERVER] = true;
     active[INSTRUCTIONS] = true;
     active
-}
-
-fn cut(text: &str) -> (&str, bool) {
-    match text.char_indices().nth(MAX_QUERY_CHARS) {
-        Some((at, _)) => (&text[..at], true),
-        None => (text, false),
-    }
 }
 
 #[cfg(test)]

@@ -29,5 +29,5 @@ mod weights;
 
 pub use doc::{ParamDoc, ToolDoc, catalog_hash, text_key};
 pub use index::{Hit, Ranking, SearchResult, Signals, ToolIndex, Weights};
-pub use query::{Field, MAX_QUERY_CHARS, SearchError, SearchQuery};
+pub use query::{Field, MAX_QUERY_CHARS, MAX_SERVERS, SearchError, SearchQuery};
 pub use segment::{Segment, VectorError};

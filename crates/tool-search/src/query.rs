@@ -6,6 +6,9 @@ use serde::{Deserialize, Serialize};
 /// says so.
 pub const MAX_QUERY_CHARS: usize = 512;
 
+/// Most servers a search may be limited to.
+pub const MAX_SERVERS: usize = 64;
+
 /// Which part of a tool a query is matched against (seed §9.2 `fields`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -39,6 +42,8 @@ pub enum SearchError {
     MaxResults(usize),
     #[error("fields must name at least one of name, description, parameters")]
     NoFields,
+    #[error("mcp_server may name at most {MAX_SERVERS} servers, got {0}")]
+    TooManyServers(usize),
 }
 
 impl SearchQuery {
@@ -73,7 +78,18 @@ impl SearchQuery {
         self
     }
 
-    pub(crate) fn validate(&self) -> Result<(), SearchError> {
+    /// The text searched (and embedded): the query's first [`MAX_QUERY_CHARS`]
+    /// characters, and whether it was cut.
+    pub fn searched_text(&self) -> (&str, bool) {
+        match self.text.char_indices().nth(MAX_QUERY_CHARS) {
+            Some((at, _)) => (&self.text[..at], true),
+            None => (&self.text, false),
+        }
+    }
+
+    /// Whether the search can run (checked again by the search itself): run it
+    /// before the work a search needs, such as embedding its text.
+    pub fn validate(&self) -> Result<(), SearchError> {
         if self.text.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
         }
@@ -82,6 +98,9 @@ impl SearchQuery {
         }
         if self.fields.is_empty() {
             return Err(SearchError::NoFields);
+        }
+        if self.servers.len() > MAX_SERVERS {
+            return Err(SearchError::TooManyServers(self.servers.len()));
         }
         Ok(())
     }

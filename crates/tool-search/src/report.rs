@@ -126,6 +126,7 @@ pub fn ranking_text(
     for (rank, hit) in result.hits.iter().enumerate() {
         let doc = index.doc(hit.doc);
         let tier = match hit.tier {
+            3 => "  [exact qualified name]",
             2 => "  [exact name]",
             1 => "  [near-exact name]",
             _ => "",

@@ -212,10 +212,7 @@ impl Segment {
                     tf: *tf,
                 });
             }
-            for key in [
-                name_key(&doc.name),
-                name_key(&format!("{}{}", doc.server, doc.name)),
-            ] {
+            for key in [name_key(&doc.name), qualified_key(doc)] {
                 if !key.is_empty() {
                     let entry = name_keys.get_or_insert_with(&key, Vec::new);
                     if !entry.contains(&doc_id) {
@@ -359,6 +356,11 @@ impl Segment {
 enum Replay<'a> {
     Known(&'a [u32]),
     Record(&'a mut Vec<u32>),
+}
+
+/// The name key of a tool's qualified name: its server's name and its own, as one key.
+pub(crate) fn qualified_key(doc: &ToolDoc) -> String {
+    name_key(&format!("{}{}", doc.server, doc.name))
 }
 
 #[cfg(test)]
