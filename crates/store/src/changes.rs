@@ -13,8 +13,11 @@
 //!   [`Store::listen_to_peers`] hears the other replicas' announcements and applies them here as
 //!   if they were local writes (the version moves, the event goes out). A replica that loses
 //!   its `LISTEN` connection listens again and then announces [`StoreChange::Everything`], so a
-//!   notification missed meanwhile cannot leave a cache stale. SQLite has one replica: nothing
-//!   is announced, there is no one to hear.
+//!   notification missed meanwhile cannot leave a cache stale. An announcement that was never
+//!   sent (its `pg_notify` failed, or the process died between the write and it) is caught by
+//!   the store's generation: a counter every such write raises in its own transaction (a
+//!   trigger), which each replica reads every [`GENERATION_POLL`], dropping its caches when
+//!   it moved. SQLite has one replica: nothing is announced, there is no one to hear.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -28,6 +31,10 @@ use crate::error::StoreError;
 
 /// The PostgreSQL channel every replica announces its writes on.
 pub const CHANGES_CHANNEL: &str = "botcraft_changes";
+
+/// How often a replica reads the store's generation, to catch a write whose announcement
+/// it never heard.
+pub const GENERATION_POLL: Duration = Duration::from_secs(15);
 
 /// How long a replica waits between attempts to listen again after losing the channel.
 const RELISTEN_PAUSE: Duration = Duration::from_secs(1);
@@ -145,15 +152,35 @@ impl Store {
 
     /// Hear the other replicas' writes from now on (PostgreSQL; `None` for SQLite, which has
     /// one replica). Returns once `LISTEN` is in place, so a write made after this returns is
-    /// heard. Each announcement of another process is applied as a local write.
+    /// heard. Each announcement of another process is applied as a local write; and every
+    /// [`GENERATION_POLL`] the store's generation is read, so a write whose announcement was
+    /// lost reaches this replica too ([`StoreChange::Everything`]).
     pub async fn listen_to_peers(&self) -> Result<Option<PeerListener>, StoreError> {
+        self.listen_to_peers_polling(GENERATION_POLL).await
+    }
+
+    /// [`Store::listen_to_peers`], reading the generation every `poll`.
+    pub async fn listen_to_peers_polling(
+        &self,
+        poll: Duration,
+    ) -> Result<Option<PeerListener>, StoreError> {
         if self.backend() != Backend::Postgres {
             return Ok(None);
         }
         let listener = self.listen().await?;
+        let seen = self.generation().await?;
         let store = self.clone();
-        let task = tokio::spawn(async move { store.hear(listener).await });
+        let task = tokio::spawn(async move { store.hear(listener, seen, poll).await });
         Ok(Some(PeerListener { task }))
+    }
+
+    /// The store's generation (PostgreSQL): raised in the transaction of every write of
+    /// servers, bots and bindings, by any replica.
+    async fn generation(&self) -> Result<i64, StoreError> {
+        let row: (i64,) = sqlx::query_as(r#"SELECT "value" FROM "StoreGeneration" WHERE "id" = 1"#)
+            .fetch_one(self.pool())
+            .await?;
+        Ok(row.0)
     }
 
     async fn listen(&self) -> Result<PgListener, StoreError> {
@@ -167,9 +194,31 @@ impl Store {
         Ok(listener)
     }
 
-    async fn hear(&self, mut listener: PgListener) {
+    async fn hear(&self, mut listener: PgListener, mut seen: i64, poll: Duration) {
+        let mut every = tokio::time::interval(poll);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        every.reset();
         loop {
-            match listener.try_recv().await {
+            let received = tokio::select! {
+                received = listener.try_recv() => received,
+                _ = every.tick() => {
+                    // Moved without an announcement heard for it (or with one: a cache
+                    // dropped once more costs a reload, a stale one a wrong answer).
+                    match self.generation().await {
+                        Ok(now) if now != seen => {
+                            seen = now;
+                            tracing::debug!("the store's generation moved; caches dropped");
+                            self.apply(StoreChange::Everything);
+                        }
+                        Ok(_) => {}
+                        Err(error) => {
+                            tracing::warn!(%error, "cannot read the store's generation");
+                        }
+                    }
+                    continue;
+                }
+            };
+            match received {
                 Ok(Some(notification)) => self.heard(notification.payload()),
                 // The connection is gone. Listen on a new one, then drop every cache: what was
                 // announced in between was missed.
@@ -185,6 +234,9 @@ impl Store {
                         }
                     };
                     tracing::info!("listening to the store's change channel again; caches dropped");
+                    if let Ok(now) = self.generation().await {
+                        seen = now;
+                    }
                     self.apply(StoreChange::Everything);
                 }
             }

@@ -184,6 +184,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         "tool vector use",
         include_str!("../migrations/postgres/0014_tool_vector_use.sql"),
     ),
+    (
+        15,
+        "store generation",
+        include_str!("../migrations/postgres/0015_store_generation.sql"),
+    ),
 ];
 
 /// The URL of an SQLite database in `path`, created on first use.
