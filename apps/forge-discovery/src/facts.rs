@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::io::Read as _;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -84,6 +85,8 @@ impl Stamp {
 /// Past this many entries the cache starts over (paths of deleted files
 /// would otherwise pile up).
 const MAX_ENTRIES: usize = 50_000;
+/// Bytes of a markdown file read for its facts.
+const MAX_FACTS_BYTES: u64 = 1024 * 1024;
 
 /// Facts by path, shared by all calls of one server.
 #[derive(Debug, Default)]
@@ -101,7 +104,14 @@ impl FactsCache {
         {
             return Some(Arc::clone(facts));
         }
-        let bytes = fs::read(path).ok()?;
+        // Facts come from the frontmatter and the first paragraph: the start of the file is
+        // enough, and a file of gigabytes (sparse, or a symlink to one) costs no more.
+        let mut bytes = Vec::new();
+        fs::File::open(path)
+            .ok()?
+            .take(MAX_FACTS_BYTES)
+            .read_to_end(&mut bytes)
+            .ok()?;
         let facts = Arc::new(Facts::from_text(&String::from_utf8_lossy(&bytes)));
         if let Ok(mut entries) = self.entries.lock() {
             if entries.len() >= MAX_ENTRIES {

@@ -64,6 +64,11 @@ pub struct Hit {
     pub score: f64,
 }
 
+/// Characters of a query read ([`Query::new`]).
+pub const MAX_QUERY_CHARS: usize = 1_000;
+/// Words of a query scored ([`Query::new`]).
+pub const MAX_QUERY_WORDS: usize = 32;
+
 /// A query split into words once, scored against many candidates.
 #[derive(Debug, Clone)]
 pub struct Query {
@@ -72,9 +77,18 @@ pub struct Query {
 }
 
 impl Query {
-    /// `None` when the query has no letters or digits.
+    /// `None` when the query has no letters or digits. A query is read up to
+    /// [`MAX_QUERY_CHARS`] characters and [`MAX_QUERY_WORDS`] words: a ranking
+    /// scores each query word against every word of every candidate, so a
+    /// query of thousands of words would cost (and memoise) thousands of times
+    /// more.
     pub fn new(text: &str) -> Option<Query> {
-        let words = words(text);
+        let text = text
+            .char_indices()
+            .nth(MAX_QUERY_CHARS)
+            .map_or(text, |(end, _)| &text[..end]);
+        let mut words = words(text);
+        words.truncate(MAX_QUERY_WORDS);
         if words.is_empty() {
             return None;
         }
@@ -267,6 +281,31 @@ mod tests {
                 None => name.to_owned(),
             },
         }
+    }
+
+    /// A query of 30,000 words is scored as its first 32: the same hits as
+    /// those words alone, and a memo of at most 32 query words.
+    #[test]
+    fn a_huge_query_is_scored_as_its_first_words() {
+        let huge = format!("taxonomy {}", "zq ".repeat(30_000));
+        let query = Query::new(&huge).expect("a query");
+        assert_eq!(query.words.len(), MAX_QUERY_WORDS);
+        let first: String = huge
+            .split_whitespace()
+            .take(MAX_QUERY_WORDS)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let scores = |query: &Query| -> Vec<(String, u64)> {
+            query
+                .rank(sample())
+                .into_iter()
+                .map(|hit| (hit.candidate.path, (hit.score * 1e9) as u64))
+                .collect()
+        };
+        assert_eq!(
+            scores(&query),
+            scores(&Query::new(&first).expect("a query"))
+        );
     }
 
     fn sample() -> Vec<Candidate> {

@@ -18,7 +18,7 @@
 //! cannot leave the repository.
 
 use std::fs;
-use std::io;
+use std::io::{self, Read as _};
 use std::path::{Path, PathBuf};
 
 use crate::facts::{FactsCache, PhaseSource};
@@ -403,10 +403,17 @@ impl<'a> Repo<'a> {
             }
         };
         let path = skill.dir.join(SKILL_FILE);
-        let bytes = fs::read(&path).map_err(|source| LayoutError::Unreadable {
-            path: path.clone(),
-            source,
-        })?;
+        // One byte past the cap says whether it was cut; nothing past it is read.
+        let mut bytes = Vec::new();
+        fs::File::open(&path)
+            .and_then(|file| {
+                file.take(MAX_SKILL_BYTES as u64 + 1)
+                    .read_to_end(&mut bytes)
+            })
+            .map_err(|source| LayoutError::Unreadable {
+                path: path.clone(),
+                source,
+            })?;
         let truncated = bytes.len() > MAX_SKILL_BYTES;
         let kept = &bytes[..bytes.len().min(MAX_SKILL_BYTES)];
         let content = String::from_utf8_lossy(kept).into_owned();

@@ -118,6 +118,53 @@ pub fn apply_edits(content: &str, edits: &[Edit]) -> Result<String, EditError> {
     Ok(modified)
 }
 
+/// Where `wanted` first appears in `lines` as a run of whole lines, in linear time
+/// (Knuth–Morris–Pratt over the lines, each compared as a whole): trying each start in turn
+/// costs lines × wanted comparisons, and a file of millions of equal lines with a long
+/// `oldText` of them would take minutes.
+fn first_window(lines: &[&str], wanted: &[&str]) -> Option<usize> {
+    if wanted.is_empty() || wanted.len() > lines.len() {
+        return None;
+    }
+    // Each distinct wanted line gets a number; a line of the file that is none of them can
+    // match nothing.
+    let mut ids: std::collections::HashMap<&str, u32> = std::collections::HashMap::new();
+    let pattern: Vec<u32> = wanted
+        .iter()
+        .map(|line| {
+            let next = u32::try_from(ids.len()).unwrap_or(u32::MAX - 1);
+            *ids.entry(line).or_insert(next)
+        })
+        .collect();
+    // fallback[i]: the length of the longest proper prefix of pattern[..=i] that is also
+    // its suffix.
+    let mut fallback = vec![0usize; pattern.len()];
+    let mut k = 0;
+    for i in 1..pattern.len() {
+        while k > 0 && pattern[i] != pattern[k] {
+            k = fallback[k - 1];
+        }
+        if pattern[i] == pattern[k] {
+            k += 1;
+        }
+        fallback[i] = k;
+    }
+    let mut matched = 0;
+    for (at, line) in lines.iter().enumerate() {
+        let id = ids.get(line).copied().unwrap_or(u32::MAX);
+        while matched > 0 && pattern[matched] != id {
+            matched = fallback[matched - 1];
+        }
+        if pattern[matched] == id {
+            matched += 1;
+        }
+        if matched == pattern.len() {
+            return Some(at + 1 - pattern.len());
+        }
+    }
+    None
+}
+
 /// Step 2: the whitespace-flexible line match.
 fn replace_line_window(content: &str, old: &str, new: &str) -> Option<String> {
     let old_lines: Vec<&str> = old.split('\n').collect();
@@ -126,12 +173,8 @@ fn replace_line_window(content: &str, old: &str, new: &str) -> Option<String> {
     if old_lines.len() > content_lines.len() {
         return None;
     }
-    let start = (0..=content_lines.len() - old_lines.len()).find(|&start| {
-        trimmed_old
-            .iter()
-            .enumerate()
-            .all(|(offset, wanted)| trim_js(content_lines[start + offset]) == *wanted)
-    })?;
+    let trimmed_content: Vec<&str> = content_lines.iter().map(|line| trim_js(line)).collect();
+    let start = first_window(&trimmed_content, &trimmed_old)?;
     let first_indent = leading_space(content_lines[start]);
     let new_lines: Vec<String> = new
         .split('\n')
@@ -231,7 +274,43 @@ mod tests {
     }
 
     use super::*;
+
     use pretty_assertions::assert_eq;
+
+    /// The first run of whole lines, as trying each start in turn finds it; and a file of
+    /// 200,000 equal lines with a wanted run of 20,000 of them and one other is answered
+    /// (trying each start would compare 4·10⁹ lines).
+    #[test]
+    fn the_first_window_is_found_in_linear_time() {
+        let naive = |lines: &[&str], wanted: &[&str]| -> Option<usize> {
+            if wanted.is_empty() || wanted.len() > lines.len() {
+                return None;
+            }
+            (0..=lines.len() - wanted.len()).find(|&s| lines[s..s + wanted.len()] == *wanted)
+        };
+        let cases: &[(&[&str], &[&str])] = &[
+            (&["a", "b", "c"], &["b", "c"]),
+            (&["a", "a", "b", "a", "a", "a", "b"], &["a", "a", "a", "b"]),
+            (&["a", "b", "a", "b", "a", "c"], &["a", "b", "a", "c"]),
+            (&["x"], &["x", "y"]),
+            (&["a", "b"], &["c"]),
+            (&["a", "a", "a"], &["a", "a"]),
+            (&["", "", "x"], &["", "x"]),
+        ];
+        for (lines, wanted) in cases {
+            assert_eq!(
+                first_window(lines, wanted),
+                naive(lines, wanted),
+                "{lines:?} {wanted:?}"
+            );
+        }
+        let mut lines = vec!["a"; 200_000];
+        let mut wanted = vec!["a"; 20_000];
+        wanted.push("b");
+        assert_eq!(first_window(&lines, &wanted), None);
+        lines.push("b");
+        assert_eq!(first_window(&lines, &wanted), Some(200_000 - 20_000));
+    }
 
     fn edit(old: &str, new: &str) -> Edit {
         Edit {

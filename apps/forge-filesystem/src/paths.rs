@@ -183,6 +183,13 @@ impl AllowedRoot {
         Ok(Entry { path, relative })
     }
 
+    /// `requested` relative to the root as written: `.` and `..` folded, no symlink
+    /// followed (the name a protection rule is written against).
+    pub fn lexical_relative(&self, requested: &str) -> Result<PathBuf, PathError> {
+        let absolute = self.absolutize(requested)?;
+        Ok(self.strip_root(&absolute).to_path_buf())
+    }
+
     /// The lexical step: refuse NUL bytes, `~` and drive letters; make the
     /// path absolute against the root; fold `.` and `..`; check the result
     /// lies inside the root.

@@ -49,7 +49,11 @@ impl WriteProtection {
 
     /// Refuse a write to `real` (a resolved path inside `root_real`).
     pub fn check(&self, root_real: &Path, real: &Path) -> Result<(), ProtectedWrite> {
-        let relative = real.strip_prefix(root_real).unwrap_or(real);
+        self.check_relative(real.strip_prefix(root_real).unwrap_or(real))
+    }
+
+    /// Refuse a write to `relative` (a path relative to the root).
+    pub fn check_relative(&self, relative: &Path) -> Result<(), ProtectedWrite> {
         let refused = |rule: &str| ProtectedWrite {
             relative: relative.to_path_buf(),
             rule: rule.to_owned(),
@@ -65,6 +69,16 @@ impl WriteProtection {
             return Err(refused(&rule.display().to_string()));
         }
         Ok(())
+    }
+
+    /// The operator's protected path that lies inside `real` (a folder about to be moved
+    /// away whole, such as by the trash), if any.
+    pub fn held_by(&self, root_real: &Path, real: &Path) -> Option<&Path> {
+        let relative = real.strip_prefix(root_real).ok()?;
+        self.extra
+            .iter()
+            .find(|rule| rule.starts_with(relative))
+            .map(PathBuf::as_path)
     }
 }
 

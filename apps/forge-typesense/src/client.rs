@@ -132,6 +132,9 @@ impl TypesenseClient {
         headers.insert(KEY_HEADER, key);
         let http = reqwest::Client::builder()
             .default_headers(headers)
+            // Typesense answers where it is asked and never redirects; a redirect would carry
+            // the key header (reqwest drops only `Authorization` on another host) elsewhere.
+            .redirect(reqwest::redirect::Policy::none())
             .timeout(connection.timeout)
             .connect_timeout(connection.timeout)
             .build()

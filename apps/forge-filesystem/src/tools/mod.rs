@@ -8,6 +8,7 @@
 pub mod specs;
 
 use std::fmt::Display;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -182,13 +183,24 @@ fn line_count(name: &str, value: f64) -> Result<u64, ToolFailure> {
     }
 }
 
+/// Refuse a write the protection rules forbid, by the path as written (a protected name that
+/// is a symlink, or under a symlinked folder, is still protected) and by the real path the
+/// write reaches (a symlink into `.git` is `.git`).
+fn protect_write(
+    config: &Config,
+    root: &AllowedRoot,
+    requested: &str,
+    real: &Path,
+) -> Result<(), ToolFailure> {
+    let written = root.lexical_relative(requested).map_err(failed)?;
+    config.protection.check_relative(&written).map_err(failed)?;
+    config.protection.check(root.real(), real).map_err(failed)
+}
+
 fn write_file(config: &Config, params: WriteFileParams) -> Result<ToolOutput, ToolFailure> {
     let root = open_root(&config.workspace_root)?;
     let path = root.resolve(&params.path).map_err(failed)?;
-    config
-        .protection
-        .check(root.real(), &path)
-        .map_err(failed)?;
+    protect_write(config, &root, &params.path, &path)?;
     write_atomic(&path, params.content.as_bytes()).map_err(failed)?;
     Ok(ToolOutput::text_with_content(format!(
         "Successfully wrote to {}",
@@ -199,10 +211,7 @@ fn write_file(config: &Config, params: WriteFileParams) -> Result<ToolOutput, To
 fn edit(config: &Config, params: EditFileParams) -> Result<ToolOutput, ToolFailure> {
     let root = open_root(&config.workspace_root)?;
     let path = root.resolve(&params.path).map_err(failed)?;
-    config
-        .protection
-        .check(root.real(), &path)
-        .map_err(failed)?;
+    protect_write(config, &root, &params.path, &path)?;
     let edits: Vec<Edit> = params
         .edits
         .into_iter()
@@ -252,7 +261,15 @@ fn search(
 }
 
 fn open_trash(config: &Config) -> Result<Trash, ToolFailure> {
-    Ok(Trash::new(open_root(&config.repo_root)?))
+    let trash = Trash::new(open_root(&config.repo_root)?);
+    // The operator's protected paths are relative to the workspace root; a repository
+    // outside it has none of them.
+    Ok(match open_root(&config.workspace_root) {
+        Ok(workspace) => {
+            trash.protecting(workspace.real().to_path_buf(), config.protection.clone())
+        }
+        Err(_) => trash,
+    })
 }
 
 fn trash(config: &Config, requested: &str, kind: Kind) -> Result<ToolOutput, ToolFailure> {

@@ -76,7 +76,10 @@ pub fn take_inventory(trash_root: &Path) -> Result<Inventory, FsError> {
                 }
                 continue;
             }
-            let parsed = name.to_str().and_then(parse_trashed_name);
+            let kind = if is_dir { Kind::Dir } else { Kind::File };
+            let parsed = name
+                .to_str()
+                .and_then(|name| parse_trashed_name(name, kind));
             match (parsed, is_dir) {
                 (None, true) => stack.push((child, None)),
                 (parsed, _) => {
@@ -86,7 +89,7 @@ pub fn take_inventory(trash_root: &Path) -> Result<Inventory, FsError> {
                     items.push(TrashItem {
                         trashed: child.clone(),
                         original,
-                        kind: if is_dir { Kind::Dir } else { Kind::File },
+                        kind,
                         size: bytes,
                         trashed_at: parsed.map(|parsed| parsed.trashed_at),
                     });

@@ -31,6 +31,7 @@ use jiff::civil::DateTime;
 
 use crate::oserror::FsError;
 use crate::paths::{AllowedRoot, PathError};
+use crate::protect::WriteProtection;
 use inventory::{Inventory, take_inventory};
 use moving::{MoveError, rename_no_replace};
 use naming::{Kind, parse_trashed_name, trashed_name};
@@ -59,10 +60,7 @@ pub enum TrashError {
     #[error("Refusing to trash {}: {rule} is protected and never trashed", .relative.display())]
     Protected { relative: PathBuf, rule: String },
     #[error("Refusing to trash {}: it contains the protected path {rule}", .relative.display())]
-    HoldsProtected {
-        relative: PathBuf,
-        rule: &'static str,
-    },
+    HoldsProtected { relative: PathBuf, rule: String },
     #[error("No such file or directory: {}", .relative.display())]
     NotFound { relative: PathBuf },
     #[error("{} is a {}; use {tool} for it", .relative.display(), kind_word(*.actual))]
@@ -112,18 +110,54 @@ pub struct Moved {
 pub struct Trash {
     repo: AllowedRoot,
     trash_root: PathBuf,
+    /// The operator's protected paths (`FORGE_FS_PROTECTED`) and the real path of the
+    /// root they are relative to: never moved into the trash (where `empty_trash` would
+    /// delete them), nor restored over.
+    protection: Option<(PathBuf, WriteProtection)>,
 }
 
 impl Trash {
     pub fn new(repo: AllowedRoot) -> Self {
         let trash_root = repo.real().join(TRASH_DIR);
-        Self { repo, trash_root }
+        Self {
+            repo,
+            trash_root,
+            protection: None,
+        }
+    }
+
+    /// Also refuse the operator's protected paths, relative to `root_real`.
+    pub fn protecting(mut self, root_real: PathBuf, protection: WriteProtection) -> Self {
+        self.protection = Some((root_real, protection));
+        self
+    }
+
+    /// Refuse `path` (real parents, its own name as given) when the operator protects it
+    /// or, for a folder, something inside it.
+    fn check_operator_rules(&self, path: &Path, relative: &Path) -> Result<(), TrashError> {
+        let Some((root, protection)) = &self.protection else {
+            return Ok(());
+        };
+        if let Err(refused) = protection.check(root, path) {
+            return Err(TrashError::Protected {
+                relative: relative.to_path_buf(),
+                rule: refused.rule,
+            });
+        }
+        if let Some(rule) = protection.held_by(root, path) {
+            return Err(TrashError::HoldsProtected {
+                relative: relative.to_path_buf(),
+                rule: rule.display().to_string(),
+            });
+        }
+        Ok(())
     }
 
     /// Move `requested` (a `kind`) into the trash, stamped with `now` (UTC).
     pub fn trash(&self, requested: &str, kind: Kind, now: DateTime) -> Result<Moved, TrashError> {
         let entry = self.repo.resolve_entry(requested)?;
         check_protection(&entry.relative)?;
+        self.check_operator_rules(&entry.path, &entry.relative)?;
         let relative = entry.relative;
         let metadata = lstat(&entry.path, &relative)?;
         check_kind(&relative, &metadata, kind, "trash_file", "trash_directory")?;
@@ -205,7 +239,7 @@ impl Trash {
         let parsed = inside
             .file_name()
             .and_then(|name| name.to_str())
-            .and_then(parse_trashed_name)
+            .and_then(|name| parse_trashed_name(name, kind))
             .ok_or_else(|| TrashError::NotATrashedName {
                 relative: inside.clone(),
             })?;
@@ -215,6 +249,10 @@ impl Trash {
             .join(&parsed.original);
         check_protection(&original)?;
         let destination = self.repo.resolve_entry(&original.to_string_lossy())?;
+        // Again with the destination's real parents: a folder of the path may have become a
+        // symlink (into `.git`, say) since the entry was trashed.
+        check_protection(&destination.relative)?;
+        self.check_operator_rules(&destination.path, &destination.relative)?;
         let exists = || TrashError::DestinationExists {
             trashed: inside.clone(),
             original: destination.relative.clone(),
@@ -375,7 +413,7 @@ pub fn check_protection(relative: &Path) -> Result<(), TrashError> {
     {
         return Err(TrashError::HoldsProtected {
             relative: relative.to_path_buf(),
-            rule,
+            rule: (*rule).to_owned(),
         });
     }
     Ok(())

@@ -10,9 +10,9 @@
 //! - the second name taken in the same second gets a counter:
 //!   `Old_Doc__2026-03-14T18-30-00-2.md`, then `-3`, …
 //!
-//! Reading a name back takes the last such suffix that is followed only by an
-//! extension (or nothing), so a name that already held a timestamp survives
-//! the round trip.
+//! Reading a name back takes the last such suffix that gives the name again
+//! when what it leaves is trashed at its time, so a name that already held a
+//! timestamp survives the round trip.
 
 use std::sync::LazyLock;
 
@@ -22,9 +22,10 @@ use regex::Regex;
 /// The time format of the suffix.
 const STAMP_FORMAT: &str = "%Y-%m-%dT%H-%M-%S";
 
-static TRASHED_NAME: LazyLock<Option<Regex>> = LazyLock::new(|| {
+/// A suffix at the start of the text: `__` and the stamp, and a counter.
+static SUFFIX: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(
-        r"^(?s)(?P<stem>.*)__(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})T(?P<h>\d{2})-(?P<mi>\d{2})-(?P<s>\d{2})(?:-(?P<n>[1-9]\d*))?(?P<ext>\.[^.]*)?$",
+        r"^__(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})T(?P<h>\d{2})-(?P<mi>\d{2})-(?P<s>\d{2})(?:-(?P<n>[1-9]\d*))?",
     )
     .ok()
 });
@@ -81,34 +82,47 @@ pub struct ParsedName {
     pub counter: u32,
 }
 
-/// Read a trashed name back; `None` when it carries no valid suffix.
-pub fn parse_trashed_name(name: &str) -> Option<ParsedName> {
-    let captures = TRASHED_NAME.as_ref()?.captures(name)?;
-    let number = |key: &str| -> Option<i32> { captures.name(key)?.as_str().parse().ok() };
-    let trashed_at = DateTime::new(
-        i16::try_from(number("y")?).ok()?,
-        i8::try_from(number("mo")?).ok()?,
-        i8::try_from(number("d")?).ok()?,
-        i8::try_from(number("h")?).ok()?,
-        i8::try_from(number("mi")?).ok()?,
-        i8::try_from(number("s")?).ok()?,
-        0,
-    )
-    .ok()?;
-    let counter = match captures.name("n") {
-        Some(n) => n.as_str().parse().ok()?,
-        None => 1,
-    };
-    let stem = captures.name("stem")?.as_str();
-    if stem.is_empty() {
-        return None;
-    }
-    let extension = captures.name("ext").map_or("", |ext| ext.as_str());
-    Some(ParsedName {
-        original: format!("{stem}{extension}"),
-        trashed_at,
-        counter,
-    })
+/// Read a trashed name of a `kind` back; `None` when it carries no valid suffix. Of the
+/// suffixes a name may hold (a name trashed may already have held one), the one read is the
+/// last that gives the name again when the original it leaves is trashed at its time: so
+/// `a__<t1>.b__<t0>` (the file `a.b__<t0>`, trashed at `t1`) reads as that file, not as
+/// `a__<t1>.b` trashed at `t0`, which would be trashed as `a__<t1>__<t0>.b`.
+pub fn parse_trashed_name(name: &str, kind: Kind) -> Option<ParsedName> {
+    let suffix = SUFFIX.as_ref()?;
+    // Every `__`, overlapping ones included (`a___<t>` is `a_` trashed), the last first.
+    (0..name.len())
+        .rev()
+        .filter(|&at| name.is_char_boundary(at) && name[at..].starts_with("__"))
+        .filter_map(|at| {
+            let captures = suffix.captures(&name[at..])?;
+            let stem = &name[..at];
+            let rest = &name[at + captures.get(0)?.end()..];
+            let number = |key: &str| -> Option<i32> { captures.name(key)?.as_str().parse().ok() };
+            let trashed_at = DateTime::new(
+                i16::try_from(number("y")?).ok()?,
+                i8::try_from(number("mo")?).ok()?,
+                i8::try_from(number("d")?).ok()?,
+                i8::try_from(number("h")?).ok()?,
+                i8::try_from(number("mi")?).ok()?,
+                i8::try_from(number("s")?).ok()?,
+                0,
+            )
+            .ok()?;
+            let counter = match captures.name("n") {
+                Some(n) => n.as_str().parse().ok()?,
+                None => 1,
+            };
+            if stem.is_empty() {
+                return None;
+            }
+            let original = format!("{stem}{rest}");
+            (trashed_name(&original, kind, trashed_at, counter) == name).then_some(ParsedName {
+                original,
+                trashed_at,
+                counter,
+            })
+        })
+        .next()
 }
 
 #[cfg(test)]
@@ -171,6 +185,19 @@ mod tests {
                 1,
                 "log__2020-01-01T00-00-00__2026-03-14T18-30-00.txt",
             ),
+            ("a_", Kind::File, 1, "a___2026-03-14T18-30-00"),
+            (
+                "a.b__2026-01-01T00-00-00",
+                Kind::File,
+                1,
+                "a__2026-03-14T18-30-00.b__2026-01-01T00-00-00",
+            ),
+            (
+                "a__2026-03-14T18-30-00.b",
+                Kind::Dir,
+                1,
+                "a__2026-03-14T18-30-00.b__2026-03-14T18-30-00",
+            ),
         ];
         for (original, kind, counter, trashed) in cases {
             assert_eq!(
@@ -179,7 +206,7 @@ mod tests {
                 "{original}"
             );
             assert_eq!(
-                parse_trashed_name(trashed),
+                parse_trashed_name(trashed, kind),
                 Some(ParsedName {
                     original: original.to_owned(),
                     trashed_at: at(),
@@ -200,7 +227,9 @@ mod tests {
             "x__2026-03-14T18-30-00.md.bak",
             "x__2026-03-14T18-30-00-0",
         ] {
-            assert_eq!(parse_trashed_name(name), None, "{name}");
+            for kind in [Kind::File, Kind::Dir] {
+                assert_eq!(parse_trashed_name(name, kind), None, "{name}");
+            }
         }
     }
 }

@@ -53,7 +53,7 @@ pub fn render_inventory(inventory: &Inventory) -> String {
         count(inventory.items.len(), "item"),
         bytes(inventory.total_bytes)
     );
-    for item in &inventory.items {
+    for item in inventory.items.iter().take(MAX_LISTED_ITEMS) {
         let original = match &item.original {
             Some(original) => original.display().to_string(),
             None => "(original path unknown: the name has no trash suffix)".to_owned(),
@@ -70,9 +70,20 @@ pub fn render_inventory(inventory: &Inventory) -> String {
             bytes(item.size)
         );
     }
+    let more = inventory.items.len().saturating_sub(MAX_LISTED_ITEMS);
+    if more > 0 {
+        let _ = write!(
+            out,
+            "\n… and {}, not listed (the first {MAX_LISTED_ITEMS} by original path are).\n",
+            count(more, "more item")
+        );
+    }
     out.pop();
     out
 }
+
+/// Items `list_trash` lists one by one; the rest are counted.
+pub const MAX_LISTED_ITEMS: usize = 500;
 
 /// The first `empty_trash` answer: what would go, and the token.
 pub fn render_preview(inventory: &Inventory, token: &str) -> String {
@@ -96,3 +107,47 @@ pub fn render_emptied(inventory: &Inventory) -> String {
 
 /// The answer when there is nothing to delete.
 pub const NOTHING_TO_EMPTY: &str = "The trash is empty; nothing to delete.";
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use pretty_assertions::assert_eq;
+
+    use super::super::inventory::TrashItem;
+    use super::super::naming::Kind;
+    use super::*;
+
+    /// A trash of thousands of items answers with the first 500 and a count of the rest.
+    #[test]
+    fn a_huge_trash_lists_its_first_items_and_counts_the_rest() {
+        let items: Vec<TrashItem> = (0..MAX_LISTED_ITEMS + 2)
+            .map(|i| TrashItem {
+                trashed: PathBuf::from(format!("f{i:04}")),
+                original: None,
+                kind: Kind::File,
+                size: 1,
+                trashed_at: None,
+            })
+            .collect();
+        let inventory = Inventory {
+            total_bytes: items.len() as u64,
+            entries: items.len() as u64,
+            items,
+            fingerprint: [0; 32],
+        };
+        let text = render_inventory(&inventory);
+        assert_eq!(text.matches("\nfile ").count(), MAX_LISTED_ITEMS);
+        assert!(
+            text.starts_with("The trash holds 502 items (502 bytes).\n"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with(
+                "\n… and 2 more items, not listed (the first 500 by original path are)."
+            ),
+            "{}",
+            text.lines().last().unwrap_or_default()
+        );
+    }
+}

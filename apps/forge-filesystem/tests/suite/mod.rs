@@ -52,6 +52,26 @@ impl Fixture {
         }
     }
 
+    /// A server whose repository is its workspace root, with `FORGE_FS_PROTECTED` set to
+    /// `protected`.
+    pub async fn start_protected(protected: &str) -> Self {
+        let workspace = tempfile::tempdir().expect("workspace tempdir");
+        let unused = tempfile::tempdir().expect("repo tempdir");
+        let ws = fs::canonicalize(workspace.path()).expect("realpath ws");
+        let mut env = StdioServer::base_env();
+        env.insert("WORKSPACE_ROOT".into(), ws.display().to_string());
+        env.insert("REPO_ROOT".into(), ws.display().to_string());
+        env.insert("FORGE_FS_PROTECTED".into(), protected.to_owned());
+        let server = spawn(&env).await;
+        Self {
+            server,
+            _workspace: workspace,
+            _repo: unused,
+            repo: ws.clone(),
+            ws,
+        }
+    }
+
     pub async fn call(&self, tool: &str, arguments: Value) -> CallOutcome {
         self.server
             .call(tool, arguments)

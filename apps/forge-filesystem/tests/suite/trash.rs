@@ -299,3 +299,55 @@ async fn list_trash_shows_every_item() {
     let text = fx.ok("list_trash", json!({})).await;
     insta::assert_snapshot!("list_trash", unstamped(&text));
 }
+
+/// The operator's protected paths (`FORGE_FS_PROTECTED`) are never moved into the trash,
+/// where `empty_trash` would delete them: not the path itself, not through a symlinked
+/// folder, not a folder holding one. Nothing moves.
+#[tokio::test]
+async fn the_operators_protected_paths_are_never_trashed() {
+    let fx = Fixture::start_protected("secrets, deploy/prod.env").await;
+    put(&fx.ws, "secrets/key.pem", "key\n");
+    put(&fx.ws, "deploy/prod.env", "TOKEN=1\n");
+    put(&fx.ws, "deploy/dev.env", "TOKEN=0\n");
+    std::os::unix::fs::symlink(fx.ws_path("deploy"), fx.ws_path("linked")).expect("ln");
+    let cases = [
+        (
+            "trash_directory",
+            "secrets",
+            "Refusing to trash secrets: secrets is protected and never trashed",
+        ),
+        (
+            "trash_file",
+            "secrets/key.pem",
+            "Refusing to trash secrets/key.pem: secrets is protected and never trashed",
+        ),
+        (
+            "trash_file",
+            "linked/prod.env",
+            "Refusing to trash deploy/prod.env: deploy/prod.env is protected and never trashed",
+        ),
+        (
+            "trash_directory",
+            "deploy",
+            "Refusing to trash deploy: it contains the protected path deploy/prod.env",
+        ),
+    ];
+    for (tool, path, expected) in cases {
+        assert_eq!(
+            fx.err(tool, json!({"path": path})).await,
+            expected,
+            "{tool} {path}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.ws_path("deploy/prod.env")).expect("read"),
+        "TOKEN=1\n"
+    );
+    assert!(fx.ws_path("secrets/key.pem").exists());
+    // What is not protected still goes.
+    let moved = fx.ok("trash_file", json!({"path": "deploy/dev.env"})).await;
+    assert!(
+        moved.starts_with("Moved deploy/dev.env to the trash"),
+        "{moved}"
+    );
+}

@@ -156,3 +156,42 @@ async fn git_and_trash_are_never_written() {
     );
     assert!(!fx.ws_path(".git/hooks/pre-commit").exists());
 }
+
+/// An operator's protected name is protected as written: a write through it is refused when
+/// it is a symlink to another file, or when a folder of it is a symlink. The file it points
+/// to keeps its content.
+#[tokio::test]
+async fn a_protected_name_that_is_a_symlink_is_still_protected() {
+    let fx = Fixture::start_protected("deploy/prod.env, release").await;
+    put(&fx.ws, "config/prod.env", "TOKEN=1\n");
+    std::fs::create_dir_all(fx.ws_path("deploy")).expect("mkdir");
+    std::os::unix::fs::symlink(fx.ws_path("config/prod.env"), fx.ws_path("deploy/prod.env"))
+        .expect("ln");
+    std::os::unix::fs::symlink(fx.ws_path("config"), fx.ws_path("release")).expect("ln");
+    let cases = [
+        ("deploy/prod.env", "deploy/prod.env"),
+        ("release/prod.env", "release"),
+    ];
+    for (path, rule) in cases {
+        let outcome = fx
+            .call(
+                "write_file",
+                json!({"path": path, "content": "TOKEN=evil\n"}),
+            )
+            .await;
+        assert_eq!(
+            (outcome.is_error, outcome.text),
+            (
+                true,
+                format!(
+                    "Refusing to write {path}: {rule} is protected (write_file and edit_file never write under .git, .trash or the paths in FORGE_FS_PROTECTED)"
+                )
+            ),
+            "{path}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(fx.ws_path("config/prod.env")).expect("read"),
+        "TOKEN=1\n"
+    );
+}

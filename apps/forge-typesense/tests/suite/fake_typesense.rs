@@ -17,6 +17,8 @@ pub enum Reply {
     With { status: u16, body: String },
     /// Accept the request and never answer.
     Hang,
+    /// Answer `302 Found` to this location.
+    Redirect(String),
 }
 
 impl Reply {
@@ -109,5 +111,6 @@ async fn answer(
         )
             .into_response(),
         Reply::Hang => std::future::pending().await,
+        Reply::Redirect(location) => (StatusCode::FOUND, [("location", location)]).into_response(),
     }
 }

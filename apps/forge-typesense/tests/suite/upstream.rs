@@ -317,3 +317,19 @@ async fn bad_arguments_are_tool_errors_before_any_request() {
     assert_eq!(fake.received(), vec![], "no request was sent");
     server.close().await.expect("close");
 }
+
+/// A redirect is not followed: the key header would go along to wherever it points.
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_the_key_goes_nowhere_else() {
+    let elsewhere = FakeTypesense::start(Reply::json(json!({"hits": []}))).await;
+    let redirecting = FakeTypesense::start(Reply::Redirect(format!(
+        "{}/collections/forge/documents/search",
+        elsewhere.url
+    )))
+    .await;
+    let server = server_for(&redirecting.url, &[]).await;
+    let (text, _line) = failure(&server, "search_knowledge", json!({"query": "deploy"})).await;
+    assert!(text.contains("302"), "{text}");
+    assert_eq!(redirecting.received().len(), 1);
+    assert_eq!(elsewhere.received(), Vec::new());
+}
