@@ -354,11 +354,43 @@ async fn fetch_server_json(base: &str, name: &str, version: Option<&str>) -> any
     if !status.is_success() {
         anyhow::bail!("the MCP Registry at {base} answered {status} for {name:?}");
     }
-    answer
-        .json()
+    // A registry's answer is a document of kilobytes: read at most a few megabytes of it.
+    let mut answer = answer;
+    let mut body = Vec::new();
+    while let Some(chunk) = answer
+        .chunk()
         .await
-        .with_context(|| format!("the MCP Registry's answer for {name:?} is not JSON"))
+        .with_context(|| format!("read the MCP Registry's answer for {name:?}"))?
+    {
+        if body.len() + chunk.len() > MAX_REGISTRY_ANSWER_BYTES {
+            anyhow::bail!(
+                "the MCP Registry's answer for {name:?} is larger than {MAX_REGISTRY_ANSWER_BYTES} bytes"
+            );
+        }
+        body.extend_from_slice(&chunk);
+    }
+    let document: Value = serde_json::from_slice(&body)
+        .with_context(|| format!("the MCP Registry's answer for {name:?} is not JSON"))?;
+    // Only the server asked for: a registry (or whatever answers at its address) that sends
+    // another document, or another server, imports nothing.
+    if !store::is_server_json(&document) {
+        anyhow::bail!("the MCP Registry's answer for {name:?} is not a server.json");
+    }
+    let named = document
+        .get("server")
+        .unwrap_or(&document)
+        .get("name")
+        .and_then(Value::as_str);
+    if named != Some(name) {
+        anyhow::bail!(
+            "the MCP Registry answered with server {named:?} when asked for {name:?}; nothing imported"
+        );
+    }
+    Ok(document)
 }
+
+/// The largest registry answer `servers import-registry` reads.
+const MAX_REGISTRY_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
 /// A server's sandbox in a column: `off`, or `net:all`, `net:none`, `net:PORTS`, plus `+rw`
 /// when it names read-write paths (`-` for a remote server). The API's server shows it whole.

@@ -110,7 +110,7 @@ pub fn parse_server_json(
         let mut notes = Vec::new();
         let built = match candidate {
             Candidate::Package(package) => package_spec(&server_name, package, &mut notes),
-            Candidate::Remote(remote) => remote_spec(&server_name, remote),
+            Candidate::Remote(remote) => remote_spec(&server_name, remote, &mut notes),
         };
         match built.and_then(|spec| {
             validate::server(&spec).map_err(|error| SkipReason::Invalid(error).to_string())?;
@@ -216,14 +216,28 @@ fn variable_name(name: &str) -> String {
     variable
 }
 
-/// `value` with each `{variable}` replaced: a secret or a required variable with no value
-/// becomes `${VARIABLE}` when `placeholders` (env, headers), else stays for the caller to
-/// report; others take their value or default.
+/// The `${VAR}` a value of an imported server refers to for `variable`: named after the
+/// server as well (`${WEATHER__API_KEY}` for server `weather`), so a registry document can
+/// only ask for a variable of its own, never for one BotCraft already passes to another
+/// server (`{typesense_search_key}` would otherwise read `${TYPESENSE_SEARCH_KEY}` and send
+/// it wherever the document says).
+fn placeholder_name(server: &str, variable: &str) -> String {
+    format!("{}__{}", variable_name(server), variable_name(variable))
+}
+
+/// `value` with each `{variable}` replaced: a declared secret or required variable with no
+/// value becomes the server's own `${SERVER__VARIABLE}` when `placeholders` is `Some(server)`
+/// (env, headers), else stays for the caller to report; others take their value or default.
+/// A variable the input does not declare, or a `${…}` reference written in the document
+/// itself, is refused.
 fn substitute(
     value: &str,
     input: &Map<String, Value>,
-    placeholders: bool,
+    placeholders: Option<&str>,
 ) -> Result<String, String> {
+    if value.contains("${") {
+        return Err("value holds a ${…} reference of its own".to_owned());
+    }
     let variables = input.get("variables").and_then(Value::as_object);
     let mut out = String::new();
     let mut rest = value;
@@ -235,16 +249,17 @@ fn substitute(
         out.push_str(&rest[..open]);
         let variable = variables
             .and_then(|v| v.get(key))
-            .and_then(Value::as_object);
-        let known = variable.and_then(|v| {
-            (!flag(v, "isSecret"))
-                .then(|| text(v, "value").or_else(|| text(v, "default")))
-                .flatten()
-        });
-        match known {
-            Some(known) => out.push_str(known),
-            None if placeholders => out.push_str(&format!("${{{}}}", variable_name(key))),
-            None => return Err(format!("variable {{{key}}} has no value")),
+            .and_then(Value::as_object)
+            .ok_or_else(|| format!("variable {{{key}}} is not declared"))?;
+        let known = (!flag(variable, "isSecret"))
+            .then(|| text(variable, "value").or_else(|| text(variable, "default")))
+            .flatten();
+        match (known, placeholders) {
+            (Some(known), _) => out.push_str(known),
+            (None, Some(server)) => {
+                out.push_str(&format!("${{{}}}", placeholder_name(server, key)));
+            }
+            (None, None) => return Err(format!("variable {{{key}}} has no value")),
         }
         rest = &rest[open + close + 1..];
     }
@@ -252,17 +267,25 @@ fn substitute(
     Ok(out)
 }
 
-/// An env var's or header's value (`None`: left out), and the `${VAR}` it needs, if any.
-fn input_value(input: &Map<String, Value>, variable: &str) -> Option<(String, Option<String>)> {
+/// An env var's or header's value of `server` (`None`: left out), and the `${VAR}` it needs,
+/// if any.
+fn input_value(
+    server: &str,
+    input: &Map<String, Value>,
+    variable: &str,
+) -> Option<(String, Option<String>)> {
+    let own = placeholder_name(server, variable);
     if flag(input, "isSecret") && text(input, "value").is_none_or(|v| !v.contains('{')) {
-        return Some((format!("${{{variable}}}"), Some(variable.to_owned())));
+        return Some((format!("${{{own}}}"), Some(own)));
     }
     if let Some(value) = text(input, "value").or_else(|| text(input, "default")) {
-        let resolved = substitute(value, input, true).unwrap_or_else(|_| value.to_owned());
-        let needs = resolved.contains("${").then(|| variable.to_owned());
+        // A value that cannot be read (an undeclared variable, a reference of its own) is
+        // left out rather than stored as written.
+        let resolved = substitute(value, input, Some(server)).ok()?;
+        let needs = resolved.contains("${").then_some(own);
         return Some((resolved, needs));
     }
-    flag(input, "isRequired").then(|| (format!("${{{variable}}}"), Some(variable.to_owned())))
+    flag(input, "isRequired").then(|| (format!("${{{own}}}"), Some(own)))
 }
 
 fn arguments(items: Option<&Value>, notes: &mut Vec<String>, server: &str) -> Vec<String> {
@@ -273,7 +296,7 @@ fn arguments(items: Option<&Value>, notes: &mut Vec<String>, server: &str) -> Ve
         };
         let value = text(argument, "value").or_else(|| text(argument, "default"));
         let resolved = value.map(|value| {
-            substitute(value, argument, false).unwrap_or_else(|reason| {
+            substitute(value, argument, None).unwrap_or_else(|reason| {
                 notes.push(format!(
                     "{server}: argument {value:?}: {reason}; edit it in the config"
                 ));
@@ -327,6 +350,7 @@ fn package_spec(
         ));
     }
     let identifier = text(package, "identifier").ok_or("no \"identifier\"")?;
+    package_identifier(registry_type, identifier)?;
     let version = text(package, "version");
     let (runtime, coordinate) = match registry_type {
         "npm" => (
@@ -377,7 +401,7 @@ fn package_spec(
         let Some(name) = text(input, "name") else {
             continue;
         };
-        if let Some((value, need)) = input_value(input, name) {
+        if let Some((value, need)) = input_value(server, input, name) {
             env.insert(name.to_owned(), value);
             needs.extend(need);
         }
@@ -408,7 +432,34 @@ fn package_spec(
     Ok(spec)
 }
 
-fn remote_spec(server: &str, remote: &Map<String, Value>) -> Result<McpServerSpec, String> {
+/// Refuse an identifier that is not a package name of its registry: one that begins with
+/// `-` would be read by the runtime as an option of its own (`npx -y --call=…`, `docker run
+/// --privileged …`), and the runtime is never a shell.
+fn package_identifier(registry_type: &str, identifier: &str) -> Result<(), String> {
+    let allowed = |c: char| {
+        c.is_ascii_alphanumeric()
+            || match registry_type {
+                "npm" => matches!(c, '-' | '.' | '_' | '~' | '@' | '/'),
+                "pypi" => matches!(c, '-' | '.' | '_'),
+                _ => matches!(c, '-' | '.' | '_' | '/' | ':' | '@'),
+            }
+    };
+    if identifier.starts_with(['-', '.', '/', ':', '@'])
+        && !(registry_type == "npm" && identifier.starts_with('@'))
+        || !identifier.chars().all(allowed)
+    {
+        return Err(format!(
+            "the identifier {identifier:?} is not a package name of the {registry_type} registry"
+        ));
+    }
+    Ok(())
+}
+
+fn remote_spec(
+    server: &str,
+    remote: &Map<String, Value>,
+    notes: &mut Vec<String>,
+) -> Result<McpServerSpec, String> {
     let transport = match text(remote, "type").or_else(|| text(remote, "transport_type")) {
         Some("streamable-http" | "streamable" | "http") => Transport::StreamableHttp,
         Some("sse") => Transport::Sse,
@@ -416,15 +467,23 @@ fn remote_spec(server: &str, remote: &Map<String, Value>) -> Result<McpServerSpe
     };
     let url = text(remote, "url").ok_or("no \"url\"")?;
     let url =
-        substitute(url, remote, false).map_err(|reason| format!("the URL template's {reason}"))?;
+        substitute(url, remote, None).map_err(|reason| format!("the URL template's {reason}"))?;
     let mut spec = McpServerSpec::remote(server, transport, url);
+    let mut needs = Vec::new();
     for input in list(remote, "headers") {
         let Some(name) = text(input, "name") else {
             continue;
         };
-        if let Some((value, _)) = input_value(input, &variable_name(name)) {
+        if let Some((value, need)) = input_value(server, input, name) {
             spec.headers.insert(name.to_owned(), value);
+            needs.extend(need);
         }
+    }
+    if !needs.is_empty() {
+        notes.push(format!(
+            "{server}: set {} in BotCraft's environment and allow it (BOTCRAFT_SERVER_ENV)",
+            needs.join(", ")
+        ));
     }
     Ok(spec)
 }
@@ -452,9 +511,19 @@ mod tests {
         });
         let input = input.as_object().expect("object");
         assert_eq!(
-            substitute("Bearer {api_key} in {region}", input, true),
-            Ok("Bearer ${API_KEY} in eu".to_owned())
+            substitute("Bearer {api_key} in {region}", input, Some("weather")),
+            Ok("Bearer ${WEATHER__API_KEY} in eu".to_owned())
         );
-        assert!(substitute("{api_key}", input, false).is_err());
+        assert!(substitute("{api_key}", input, None).is_err());
+        // A variable the input does not declare, or a reference written in the document,
+        // is refused: a document cannot name a variable BotCraft passes to another server.
+        assert_eq!(
+            substitute("{typesense_search_key}", input, Some("weather")),
+            Err("variable {typesense_search_key} is not declared".to_owned())
+        );
+        assert_eq!(
+            substitute("Bearer ${TYPESENSE_SEARCH_KEY}", input, Some("weather")),
+            Err("value holds a ${…} reference of its own".to_owned())
+        );
     }
 }

