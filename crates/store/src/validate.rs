@@ -9,9 +9,13 @@
 //!   `PYTHONSTARTUP`, `PYTHONUSERBASE`, `PERL5LIB`, `PERL5OPT`, `PERLLIB`, `RUBYOPT`,
 //!   `RUBYLIB`, `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`, `JDK_JAVA_OPTIONS`, `CLASSPATH`;
 //! - shell start-up and parsing: `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `IFS`;
-//! - glibc hooks: `GCONV_PATH`, `GLIBC_TUNABLES`, `MALLOC_CHECK_`, `HOSTALIASES`, `LOCALDOMAIN`, `RESOLV_HOST_CONF`.
+//! - glibc hooks: `GCONV_PATH`, `GLIBC_TUNABLES`, `MALLOC_CHECK_`, `HOSTALIASES`, `LOCALDOMAIN`, `RESOLV_HOST_CONF`;
+//! - package managers' and container runtimes' settings, which choose where a package or an
+//!   image comes from (`npx -y pkg@1.2.3` fetched from another registry): every `UV_*`,
+//!   `PIP_*`, `BUN_*`, `YARN_*`, `PNPM_*`, `COREPACK_*`, `DOCKER_*`, `PODMAN_*` and
+//!   `CONTAINERS_*` key, and `npm_config_*` in any case (npm reads both).
 //!
-//! Keys are compared case-sensitively, as the loader and interpreters read them.
+//! Keys are otherwise compared case-sensitively, as the loader and interpreters read them.
 
 use crate::api_keys::ApiKeySpec;
 use crate::approval::ApprovalPolicy;
@@ -28,7 +32,19 @@ pub const MAX_TOOL_RESULT_CHARS: i64 = 10_000_000;
 /// The longest accepted server or bot name.
 pub const MAX_NAME_LEN: usize = 64;
 
-const FORBIDDEN_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_"];
+const FORBIDDEN_ENV_PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "UV_",
+    "PIP_",
+    "BUN_",
+    "YARN_",
+    "PNPM_",
+    "COREPACK_",
+    "DOCKER_",
+    "PODMAN_",
+    "CONTAINERS_",
+];
 const FORBIDDEN_ENV_KEYS: &[&str] = &[
     "PATH",
     "NODE_OPTIONS",
@@ -61,7 +77,12 @@ const FORBIDDEN_ENV_KEYS: &[&str] = &[
 
 /// Whether a server config may not set `key` (see the module docs for the list).
 pub fn is_forbidden_env_key(key: &str) -> bool {
-    FORBIDDEN_ENV_KEYS.contains(&key) || FORBIDDEN_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+    const NPM: &str = "npm_config_";
+    FORBIDDEN_ENV_KEYS.contains(&key)
+        || FORBIDDEN_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
+        || key
+            .get(..NPM.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(NPM))
 }
 
 fn name(entity: &'static str, name: &str) -> Result<(), ValidationError> {
