@@ -51,6 +51,11 @@ pub(crate) struct ClientRecord {
     /// across authorizations instead of registering anew.
     #[serde(default)]
     pub preregistered: bool,
+    /// The token endpoint an operator's client (and its secret) was first used with: it is
+    /// never used with another one (a server whose metadata later names another
+    /// authorization server does not get the secret).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
 }
 
 impl std::fmt::Debug for ClientRecord {
@@ -64,6 +69,7 @@ impl std::fmt::Debug for ClientRecord {
             .field("redirect_uri", &self.redirect_uri)
             .field("scopes", &self.scopes)
             .field("preregistered", &self.preregistered)
+            .field("token_endpoint", &self.token_endpoint)
             .finish()
     }
 }
@@ -446,6 +452,7 @@ mod tests {
                 redirect_uri: "https://bots.example.com/oauth/callback".to_owned(),
                 scopes: vec!["mcp:tools".to_owned()],
                 preregistered: false,
+                token_endpoint: None,
             },
             Some(credentials),
         )

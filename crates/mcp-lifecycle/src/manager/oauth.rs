@@ -89,6 +89,26 @@ impl McpServerManager {
         let challenge = slot.lock().auth_challenge.clone();
         let (mut manager, metadata) =
             authorization_manager(&config, &endpoint, challenge.as_deref()).await?;
+        // The code, the PKCE verifier, a client's secret and the tokens travel to these: only
+        // over https (plain http only to a loopback host), as the browser's endpoint.
+        for (what, url) in [
+            ("token endpoint", Some(&metadata.token_endpoint)),
+            (
+                "registration endpoint",
+                metadata.registration_endpoint.as_ref(),
+            ),
+        ] {
+            if let Some(url) = url.filter(|url| !browser_safe(url)) {
+                return Err(LifecycleError::OAuth {
+                    server: config.name.clone(),
+                    url: shown_url(&endpoint.url),
+                    reason: format!(
+                        "the {what} {} is not an https URL (http only on loopback)",
+                        shown_url(url)
+                    ),
+                });
+            }
+        }
         let credentials = self
             .inner
             .oauth
@@ -147,6 +167,13 @@ impl McpServerManager {
             .filter(|client| client.preregistered)
             .or(server_client);
         let client = if let Some(mut client) = preregistered {
+            bind_to_token_endpoint(&mut client, &metadata.token_endpoint).map_err(|reason| {
+                LifecycleError::OAuth {
+                    server: config.name.clone(),
+                    url: shown_url(&endpoint.url),
+                    reason,
+                }
+            })?;
             request = request.with_preregistered_client(&client.client_id);
             if let Some(secret) = &client.client_secret {
                 request = request.with_client_secret(secret);
@@ -164,6 +191,7 @@ impl McpServerManager {
                         redirect_uri: settings.redirect_uri.clone(),
                         scopes: scopes.clone(),
                         preregistered: false,
+                        token_endpoint: None,
                     }
                 }
                 _ => {
@@ -182,6 +210,7 @@ impl McpServerManager {
                         redirect_uri: settings.redirect_uri.clone(),
                         scopes: scopes.clone(),
                         preregistered: false,
+                        token_endpoint: None,
                     }
                 }
             }
@@ -340,6 +369,7 @@ impl McpServerManager {
                     redirect_uri: settings.redirect_uri.clone(),
                     scopes: Vec::new(),
                     preregistered: true,
+                    token_endpoint: None,
                 },
                 None,
             ))
@@ -442,6 +472,24 @@ impl McpServerManager {
 }
 
 /// Whether a browser may be sent to `url`: https, or http to a loopback host.
+/// An operator's client (and its secret) goes only to the token endpoint it was first used
+/// with: bound there at its first use, refused at any other.
+fn bind_to_token_endpoint(client: &mut ClientRecord, token_endpoint: &str) -> Result<(), String> {
+    match &client.token_endpoint {
+        Some(bound) if bound != token_endpoint => Err(format!(
+            "the server now names another authorization server (token endpoint {} instead of {}); \
+             the client set for the first is not sent there: set the client again if the change is expected",
+            shown_url(token_endpoint),
+            shown_url(bound)
+        )),
+        Some(_) => Ok(()),
+        None => {
+            client.token_endpoint = Some(token_endpoint.to_owned());
+            Ok(())
+        }
+    }
+}
+
 fn browser_safe(url: &str) -> bool {
     let Ok(parsed) = reqwest::Url::parse(url) else {
         return false;
@@ -534,6 +582,33 @@ impl McpServerManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An operator's client is bound to the token endpoint of its first use; another one is
+    /// refused, and the binding stays.
+    #[test]
+    fn an_operators_client_goes_only_to_its_first_token_endpoint() {
+        let mut client = ClientRecord {
+            client_id: "operator-client".to_owned(),
+            client_secret: Some("s3cret".to_owned()),
+            redirect_uri: "https://bots.example.com/oauth/callback".to_owned(),
+            scopes: Vec::new(),
+            preregistered: true,
+            token_endpoint: None,
+        };
+        let first = "https://auth.example.com/token";
+        assert_eq!(bind_to_token_endpoint(&mut client, first), Ok(()));
+        assert_eq!(client.token_endpoint.as_deref(), Some(first));
+        assert_eq!(bind_to_token_endpoint(&mut client, first), Ok(()));
+        let refused = bind_to_token_endpoint(&mut client, "https://evil-as.example/token");
+        assert!(
+            refused
+                .as_ref()
+                .is_err_and(|reason| reason.contains("https://evil-as.example/token")
+                    && !reason.contains("s3cret")),
+            "{refused:?}"
+        );
+        assert_eq!(client.token_endpoint.as_deref(), Some(first));
+    }
 
     #[test]
     fn only_http_urls_a_browser_may_open_are_handed_out() {
