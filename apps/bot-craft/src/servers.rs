@@ -77,6 +77,10 @@ pub enum ServersCommand {
         /// Take a remote before a package.
         #[arg(long)]
         remote: bool,
+        /// Replace a server of the same name (its command, env and sandbox become the
+        /// registry's); without it, an existing name is refused.
+        #[arg(long)]
+        replace: bool,
     },
     /// Start a server.
     Start { name: String },
@@ -214,6 +218,7 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
             registry_url,
             as_name,
             remote: prefer_remote,
+            replace,
         } => {
             let document = fetch_server_json(&registry_url, &name, version.as_deref()).await?;
             let mut target = reqwest::Url::parse("http://botcraft/api/servers/import")?;
@@ -221,6 +226,9 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
                 .query_pairs_mut()
                 .append_pair("prefer", if prefer_remote { "remote" } else { "package" })
                 .extend_pairs(as_name.iter().map(|as_name| ("name", as_name)));
+            if replace {
+                target.query_pairs_mut().append_pair("replace", "true");
+            }
             let path = format!("{}?{}", target.path(), target.query().unwrap_or_default());
             print_json(&remote.send(Method::POST, &path, Some(&document)).await?);
         }

@@ -187,9 +187,29 @@ fn remote_spec(
     Ok(spec)
 }
 
+/// What an imported server that already exists keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportUpdate {
+    /// Its sandbox, always-on and idle settings (an operator's own file, re-imported).
+    KeepSettings,
+    /// Not its sandbox: a third-party document (an MCP Registry entry) replaces the server.
+    Replace,
+}
+
 impl Store {
-    /// Write an import plan: create new names, update command/args/env of existing ones.
+    /// Write an import plan: create new names, update command/args/env of existing ones
+    /// (each keeps its sandbox, its always-on and idle settings and its bindings).
     pub async fn import_servers(&self, plan: &ImportPlan) -> Result<ImportReport, StoreError> {
+        self.import_servers_as(plan, ImportUpdate::KeepSettings)
+            .await
+    }
+
+    /// [`Store::import_servers`], saying what an existing server keeps.
+    pub async fn import_servers_as(
+        &self,
+        plan: &ImportPlan,
+        update: ImportUpdate,
+    ) -> Result<ImportReport, StoreError> {
         let mut report = ImportReport {
             skipped: plan.skipped.clone(),
             ..ImportReport::default()
@@ -204,6 +224,12 @@ impl Store {
                     merged.env = spec.env.clone();
                     merged.url = spec.url.clone();
                     merged.headers = spec.headers.clone();
+                    if update == ImportUpdate::Replace {
+                        // Its sandbox named paths from its old env (`${WORKSPACE_ROOT}`),
+                        // which the imported document now sets: it starts again from the
+                        // default of a new server.
+                        merged.sandbox = spec.sandbox.clone();
+                    }
                     self.update_server(&existing.id, &merged).await?;
                     report.updated.push(spec.name.clone());
                 }

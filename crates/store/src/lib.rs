@@ -51,7 +51,9 @@ pub use approval::ApprovalPolicy;
 pub use changes::{CHANGES_CHANNEL, PeerListener, StoreChange};
 pub use database::{Backend, Clock, Store, StoreOptions, SystemClock, sqlite_url};
 pub use error::{StoreError, ValidationError};
-pub use import::{ImportError, ImportPlan, ImportReport, SkipReason, Skipped, parse_mcp_servers};
+pub use import::{
+    ImportError, ImportPlan, ImportReport, ImportUpdate, SkipReason, Skipped, parse_mcp_servers,
+};
 pub use model::{
     BindingSpec, Bot, BotMcpServer, BotSpec, BoundServer, DEFAULT_IDLE_TIMEOUT_MS,
     DEFAULT_INIT_TIMEOUT_MS, DEFAULT_MAX_TOOL_RESULT_CHARS, DEFAULT_STEP_LIMIT, DEFAULT_TIMEOUT_MS,

@@ -352,6 +352,29 @@ fn package_spec(
     let identifier = text(package, "identifier").ok_or("no \"identifier\"")?;
     package_identifier(registry_type, identifier)?;
     let version = text(package, "version");
+    // What runs is what the registry serves under that name at each start, unless a version
+    // pins it: say so when none does.
+    let exact = |v: &str| {
+        v.chars().next().is_some_and(|c| c.is_ascii_digit())
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '+'))
+    };
+    let pinned = match registry_type {
+        "oci" => {
+            identifier.contains('@')
+                || identifier
+                    .rsplit('/')
+                    .next()
+                    .is_some_and(|last| last.contains(':'))
+        }
+        _ => version.is_some_and(exact),
+    };
+    if !pinned {
+        notes.push(format!(
+            "{server}: {identifier} is not pinned to a version ({}): each start runs whatever the registry serves then; pin one in the config",
+            version.unwrap_or("none given")
+        ));
+    }
     let (runtime, coordinate) = match registry_type {
         "npm" => (
             "npx",

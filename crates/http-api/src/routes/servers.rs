@@ -162,6 +162,9 @@ pub struct ImportOptions {
     name: Option<String>,
     /// `package` (default) or `remote`: which kind of entry to take first.
     prefer: Option<String>,
+    /// A `server.json` may replace a server of the same name only when this is `true`: the
+    /// server's command, env and sandbox become the document's.
+    replace: Option<bool>,
 }
 
 /// An `mcpServers` document (Claude Desktop, Cursor, VS Code) or an MCP Registry
@@ -176,14 +179,17 @@ pub async fn import(
     // The query's options are for a `server.json`: a request that gives them (as
     // `servers import-registry` does) never takes another shape, such as an `mcpServers`
     // document a registry answered with instead.
-    if (options.name.is_some() || options.prefer.is_some()) && !store::is_server_json(&document) {
+    if (options.name.is_some() || options.prefer.is_some() || options.replace.is_some())
+        && !store::is_server_json(&document)
+    {
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "not_server_json",
             "name and prefer are for an MCP Registry server.json, and this body is not one",
         ));
     }
-    let (plan, notes) = if store::is_server_json(&document) {
+    let registry = store::is_server_json(&document);
+    let (plan, notes) = if registry {
         let prefer = match options.prefer.as_deref() {
             None | Some("package") => store::RegistryPreference::Package,
             Some("remote") => store::RegistryPreference::Remote,
@@ -212,7 +218,28 @@ pub async fn import(
         })?;
         (plan, Vec::new())
     };
-    let report = state.store.import_servers(&plan).await?;
+    // A third-party document never takes over a server unasked (a registry entry named
+    // `forge-filesystem` would keep that server's sandbox and bindings and set its env).
+    let update = if registry {
+        if options.replace != Some(true) {
+            for spec in &plan.servers {
+                if state.store.server_by_name(&spec.name).await?.is_some() {
+                    return Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        "server_exists",
+                        format!(
+                            "a server named {:?} exists: import under another name (name=, --as) or replace it (replace=true, --replace: its command, env and sandbox become the document's)",
+                            spec.name
+                        ),
+                    ));
+                }
+            }
+        }
+        store::ImportUpdate::Replace
+    } else {
+        store::ImportUpdate::KeepSettings
+    };
+    let report = state.store.import_servers_as(&plan, update).await?;
     reload(&state).await?;
     let skipped: Vec<Value> = report
         .skipped

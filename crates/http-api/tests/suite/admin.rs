@@ -253,6 +253,44 @@ async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow
         (wx.command.as_str(), wx.args.clone()),
         ("uvx", vec!["weather-mcp==1.0.0".to_owned()])
     );
+    // The same document again: a registry entry never takes over a server unasked; asked,
+    // it replaces the command, env and sandbox (the operator's sandbox named paths the
+    // document's env could now point elsewhere).
+    let mut confined = wx.spec();
+    confined.sandbox = serde_json::from_value(json!({"readWrite": ["${WORKSPACE_ROOT}"]}))?;
+    fx.store.update_server(&wx.id, &confined).await?;
+    let again = fx
+        .send(request(
+            "POST",
+            "/api/servers/import?name=wx",
+            Some(&server_json),
+        ))
+        .await?;
+    assert_eq!(
+        (again.status.as_u16(), again.error_code()),
+        (409, "server_exists".to_owned()),
+        "{}",
+        again.body
+    );
+    let replaced = fx
+        .send(request(
+            "POST",
+            "/api/servers/import?name=wx&replace=true",
+            Some(&server_json),
+        ))
+        .await?;
+    assert_eq!(
+        replaced.json()?["updated"],
+        json!(["wx"]),
+        "{}",
+        replaced.body
+    );
+    let wx_now = fx.store.server_by_name("wx").await?.expect("replaced");
+    assert_eq!(
+        wx_now.sandbox, wx.sandbox,
+        "the sandbox is the default again"
+    );
+    assert_ne!(wx_now.sandbox, confined.sandbox);
     let bad_prefer = fx
         .send(request(
             "POST",

@@ -215,3 +215,30 @@ fn inputs_arguments_and_refusals() {
     ));
     assert!(!is_server_json(&json!({"mcpServers": {}})));
 }
+
+/// A package with no exact version runs whatever its registry serves at each start: the
+/// notes say so; a pinned one says nothing of it.
+#[test]
+fn an_unpinned_package_is_named_in_the_notes() {
+    for (version, pinned) in [
+        (json!("1.2.3"), true),
+        (json!("latest"), false),
+        (json!("^1"), false),
+        (Value::Null, false),
+    ] {
+        let mut package = json!({"registryType": "npm", "identifier": "@example/tools", "transport": {"type": "stdio"}});
+        if !version.is_null() {
+            package["version"] = version.clone();
+        }
+        let document = json!({"name": "com.example/tools", "packages": [package]});
+        let (_, notes) =
+            parse_server_json(&document, None, RegistryPreference::Package).expect("imports");
+        assert_eq!(
+            notes
+                .iter()
+                .any(|n| n.contains("is not pinned to a version")),
+            !pinned,
+            "{version}: {notes:?}"
+        );
+    }
+}
