@@ -229,8 +229,10 @@ impl McpServerManager {
             crate::remote::resolve_headers(&config, endpoint, &settings.env, &settings.env_policy)?;
         let http = self.inner.http.get_or_init(mcp_client::http_client);
         let oauth = match &settings.oauth {
-            Some(oauth) if crate::oauth::eligible(endpoint) => Some(
-                crate::oauth::authorized_client(
+            Some(oauth) if crate::oauth::eligible(endpoint) => {
+                // Discovery and a refresh talk to servers the MCP server names: within the
+                // start's own deadline, and ended by a stop, as the connection itself.
+                let authorized = crate::oauth::authorized_client(
                     &self.inner.oauth,
                     &self.inner.records,
                     oauth,
@@ -238,10 +240,25 @@ impl McpServerManager {
                     slot.principal.as_deref(),
                     endpoint,
                     http.clone(),
-                )
-                .await?
-                .map_or(mcp_client::Auth::Challengeable, mcp_client::Auth::Token),
-            ),
+                );
+                let cancel = slot.start_cancel();
+                let authorized = tokio::select! {
+                    authorized = tokio::time::timeout(config.init_timeout, authorized) => authorized,
+                    () = cancel.cancelled() => {
+                        return Err(LifecycleError::StartCancelled {
+                            server: config.name.clone(),
+                        });
+                    }
+                };
+                let Ok(authorized) = authorized else {
+                    return Err(LifecycleError::InitTimeout {
+                        server: config.name.clone(),
+                        timeout: config.init_timeout,
+                        stderr_tail: Vec::new(),
+                    });
+                };
+                Some(authorized?.map_or(mcp_client::Auth::Challengeable, mcp_client::Auth::Token))
+            }
             _ => None,
         };
         crate::remote::connect(
