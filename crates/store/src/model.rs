@@ -112,6 +112,20 @@ fn default_idle_timeout() -> i64 {
 }
 
 impl McpServerSpec {
+    /// The `${VAR}` names its env values and header values refer to.
+    pub fn variable_references(&self) -> std::collections::BTreeSet<&str> {
+        self.env
+            .values()
+            .chain(self.headers.values())
+            .filter_map(|value| env_template::parse_env_value(value).ok())
+            .flatten()
+            .filter_map(|segment| match segment {
+                env_template::EnvSegment::Reference(name) => Some(name),
+                env_template::EnvSegment::Literal(_) => None,
+            })
+            .collect()
+    }
+
     /// A server with the model's defaults: 30 s timeouts, 60 s idle, not always-on.
     pub fn new(name: impl Into<String>, command: impl Into<String>) -> Self {
         Self {

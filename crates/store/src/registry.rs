@@ -17,10 +17,14 @@
 //!   variable's value or default. A required argument with no value at all is written as its
 //!   `valueHint` and reported in `notes`: arguments take no `${VAR}`.
 //! - **Environment and headers**: a secret, or a required input without a value, becomes a
-//!   `${NAME}` placeholder (resolved at start from BotCraft's environment under the allow-list,
-//!   never stored); other inputs take their value, else their default, else are left out. A
-//!   header's variable is named from the header (`X-API-Key` → `${X_API_KEY}`), a
-//!   `{variable}` inside a value from the variable (`Bearer {api_key}` → `Bearer ${API_KEY}`).
+//!   placeholder named after the server (resolved at start from BotCraft's environment under
+//!   the allow-list, never stored); other inputs take their value, else their default, else
+//!   are left out. For server `weather`, a header's variable is named from the header
+//!   (`X-API-Key` → `${WEATHER__X_API_KEY}`), a `{variable}` inside a value from the variable
+//!   (`Bearer {api_key}` → `Bearer ${WEATHER__API_KEY}`). A `{variable}` the input does not
+//!   declare, a `${…}` in the document, or a `$`, `{` or `}` in a variable's value is refused:
+//!   a document never names a variable of BotCraft's itself (the API also refuses an import
+//!   whose variables another server uses).
 //! - The name is the part after the `/` of the registry name, made a valid server name,
 //!   unless one is given.
 
@@ -254,6 +258,10 @@ fn substitute(
         let known = (!flag(variable, "isSecret"))
             .then(|| text(variable, "value").or_else(|| text(variable, "default")))
             .flatten();
+        // A value put in is text, never a reference (or a piece of one) of its own.
+        if known.is_some_and(|known| known.contains(['$', '{', '}'])) {
+            return Err(format!("variable {{{key}}}'s value holds $, {{ or }}"));
+        }
         match (known, placeholders) {
             (Some(known), _) => out.push_str(known),
             (None, Some(server)) => {
@@ -267,25 +275,31 @@ fn substitute(
     Ok(out)
 }
 
-/// An env var's or header's value of `server` (`None`: left out), and the `${VAR}` it needs,
-/// if any.
+/// An env var's or header's value of `server` (`None`: left out), and the `${VAR}`s it needs.
 fn input_value(
     server: &str,
     input: &Map<String, Value>,
     variable: &str,
-) -> Option<(String, Option<String>)> {
+) -> Option<(String, Vec<String>)> {
     let own = placeholder_name(server, variable);
     if flag(input, "isSecret") && text(input, "value").is_none_or(|v| !v.contains('{')) {
-        return Some((format!("${{{own}}}"), Some(own)));
+        return Some((format!("${{{own}}}"), vec![own]));
     }
     if let Some(value) = text(input, "value").or_else(|| text(input, "default")) {
         // A value that cannot be read (an undeclared variable, a reference of its own) is
         // left out rather than stored as written.
         let resolved = substitute(value, input, Some(server)).ok()?;
-        let needs = resolved.contains("${").then_some(own);
+        let needs = env_template::parse_env_value(&resolved)
+            .ok()?
+            .into_iter()
+            .filter_map(|segment| match segment {
+                env_template::EnvSegment::Reference(name) => Some(name.to_owned()),
+                env_template::EnvSegment::Literal(_) => None,
+            })
+            .collect();
         return Some((resolved, needs));
     }
-    flag(input, "isRequired").then(|| (format!("${{{own}}}"), Some(own)))
+    flag(input, "isRequired").then(|| (format!("${{{own}}}"), vec![own]))
 }
 
 fn arguments(items: Option<&Value>, notes: &mut Vec<String>, server: &str) -> Vec<String> {
@@ -352,6 +366,12 @@ fn package_spec(
     let identifier = text(package, "identifier").ok_or("no \"identifier\"")?;
     package_identifier(registry_type, identifier)?;
     let version = text(package, "version");
+    // A version is never another package (`npm:other@1`, a URL, `github:x/y`) nor an option.
+    if let Some(v) = version
+        && (v.starts_with('-') || v.contains([':', '/', '\\']) || v.contains(char::is_whitespace))
+    {
+        return Err(format!("the version {v:?} is not a version"));
+    }
     // What runs is what the registry serves under that name at each start, unless a version
     // pins it: say so when none does.
     let exact = |v: &str| {
@@ -365,7 +385,8 @@ fn package_spec(
                 || identifier
                     .rsplit('/')
                     .next()
-                    .is_some_and(|last| last.contains(':'))
+                    .and_then(|last| last.split_once(':'))
+                    .is_some_and(|(_, tag)| tag != "latest")
         }
         _ => version.is_some_and(exact),
     };
@@ -424,6 +445,11 @@ fn package_spec(
         let Some(name) = text(input, "name") else {
             continue;
         };
+        if validate::is_package_source_key(name) {
+            return Err(format!(
+                "it sets {name}, which chooses where a package comes from or what is trusted"
+            ));
+        }
         if let Some((value, need)) = input_value(server, input, name) {
             env.insert(name.to_owned(), value);
             needs.extend(need);

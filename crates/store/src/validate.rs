@@ -10,12 +10,12 @@
 //!   `RUBYLIB`, `JAVA_TOOL_OPTIONS`, `_JAVA_OPTIONS`, `JDK_JAVA_OPTIONS`, `CLASSPATH`;
 //! - shell start-up and parsing: `BASH_ENV`, `ENV`, `SHELLOPTS`, `BASHOPTS`, `IFS`;
 //! - glibc hooks: `GCONV_PATH`, `GLIBC_TUNABLES`, `MALLOC_CHECK_`, `HOSTALIASES`, `LOCALDOMAIN`, `RESOLV_HOST_CONF`;
-//! - package managers' and container runtimes' settings, which choose where a package or an
-//!   image comes from (`npx -y pkg@1.2.3` fetched from another registry): every `UV_*`,
-//!   `PIP_*`, `BUN_*`, `YARN_*`, `PNPM_*`, `COREPACK_*`, `DOCKER_*`, `PODMAN_*` and
-//!   `CONTAINERS_*` key, and `npm_config_*` in any case (npm reads both).
 //!
-//! Keys are otherwise compared case-sensitively, as the loader and interpreters read them.
+//! Keys are compared case-sensitively, as the loader and interpreters read them.
+//!
+//! A third-party document (an MCP Registry entry) may not set, besides, what chooses where a
+//! package or an image comes from ([`is_package_source_key`]): an operator's own config may
+//! (a company mirror, a rootless Docker's `DOCKER_HOST`).
 
 use crate::api_keys::ApiKeySpec;
 use crate::approval::ApprovalPolicy;
@@ -32,9 +32,10 @@ pub const MAX_TOOL_RESULT_CHARS: i64 = 10_000_000;
 /// The longest accepted server or bot name.
 pub const MAX_NAME_LEN: usize = 64;
 
-const FORBIDDEN_ENV_PREFIXES: &[&str] = &[
-    "LD_",
-    "DYLD_",
+const FORBIDDEN_ENV_PREFIXES: &[&str] = &["LD_", "DYLD_"];
+
+/// Package managers' and container runtimes' settings ([`is_package_source_key`]).
+const PACKAGE_SOURCE_PREFIXES: &[&str] = &[
     "UV_",
     "PIP_",
     "BUN_",
@@ -45,6 +46,38 @@ const FORBIDDEN_ENV_PREFIXES: &[&str] = &[
     "PODMAN_",
     "CONTAINERS_",
 ];
+/// Variables that point a package manager at files or certificates of someone's choosing.
+const PACKAGE_SOURCE_KEYS: &[&str] = &[
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "NODE_EXTRA_CA_CERTS",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+];
+
+/// Whether `key` chooses where a package or an image comes from, or what a package manager
+/// trusts: every `UV_*`, `PIP_*`, `BUN_*`, `YARN_*`, `PNPM_*`, `COREPACK_*`, `DOCKER_*`,
+/// `PODMAN_*` and `CONTAINERS_*` key, `npm_config_*` in any case (npm reads both), the home
+/// and XDG folders, proxies and CA bundles. A registry document may set none of them
+/// (`npm_config_registry` made a pinned `npx` package come from another registry).
+pub fn is_package_source_key(key: &str) -> bool {
+    const NPM: &str = "npm_config_";
+    PACKAGE_SOURCE_KEYS.contains(&key)
+        || PACKAGE_SOURCE_PREFIXES.iter().any(|p| key.starts_with(p))
+        || key
+            .get(..NPM.len())
+            .is_some_and(|head| head.eq_ignore_ascii_case(NPM))
+}
 const FORBIDDEN_ENV_KEYS: &[&str] = &[
     "PATH",
     "NODE_OPTIONS",
@@ -77,12 +110,7 @@ const FORBIDDEN_ENV_KEYS: &[&str] = &[
 
 /// Whether a server config may not set `key` (see the module docs for the list).
 pub fn is_forbidden_env_key(key: &str) -> bool {
-    const NPM: &str = "npm_config_";
-    FORBIDDEN_ENV_KEYS.contains(&key)
-        || FORBIDDEN_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
-        || key
-            .get(..NPM.len())
-            .is_some_and(|head| head.eq_ignore_ascii_case(NPM))
+    FORBIDDEN_ENV_KEYS.contains(&key) || FORBIDDEN_ENV_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
 fn name(entity: &'static str, name: &str) -> Result<(), ValidationError> {

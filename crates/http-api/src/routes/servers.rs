@@ -221,6 +221,26 @@ pub async fn import(
     // A third-party document never takes over a server unasked (a registry entry named
     // `forge-filesystem` would keep that server's sandbox and bindings and set its env).
     let update = if registry {
+        // A variable is the server's own: a document whose placeholders another server
+        // already refers to (two names that read the same, `github_mcp_server` and
+        // `github-mcp-server`) would read that server's secret.
+        let others = state.store.servers().await?;
+        for spec in &plan.servers {
+            let wanted = spec.variable_references();
+            for other in others.iter().filter(|other| other.name != spec.name) {
+                let theirs = other.spec();
+                if let Some(shared) = theirs.variable_references().intersection(&wanted).next() {
+                    return Err(ApiError::new(
+                        StatusCode::CONFLICT,
+                        "variable_shared",
+                        format!(
+                            "the imported server would read ${{{shared}}}, which server {:?} uses: import it under another name (name=, --as)",
+                            other.name
+                        ),
+                    ));
+                }
+            }
+        }
         if options.replace != Some(true) {
             for spec in &plan.servers {
                 if state.store.server_by_name(&spec.name).await?.is_some() {

@@ -291,6 +291,21 @@ async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow
         "the sandbox is the default again"
     );
     assert_ne!(wx_now.sandbox, confined.sandbox);
+    // Under a name that reads the same as a variable's prefix (`WX` and `wx`), the document
+    // would read wx's variable: refused.
+    let shared = fx
+        .send(request(
+            "POST",
+            "/api/servers/import?name=WX",
+            Some(&server_json),
+        ))
+        .await?;
+    assert_eq!(
+        (shared.status.as_u16(), shared.error_code()),
+        (409, "variable_shared".to_owned()),
+        "{}",
+        shared.body
+    );
     let bad_prefer = fx
         .send(request(
             "POST",

@@ -213,34 +213,6 @@ async fn invalid_server_specs_are_refused_before_writing(db: &TestDb) -> anyhow:
             },
         ),
         (
-            base().env("npm_config_registry", "https://evil.example/"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "npm_config_registry".into(),
-            },
-        ),
-        (
-            base().env("NPM_CONFIG_USERCONFIG", "/tmp/npmrc"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "NPM_CONFIG_USERCONFIG".into(),
-            },
-        ),
-        (
-            base().env("UV_INDEX_URL", "https://evil.example/simple"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "UV_INDEX_URL".into(),
-            },
-        ),
-        (
-            base().env("DOCKER_HOST", "tcp://evil.example:2375"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "DOCKER_HOST".into(),
-            },
-        ),
-        (
             base().env("PYTHONPATH", "/tmp"),
             ValidationError::ForbiddenEnvKey {
                 server: "s".into(),
