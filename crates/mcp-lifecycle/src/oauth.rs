@@ -48,7 +48,7 @@ use rmcp::transport::auth::{
 
 use crate::config::{RemoteEndpoint, RemoteTransport, ServerConfig};
 use crate::error::LifecycleError;
-use crate::oauth_credentials::{CredentialHandle, OAuthRecord, ServerCredentials};
+use crate::oauth_credentials::{ClientRecord, CredentialHandle, OAuthRecord, ServerCredentials};
 use crate::records::ServerRecords;
 use mcp_client::{cut_urls, shown_url};
 
@@ -281,6 +281,29 @@ pub(crate) async fn authorized_client(
             .map_err(|error| auth_failed(config, &error))?;
         return Ok(None);
     }
+    // The refresh token and the client's secret go to the token endpoint: only over https,
+    // and only to the one the client was bound to (a server whose metadata now names
+    // another authorization server gets neither; its tokens are dropped, and it needs
+    // authorization again).
+    if !browser_safe(&metadata.token_endpoint) {
+        return Err(LifecycleError::OAuth {
+            server: config.name.clone(),
+            url: shown_url(&endpoint.url),
+            reason: format!(
+                "the token endpoint {} is not an https URL (http only on loopback)",
+                shown_url(&metadata.token_endpoint)
+            ),
+        });
+    }
+    let mut record = record;
+    if let Err(reason) = bind_to_token_endpoint(&mut record.client, &metadata.token_endpoint) {
+        tracing::warn!(server = %config.name, %reason, "the stored tokens are dropped");
+        credentials
+            .drop_tokens()
+            .await
+            .map_err(|error| auth_failed(config, &error))?;
+        return Ok(None);
+    }
     let mut client = OAuthClientConfig::new(&record.client.client_id, &record.client.redirect_uri)
         .with_scopes(record.client.scopes.clone());
     if let Some(secret) = &record.client.client_secret {
@@ -312,6 +335,48 @@ pub(crate) fn needs_auth_error(
         server: config.name.clone(),
         url: shown_endpoint(config),
         challenge: None,
+    }
+}
+
+/// A client (and its secret, and the refresh token) goes only to the token endpoint it was
+/// first used with: bound there at its first use, refused at any other.
+pub(crate) fn bind_to_token_endpoint(
+    client: &mut ClientRecord,
+    token_endpoint: &str,
+) -> Result<(), String> {
+    match &client.token_endpoint {
+        Some(bound) if bound != token_endpoint => Err(format!(
+            "the server now names another authorization server (token endpoint {} instead of {}); \
+             the client set for the first is not sent there: set the client again if the change is expected",
+            shown_url(token_endpoint),
+            shown_url(bound)
+        )),
+        Some(_) => Ok(()),
+        None => {
+            client.token_endpoint = Some(token_endpoint.to_owned());
+            Ok(())
+        }
+    }
+}
+
+/// Whether a browser (or a token request) may be sent to `url`: https, or http to a
+/// loopback host.
+pub(crate) fn browser_safe(url: &str) -> bool {
+    let Ok(parsed) = reqwest::Url::parse(url) else {
+        return false;
+    };
+    match parsed.scheme() {
+        "https" => true,
+        "http" => match parsed.host_str() {
+            Some("localhost") => true,
+            Some(host) => host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback()),
+            None => false,
+        },
+        _ => false,
     }
 }
 

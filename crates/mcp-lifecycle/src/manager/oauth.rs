@@ -39,8 +39,8 @@ use crate::config::ServerConfig;
 use crate::error::LifecycleError;
 use crate::manager::McpServerManager;
 use crate::oauth::{
-    OAuthSettings, OAuthStatus, PENDING_TTL, Pending, auth_failed, authorization_manager, eligible,
-    needs_auth_error,
+    OAuthSettings, OAuthStatus, PENDING_TTL, Pending, auth_failed, authorization_manager,
+    bind_to_token_endpoint, browser_safe, eligible, needs_auth_error,
 };
 use crate::oauth_credentials::{ClientRecord, CredentialHandle, OAuthRecord};
 use crate::records::ServerRecords;
@@ -191,7 +191,7 @@ impl McpServerManager {
                         redirect_uri: settings.redirect_uri.clone(),
                         scopes: scopes.clone(),
                         preregistered: false,
-                        token_endpoint: None,
+                        token_endpoint: Some(metadata.token_endpoint.clone()),
                     }
                 }
                 _ => {
@@ -210,7 +210,7 @@ impl McpServerManager {
                         redirect_uri: settings.redirect_uri.clone(),
                         scopes: scopes.clone(),
                         preregistered: false,
-                        token_endpoint: None,
+                        token_endpoint: Some(metadata.token_endpoint.clone()),
                     }
                 }
             }
@@ -468,44 +468,6 @@ impl McpServerManager {
                 reason: "OAuth is not set up on this host (no secret key or callback URL)".into(),
             }),
         }
-    }
-}
-
-/// Whether a browser may be sent to `url`: https, or http to a loopback host.
-/// An operator's client (and its secret) goes only to the token endpoint it was first used
-/// with: bound there at its first use, refused at any other.
-fn bind_to_token_endpoint(client: &mut ClientRecord, token_endpoint: &str) -> Result<(), String> {
-    match &client.token_endpoint {
-        Some(bound) if bound != token_endpoint => Err(format!(
-            "the server now names another authorization server (token endpoint {} instead of {}); \
-             the client set for the first is not sent there: set the client again if the change is expected",
-            shown_url(token_endpoint),
-            shown_url(bound)
-        )),
-        Some(_) => Ok(()),
-        None => {
-            client.token_endpoint = Some(token_endpoint.to_owned());
-            Ok(())
-        }
-    }
-}
-
-fn browser_safe(url: &str) -> bool {
-    let Ok(parsed) = reqwest::Url::parse(url) else {
-        return false;
-    };
-    match parsed.scheme() {
-        "https" => true,
-        "http" => match parsed.host_str() {
-            Some("localhost") => true,
-            Some(host) => host
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback()),
-            None => false,
-        },
-        _ => false,
     }
 }
 
