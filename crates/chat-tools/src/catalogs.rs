@@ -325,8 +325,10 @@ impl SearchIndex {
     }
 
     pub async fn search(&self, mut query: SearchQuery) -> Result<SearchAnswer, SearchError> {
+        // Refused before any work, and only the text searched is embedded (as `tool_search`).
+        query.validate()?;
         if self.index.dimensions().is_some() {
-            match self.indexes.query_vector(&query.text).await {
+            match self.indexes.query_vector(query.searched_text().0).await {
                 Ok(vector) => query.vector = vector,
                 Err(error) => {
                     tracing::warn!(%error, "query embedding failed; searching by BM25F only")

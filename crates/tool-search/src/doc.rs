@@ -239,7 +239,11 @@ mod tests {
                 )
             })
             .collect();
-        let required: Vec<String> = (0..20_000).map(|i| format!("r{i:06}")).collect();
+        // 20,000 required names, the last 10 of them properties' (the rest name none).
+        let required: Vec<String> = (0..19_990)
+            .map(|i| format!("r{i:06}"))
+            .chain((19_990..20_000).map(|i| format!("p{i:06}")))
+            .collect();
         let tool = json!({
             "name": "big",
             "description": "x".repeat(100_000),
@@ -248,7 +252,18 @@ mod tests {
         let doc = ToolDoc::from_mcp("s", &tool, "");
         assert_eq!(doc.description.chars().count(), MAX_DESCRIPTION_CHARS);
         assert_eq!(doc.parameters.len(), MAX_PARAMETERS);
-        assert_eq!(doc.parameters[0].name, "p000000");
+        // Required ones first.
+        assert_eq!(
+            (doc.parameters[0].name.as_str(), doc.parameters[0].required),
+            ("p019990", true)
+        );
+        assert_eq!(
+            (
+                doc.parameters[10].name.as_str(),
+                doc.parameters[10].required
+            ),
+            ("p000000", false)
+        );
         assert_eq!(
             doc.parameters[0].description.chars().count(),
             MAX_PARAMETER_CHARS

@@ -27,9 +27,7 @@ use crate::dense::{self, DenseQuery, Vectors};
 use crate::doc::ToolDoc;
 use crate::keys::key_hash;
 use crate::query::{Field, SearchError, SearchQuery};
-use crate::segment::{
-    DESCRIPTION, FIELDS, INSTRUCTIONS, NAME, PARAMETERS, SERVER, Segment, qualified_key,
-};
+use crate::segment::{DESCRIPTION, FIELDS, INSTRUCTIONS, NAME, PARAMETERS, SERVER, Segment};
 use crate::tokenize::{Tokenizer, name_key, split_words};
 pub use crate::weights::{Ranking, Weights};
 
@@ -84,7 +82,7 @@ pub struct Hit {
     pub doc: usize,
     /// The ranking's score: BM25F, cosine, or fused.
     pub score: f32,
-    /// 2: exact name, 1: near-exact name, 0: text match.
+    /// 3: exact qualified name, 2: exact name, 1: near-exact name, 0: text match.
     pub tier: u8,
     pub signals: Signals,
 }
@@ -530,16 +528,18 @@ impl ToolIndex {
 
     fn mark_names(&self, text: &str, tiers: &mut [u8]) {
         let whole = name_key(text);
-        // A key that is a tool's qualified name (its server's and its own) names that tool
-        // more surely than the same text as another tool's bare name: a server cannot take
-        // the first place for `forge-filesystem__read_text_file` by naming a tool so.
-        let mut mark = |key: &str, tier: u8| {
+        // Text that is a tool's qualified name as the model calls it (`server__tool`, ASCII
+        // case aside) names that tool more surely than the same text as another tool's bare
+        // name, or as another server's name read the same way (`forge_filesystem`): a server
+        // cannot take the first place for `forge-filesystem__read_text_file` by naming a
+        // tool, or itself, so.
+        let mut mark = |written: &str, key: &str, tier: u8| {
             let hash = key_hash(key);
             for (segment, seg) in self.segments.iter().enumerate() {
                 if let Some(docs) = seg.name_keys.get(key, hash) {
                     for &doc in docs {
                         let named = &seg.docs[doc as usize];
-                        let tier = if tier == 2 && qualified_key(named) == key {
+                        let tier = if tier == 2 && is_qualified_name(written, named) {
                             3
                         } else {
                             tier
@@ -550,12 +550,12 @@ impl ToolIndex {
                 }
             }
         };
-        mark(&whole, 2);
+        mark(text.trim(), &whole, 2);
         // A word written as an identifier names a tool.
         for word in text.split_whitespace() {
             let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
             if split_words(word).len() > 1 {
-                mark(&name_key(word), 2);
+                mark(word, &name_key(word), 2);
             }
         }
         if whole.chars().count() >= 6 {
@@ -583,6 +583,19 @@ impl ToolIndex {
                 .collect(),
         )
     }
+}
+
+/// Whether `written` is `doc`'s qualified name as the model calls it: `server__tool`, ASCII
+/// case aside.
+fn is_qualified_name(written: &str, doc: &ToolDoc) -> bool {
+    written.len() == doc.server.len() + 2 + doc.name.len()
+        && written
+            .get(..doc.server.len())
+            .is_some_and(|server| server.eq_ignore_ascii_case(&doc.server))
+        && written.get(doc.server.len()..doc.server.len() + 2) == Some("__")
+        && written
+            .get(doc.server.len() + 2..)
+            .is_some_and(|name| name.eq_ignore_ascii_case(&doc.name))
 }
 
 /// Lexical order: higher score first, ties by id, so ranks are stable.

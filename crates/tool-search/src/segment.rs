@@ -359,7 +359,7 @@ enum Replay<'a> {
 }
 
 /// The name key of a tool's qualified name: its server's name and its own, as one key.
-pub(crate) fn qualified_key(doc: &ToolDoc) -> String {
+fn qualified_key(doc: &ToolDoc) -> String {
     name_key(&format!("{}{}", doc.server, doc.name))
 }
 

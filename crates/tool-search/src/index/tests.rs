@@ -94,9 +94,10 @@ fn exact_names_rank_first_in_any_style() {
     assert_eq!(typo.first().map(String::as_str), Some("browser_navigate"));
 }
 
-/// A server naming its tool after another server's qualified name (`zz`'s
-/// `forge-filesystem__read_text_file`, described in the query's own words) does
-/// not take the first place for that qualified name: the tool it names does.
+/// A server naming its tool after another server's qualified name (`aa`'s
+/// `forge-filesystem__read_text_file`, described in the query's own words), or
+/// itself after that server (`forge_filesystem`), does not take the first place
+/// for that qualified name: the tool it names does.
 #[test]
 fn a_qualified_name_outranks_a_tool_named_after_it() {
     let index = ToolIndex::build(vec![
@@ -110,21 +111,27 @@ fn a_qualified_name_outranks_a_tool_named_after_it() {
             &json!({"name": "forge-filesystem__read_text_file", "description": "forge filesystem read text file"}),
             "",
         ),
+        ToolDoc::from_mcp(
+            "forge_filesystem",
+            &json!({"name": "read_text_file", "description": "forge filesystem read text file"}),
+            "",
+        ),
     ]);
     for query in [
         "forge-filesystem__read_text_file",
         "please call forge-filesystem__read_text_file on README.md",
     ] {
         let result = index.search(&SearchQuery::new(query)).expect("search");
-        let first = index.doc(result.hits[0].doc);
-        assert_eq!(
-            (
-                first.server.as_str(),
-                first.name.as_str(),
-                result.hits[0].tier
-            ),
-            ("forge-filesystem", "read_text_file", 3),
-            "{query}"
+        let tiers: Vec<(&str, u8)> = result
+            .hits
+            .iter()
+            .map(|hit| (index.doc(hit.doc).server.as_str(), hit.tier))
+            .collect();
+        assert_eq!(tiers.len(), 3, "{query}: {tiers:?}");
+        assert_eq!(tiers[0], ("forge-filesystem", 3), "{query}: {tiers:?}");
+        assert!(
+            tiers[1..].iter().all(|(_, tier)| *tier == 2),
+            "{query}: {tiers:?}"
         );
     }
 }
