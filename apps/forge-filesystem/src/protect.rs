@@ -72,12 +72,17 @@ impl WriteProtection {
     }
 
     /// The operator's protected path that lies inside `real` (a folder about to be moved
-    /// away whole, such as by the trash), if any.
+    /// away whole, such as by the trash), if any: as written, or as its real path (a
+    /// protected symlink's target inside the folder).
     pub fn held_by(&self, root_real: &Path, real: &Path) -> Option<&Path> {
         let relative = real.strip_prefix(root_real).ok()?;
         self.extra
             .iter()
-            .find(|rule| rule.starts_with(relative))
+            .find(|rule| {
+                rule.starts_with(relative)
+                    || std::fs::canonicalize(root_real.join(rule))
+                        .is_ok_and(|target| target.starts_with(real))
+            })
             .map(PathBuf::as_path)
     }
 }

@@ -265,9 +265,7 @@ fn open_trash(config: &Config) -> Result<Trash, ToolFailure> {
     // The operator's protected paths are relative to the workspace root; a repository
     // outside it has none of them.
     Ok(match open_root(&config.workspace_root) {
-        Ok(workspace) => {
-            trash.protecting(workspace.real().to_path_buf(), config.protection.clone())
-        }
+        Ok(workspace) => trash.protecting(workspace, config.protection.clone()),
         Err(_) => trash,
     })
 }

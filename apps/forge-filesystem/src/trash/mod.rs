@@ -110,10 +110,10 @@ pub struct Moved {
 pub struct Trash {
     repo: AllowedRoot,
     trash_root: PathBuf,
-    /// The operator's protected paths (`FORGE_FS_PROTECTED`) and the real path of the
-    /// root they are relative to: never moved into the trash (where `empty_trash` would
-    /// delete them), nor restored over.
-    protection: Option<(PathBuf, WriteProtection)>,
+    /// The operator's protected paths (`FORGE_FS_PROTECTED`) and the root they are relative
+    /// to (the workspace's): never moved into the trash (where `empty_trash` would delete
+    /// them), nor restored over.
+    protection: Option<(AllowedRoot, WriteProtection)>,
 }
 
 impl Trash {
@@ -126,25 +126,43 @@ impl Trash {
         }
     }
 
-    /// Also refuse the operator's protected paths, relative to `root_real`.
-    pub fn protecting(mut self, root_real: PathBuf, protection: WriteProtection) -> Self {
-        self.protection = Some((root_real, protection));
+    /// Also refuse the operator's protected paths, relative to `root`.
+    pub fn protecting(mut self, root: AllowedRoot, protection: WriteProtection) -> Self {
+        self.protection = Some((root, protection));
         self
     }
 
-    /// Refuse `path` (real parents, its own name as given) when the operator protects it
-    /// or, for a folder, something inside it.
-    fn check_operator_rules(&self, path: &Path, relative: &Path) -> Result<(), TrashError> {
+    /// Refuse `requested` (a path of the repository as written) and `path` (the same with
+    /// its real parents, its own name as given) when the operator protects either or, for a
+    /// folder, something inside it (a rule's real path counts: a protected symlink's target).
+    fn check_operator_rules(
+        &self,
+        requested: &str,
+        path: &Path,
+        relative: &Path,
+    ) -> Result<(), TrashError> {
         let Some((root, protection)) = &self.protection else {
             return Ok(());
         };
-        if let Err(refused) = protection.check(root, path) {
-            return Err(TrashError::Protected {
-                relative: relative.to_path_buf(),
-                rule: refused.rule,
-            });
+        let refused = |rule: String| TrashError::Protected {
+            relative: relative.to_path_buf(),
+            rule,
+        };
+        // As written: a path of the repository outside the workspace has no rules.
+        let written = self
+            .repo
+            .absolutize(requested)
+            .ok()
+            .and_then(|absolute| root.lexical_relative(&absolute.to_string_lossy()).ok());
+        if let Some(written) = written
+            && let Err(protected) = protection.check_relative(&written)
+        {
+            return Err(refused(protected.rule));
         }
-        if let Some(rule) = protection.held_by(root, path) {
+        if let Err(protected) = protection.check(root.real(), path) {
+            return Err(refused(protected.rule));
+        }
+        if let Some(rule) = protection.held_by(root.real(), path) {
             return Err(TrashError::HoldsProtected {
                 relative: relative.to_path_buf(),
                 rule: rule.display().to_string(),
@@ -157,7 +175,7 @@ impl Trash {
     pub fn trash(&self, requested: &str, kind: Kind, now: DateTime) -> Result<Moved, TrashError> {
         let entry = self.repo.resolve_entry(requested)?;
         check_protection(&entry.relative)?;
-        self.check_operator_rules(&entry.path, &entry.relative)?;
+        self.check_operator_rules(requested, &entry.path, &entry.relative)?;
         let relative = entry.relative;
         let metadata = lstat(&entry.path, &relative)?;
         check_kind(&relative, &metadata, kind, "trash_file", "trash_directory")?;
@@ -252,7 +270,11 @@ impl Trash {
         // Again with the destination's real parents: a folder of the path may have become a
         // symlink (into `.git`, say) since the entry was trashed.
         check_protection(&destination.relative)?;
-        self.check_operator_rules(&destination.path, &destination.relative)?;
+        self.check_operator_rules(
+            &original.to_string_lossy(),
+            &destination.path,
+            &destination.relative,
+        )?;
         let exists = || TrashError::DestinationExists {
             trashed: inside.clone(),
             original: destination.relative.clone(),

@@ -305,11 +305,14 @@ async fn list_trash_shows_every_item() {
 /// folder, not a folder holding one. Nothing moves.
 #[tokio::test]
 async fn the_operators_protected_paths_are_never_trashed() {
-    let fx = Fixture::start_protected("secrets, deploy/prod.env").await;
+    let fx = Fixture::start_protected("secrets, deploy/prod.env, release").await;
     put(&fx.ws, "secrets/key.pem", "key\n");
     put(&fx.ws, "deploy/prod.env", "TOKEN=1\n");
     put(&fx.ws, "deploy/dev.env", "TOKEN=0\n");
+    put(&fx.ws, "config/prod.env", "TOKEN=2\n");
     std::os::unix::fs::symlink(fx.ws_path("deploy"), fx.ws_path("linked")).expect("ln");
+    // A protected name that is a symlink to a folder: protected as written, and its target.
+    std::os::unix::fs::symlink(fx.ws_path("config"), fx.ws_path("release")).expect("ln");
     let cases = [
         (
             "trash_directory",
@@ -331,6 +334,16 @@ async fn the_operators_protected_paths_are_never_trashed() {
             "deploy",
             "Refusing to trash deploy: it contains the protected path deploy/prod.env",
         ),
+        (
+            "trash_file",
+            "release/prod.env",
+            "Refusing to trash config/prod.env: release is protected and never trashed",
+        ),
+        (
+            "trash_directory",
+            "config",
+            "Refusing to trash config: it contains the protected path release",
+        ),
     ];
     for (tool, path, expected) in cases {
         assert_eq!(
@@ -344,6 +357,7 @@ async fn the_operators_protected_paths_are_never_trashed() {
         "TOKEN=1\n"
     );
     assert!(fx.ws_path("secrets/key.pem").exists());
+    assert!(fx.ws_path("config/prod.env").exists());
     // What is not protected still goes.
     let moved = fx.ok("trash_file", json!({"path": "deploy/dev.env"})).await;
     assert!(
