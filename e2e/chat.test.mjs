@@ -104,9 +104,11 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     await bot.selectOption({ label: "forge (openai:gpt-4.1-mini)" });
     const input = page.getByRole("textbox", { name: /^Message/ });
 
-    // 1. Approve, from the keyboard.
+    // 1. Approve, from the keyboard. Sent with Enter, the message box keeps the focus (the
+    // next key may come before the person sees the request); sent with the button, Approve
+    // takes it.
     await input.fill("say something in the shell");
-    await input.press("Enter");
+    await page.getByRole("button", { name: "Send", exact: true }).click();
     const approve = page.getByRole("button", { name: "approve forge-bash__run", exact: true });
     await approve.waitFor();
     await page.getByRole("status").filter({ hasText: "asks before running forge-bash__run" }).waitFor();
@@ -131,9 +133,10 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     assert.match(part.approval.id, /^ap1\./);
     assert.equal(await page.locator("#chat-log > li").count(), 2, "one user and one assistant message");
 
-    // 2. A new conversation; deny, with the mouse. The person types the next message while
-    // the answer is on its way (the route holds the answer until the draft is in the box):
-    // the box keeps its focus, so a space or an Enter there cannot approve the call.
+    // 2. A new conversation, sent with Enter; deny, with the mouse. The person types the
+    // next message while the answer is on its way (the route holds the answer until the
+    // draft is in the box): the box keeps its focus, so a space or an Enter there cannot
+    // approve the call.
     await page.getByRole("button", { name: "New conversation", exact: true }).click();
     await input.fill("write a file");
     const draft = "a draft the person is typing";
@@ -142,7 +145,7 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
       await input.fill(draft);
       await route.fulfill({ response });
     }, { times: 1 });
-    await page.getByRole("button", { name: "Send", exact: true }).click();
+    await input.press("Enter");
     await page.getByRole("status").filter({ hasText: "asks before running forge-bash__run" }).waitFor();
     assert.ok(await input.evaluate((box) => box === document.activeElement), "the message box keeps the focus");
     assert.equal(await input.inputValue(), draft);

@@ -266,13 +266,12 @@
     }
   }
 
-  /// Whether the person is writing something: the focus is on a field of the page other
-  /// than an empty message box (the box keeps its focus, and its text, while a call asks).
+  /// Whether the person may be writing: the focus is on a field of the page (the message
+  /// box, empty or not: the next key may come before they see the request), not on nothing
+  /// or a button. The box keeps its focus, and its text, while a call asks.
   function typing() {
     const active = document.activeElement;
-    if (!active || active === document.body || active.tagName === "BUTTON") return false;
-    const input = $("chat-input");
-    return active !== input || input.value !== "";
+    return Boolean(active && active !== document.body && active.tagName !== "BUTTON");
   }
 
   function pendingApprovals() {

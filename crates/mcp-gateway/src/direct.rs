@@ -335,9 +335,10 @@ async fn read_body(body: Body, limit: usize) -> Result<Bytes, McpResponse> {
                 }
                 collected.extend_from_slice(&data);
             }
+            // The client's doing (a body cut short, or too slow: the listener's deadline).
             Err(error) => {
                 return Err(plain(
-                    StatusCode::INTERNAL_SERVER_ERROR,
+                    StatusCode::BAD_REQUEST,
                     format!("Failed to read request body: {error}"),
                 ));
             }
