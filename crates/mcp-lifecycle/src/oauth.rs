@@ -265,8 +265,8 @@ pub(crate) async fn authorized_client(
     let Some(record) = record.filter(OAuthRecord::has_token) else {
         return Ok(None);
     };
-    let (mut manager, metadata) = authorization_manager(config, endpoint, None).await?;
-    let current_issuer = metadata.issuer;
+    let (mut manager, mut metadata) = authorization_manager(config, endpoint, None).await?;
+    let current_issuer = metadata.issuer.clone();
     let stored_issuer = record
         .credentials
         .as_ref()
@@ -281,10 +281,21 @@ pub(crate) async fn authorized_client(
             .map_err(|error| auth_failed(config, &error))?;
         return Ok(None);
     }
-    // The refresh token and the client's secret go to the token endpoint: only over https,
-    // and only to the one the client was bound to (a server whose metadata now names
-    // another authorization server gets neither; its tokens are dropped, and it needs
-    // authorization again).
+    // The refresh token and the client's secret go only to the token endpoint the client was
+    // bound to at its authorization, never to one this discovery names (made without the
+    // server's challenge, it may find other metadata, or a server may now name another
+    // authorization server); a client never bound (an older record) is bound here.
+    let mut record = record;
+    match record.client.token_endpoint.clone() {
+        Some(bound) if bound != metadata.token_endpoint => {
+            tracing::info!(server = %config.name, "the discovered token endpoint differs from the client's; the client's is used");
+            metadata.token_endpoint = bound;
+            manager.set_metadata(metadata.clone());
+        }
+        Some(_) => {}
+        None => record.client.token_endpoint = Some(metadata.token_endpoint.clone()),
+    }
+    // Only over https (plain http only to a loopback host).
     if !browser_safe(&metadata.token_endpoint) {
         return Err(LifecycleError::OAuth {
             server: config.name.clone(),
@@ -294,15 +305,6 @@ pub(crate) async fn authorized_client(
                 shown_url(&metadata.token_endpoint)
             ),
         });
-    }
-    let mut record = record;
-    if let Err(reason) = bind_to_token_endpoint(&mut record.client, &metadata.token_endpoint) {
-        tracing::warn!(server = %config.name, %reason, "the stored tokens are dropped");
-        credentials
-            .drop_tokens()
-            .await
-            .map_err(|error| auth_failed(config, &error))?;
-        return Ok(None);
     }
     let mut client = OAuthClientConfig::new(&record.client.client_id, &record.client.redirect_uri)
         .with_scopes(record.client.scopes.clone());
