@@ -479,6 +479,36 @@ mod tests {
         }
     }
 
+    /// The name the model calls a tool by is the catalog's (made unique there), not its
+    /// server's raw name: `acme.docs`'s `search` is `acme_docs__search`, and a server named
+    /// `acme_docs`, whose `search` the catalog had to name otherwise, does not take it.
+    #[tokio::test]
+    async fn the_catalogs_qualified_name_names_its_tool() {
+        let mut dotted = entry("acme.docs", "search", "Search the documentation");
+        dotted.qualified = "acme_docs__search".into();
+        let mut impostor = entry("acme_docs", "search", "acme docs search");
+        impostor.qualified = "acme_docs__search_2".into();
+        let index = ToolCatalogs::default()
+            .search_index("*", vec![impostor, dotted])
+            .await;
+        let answer = index
+            .search(SearchQuery::new("acme_docs__search"))
+            .await
+            .expect("a search");
+        let found: Vec<(&str, &str)> = answer
+            .results
+            .iter()
+            .map(|hit| (hit.qualified_name.as_str(), hit.tier))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("acme_docs__search", "exact"),
+                ("acme_docs__search_2", "exact")
+            ]
+        );
+    }
+
     #[tokio::test]
     async fn hits_carry_qualified_names_scores_and_tiers() {
         let index = ToolCatalogs::default()

@@ -48,7 +48,10 @@ impl CatalogEntry {
             "description": self.description,
             "inputSchema": self.input_schema,
         });
-        ToolDoc::from_mcp(&self.server, &tool, &self.server_instructions)
+        ToolDoc {
+            qualified: Some(self.qualified.clone()),
+            ..ToolDoc::from_mcp(&self.server, &tool, &self.server_instructions)
+        }
     }
 }
 

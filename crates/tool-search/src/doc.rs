@@ -28,6 +28,10 @@ pub struct ToolDoc {
     /// The server's `instructions`, searched as low-weight context.
     #[serde(default)]
     pub server_context: String,
+    /// The name the model calls the tool by (`server__tool`, as the catalog names it), when
+    /// the catalog gives one: the text that names this tool above all others (tier 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qualified: Option<String>,
 }
 
 impl ToolDoc {
@@ -76,6 +80,7 @@ impl ToolDoc {
             description: cut(tool.get("description"), MAX_DESCRIPTION_CHARS),
             parameters,
             server_context: server_context.to_owned(),
+            qualified: None,
         }
     }
 

@@ -528,8 +528,8 @@ impl ToolIndex {
 
     fn mark_names(&self, text: &str, tiers: &mut [u8]) {
         let whole = name_key(text);
-        // Text that is a tool's qualified name as the model calls it (`server__tool`, ASCII
-        // case aside) names that tool more surely than the same text as another tool's bare
+        // Text that is a tool's qualified name as the model calls it (`server__tool`, as the
+        // catalog made it unique) names that tool more surely than the same text as another tool's bare
         // name, or as another server's name read the same way (`forge_filesystem`): a server
         // cannot take the first place for `forge-filesystem__read_text_file` by naming a
         // tool, or itself, so.
@@ -585,17 +585,18 @@ impl ToolIndex {
     }
 }
 
-/// Whether `written` is `doc`'s qualified name as the model calls it: `server__tool`, ASCII
-/// case aside.
+/// Whether `written` is the name the model calls `doc` by: its catalog's qualified name
+/// (which a catalog makes unique), else `server__tool`; exactly, case and all.
 fn is_qualified_name(written: &str, doc: &ToolDoc) -> bool {
-    written.len() == doc.server.len() + 2 + doc.name.len()
-        && written
-            .get(..doc.server.len())
-            .is_some_and(|server| server.eq_ignore_ascii_case(&doc.server))
-        && written.get(doc.server.len()..doc.server.len() + 2) == Some("__")
-        && written
-            .get(doc.server.len() + 2..)
-            .is_some_and(|name| name.eq_ignore_ascii_case(&doc.name))
+    match &doc.qualified {
+        Some(qualified) => written == qualified,
+        None => {
+            written.len() == doc.server.len() + 2 + doc.name.len()
+                && written.starts_with(doc.server.as_str())
+                && written[doc.server.len()..].starts_with("__")
+                && written.ends_with(doc.name.as_str())
+        }
+    }
 }
 
 /// Lexical order: higher score first, ties by id, so ranks are stable.
