@@ -258,8 +258,9 @@ fn substitute(
         let known = (!flag(variable, "isSecret"))
             .then(|| text(variable, "value").or_else(|| text(variable, "default")))
             .flatten();
-        // A value put in is text, never a reference (or a piece of one) of its own.
-        if known.is_some_and(|known| known.contains(['$', '{', '}'])) {
+        // A value put in an env or header value is text, never a reference (or a piece of
+        // one) of its own; arguments and URLs expand no reference.
+        if placeholders.is_some() && known.is_some_and(|known| known.contains(['$', '{', '}'])) {
             return Err(format!("variable {{{key}}}'s value holds $, {{ or }}"));
         }
         match (known, placeholders) {
@@ -445,7 +446,11 @@ fn package_spec(
         let Some(name) = text(input, "name") else {
             continue;
         };
-        if validate::is_package_source_key(name) {
+        // A value of the document's own for such a key is refused; left for the operator
+        // (a placeholder), it is the operator's choice.
+        if validate::is_package_source_key(name)
+            && (text(input, "value").is_some() || text(input, "default").is_some())
+        {
             return Err(format!(
                 "it sets {name}, which chooses where a package comes from or what is trusted"
             ));

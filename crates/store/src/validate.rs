@@ -63,12 +63,17 @@ const PACKAGE_SOURCE_KEYS: &[&str] = &[
     "SSL_CERT_DIR",
     "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE",
+    "NODE_TLS_REJECT_UNAUTHORIZED",
+    "CONTAINER_HOST",
+    "CONTAINER_CONNECTION",
+    "CONTAINER_SSHKEY",
+    "REGISTRY_AUTH_FILE",
 ];
 
 /// Whether `key` chooses where a package or an image comes from, or what a package manager
 /// trusts: every `UV_*`, `PIP_*`, `BUN_*`, `YARN_*`, `PNPM_*`, `COREPACK_*`, `DOCKER_*`,
-/// `PODMAN_*` and `CONTAINERS_*` key, `npm_config_*` in any case (npm reads both), the home
-/// and XDG folders, proxies and CA bundles. A registry document may set none of them
+/// `PODMAN_*` and `CONTAINERS_*` key, `npm_config_*` in any case (npm reads both), podman's
+/// `CONTAINER_HOST` and kin, the home and XDG folders, proxies, CA bundles and TLS checks. A registry document may set none of them
 /// (`npm_config_registry` made a pinned `npx` package come from another registry).
 pub fn is_package_source_key(key: &str) -> bool {
     const NPM: &str = "npm_config_";

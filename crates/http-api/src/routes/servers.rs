@@ -185,7 +185,7 @@ pub async fn import(
         return Err(ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "not_server_json",
-            "name and prefer are for an MCP Registry server.json, and this body is not one",
+            "name, prefer and replace are for an MCP Registry server.json, and this body is not one",
         ));
     }
     let registry = store::is_server_json(&document);

@@ -289,6 +289,7 @@ fn a_document_may_not_choose_where_its_package_comes_from() {
         "HOME",
         "NODE_EXTRA_CA_CERTS",
         "HTTPS_PROXY",
+        "CONTAINER_HOST",
     ] {
         let document = json!({"name": "com.example/tools", "packages": [{
             "registryType": "npm", "identifier": "@example/tools", "version": "1.0.0",
@@ -307,6 +308,18 @@ fn a_document_may_not_choose_where_its_package_comes_from() {
             "{key}"
         );
     }
+    // Left for the operator to fill (no value of the document's), it is a placeholder.
+    let document = json!({"name": "com.example/docker-admin", "packages": [{
+        "registryType": "npm", "identifier": "docker-admin", "version": "1.0.0",
+        "transport": {"type": "stdio"},
+        "environmentVariables": [{"name": "DOCKER_HOST", "isSecret": true}]
+    }]});
+    let (plan, _) =
+        parse_server_json(&document, None, RegistryPreference::Package).expect("imports");
+    assert_eq!(
+        plan.servers[0].env.get("DOCKER_HOST").map(String::as_str),
+        Some("${DOCKER_ADMIN__DOCKER_HOST}")
+    );
     let mut operators = McpServerSpec::new("mirror", "npx");
     operators
         .env
