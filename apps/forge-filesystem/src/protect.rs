@@ -47,9 +47,21 @@ impl WriteProtection {
         Self { extra }
     }
 
-    /// Refuse a write to `real` (a resolved path inside `root_real`).
+    /// Refuse a write to `real` (a resolved path inside `root_real`): under a protected
+    /// path, or under what a protected path really is (`release` a symlink to `config`
+    /// protects `config/…` too).
     pub fn check(&self, root_real: &Path, real: &Path) -> Result<(), ProtectedWrite> {
-        self.check_relative(real.strip_prefix(root_real).unwrap_or(real))
+        let relative = real.strip_prefix(root_real).unwrap_or(real);
+        self.check_relative(relative)?;
+        match self.extra.iter().find(|rule| {
+            real_path_of(root_real, rule).is_some_and(|target| real.starts_with(target))
+        }) {
+            Some(rule) => Err(ProtectedWrite {
+                relative: relative.to_path_buf(),
+                rule: rule.display().to_string(),
+            }),
+            None => Ok(()),
+        }
     }
 
     /// Refuse a write to `relative` (a path relative to the root).
@@ -80,11 +92,16 @@ impl WriteProtection {
             .iter()
             .find(|rule| {
                 rule.starts_with(relative)
-                    || std::fs::canonicalize(root_real.join(rule))
-                        .is_ok_and(|target| target.starts_with(real))
+                    || real_path_of(root_real, rule).is_some_and(|target| target.starts_with(real))
             })
             .map(PathBuf::as_path)
     }
+}
+
+/// What `rule` (relative to the root) really is, when it exists: every symlink followed (a
+/// loop or a missing path has none, and the rule then protects by its name alone).
+fn real_path_of(root_real: &Path, rule: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(root_real.join(rule)).ok()
 }
 
 #[cfg(test)]

@@ -342,7 +342,12 @@ async fn the_operators_protected_paths_are_never_trashed() {
         (
             "trash_directory",
             "config",
-            "Refusing to trash config: it contains the protected path release",
+            "Refusing to trash config: release is protected and never trashed",
+        ),
+        (
+            "trash_file",
+            "config/prod.env",
+            "Refusing to trash config/prod.env: release is protected and never trashed",
         ),
     ];
     for (tool, path, expected) in cases {

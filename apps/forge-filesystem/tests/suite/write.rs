@@ -171,6 +171,9 @@ async fn a_protected_name_that_is_a_symlink_is_still_protected() {
     let cases = [
         ("deploy/prod.env", "deploy/prod.env"),
         ("release/prod.env", "release"),
+        // What a protected name really is, reached by its own name (the first rule it is:
+        // deploy/prod.env points at it).
+        ("config/prod.env", "deploy/prod.env"),
     ];
     for (path, rule) in cases {
         let outcome = fx
