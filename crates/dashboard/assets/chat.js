@@ -301,7 +301,8 @@
     } else if (busy) {
       answeredWhileBusy = true;
     } else {
-      $("chat-input").focus();
+      // The focus stays off the message box while the answer goes on: a further call's
+      // Approve may take it; the box gets it back once the bot has answered.
       send();
     }
   }

@@ -317,7 +317,7 @@ fn session_of(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// A request's body, read as rmcp reads it: at most `limit` bytes (else 413), a failed read
-/// answered 500, with rmcp's texts.
+/// (the client's: cut short, or past the listener's deadline) answered 400, with rmcp's texts.
 async fn read_body(body: Body, limit: usize) -> Result<Bytes, McpResponse> {
     let mut body = body;
     let mut collected = Vec::new();
