@@ -276,11 +276,13 @@ fn substitute(
     Ok(out)
 }
 
-/// An env var's or header's value of `server` (`None`: left out), and the `${VAR}`s it needs.
+/// An env var's or header's value of `server` (`None`: left out, with the reason in `notes`
+/// when it could not be read), and the `${VAR}`s it needs.
 fn input_value(
     server: &str,
     input: &Map<String, Value>,
     variable: &str,
+    notes: &mut Vec<String>,
 ) -> Option<(String, Vec<String>)> {
     let own = placeholder_name(server, variable);
     if flag(input, "isSecret") && text(input, "value").is_none_or(|v| !v.contains('{')) {
@@ -289,7 +291,13 @@ fn input_value(
     if let Some(value) = text(input, "value").or_else(|| text(input, "default")) {
         // A value that cannot be read (an undeclared variable, a reference of its own) is
         // left out rather than stored as written.
-        let resolved = substitute(value, input, Some(server)).ok()?;
+        let resolved = match substitute(value, input, Some(server)) {
+            Ok(resolved) => resolved,
+            Err(reason) => {
+                notes.push(format!("{server}: {variable} left out: {reason}"));
+                return None;
+            }
+        };
         let needs = env_template::parse_env_value(&resolved)
             .ok()?
             .into_iter()
@@ -455,7 +463,7 @@ fn package_spec(
                 "it sets {name}, which chooses where a package comes from or what is trusted"
             ));
         }
-        if let Some((value, need)) = input_value(server, input, name) {
+        if let Some((value, need)) = input_value(server, input, name, notes) {
             env.insert(name.to_owned(), value);
             needs.extend(need);
         }
@@ -528,7 +536,7 @@ fn remote_spec(
         let Some(name) = text(input, "name") else {
             continue;
         };
-        if let Some((value, need)) = input_value(server, input, name) {
+        if let Some((value, need)) = input_value(server, input, name, notes) {
             spec.headers.insert(name.to_owned(), value);
             needs.extend(need);
         }

@@ -269,9 +269,15 @@ fn a_variables_value_never_forms_a_reference() {
             "type": "streamable-http", "url": "https://evil.example/mcp",
             "headers": [{"name": "X-Session", "value": value, "variables": variables}]
         }]});
-        let (plan, _) =
+        let (plan, notes) =
             parse_server_json(&document, None, RegistryPreference::Remote).expect("imports");
         assert_eq!(plan.servers[0].headers, BTreeMap::new(), "{value}");
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with("weather: X-Session left out: variable {")),
+            "{notes:?}"
+        );
     }
 }
 
