@@ -197,6 +197,11 @@ impl Relay {
         self.events.receiver_count()
     }
 
+    /// Completes once no receiver [`Self::subscribe`] handed out is open (at once if none is).
+    pub async fn no_followers(&self) {
+        self.events.closed().await;
+    }
+
     pub fn publish(&self, event: ServerEvent) {
         let _ = self.events.send(event);
     }

@@ -102,6 +102,14 @@ impl McpServerManager {
         Ok(self.slot(server)?.relay.followers())
     }
 
+    /// Completes once `server`'s events have no follower left (a readiness signal for
+    /// whoever waits for followers to end).
+    pub async fn server_event_followers_gone(&self, server: &str) -> Result<(), LifecycleError> {
+        let relay = Arc::clone(&self.slot(server)?.relay);
+        relay.no_followers().await;
+        Ok(())
+    }
+
     /// What `server` declared in its `initialize`, if it is running.
     pub fn server_capabilities(&self, server: &str) -> Option<ServerCapabilities> {
         let process = self.slot(server).ok()?.running()?;

@@ -259,19 +259,6 @@ async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow
     let mut confined = wx.spec();
     confined.sandbox = serde_json::from_value(json!({"readWrite": ["${WORKSPACE_ROOT}"]}))?;
     fx.store.update_server(&wx.id, &confined).await?;
-    let again = fx
-        .send(request(
-            "POST",
-            "/api/servers/import?name=wx",
-            Some(&server_json),
-        ))
-        .await?;
-    assert_eq!(
-        (again.status.as_u16(), again.error_code()),
-        (409, "server_exists".to_owned()),
-        "{}",
-        again.body
-    );
     let replaced = fx
         .send(request(
             "POST",
@@ -291,40 +278,40 @@ async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow
         "the sandbox is the default again"
     );
     assert_ne!(wx_now.sandbox, confined.sandbox);
-    // Under a name that reads the same as a variable's prefix (`WX` and `wx`), the document
-    // would read wx's variable: refused.
-    let shared = fx
-        .send(request(
-            "POST",
+    // Refused, each with why: the same name again without replace=true; a name that reads
+    // the same as a variable's prefix (`WX` and `wx`: the document would read wx's variable);
+    // an unknown preference; a body that is neither shape.
+    let neither = json!({"x": 1});
+    let refusals = [
+        (
+            "/api/servers/import?name=wx",
+            &server_json,
+            409,
+            "server_exists",
+        ),
+        (
             "/api/servers/import?name=WX",
-            Some(&server_json),
-        ))
-        .await?;
-    assert_eq!(
-        (shared.status.as_u16(), shared.error_code()),
-        (409, "variable_shared".to_owned()),
-        "{}",
-        shared.body
-    );
-    let bad_prefer = fx
-        .send(request(
-            "POST",
+            &server_json,
+            409,
+            "variable_shared",
+        ),
+        (
             "/api/servers/import?prefer=both",
-            Some(&server_json),
-        ))
-        .await?;
-    assert_eq!(bad_prefer.status.as_u16(), 400, "{}", bad_prefer.body);
-    let not_servers = fx
-        .send(request(
-            "POST",
-            "/api/servers/import",
-            Some(&json!({"x": 1})),
-        ))
-        .await?;
-    assert_eq!(
-        (not_servers.status.as_u16(), not_servers.error_code()),
-        (422, "not_mcp_servers".into())
-    );
+            &server_json,
+            400,
+            "bad_request",
+        ),
+        ("/api/servers/import", &neither, 422, "not_mcp_servers"),
+    ];
+    for (path, body, status, code) in refusals {
+        let refused = fx.send(request("POST", path, Some(body))).await?;
+        assert_eq!(
+            (refused.status.as_u16(), refused.error_code()),
+            (status, code.to_owned()),
+            "{path}: {}",
+            refused.body
+        );
+    }
     fx.finish().await;
     Ok(())
 }

@@ -249,30 +249,39 @@ async fn initialized_sent_again_starts_no_more_followers() -> anyhow::Result<()>
 #[tokio::test]
 async fn a_session_hears_nothing_more_of_a_server_its_bot_lost() -> anyhow::Result<()> {
     let setup = setup().await?;
-    let session = connect(&setup.served.url, Client::default()).await?;
+    let client = Client::default();
+    let session = connect(&setup.served.url, client.clone()).await?;
     let followers = || setup.manager.server_event_followers("fixture");
-    let until = |count: usize| async move {
-        tokio::time::timeout(Duration::from_secs(20), async {
-            while followers().unwrap_or_default() != count {
-                // A poll, bounded above: a receiver count has no signal to wait on.
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
-        })
-        .await
-    };
-    until(1).await?;
+    // The session's follower runs once a log message of the server reaches the client.
+    session
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await?;
+    setup
+        .manager
+        .call_tool("fixture", "test_tool_with_logging", None)
+        .await?;
+    tokio::time::timeout(Duration::from_secs(20), client.logged.notified()).await?;
+    assert_eq!(followers()?, 1);
     let (bot, server) = &setup.ids;
     let disabled = BindingSpec {
         enabled: false,
         ..BindingSpec::default()
     };
     setup.store.bind(bot, server, &disabled).await?;
-    // The server logs (for another user of it, say).
+    // The server logs (for another user of it, say): the follower sees it and ends.
     setup
         .manager
         .call_tool("fixture", "test_tool_with_logging", None)
         .await?;
-    until(0).await?;
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        setup.manager.server_event_followers_gone("fixture"),
+    )
+    .await??;
+    assert_eq!(followers()?, 0);
     session.cancel().await?;
     setup.manager.stop_all().await;
     Ok(())
