@@ -130,6 +130,27 @@ impl ClientHandler for Client {
     }
 }
 
+/// Once the session's follower of the fixture's events runs: a log message of the server
+/// (logging at info) has reached the client.
+async fn followed(
+    setup: &Setup,
+    session: &RunningService<RoleClient, Client>,
+    client: &Client,
+) -> anyhow::Result<()> {
+    session
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await?;
+    setup
+        .manager
+        .call_tool("fixture", "test_tool_with_logging", None)
+        .await?;
+    tokio::time::timeout(Duration::from_secs(20), client.logged.notified()).await?;
+    Ok(())
+}
+
 async fn connect(url: &str, client: Client) -> anyhow::Result<RunningService<RoleClient, Client>> {
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(KEY),
@@ -219,18 +240,7 @@ async fn initialized_sent_again_starts_no_more_followers() -> anyhow::Result<()>
     let client = Client::default();
     let session = connect(&setup.served.url, client.clone()).await?;
     let followers = || setup.manager.server_event_followers("fixture");
-    // The session's follower runs once a log message of the server reaches the client.
-    session
-        .peer()
-        .set_level(rmcp::model::SetLevelRequestParams::new(
-            rmcp::model::LoggingLevel::Info,
-        ))
-        .await?;
-    setup
-        .manager
-        .call_tool("fixture", "test_tool_with_logging", None)
-        .await?;
-    tokio::time::timeout(Duration::from_secs(20), client.logged.notified()).await?;
+    followed(&setup, &session, &client).await?;
     assert_eq!(followers()?, 1);
     for _ in 0..3 {
         session.peer().notify_initialized().await?;
@@ -252,18 +262,7 @@ async fn a_session_hears_nothing_more_of_a_server_its_bot_lost() -> anyhow::Resu
     let client = Client::default();
     let session = connect(&setup.served.url, client.clone()).await?;
     let followers = || setup.manager.server_event_followers("fixture");
-    // The session's follower runs once a log message of the server reaches the client.
-    session
-        .peer()
-        .set_level(rmcp::model::SetLevelRequestParams::new(
-            rmcp::model::LoggingLevel::Info,
-        ))
-        .await?;
-    setup
-        .manager
-        .call_tool("fixture", "test_tool_with_logging", None)
-        .await?;
-    tokio::time::timeout(Duration::from_secs(20), client.logged.notified()).await?;
+    followed(&setup, &session, &client).await?;
     assert_eq!(followers()?, 1);
     let (bot, server) = &setup.ids;
     let disabled = BindingSpec {
