@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use crate::restart::RestartPolicy;
 
-/// How the manager runs servers.
-#[derive(Debug, Clone)]
+/// How the manager runs servers. `Debug` shows the environment's names, never its values
+/// (they hold BotCraft's secrets).
+#[derive(Clone)]
 pub struct ManagerSettings {
     /// BotCraft's environment, read once at the edge: the source of `${VAR}` values and of
     /// [`PASSED_THROUGH_ENV`].
@@ -44,6 +45,27 @@ pub struct ManagerSettings {
     pub listing: crate::listing::ListingSettings,
 }
 
+impl std::fmt::Debug for ManagerSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ManagerSettings")
+            .field("env", &self.env.keys().collect::<Vec<_>>())
+            .field("env_policy", &self.env_policy)
+            .field("stop_grace", &self.stop_grace)
+            .field("ping_timeout", &self.ping_timeout)
+            .field("health_interval", &self.health_interval)
+            .field("restart", &self.restart)
+            .field("pid_registry", &self.pid_registry)
+            .field("stderr_lines", &self.stderr_lines)
+            .field("run_as", &self.run_as)
+            .field("reap_orphans", &self.reap_orphans)
+            .field("cgroups", &self.cgroups)
+            .field("sandbox", &self.sandbox)
+            .field("oauth", &self.oauth)
+            .field("listing", &self.listing)
+            .finish()
+    }
+}
+
 impl Default for ManagerSettings {
     fn default() -> Self {
         Self {
@@ -62,5 +84,21 @@ impl Default for ManagerSettings {
             oauth: None,
             listing: crate::listing::ListingSettings::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_names_the_environment_without_its_values() {
+        let settings = ManagerSettings {
+            env: [("OPENAI_API_KEY".to_owned(), "sk-secret-value".to_owned())].into(),
+            ..ManagerSettings::default()
+        };
+        let shown = format!("{settings:?}");
+        assert!(shown.contains("OPENAI_API_KEY"), "{shown}");
+        assert!(!shown.contains("sk-secret-value"), "{shown}");
     }
 }

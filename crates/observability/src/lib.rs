@@ -7,6 +7,8 @@
 //!   starts, crashes, restarts and state; tool calls with latency; tool searches and whether
 //!   a found tool was then called; provider requests, durations and tokens;
 //! - [`metrics_router`] ([`route`]): `GET /metrics` for an axum app;
+//! - [`shown_url`] ([`shown`]): a URL as logs, errors and health may show it (no user
+//!   information, query or fragment);
 //! - [`init_tracing`] ([`logging`]): the `tracing` subscriber, text or JSON;
 //! - [`telemetry`]: traces over OTLP (off unless an endpoint is configured), W3C context in
 //!   and out, content recorded only when asked (redacted); [`TraceHttpLayer`] ([`http_span`]):
@@ -23,6 +25,7 @@ pub mod logging;
 pub mod metric_set;
 pub mod registry;
 pub mod route;
+pub mod shown;
 pub mod span_metrics;
 pub mod telemetry;
 
@@ -36,6 +39,7 @@ pub use metric_set::{
 };
 pub use registry::{Counter, Gauge, Histogram, Registry};
 pub use route::metrics_router;
+pub use shown::{cut_urls, shown_url};
 pub use telemetry::{
     MAX_CONTENT_BYTES, SamplerSetting, TRACE_TARGET, TRACEPARENT, Telemetry, TelemetrySettings,
     TraceLayer, continue_trace, current_traceparent, record_content_with, traced_content,

@@ -28,12 +28,24 @@ pub const API_VERSION: &str = "2023-06-01";
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 /// The Anthropic Messages API.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct AnthropicProvider {
     client: reqwest::Client,
     base_url: String,
     api_key: Option<String>,
     idle_timeout: Duration,
+}
+
+/// Whether the key is set, never the key; the base URL as it may be shown.
+impl std::fmt::Debug for AnthropicProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::transport::debug_endpoint(
+            f,
+            "AnthropicProvider",
+            self.api_key.as_ref(),
+            Some(&self.base_url),
+        )
+    }
 }
 
 impl AnthropicProvider {

@@ -26,12 +26,24 @@ use crate::conversation::{FinishReason, Message, Usage};
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 /// An OpenAI-compatible chat completions endpoint.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct OpenAiProvider {
     client: reqwest::Client,
     base_url: String,
     api_key: Option<String>,
     idle_timeout: Duration,
+}
+
+/// Whether the key is set, never the key; the base URL as it may be shown.
+impl std::fmt::Debug for OpenAiProvider {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::transport::debug_endpoint(
+            f,
+            "OpenAiProvider",
+            self.api_key.as_ref(),
+            Some(&self.base_url),
+        )
+    }
 }
 
 impl OpenAiProvider {

@@ -68,19 +68,43 @@ pub enum ModelError {
 }
 
 /// OpenAI-compatible endpoint settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct OpenAiSettings {
     pub api_key: Option<String>,
     /// `OPENAI_BASE_URL` semantics; `None` is [`openai::DEFAULT_BASE_URL`].
     pub base_url: Option<String>,
 }
 
+/// Whether the key is set, never the key; the base URL as it may be shown.
+impl std::fmt::Debug for OpenAiSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::transport::debug_endpoint(
+            f,
+            "OpenAiSettings",
+            self.api_key.as_ref(),
+            self.base_url.as_deref(),
+        )
+    }
+}
+
 /// Anthropic endpoint settings.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct AnthropicSettings {
     pub api_key: Option<String>,
     /// `None` is [`anthropic::DEFAULT_BASE_URL`].
     pub base_url: Option<String>,
+}
+
+/// Whether the key is set, never the key; the base URL as it may be shown.
+impl std::fmt::Debug for AnthropicSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        super::transport::debug_endpoint(
+            f,
+            "AnthropicSettings",
+            self.api_key.as_ref(),
+            self.base_url.as_deref(),
+        )
+    }
 }
 
 /// Deadlines of provider HTTP calls.
@@ -149,6 +173,9 @@ pub struct Providers {
 impl Providers {
     pub fn new(settings: ProviderSettings) -> Result<Self, ProviderSetupError> {
         let client = reqwest::Client::builder()
+            // No redirects: reqwest drops only `Authorization` on another host, so a redirect
+            // would carry Anthropic's `x-api-key` (or a proxy's own headers) there.
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(settings.timeouts.connect)
             .http2_initial_stream_window_size(PROVIDER_STREAM_WINDOW)
             // Room for 256 streams' windows at once: a few stalled streams never use up the
@@ -210,6 +237,33 @@ impl Providers {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn debug_output_shows_no_key_and_no_url_credentials() {
+        let settings = ProviderSettings {
+            openai: OpenAiSettings {
+                api_key: Some("sk-openai-secret".into()),
+                base_url: Some("https://user:pw-secret@gw.example/v1?key=q-secret".into()),
+            },
+            anthropic: AnthropicSettings {
+                api_key: Some("sk-ant-secret".into()),
+                base_url: None,
+            },
+            ..ProviderSettings::default()
+        };
+        let providers = Providers::new(settings.clone()).expect("providers");
+        let openai = openai::OpenAiProvider::new(
+            reqwest::Client::new(),
+            "https://user:pw-secret@gw.example/v1",
+            Some("sk-openai-secret".into()),
+            Duration::from_secs(1),
+        );
+        let shown = format!("{settings:?} {providers:?} {openai:?}");
+        for secret in ["sk-openai-secret", "sk-ant-secret", "pw-secret", "q-secret"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+        assert!(shown.contains("https://…@gw.example/v1"), "{shown}");
+    }
 
     #[test]
     fn model_string_cases() {

@@ -68,10 +68,12 @@ async fn open(call: HttpCall) -> Result<reqwest::Response, ProviderError> {
             });
         }
         Ok(Err(error)) => {
+            // The base URL is the operator's and may carry credentials (`user:password@`,
+            // a key in its query): shown cut, and reqwest's own message without it.
             return Err(ProviderError::Connect {
                 provider,
-                url,
-                detail: error_chain(&error),
+                url: observability::shown_url(&url),
+                detail: error_chain(&error.without_url()),
             });
         }
         Ok(Ok(response)) => response,
@@ -411,4 +413,18 @@ mod tests {
         assert_eq!(cut.len(), ERROR_BODY_LIMIT);
         assert_eq!(excerpt(b"  {\"error\":\"x\"}\n"), "{\"error\":\"x\"}");
     }
+}
+
+/// A provider endpoint as `Debug` shows it: whether a key is set (never the key) and the base
+/// URL as it may be shown (no user information, no query).
+pub(crate) fn debug_endpoint(
+    f: &mut std::fmt::Formatter<'_>,
+    name: &str,
+    api_key: Option<&String>,
+    base_url: Option<&str>,
+) -> std::fmt::Result {
+    f.debug_struct(name)
+        .field("api_key", &api_key.map(|_| "[hidden]"))
+        .field("base_url", &base_url.map(observability::shown_url))
+        .finish_non_exhaustive()
 }

@@ -1,6 +1,7 @@
 //! Provider failures end the turn with a typed error event: an HTTP error
 //! status, a stream that stalls (before or after its first bytes), and a
-//! server that cannot be reached.
+//! server that cannot be reached (its URL shown without credentials), and a redirect (not
+//! followed: it would carry the key elsewhere).
 
 use std::time::Duration;
 
@@ -105,7 +106,9 @@ async fn stalled_stream_ends_the_turn_after_the_idle_timeout() -> anyhow::Result
 async fn unreachable_provider_is_a_connect_error() -> anyhow::Result<()> {
     // A port that was just free: nothing listens there any more.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let base_url = format!("http://{}/v1", listener.local_addr()?);
+    let addr = listener.local_addr()?;
+    // Credentials in the base URL's user information are never shown.
+    let base_url = format!("http://user:s3cret-pw@{addr}/v1");
     drop(listener);
     let providers = Providers::new(ProviderSettings {
         openai: OpenAiSettings {
@@ -120,11 +123,16 @@ async fn unreachable_provider_is_a_connect_error() -> anyhow::Result<()> {
 
     let (events, outcome) = run(turn).await?;
 
+    let shown = format!("{events:?} {:?}", outcome.end);
+    assert!(!shown.contains("s3cret-pw"), "{shown}");
+    if let TurnEnd::Failed(error) = &outcome.end {
+        assert!(!error.to_string().contains("s3cret-pw"), "{error}");
+    }
     let TurnEnd::Failed(ProviderError::Connect { provider, url, .. }) = outcome.end else {
         anyhow::bail!("expected a connect error, got {:?}", outcome.end);
     };
     assert_eq!(provider, ProviderKind::OpenAi);
-    assert_eq!(url, format!("{base_url}/chat/completions"));
+    assert_eq!(url, format!("http://…@{addr}/v1/chat/completions"));
     assert!(
         matches!(
             events.last(),
@@ -134,5 +142,52 @@ async fn unreachable_provider_is_a_connect_error() -> anyhow::Result<()> {
         ),
         "{events:?}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_with_the_key() -> anyhow::Result<()> {
+    // What a redirect would reach: a provider that answers, and records what it got.
+    let elsewhere = FakeLlm::start([FakeReply::text(["Hello"])]).await?;
+    let target = format!("{}/v1/messages", elsewhere.anthropic_base_url());
+    let redirector = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let base_url = format!("http://{}", redirector.local_addr()?);
+    let answering = tokio::spawn(async move {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let (mut stream, _) = redirector.accept().await?;
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            stream.read_exact(&mut byte).await?;
+            head.push(byte[0]);
+        }
+        let answer = format!(
+            "HTTP/1.1 307 Temporary Redirect\r\nLocation: {target}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(answer.as_bytes()).await?;
+        anyhow::Ok(())
+    });
+    let providers = Providers::new(ProviderSettings {
+        anthropic: inference::providers::AnthropicSettings {
+            api_key: Some("sk-ant-not-for-elsewhere".to_owned()),
+            base_url: Some(base_url),
+        },
+        ..ProviderSettings::default()
+    })?;
+    let selected = providers.for_bot("local", "anthropic:claude-test")?;
+    let turn =
+        ChatTurn::new(selected.provider, selected.model).with_messages(vec![Message::user("Hi")]);
+
+    let (_, outcome) = run(turn).await?;
+    bounded("the redirector to answer", answering).await???;
+
+    let TurnEnd::Failed(ProviderError::Http { status, .. }) = outcome.end else {
+        anyhow::bail!(
+            "expected the redirect as an HTTP error, got {:?}",
+            outcome.end
+        );
+    };
+    assert_eq!(status, 307);
+    assert_eq!(elsewhere.requests().len(), 0, "the key went elsewhere");
     Ok(())
 }

@@ -212,7 +212,10 @@ pub async fn serve_stdio(options: BridgeOptions) -> Result<(), BridgeError> {
     }
     let (manifest, source) = initial_manifest(&options);
     let calls = match &options.upstream {
-        Some(config) => format!("tools/call goes to {}", upstream::endpoint_of(&config.url)),
+        Some(config) => format!(
+            "tools/call goes to {}",
+            mcp_client::shown_url(&upstream::endpoint_of(&config.url))
+        ),
         None => "tools/call is unconfigured (set BOTCRAFT_URL and BOTCRAFT_API_KEY)".to_owned(),
     };
     eprintln!(
@@ -265,7 +268,10 @@ async fn keep_a_timer_armed(period: Duration) {
 /// `--server S`: relay that server of the bot over stdio until the client closes stdin.
 async fn serve_single(options: BridgeOptions, server: String) -> Result<(), BridgeError> {
     let target = match &options.upstream {
-        Some(config) => format!("requests go to {}", single::SingleServerBridge::endpoint(config, &server)),
+        Some(config) => format!(
+            "requests go to {}",
+            mcp_client::shown_url(&single::SingleServerBridge::endpoint(config, &server))
+        ),
         None => "unconfigured: tools/list is empty and every other request fails until BOTCRAFT_URL and BOTCRAFT_API_KEY are set".to_owned(),
     };
     eprintln!(

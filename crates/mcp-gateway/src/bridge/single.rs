@@ -212,10 +212,11 @@ impl SingleServerBridge {
             .peer_info()
             .map(|info| info.capabilities.clone())
             .unwrap_or_default();
-        let endpoint = Self::endpoint(config, &self.server);
+        let url = Self::endpoint(config, &self.server);
+        // What errors show: `BOTCRAFT_URL` may carry a credential.
+        let endpoint = mcp_client::shown_url(&url);
         let transport = StreamableHttpClientTransport::from_config(
-            StreamableHttpClientTransportConfig::with_uri(endpoint.clone())
-                .auth_header(config.api_key.clone()),
+            StreamableHttpClientTransportConfig::with_uri(url).auth_header(config.api_key.clone()),
         );
         let handler = TowardsClient {
             capabilities,
@@ -233,7 +234,10 @@ impl SingleServerBridge {
             .map_err(|error| {
                 BridgeFailure::new(
                     ReasonCode::UpstreamUnreachable,
-                    format!("cannot open a session with BotCraft at {endpoint}: {error}"),
+                    format!(
+                        "cannot open a session with BotCraft at {endpoint}: {}",
+                        mcp_client::cut_urls(&error.to_string())
+                    ),
                 )
             })?;
         let peer = running.peer().clone();

@@ -443,16 +443,22 @@ impl Upstream {
         Ok(answer)
     }
 
+    // `BOTCRAFT_URL` may carry a credential (user information, a query): errors, which reach
+    // the client as tool errors, show it cut, and reqwest's own message without it.
     fn timed_out(&self) -> UpstreamError {
         UpstreamError::TimedOut {
-            endpoint: self.endpoint.clone(),
+            endpoint: mcp_client::shown_url(&self.endpoint),
             timeout: self.timeout,
         }
     }
 
     fn unreachable(&self, source: HttpFailure) -> UpstreamError {
+        let source = match source {
+            HttpFailure::Reqwest(error) => HttpFailure::Reqwest(error.without_url()),
+            plain => plain,
+        };
         UpstreamError::Unreachable {
-            endpoint: self.endpoint.clone(),
+            endpoint: mcp_client::shown_url(&self.endpoint),
             source,
         }
     }

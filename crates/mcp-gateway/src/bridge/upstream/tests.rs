@@ -514,3 +514,34 @@ async fn a_server_request_with_the_calls_id_is_not_its_answer() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_unreachable_botcraft_is_named_without_the_urls_credentials() {
+    // A port that was just free: nothing listens there any more.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("address");
+    drop(listener);
+    // Both clients: the plain one (no proxy) and reqwest (a proxy in the environment).
+    for proxy_in_env in [false, true] {
+        let upstream = loopback_upstream(
+            format!("http://user:pw-secret@{addr}/mcp?token=q"),
+            proxy_in_env,
+        );
+        let error = call_x(&upstream).await.expect_err("nothing listens");
+        assert!(
+            matches!(error, UpstreamError::Unreachable { .. }),
+            "{error:?}"
+        );
+        let mut shown = format!("{error} {error:?}");
+        let mut source = std::error::Error::source(&error);
+        while let Some(cause) = source {
+            shown.push_str(&format!(" {cause}"));
+            source = cause.source();
+        }
+        assert!(!shown.contains("pw-secret"), "{shown}");
+        assert!(!shown.contains("token=q"), "{shown}");
+        assert!(shown.contains(&format!("http://…@{addr}/mcp?…")), "{shown}");
+    }
+}
