@@ -8,7 +8,8 @@
 //!
 //! BotCraft's own secrets are never injected, even though they sit in PID 1's environment
 //! in a container: [`DEFAULT_INJECT_DENY`] (BotCraft's settings and keys, the provider keys,
-//! the database URL, each with its `*_FILE` form) plus the operator's
+//! the database URL and password, each with its `*_FILE` form, the OTLP exporter's settings
+//! and the Typesense admin key) plus the operator's
 //! `FORGE_BASH_INJECT_DENY` ([`DenyList`]).
 
 use std::ffi::{OsStr, OsString};
@@ -21,6 +22,12 @@ pub const DEFAULT_INJECT_DENY: &[&str] = &[
     "OPENAI_API_KEY*",
     "ANTHROPIC_API_KEY*",
     "DATABASE_URL*",
+    "PGPASSWORD*",
+    "PGPASSFILE*",
+    // The other credentials BotCraft withholds from tools: its telemetry exporter's headers
+    // and the Typesense admin key.
+    "OTEL_EXPORTER_OTLP_*",
+    "TYPESENSE_API_KEY*",
 ];
 
 /// The names dropped from the injected variables.
@@ -140,6 +147,10 @@ mod tests {
             ("OPENAI_API_KEY_FILE", "/run/secrets/openai"),
             ("ANTHROPIC_API_KEY", "sk-ant"),
             ("DATABASE_URL", "postgres://u:p@h/db"),
+            ("PGPASSWORD", "pg"),
+            ("PGPASSFILE", "/run/secrets/pgpass"),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Basic x"),
+            ("TYPESENSE_API_KEY", "ts-admin"),
             ("STRIPE_KEY", "s"),
             ("STRIPE_KEYS", "kept: exact names are exact"),
             ("AWS_SECRET_ACCESS_KEY", "a"),

@@ -23,6 +23,9 @@ pub const SECRET_NAMES: &[&str] = &[
     "OPENAI_API_KEY*",
     "ANTHROPIC_API_KEY*",
     "DATABASE_URL*",
+    // The database's password as libpq and sqlx read it beside a URL that carries none.
+    "PGPASSWORD*",
+    "PGPASSFILE*",
 ];
 
 /// The names `${VAR}` may read by default: those the seed's configs use.
@@ -354,14 +357,17 @@ mod tests {
             ("OPENAI_API_KEY", "sk-1"),
             ("DATABASE_URL", "postgres://u:p@h/db"),
             ("BOTCRAFT_API_KEY", "bc_1"),
+            ("PGPASSWORD", "pg-pw-1"),
             ("GITHUB_TOKEN", "ghp_1"),
         ]);
         // Listing a secret does not make it readable.
-        let policy = EnvPolicy::with_extra("OPENAI_API_KEY, DATABASE_URL_FILE");
+        let policy = EnvPolicy::with_extra("OPENAI_API_KEY, DATABASE_URL_FILE, PGPASSWORD");
         let cases = [
             ("${OPENAI_API_KEY}", "OPENAI_API_KEY", true),
             ("postgres ${DATABASE_URL}", "DATABASE_URL", true),
             ("${BOTCRAFT_API_KEY}", "BOTCRAFT_API_KEY", true),
+            ("${PGPASSWORD}", "PGPASSWORD", true),
+            ("${PGPASSFILE}", "PGPASSFILE", true),
             ("${GITHUB_TOKEN}", "GITHUB_TOKEN", false),
         ];
         for (template, name, is_secret) in cases {
@@ -400,6 +406,7 @@ mod tests {
             ("BOTCRAFT_API_KEY", "admin-secret"),
             ("OPENAI_API_KEY", "sk-secret"),
             ("DATABASE_URL", "postgres://u:p@h/db"),
+            ("PGPASSWORD", "pg-secret-77"),
             // BotCraft's telemetry credentials, and the same value under another name.
             (
                 "OTEL_EXPORTER_OTLP_HEADERS",

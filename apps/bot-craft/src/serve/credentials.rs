@@ -86,7 +86,8 @@ pub(super) fn chat_keys(args: &ServeArgs) -> Vec<String> {
 }
 
 /// Every secret value BotCraft knows, redacted from errors, streams and server logs: its
-/// keys, the provider keys, the `/mcp` bot keys, the database URL's password, the OTLP
+/// keys, the provider keys, the `/mcp` bot keys, the database's password (in its URL or
+/// `PGPASSWORD`), the OTLP
 /// exporter's header values and the secret key.
 pub(super) fn known(
     args: &ServeArgs,
@@ -114,6 +115,12 @@ pub(super) fn known(
         .chain(args.anthropic_api_key.clone())
         .chain(bot_key_values)
         .chain(database_password)
+        // libpq's (and sqlx's) password variable, when the URL carries none.
+        .chain(
+            std::env::var("PGPASSWORD")
+                .ok()
+                .filter(|password| !password.is_empty()),
+        )
         .chain(
             trace_settings
                 .headers
