@@ -241,7 +241,8 @@ function sandboxText(policy) {
 // A bot's tools and whether each asks for approval before it runs.
 function toolAsks(bot) {
   const list = el("ul", { "data-tool-asks": bot.name });
-  const details = el("details", {}, el("summary", {}, `Tools of ${bot.name}: which ask before they run`), list);
+  const details = el("details", {}, el("summary", {}, `Tools of ${bot.name}: which ask before they run in chat`),
+    el("p", {}, "Approvals guard chat turns only: an MCP client on /mcp asks its own person."), list);
   details.addEventListener("toggle", async () => {
     if (!details.open) return;
     try {

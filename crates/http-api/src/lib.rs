@@ -11,13 +11,15 @@
 //!   per request); [`error`]: one JSON error type;
 //! - a turn's MCP tools come from `chat-tools` (the executor over the toolset, the
 //!   `tool_search` indexes); the chat route holds the lease on the bot's servers;
-//! - [`native_tools`]: the native tools every bot gets;
+//! - [`native_tools`]: the native tools every bot gets; [`approval_gate`]: which of a turn's
+//!   calls wait for a person, by the policies as they are before each step's calls;
 //! - [`tool_loading`]: eager / deferred / auto loading of a turn's tools, metered per step;
 //! - `GET /api/tools/search` ([`routes::tools`]) over the cached catalogs;
 //! - [`listener`]: serving over TCP with a header-read timeout and a connection cap;
 //! - [`turn_metrics`]: provider requests and tool searches of a turn, into the metrics
 //!   served at `GET /metrics` (public).
 
+pub mod approval_gate;
 pub mod auth;
 pub mod chat_streams;
 pub mod error;

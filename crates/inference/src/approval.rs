@@ -32,6 +32,13 @@ use crate::conversation::ToolCall;
 pub trait ApprovalGate: Send + Sync {
     /// Whether a call of tool `name` (as the model sees it) waits for a person.
     fn asks(&self, name: &str) -> bool;
+
+    /// Reads the policies again: called before each step's calls are gated, so a policy
+    /// tightened while a long turn runs applies to its next calls. A gate that cannot read
+    /// them should ask for everything. The default reads nothing (a fixed gate).
+    fn refresh(&self) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(std::future::ready(()))
+    }
 }
 
 /// A gate from a list of names that ask.

@@ -391,6 +391,9 @@ impl ChatTurn {
             // Past the step's cap, calls are refused; of the others, those that wait for a
             // person are shown and not run, and the rest run.
             let kept = streamed.calls.len().min(self.config.max_calls_per_step);
+            if let Some(approvals) = &self.approvals {
+                approvals.gate.refresh().await;
+            }
             let (asking, running): (Vec<PendingCall>, Vec<PendingCall>) = streamed.calls[..kept]
                 .iter()
                 .cloned()

@@ -48,6 +48,7 @@ pub mod validate;
 
 pub use api_keys::{ApiKey, ApiKeySpec, KeyRole, NewApiKey};
 pub use approval::ApprovalPolicy;
+pub use approval_uses::USED_APPROVAL_MARGIN_MS;
 pub use changes::{CHANGES_CHANNEL, PeerListener, StoreChange};
 pub use database::{Backend, Clock, Store, StoreOptions, SystemClock, sqlite_url};
 pub use error::{StoreError, ValidationError};

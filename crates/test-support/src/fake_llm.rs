@@ -8,8 +8,9 @@
 //! takes the next reply, whatever its wire format. Every request is recorded
 //! ([`FakeLlm::requests`]); tests wait on readiness signals
 //! ([`FakeLlm::wait_for_requests`], [`FakeLlm::wait_for_disconnects`]),
-//! never on sleeps. Each SSE frame is written in two pieces, so clients see
-//! lines split across reads.
+//! never on sleeps, and can hold a request's reply until they have acted
+//! ([`FakeLlm::hold_from`], [`FakeLlm::release`]). Each SSE frame is written
+//! in two pieces, so clients see lines split across reads.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::convert::Infallible;
@@ -179,6 +180,9 @@ struct Shared {
     requests: Mutex<Vec<RecordedRequest>>,
     disconnects: Mutex<usize>,
     changed: Notify,
+    /// Requests from this number on (counted from 1) wait for [`FakeLlm::release`] before
+    /// taking their reply; `usize::MAX` is none.
+    held_from: Mutex<usize>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -197,7 +201,10 @@ pub struct FakeLlm {
 impl FakeLlm {
     /// Starts the server with these replies queued.
     pub async fn start(replies: impl IntoIterator<Item = FakeReply>) -> anyhow::Result<Self> {
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            held_from: Mutex::new(usize::MAX),
+            ..Shared::default()
+        });
         lock(&shared.replies).extend(replies);
         let app = Router::new()
             .route("/v1/chat/completions", post(handle))
@@ -243,6 +250,19 @@ impl FakeLlm {
     /// Replies not taken yet.
     pub fn remaining_replies(&self) -> usize {
         lock(&self.shared.replies).len()
+    }
+
+    /// Requests from the `nth` on (counted from 1) are recorded but wait for
+    /// [`FakeLlm::release`] before taking their reply: a test acts between two steps of a
+    /// turn (after [`FakeLlm::wait_for_requests`]`(nth)`), with no race.
+    pub fn hold_from(&self, nth: usize) {
+        *lock(&self.shared.held_from) = nth;
+    }
+
+    /// Held requests take their replies, and no more are held.
+    pub fn release(&self) {
+        *lock(&self.shared.held_from) = usize::MAX;
+        self.shared.changed.notify_waiters();
     }
 
     /// Waits until at least `count` requests arrived.
@@ -310,6 +330,13 @@ async fn handle(
         requests.len()
     };
     shared.changed.notify_waiters();
+    loop {
+        let released = shared.changed.notified();
+        if index < *lock(&shared.held_from) {
+            break;
+        }
+        released.await;
+    }
     let reply = lock(&shared.replies).pop_front();
     match reply {
         None => (

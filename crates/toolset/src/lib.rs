@@ -11,6 +11,8 @@
 //!   listed may be started to list it;
 //! - [`Toolsets::call`]: re-checks the binding (enabled, tool filter), holds a lease on the
 //!   server for the call, and maps the manager's errors into one [`CallError`];
+//! - [`Toolsets::approval_now`]: a bot's approval policies as last written ([`ApprovalNow`]),
+//!   to gate calls of a toolset taken earlier;
 //! - bindings held in memory, exact without a query: the store raises a version on every
 //!   write of servers, bots or bindings, and a cache filled at an older version is dropped.
 //!   A toolset is rebuilt only when a binding or a server's tool list changed (the manager
@@ -18,11 +20,13 @@
 //!
 //! `mcp-lifecycle` manages servers and knows nothing of bots; this crate maps bots to them.
 
+mod approval_now;
 mod error;
 pub mod naming;
 mod owner;
 mod set;
 
+pub use approval_now::ApprovalNow;
 pub use error::{CallError, ToolsetError};
 pub use naming::{QualifiedToolNames, ToolRoute};
 pub use owner::{ListPolicy, Toolsets};

@@ -9,6 +9,7 @@ use mcp_lifecycle::{CallToolResult, JsonObject, LifecycleError, McpServerManager
 use store::{Bot, BoundServer, Store};
 use tokio_util::sync::CancellationToken;
 
+use crate::approval_now::ApprovalNow;
 use crate::error::{CallError, ToolsetError};
 use crate::naming::ToolRoute;
 use crate::set::BotToolset;
@@ -271,6 +272,21 @@ impl Toolsets {
             },
             Err(error) => Err(error.to_string()),
         }
+    }
+
+    /// Bot `key`'s approval policies as last written (cached like every binding read): a chat
+    /// turn reads them again before each step's calls, so a policy tightened meanwhile is
+    /// not missed.
+    pub async fn approval_now(&self, key: &str) -> Result<ApprovalNow, ToolsetError> {
+        let bound = self.bound(key).await?;
+        Ok(ApprovalNow::new(
+            bound.bot.native_tool_approval.clone(),
+            bound
+                .bindings
+                .iter()
+                .filter(|b| b.binding.enabled)
+                .map(|b| (b.server.id.clone(), b.binding.clone())),
+        ))
     }
 
     /// Call raw tool `route` for bot `key`: the binding is checked again (enabled, tool

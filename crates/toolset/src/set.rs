@@ -28,7 +28,20 @@ pub struct BotTool {
     pub server_instructions: String,
 }
 
+/// The tool's `readOnlyHint` (the server's claim), `false` when it makes none.
+fn read_only(tool: &Tool) -> bool {
+    tool.annotations
+        .as_ref()
+        .and_then(|annotations| annotations.read_only_hint)
+        .unwrap_or(false)
+}
+
 impl BotTool {
+    /// The tool's `readOnlyHint` (the server's claim), `false` when it makes none.
+    pub fn read_only(&self) -> bool {
+        read_only(&self.tool)
+    }
+
     pub fn description(&self) -> &str {
         self.tool.description.as_deref().unwrap_or_default()
     }
@@ -137,12 +150,7 @@ impl BotToolset {
                     continue;
                 }
                 let pinned = bound.binding.pinned_tools.iter().any(|p| p == name);
-                let read_only = tool
-                    .annotations
-                    .as_ref()
-                    .and_then(|annotations| annotations.read_only_hint)
-                    .unwrap_or(false);
-                let asks = bound.binding.approval.asks(name, read_only);
+                let asks = bound.binding.approval.asks(name, read_only(tool));
                 described
                     .entry(ToolRoute::new(&server.name, name))
                     .or_insert_with(|| {

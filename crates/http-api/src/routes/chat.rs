@@ -238,31 +238,24 @@ pub async fn chat(
 }
 
 /// Which of this bot's tools ask before they run (the toolset's word for MCP tools, the
-/// bot's `nativeToolApproval` for native ones; `tool_search` never asks), and the signer of
-/// this bot's approval ids.
+/// bot's `nativeToolApproval` for native ones; `tool_search` never asks; read again before
+/// each step's calls: [`crate::approval_gate::LiveGate`]), and the signer of this bot's
+/// approval ids.
 fn approvals(
     state: &AppState,
     bot: &Bot,
-    toolset: &toolset::BotToolset,
+    toolset: &Arc<toolset::BotToolset>,
     native: &NativeToolRegistry,
 ) -> Approvals {
-    let mut asking: std::collections::BTreeSet<String> = toolset
-        .tools
-        .iter()
-        .filter(|tool| tool.asks_approval)
-        .map(|tool| tool.qualified.clone())
-        .collect();
-    for name in native.names() {
-        let Some(tool) = native.get(name) else {
-            continue;
-        };
-        if name != inference::TOOL_SEARCH && bot.native_tool_approval.asks(name, tool.read_only()) {
-            asking.insert(name.to_owned());
-        }
-    }
+    let gate = crate::approval_gate::LiveGate::new(
+        state.toolsets.clone(),
+        Arc::clone(toolset),
+        native,
+        &bot.native_tool_approval,
+    );
     let settings = &state.config.approvals;
     Approvals {
-        gate: Arc::new(asking),
+        gate: Arc::new(gate),
         signer: ApprovalSigner::new(
             settings.key,
             bot.id.clone(),

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use store::{ApprovalPolicy, BindingSpec};
 use test_support::{FakeReply, FakeToolCall, Wire};
 
-use super::harness::{Fixture, chat_body, model, request, types};
+use super::harness::{Fixture, bounded, chat_body, model, request, types};
 
 /// How many `tools/call` the fake server named `name` received.
 pub(super) fn calls_received(fx: &Fixture, name: &str) -> usize {
@@ -282,6 +282,70 @@ async fn approval_policies_are_read_and_written_through_the_api() -> anyhow::Res
     };
     assert_eq!(asks("mcp", "fake__echo"), Some(json!(true)));
     assert_eq!(asks("native", "current_time"), Some(json!(false)));
+    fx.finish().await;
+    Ok(())
+}
+
+/// The policy is read again before each step's calls: a binding tightened while a turn runs
+/// (between its steps) asks for the turn's next call, which does not run.
+#[tokio::test]
+async fn a_policy_tightened_during_a_turn_asks_for_its_next_call() -> anyhow::Result<()> {
+    let echo = |id: &str, text: &str| {
+        FakeReply::tool_calls([FakeToolCall::new(
+            id,
+            "fake__echo",
+            [format!(r#"{{"text":"{text}"}}"#)],
+        )])
+    };
+    let fx = Fixture::new(vec![echo("call-1", "one"), echo("call-2", "two")]).await?;
+    let fake = fx.add_fake_server("fake", |s| s).await?;
+    let bot = fx.add_bot("asker", model(Wire::OpenAi), &[]).await?;
+    fx.store
+        .bind(&bot.id, &fake.id, &BindingSpec::default())
+        .await?;
+    // The second step's reply waits until the policy is tightened.
+    fx.llm.hold_from(2);
+    let turn = fx.send(request(
+        "POST",
+        "/api/ai/chat",
+        Some(&chat_body("asker", "echo twice")),
+    ));
+    let tighten = async {
+        bounded("the second step", fx.llm.wait_for_requests(2)).await?;
+        let always = BindingSpec {
+            approval: ApprovalPolicy::Always,
+            ..BindingSpec::default()
+        };
+        fx.store.bind(&bot.id, &fake.id, &always).await?;
+        fx.llm.release();
+        anyhow::Ok(())
+    };
+    let (reply, tightened) = tokio::join!(turn, tighten);
+    tightened?;
+    let reply = reply?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let chunks = reply.chunks()?;
+    let settled: Vec<(String, String)> = chunks
+        .iter()
+        .filter(|c| {
+            ["tool-output-available", "tool-approval-request"]
+                .contains(&c["type"].as_str().unwrap_or_default())
+        })
+        .map(|c| {
+            (
+                c["type"].as_str().unwrap_or_default().to_owned(),
+                c["toolCallId"].as_str().unwrap_or_default().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        settled,
+        [
+            ("tool-output-available".to_owned(), "call-1".to_owned()),
+            ("tool-approval-request".to_owned(), "call-2".to_owned()),
+        ]
+    );
+    assert_eq!(calls_received(&fx, "fake"), 1, "the second call ran");
     fx.finish().await;
     Ok(())
 }
