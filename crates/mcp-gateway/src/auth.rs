@@ -7,8 +7,10 @@
 //!   shows in the timing).
 //! - Keys of the store (`botcraft keys create NAME --role bot --bot BOT`), when the gateway is
 //!   given the store ([`GatewayAuth::with_store`]): checked after the configured ones, one
-//!   indexed query per request, so a revoked key fails on its next request. Admin and chat
-//!   keys are not bot keys: `/mcp` refuses them (401).
+//!   indexed query per request, so a revoked key fails on its next request, and the sessions
+//!   it opened are closed within `GatewayConfig::key_recheck` (15 s; their standing event
+//!   streams end; [`GatewayAuth::close_revoked`]). Admin and chat keys are not bot keys:
+//!   `/mcp` refuses them (401).
 //! - [`GatewayAuth`]: the rule applied to every request to `/mcp` ([`GatewayAuth::layer`]):
 //!   no key or an unknown key → **401**; the store unreachable → **503**; a session id that belongs to another bot → **403**;
 //!   otherwise the request carries [`AuthenticatedBot`] to the MCP handler. The JSON body is
@@ -35,6 +37,7 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{SessionId, SessionManager};
 use serde_json::json;
 use store::key_digest::KeyRing;
+use tokio_util::sync::CancellationToken;
 
 /// The header carrying the streamable HTTP session id.
 pub const SESSION_HEADER: &str = "mcp-session-id";
@@ -133,14 +136,23 @@ impl BotKeys {
     }
 }
 
+/// Who opened a session: its bot, when it was last used, and the id of the stored key it
+/// was opened with (none for a configured key, which cannot be revoked while BotCraft runs).
+#[derive(Debug)]
+struct Owner {
+    bot: String,
+    used: Instant,
+    stored_key: Option<String>,
+}
+
 /// Which bot initialized each live session.
 #[derive(Debug, Default)]
 pub struct SessionOwners {
-    owners: Mutex<HashMap<String, (String, Instant)>>,
+    owners: Mutex<HashMap<String, Owner>>,
 }
 
 impl SessionOwners {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
         self.owners.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -151,13 +163,27 @@ impl SessionOwners {
         let Some(entry) = owners.get_mut(session) else {
             return false;
         };
-        entry.1 = Instant::now();
-        entry.0 != bot
+        entry.used = Instant::now();
+        entry.bot != bot
     }
 
-    fn bind(&self, session: &str, bot: &str) {
+    fn bind(&self, session: &str, bot: &str, stored_key: Option<String>) {
+        self.lock().insert(
+            session.to_owned(),
+            Owner {
+                bot: bot.to_owned(),
+                used: Instant::now(),
+                stored_key,
+            },
+        );
+    }
+
+    /// The sessions opened with a stored key, and the key's id.
+    fn with_stored_keys(&self) -> Vec<(String, String)> {
         self.lock()
-            .insert(session.to_owned(), (bot.to_owned(), Instant::now()));
+            .iter()
+            .filter_map(|(session, owner)| Some((session.clone(), owner.stored_key.clone()?)))
+            .collect()
     }
 
     fn forget(&self, session: &str) {
@@ -169,8 +195,8 @@ impl SessionOwners {
         let owners = self.lock();
         let mut of_bot: Vec<(&String, Instant)> = owners
             .iter()
-            .filter(|(_, (owner, _))| owner == bot)
-            .map(|(session, (_, used))| (session, *used))
+            .filter(|(_, owner)| owner.bot == bot)
+            .map(|(session, owner)| (session, owner.used))
             .collect();
         of_bot.sort_by_key(|(_, used)| std::cmp::Reverse(*used));
         of_bot
@@ -185,7 +211,7 @@ impl SessionOwners {
     fn idle_sessions(&self, idle: Duration) -> Vec<String> {
         self.lock()
             .iter()
-            .filter(|(_, (_, used))| used.elapsed() >= idle)
+            .filter(|(_, owner)| owner.used.elapsed() >= idle)
             .map(|(session, _)| session.clone())
             .collect()
     }
@@ -292,21 +318,63 @@ impl GatewayAuth {
         Ok(KeyCheck::AskStore(key.to_owned()))
     }
 
-    /// The bot of a key kept in the store (`botcraft keys create --role bot`).
-    async fn stored_bot(&self, key: &str) -> Result<String, AuthRefusal> {
+    /// The bot of a key kept in the store (`botcraft keys create --role bot`), and the key's id.
+    async fn stored_bot(&self, key: &str) -> Result<(String, String), AuthRefusal> {
         let Some(store) = &self.store else {
             return Err(AuthRefusal::UnknownKey);
         };
         match store.key_by_secret(key).await {
-            Ok(Some(found)) if found.role == store::KeyRole::Bot => {
-                found.bot.ok_or(AuthRefusal::UnknownKey)
-            }
+            Ok(Some(found)) if found.role == store::KeyRole::Bot => found
+                .bot
+                .map(|bot| (bot, found.id))
+                .ok_or(AuthRefusal::UnknownKey),
             Ok(_) => Err(AuthRefusal::UnknownKey),
             Err(error) => {
                 tracing::error!(error = %error, "checking a bot key against the store failed");
                 Err(AuthRefusal::KeyCheckFailed)
             }
         }
+    }
+
+    /// Close the sessions opened with a stored key that is no longer live (revoked, or its bot
+    /// deleted): the key check runs on each request, but a session's standing event stream
+    /// and its server events would otherwise go on. Returns how many were closed. Run every
+    /// [`crate::GatewayConfig::key_recheck`] while the gateway is up.
+    pub async fn close_revoked(&self) -> Result<usize, store::StoreError> {
+        match &self.store {
+            Some(store) => close_revoked(store, &self.owners, &self.sessions).await,
+            None => Ok(0),
+        }
+    }
+
+    /// [`Self::close_revoked`] every `every`, until `stop` is cancelled or the gateway is
+    /// dropped (the task holds its sessions weakly). Nothing runs without a key store.
+    pub(crate) fn recheck_keys(&self, every: Duration, stop: CancellationToken) {
+        let Some(store) = self.store.clone() else {
+            return;
+        };
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let owners = Arc::downgrade(&self.owners);
+        let sessions = Arc::downgrade(&self.sessions);
+        runtime.spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticks.tick().await;
+            loop {
+                tokio::select! {
+                    () = stop.cancelled() => return,
+                    _ = ticks.tick() => {}
+                }
+                let (Some(owners), Some(sessions)) = (owners.upgrade(), sessions.upgrade()) else {
+                    return;
+                };
+                if let Err(error) = close_revoked(&store, &owners, &sessions).await {
+                    tracing::warn!(%error, "checking the keys of open /mcp sessions failed");
+                }
+            }
+        });
     }
 
     /// Forget bindings of sessions the session manager no longer has (expired or closed).
@@ -318,6 +386,37 @@ impl GatewayAuth {
             }
         }
     }
+}
+
+/// [`GatewayAuth::close_revoked`] over its parts.
+async fn close_revoked(
+    store: &store::Store,
+    owners: &SessionOwners,
+    sessions: &LocalSessionManager,
+) -> Result<usize, store::StoreError> {
+    let opened = owners.with_stored_keys();
+    if opened.is_empty() {
+        return Ok(0);
+    }
+    let live: std::collections::HashSet<String> = store
+        .api_keys()
+        .await?
+        .into_iter()
+        .filter(|key| key.revoked_at.is_none() && key.bot.is_some())
+        .map(|key| key.id)
+        .collect();
+    let mut closed = 0;
+    for (session, key) in opened {
+        if live.contains(&key) {
+            continue;
+        }
+        let id: SessionId = session.as_str().into();
+        let _ = sessions.close_session(&id).await;
+        owners.forget(&session);
+        closed += 1;
+        tracing::info!("closed an /mcp session: the key it was opened with is revoked");
+    }
+    Ok(closed)
 }
 
 /// Why a request was refused before reaching MCP.
@@ -435,8 +534,12 @@ type Checked = Pin<Box<dyn Future<Output = Result<Response, Infallible>> + Send>
 
 /// What is left to do once the route has answered.
 enum After {
-    /// A request without a session: bind the session its answer creates, if any, to `bot`.
-    Bind { bot: String },
+    /// A request without a session: bind the session its answer creates, if any, to `bot`
+    /// (and the stored key it was opened with).
+    Bind {
+        bot: String,
+        stored_key: Option<String>,
+    },
     /// A `DELETE` of `session`: forget its owner once it is gone.
     Forget { session: HeaderValue },
 }
@@ -456,7 +559,7 @@ where
 
     fn call(&mut self, request: Request) -> Self::Future {
         match self.auth.configured_bot(bearer(&request)) {
-            Ok(KeyCheck::Bot(bot)) => admit(&self.auth, &mut self.inner, bot, request),
+            Ok(KeyCheck::Bot(bot)) => admit(&self.auth, &mut self.inner, bot, None, request),
             Ok(KeyCheck::AskStore(key)) => {
                 // The service made ready goes into the future; this one is a fresh clone.
                 let fresh = self.inner.clone();
@@ -464,7 +567,7 @@ where
                 let auth = self.auth.clone();
                 Either::Right(Box::pin(async move {
                     match auth.stored_bot(&key).await {
-                        Ok(bot) => match admit(&auth, &mut inner, bot, request) {
+                        Ok((bot, key)) => match admit(&auth, &mut inner, bot, Some(key), request) {
                             Either::Left(answer) => answer.await,
                             Either::Right(answer) => answer.await,
                         },
@@ -477,12 +580,13 @@ where
     }
 }
 
-/// `request` of `bot` on to `inner`, unless its session is another bot's or its path names
-/// no MCP endpoint.
+/// `request` of `bot` (by stored key `stored_key`, if so) on to `inner`, unless its session
+/// is another bot's or its path names no MCP endpoint.
 fn admit<S>(
     auth: &GatewayAuth,
     inner: &mut S,
     bot: String,
+    stored_key: Option<String>,
     mut request: Request,
 ) -> Either<S::Future, Checked>
 where
@@ -513,7 +617,10 @@ where
     };
     let after = match (request.method(), session) {
         (&Method::DELETE, Some(session)) => Some(After::Forget { session }),
-        (_, None) => Some(After::Bind { bot: bot.clone() }),
+        (_, None) => Some(After::Bind {
+            bot: bot.clone(),
+            stored_key,
+        }),
         _ => None,
     };
     request.extensions_mut().insert(scope);
@@ -529,10 +636,10 @@ where
             After::Forget { session } if response.status().is_success() => {
                 auth.owners.forget(text(&session));
             }
-            After::Bind { bot } => {
+            After::Bind { bot, stored_key } => {
                 if let Some(created) = session_of(response.headers()) {
                     auth.prune().await;
-                    auth.owners.bind(text(&created), &bot);
+                    auth.owners.bind(text(&created), &bot, stored_key);
                     auth.enforce_limit(&bot).await;
                 }
             }

@@ -37,6 +37,9 @@ pub struct GatewayConfig {
     pub shutdown: CancellationToken,
     /// Where bot keys beyond the configured ones live (`botcraft keys create --role bot`).
     pub key_store: Option<store::Store>,
+    /// How often the sessions opened with a stored key are checked against the store: those
+    /// of a revoked key (or a deleted bot's) are closed.
+    pub key_recheck: Duration,
     /// Sessions one bot (one key's bot) may hold at once; opening one more closes its least
     /// recently used. With `session_timeout`, this bounds the gateway's session memory.
     pub max_sessions_per_bot: usize,
@@ -59,6 +62,7 @@ impl Default for GatewayConfig {
             sse_keep_alive: Some(Duration::from_secs(15)),
             shutdown: CancellationToken::new(),
             key_store: None,
+            key_recheck: Duration::from_secs(15),
             max_sessions_per_bot: DEFAULT_MAX_SESSIONS_PER_BOT,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
         }
@@ -128,6 +132,7 @@ pub fn mcp_router<B: GatewayBackend>(
         .with_max_sessions_per_bot(config.max_sessions_per_bot);
     if let Some(store) = &config.key_store {
         auth = auth.with_store(store.clone());
+        auth.recheck_keys(config.key_recheck, config.shutdown.clone());
     }
     // The key check and the coalescing inside the mount, as one service: each
     // `Router::layer` would wrap the route once more, and a request clones each wrapping.

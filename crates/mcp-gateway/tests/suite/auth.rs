@@ -246,6 +246,73 @@ async fn stored_bot_keys_name_their_bot_until_revoked() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A session opened with a stored key ends when the key is revoked: its standing event
+/// stream closes (the key check on each request alone would leave it open, fed by server
+/// events); a session opened with a live key stays.
+#[tokio::test]
+async fn the_sessions_of_a_revoked_key_are_closed() -> anyhow::Result<()> {
+    let dir = tempfile::tempdir()?;
+    let store = store::Store::connect(&store::sqlite_url(&dir.path().join("keys.db"))).await?;
+    store.create_bot(&store::BotSpec::new("forge", "m")).await?;
+    let key = |name: &str| store::ApiKeySpec {
+        name: name.into(),
+        role: store::KeyRole::Bot,
+        bot: Some("forge".into()),
+    };
+    let revoked = store.create_api_key(&key("desk")).await?.secret;
+    let kept = store.create_api_key(&key("laptop")).await?.secret;
+    let backend = FakeBackend::new([("forge", forge())]);
+    let config = mcp_gateway::GatewayConfig {
+        key_store: Some(store.clone()),
+        key_recheck: std::time::Duration::from_millis(50),
+        ..mcp_gateway::GatewayConfig::default()
+    };
+    let app = mcp_gateway::mcp_router(backend, keys(), &config);
+    let served = Served::serve(app, 0, config.shutdown.clone()).await?;
+    let http = Http::new(&served.url);
+    let open = |key: &str| {
+        let key = key.to_owned();
+        let http = &http;
+        async move {
+            let session = http
+                .initialize(Some(&key))
+                .await?
+                .session
+                .ok_or_else(|| anyhow::anyhow!("no session"))?;
+            let stream = http
+                .client
+                .get(&http.url)
+                .header("accept", "text/event-stream")
+                .header("authorization", format!("Bearer {key}"))
+                .header("mcp-session-id", &session)
+                .header("mcp-protocol-version", "2025-11-25")
+                .send()
+                .await?;
+            anyhow::ensure!(stream.status() == 200, "GET answered {}", stream.status());
+            anyhow::Ok((session, stream))
+        }
+    };
+    let (_, mut revoked_stream) = open(&revoked).await?;
+    let (kept_session, _kept_stream) = open(&kept).await?;
+
+    store.revoke_api_key("desk").await?;
+    // Ended, cleanly or cut: either way the stream is gone.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while revoked_stream.chunk().await?.is_some() {}
+        anyhow::Ok(())
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the revoked key's stream is still open: {ended:?}"
+    );
+    let listed = http.list(Some(&kept), Some(&kept_session)).await?;
+    assert_eq!(listed.status, 200, "{}", listed.text);
+    served.stop().await;
+    store.close().await;
+    Ok(())
+}
+
 /// Sessions are bounded per bot: opening one past the limit closes the least recently used
 /// (its next request is 404, as for any closed session); the others keep working.
 #[tokio::test]
