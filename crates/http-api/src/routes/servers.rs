@@ -32,11 +32,43 @@ pub async fn find_server(store: &Store, key: &str) -> Result<McpServer, ApiError
 
 /// What a header value that holds no `${VAR}` reference reads as: header values are
 /// credentials more often than not, and are written, never read back. A write that sends
-/// this value keeps the stored one.
+/// this value keeps the stored one. Environment values that read as credentials
+/// ([`hidden_env`]) read so too.
 pub const HIDDEN_HEADER_VALUE: &str = "[hidden]";
 
+/// Words of a variable's name that make its value a credential: anywhere in the name…
+const CREDENTIAL_WORDS: &[&str] = &[
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "COOKIE",
+    "AUTH",
+    "APIKEY",
+];
+
+/// …or as a whole part of it (`GITHUB_PAT`, `OPENAI_API_KEY`, but not `PATH`).
+const CREDENTIAL_PARTS: &[&str] = &["KEY", "PAT", "PASS", "PW", "SESSION"];
+
+/// Whether the environment variable `name` = `value` is not read back: a literal value
+/// (no `${VAR}` reference) under a name that says credential, or a URL that carries user
+/// information or a query (`postgres://user:password@…`).
+pub fn hidden_env(name: &str, value: &str) -> bool {
+    if value.contains("${") {
+        return false;
+    }
+    let upper = name.to_ascii_uppercase();
+    CREDENTIAL_WORDS.iter().any(|word| upper.contains(word))
+        || upper
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|part| CREDENTIAL_PARTS.contains(&part))
+        || (value.contains("://") && observability::shown_url(value) != value)
+}
+
 /// `server` as the API shows it: a header value with no `${VAR}` reference is
-/// [`HIDDEN_HEADER_VALUE`] (a reference is a name, not a secret, and is shown).
+/// [`HIDDEN_HEADER_VALUE`] (a reference is a name, not a secret, and is shown), and so is an
+/// environment value that reads as a credential ([`hidden_env`]).
 fn shown(server: &McpServer) -> McpServer {
     let mut server = server.clone();
     for value in server.headers.values_mut() {
@@ -44,34 +76,55 @@ fn shown(server: &McpServer) -> McpServer {
             HIDDEN_HEADER_VALUE.clone_into(value);
         }
     }
+    for (name, value) in &mut server.env {
+        if hidden_env(name, value) {
+            HIDDEN_HEADER_VALUE.clone_into(value);
+        }
+    }
     server
 }
 
 /// `spec` with every [`HIDDEN_HEADER_VALUE`] replaced by the value `existing` stores for that
-/// header (a client that read a server and writes it back keeps its credentials). Only while
-/// the server stays where it was (same transport, same resource: scheme, host, port and
-/// path): a stored credential never goes to a URL it was not written for, so a write that
-/// moves the server must give the values again.
-fn keep_hidden_headers(
+/// header or variable (a client that read a server and writes it back keeps its
+/// credentials). Only while the server stays where it was: for a header, the same transport
+/// and resource (scheme, host, port and path); for a variable, the same transport and
+/// command. A stored credential never goes to a URL or a program it was not written for, so
+/// a write that moves the server must give the values again.
+fn keep_hidden_values(
     mut spec: McpServerSpec,
     existing: &McpServer,
 ) -> Result<McpServerSpec, ApiError> {
     let resource = |url: Option<&str>| url.and_then(mcp_lifecycle::oauth::canonical_resource);
     let moved = spec.transport != existing.transport
         || resource(spec.url.as_deref()) != resource(existing.url.as_deref());
+    let needed = |code: &'static str, what: &str, name: &str, why: &str| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            code,
+            format!(
+                "give the value of {what} {name} again: the server's {why} changed, and a \
+                 stored value is sent only to the {why} it was written for"
+            ),
+        )
+    };
     for (name, value) in &mut spec.headers {
         if value == HIDDEN_HEADER_VALUE
             && let Some(stored) = existing.headers.get(name)
         {
             if moved {
-                return Err(ApiError::new(
-                    StatusCode::UNPROCESSABLE_ENTITY,
-                    "header_value_needed",
-                    format!(
-                        "give the value of header {name} again: the server's URL changed, and a \
-                         stored header value is sent only to the URL it was written for"
-                    ),
-                ));
+                return Err(needed("header_value_needed", "header", name, "URL"));
+            }
+            value.clone_from(stored);
+        }
+    }
+    let relaunched = spec.transport != existing.transport || spec.command != existing.command;
+    for (name, value) in &mut spec.env {
+        if value == HIDDEN_HEADER_VALUE
+            && let Some(stored) = existing.env.get(name)
+            && hidden_env(name, stored)
+        {
+            if relaunched {
+                return Err(needed("env_value_needed", "variable", name, "command"));
             }
             value.clone_from(stored);
         }
@@ -136,7 +189,7 @@ pub async fn update(
 ) -> Result<Json<Value>, ApiError> {
     let Json(spec) = body?;
     let server = find_server(&state.store, &key).await?;
-    let spec = keep_hidden_headers(spec, &server)?;
+    let spec = keep_hidden_values(spec, &server)?;
     let updated = state.store.update_server(&server.id, &spec).await?;
     reload(&state).await?;
     Ok(Json(with_status(&state, &updated)))

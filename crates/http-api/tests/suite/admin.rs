@@ -416,6 +416,85 @@ async fn a_remote_server_round_trips_with_its_header_values_hidden() -> anyhow::
     Ok(())
 }
 
+/// A stdio server's environment values that read as credentials (by their names, or a URL
+/// carrying credentials) are not read back; the others and `${VAR}` references are. Written
+/// back hidden, the stored values stay, unless the command changed.
+#[tokio::test]
+async fn a_servers_credential_like_env_values_are_hidden() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let env = json!({
+        "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_lit3ral",
+        "OPENAI_API_KEY": "sk-lit3ral",
+        "GITLAB_PAT": "glpat-lit3ral",
+        "DB": "postgres://app:pw-lit3ral@db/app",
+        "FROM_HOST_KEY": "${HOST_KEY}",
+        "PATH_PREFIX": "/opt/tools",
+        "LOG_LEVEL": "debug",
+    });
+    let created = fx
+        .send(request(
+            "POST",
+            "/api/servers",
+            Some(&json!({"name": "local", "command": "mcp-local", "env": env})),
+        ))
+        .await?;
+    assert_eq!(created.status, 201, "{}", created.body);
+    assert!(!created.body.contains("lit3ral"), "{}", created.body);
+    let server = created.json()?;
+    assert_eq!(
+        server["env"],
+        json!({
+            "GITHUB_PERSONAL_ACCESS_TOKEN": "[hidden]",
+            "OPENAI_API_KEY": "[hidden]",
+            "GITLAB_PAT": "[hidden]",
+            "DB": "[hidden]",
+            "FROM_HOST_KEY": "${HOST_KEY}",
+            "PATH_PREFIX": "/opt/tools",
+            "LOG_LEVEL": "debug",
+        })
+    );
+    let listed = fx.send(request("GET", "/api/servers", None)).await?;
+    assert!(!listed.body.contains("lit3ral"), "{}", listed.body);
+
+    let mut edited = server.clone();
+    edited["env"]["LOG_LEVEL"] = json!("info");
+    let updated = fx
+        .send(request("PUT", "/api/servers/local", Some(&edited)))
+        .await?;
+    assert_eq!(updated.status, 200, "{}", updated.body);
+    let stored = fx
+        .store
+        .server_by_name("local")
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("local"))?;
+    assert_eq!(
+        serde_json::to_value(&stored.env)?,
+        json!({
+            "GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_lit3ral",
+            "OPENAI_API_KEY": "sk-lit3ral",
+            "GITLAB_PAT": "glpat-lit3ral",
+            "DB": "postgres://app:pw-lit3ral@db/app",
+            "FROM_HOST_KEY": "${HOST_KEY}",
+            "PATH_PREFIX": "/opt/tools",
+            "LOG_LEVEL": "info",
+        })
+    );
+    // Another program with the hidden values sent back: refused.
+    let mut relaunched = edited.clone();
+    relaunched["command"] = json!("sh");
+    let refused = fx
+        .send(request("PUT", "/api/servers/local", Some(&relaunched)))
+        .await?;
+    assert_eq!(
+        (refused.status.as_u16(), refused.error_code()),
+        (422, "env_value_needed".into()),
+        "{}",
+        refused.body
+    );
+    fx.finish().await;
+    Ok(())
+}
+
 #[tokio::test]
 async fn openapi_document_is_served_with_the_key() -> anyhow::Result<()> {
     let fx = Fixture::new([]).await?;
