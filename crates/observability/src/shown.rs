@@ -4,43 +4,82 @@
 
 /// `url` as it may be shown: `scheme://host[:port]/path`, its user information replaced by
 /// `…@` and its query and fragment by `?…` (each marks that there was one).
+///
+/// A URL is read as the `url` crate (and so reqwest) reads it, so a form without `//`
+/// (`https:user:pw@host`) or a password holding `/` is cut as it would be used. Text with an
+/// `@` that does not read as a URL shows only its scheme (`https:…`): where its user
+/// information ends cannot be told.
 pub fn shown_url(url: &str) -> String {
-    let (head, cut) = match url.find(['?', '#']) {
-        Some(at) => (&url[..at], true),
-        None => (url, false),
-    };
-    // The authority runs from `://` to the next `/`; user information ends at its last `@`.
-    let mut shown = match head.find("://") {
-        Some(scheme_end) => {
-            let authority_start = scheme_end + 3;
-            let rest = &head[authority_start..];
-            let authority_len = rest.find('/').unwrap_or(rest.len());
-            match rest[..authority_len].rfind('@') {
-                Some(at) => format!("{}…@{}", &head[..authority_start], &rest[at + 1..]),
-                None => head.to_owned(),
-            }
+    match url::Url::parse(url) {
+        Ok(parsed) if parsed.username().is_empty() && parsed.password().is_none() => {
+            without_query(url)
         }
-        None => head.to_owned(),
-    };
-    if cut {
-        shown.push_str("?…");
+        Ok(parsed) => {
+            let mut shown = format!("{}://…@", parsed.scheme());
+            if let Some(host) = parsed.host_str() {
+                shown.push_str(host);
+            }
+            if let Some(port) = parsed.port() {
+                shown.push_str(&format!(":{port}"));
+            }
+            shown.push_str(parsed.path());
+            if parsed.query().is_some() || parsed.fragment().is_some() {
+                shown.push_str("?…");
+            }
+            shown
+        }
+        Err(_) if url.contains('@') => match url.split_once(':') {
+            Some((scheme, _)) if is_scheme(scheme) => format!("{scheme}:…"),
+            _ => "…".to_owned(),
+        },
+        Err(_) => without_query(url),
     }
-    shown
 }
 
-/// `text` with every URL-looking word cut to what [`shown_url`] shows (error messages of
-/// reqwest and rmcp can carry a URL with its query).
+/// `url` cut at its query or fragment (`?…` marks that there was one).
+fn without_query(url: &str) -> String {
+    match url.find(['?', '#']) {
+        Some(at) => format!("{}?…", &url[..at]),
+        None => url.to_owned(),
+    }
+}
+
+/// A URL scheme: a letter, then letters, digits, `+`, `-` or `.`.
+fn is_scheme(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// `text` with every URL in it cut to what [`shown_url`] shows (error messages of reqwest
+/// and rmcp can carry a URL with its query, often in parentheses or quotes). A URL is a run
+/// of text from a scheme followed by `://` to the next white space, quote or bracket.
 pub fn cut_urls(text: &str) -> String {
-    text.split(' ')
-        .map(|word| {
-            if word.contains("://") {
-                shown_url(word)
-            } else {
-                word.to_owned()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("://") {
+        let scheme_len = rest[..at]
+            .chars()
+            .rev()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+            .count();
+        let start = at - scheme_len;
+        let end = rest[at..]
+            .find(|c: char| {
+                c.is_whitespace()
+                    || matches!(c, '"' | '\'' | '<' | '>' | '(' | ')' | '[' | ']' | '`')
+            })
+            .map_or(rest.len(), |len| at + len);
+        out.push_str(&rest[..start]);
+        let url = &rest[start..end];
+        // A sentence's last character is not the URL's.
+        let trimmed = url.trim_end_matches([',', '.', ';', ':']);
+        out.push_str(&shown_url(trimmed));
+        out.push_str(&url[trimmed.len()..]);
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -53,6 +92,7 @@ mod tests {
     fn urls_are_shown_without_credentials_query_or_fragment() {
         let cases = [
             ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp"),
+            ("http://127.0.0.1:3000", "http://127.0.0.1:3000"),
             (
                 "https://mcp.example.com/mcp?api_key=s3cret",
                 "https://mcp.example.com/mcp?…",
@@ -62,11 +102,22 @@ mod tests {
                 "https://user:s3cret@gw.example/v1",
                 "https://…@gw.example/v1",
             ),
-            ("https://s3cret@gw.example", "https://…@gw.example"),
+            ("https://s3cret@gw.example", "https://…@gw.example/"),
             (
                 "https://u:p@ss@gw.example:8443/v1?k=1",
                 "https://…@gw.example:8443/v1?…",
             ),
+            // A password holding `/`, as base64 often does: not a URL, so only the scheme.
+            ("postgres://app:Zm9v/YmFy@db/app", "postgres:…"),
+            ("postgres://app:Zm9vYmFy@db/app", "postgres://…@db/app"),
+            // Forms reqwest reads without `//`.
+            ("https:user:s3cret@gw.example/v1", "https://…@gw.example/v1"),
+            (
+                "https:/user:s3cret@gw.example/v1",
+                "https://…@gw.example/v1",
+            ),
+            // Not a URL once cut at `#`: only the scheme.
+            ("https://u:p#ss@gw.example", "https:…"),
             // An `@` in the path is not user information.
             (
                 "https://gw.example/users/@me",
@@ -81,11 +132,19 @@ mod tests {
 
     #[test]
     fn every_url_in_a_message_is_cut() {
-        assert_eq!(
-            cut_urls(
-                "error sending request for url (https://u:pw@h.example/mcp?key=s3cret) after 2 tries"
+        let cases = [
+            (
+                "error sending request for url (https://u:pw@h.example/mcp?key=s3cret) after 2 tries",
+                "error sending request for url (https://…@h.example/mcp?…) after 2 tries",
             ),
-            "error sending request for url (https://…@h.example/mcp?… after 2 tries"
-        );
+            (
+                "from http://a.example/x?k=1, then \"https://b.example/y#t\".",
+                "from http://a.example/x?…, then \"https://b.example/y?…\".",
+            ),
+            ("no url here", "no url here"),
+        ];
+        for (text, shown) in cases {
+            assert_eq!(cut_urls(text), shown, "{text}");
+        }
     }
 }

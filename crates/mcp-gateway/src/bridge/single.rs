@@ -72,7 +72,8 @@ impl TowardsClient {
 fn service_error(error: rmcp::ServiceError) -> ErrorData {
     match error {
         rmcp::ServiceError::McpError(error) => error,
-        other => ErrorData::internal_error(other.to_string(), None),
+        // A transport error can carry BotCraft's URL, and `BOTCRAFT_URL` a credential.
+        other => ErrorData::internal_error(mcp_client::cut_urls(&other.to_string()), None),
     }
 }
 
@@ -268,7 +269,10 @@ impl SingleServerBridge {
             .send_request_with_option(request, options)
             .await
             .map_err(|error| {
-                BridgeFailure::new(ReasonCode::UpstreamUnreachable, error.to_string())
+                BridgeFailure::new(
+                    ReasonCode::UpstreamUnreachable,
+                    mcp_client::cut_urls(&error.to_string()),
+                )
             })?;
         let upstream_token = handle.progress_token.clone();
         if let Some(token) = context.meta.get_progress_token() {
@@ -292,7 +296,10 @@ impl SingleServerBridge {
                 ReasonCode::UpstreamUnreachable,
                 "BotCraft did not answer in time",
             ),
-            other => BridgeFailure::new(ReasonCode::UpstreamBadPayload, other.to_string()),
+            other => BridgeFailure::new(
+                ReasonCode::UpstreamBadPayload,
+                mcp_client::cut_urls(&other.to_string()),
+            ),
         })
     }
 
