@@ -10,6 +10,10 @@ use futures::future::BoxFuture;
 use inference::{ApprovalGate, NativeToolRegistry};
 use toolset::{ApprovalNow, BotToolset, Toolsets};
 
+/// How long reading the policies again may take (a store that does not answer holds no
+/// turn): past it, every call asks.
+const POLICY_READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The turn's approval gate: the asking names, read again on each [`ApprovalGate::refresh`].
 pub struct LiveGate {
     toolsets: Arc<Toolsets>,
@@ -80,13 +84,24 @@ impl ApprovalGate for LiveGate {
 
     fn refresh(&self) -> BoxFuture<'_, ()> {
         Box::pin(async move {
-            let now = match self.toolsets.approval_now(&self.toolset.bot_id).await {
-                Ok(now) => Some(now),
-                Err(error) => {
+            let read = tokio::time::timeout(
+                POLICY_READ_LIMIT,
+                self.toolsets.approval_now(&self.toolset.bot_id),
+            );
+            let now = match read.await {
+                Ok(Ok(now)) => Some(now),
+                Ok(Err(error)) => {
                     tracing::warn!(
                         bot = %self.toolset.bot_name,
                         %error,
-                        "the approval policies could not be read again: every call of this step asks"
+                        "the approval policies could not be read again: every call asks"
+                    );
+                    None
+                }
+                Err(_) => {
+                    tracing::warn!(
+                        bot = %self.toolset.bot_name,
+                        "the approval policies were not read in time: every call asks"
                     );
                     None
                 }

@@ -402,7 +402,7 @@ impl ChatTurn {
             let ran = if running.is_empty() {
                 Some(Vec::new())
             } else {
-                self.run_tools(&running, &offered, &emitter).await
+                self.run_tools(&running, &offered, &emitter, true).await
             };
             let ran = match ran {
                 Some(mut results) => {

@@ -359,7 +359,7 @@ impl GatewayAuth {
         let owners = Arc::downgrade(&self.owners);
         let sessions = Arc::downgrade(&self.sessions);
         runtime.spawn(async move {
-            let mut ticks = tokio::time::interval(every);
+            let mut ticks = tokio::time::interval(every.max(Duration::from_millis(1)));
             ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             ticks.tick().await;
             loop {

@@ -11,14 +11,14 @@ use crate::set::BotTool;
 #[derive(Debug, Clone)]
 pub struct ApprovalNow {
     native: ApprovalPolicy,
-    /// The enabled bindings, by server id.
-    bindings: HashMap<String, BotMcpServer>,
+    /// The enabled bindings, by server id, with the server's name now.
+    bindings: HashMap<String, (String, BotMcpServer)>,
 }
 
 impl ApprovalNow {
     pub(crate) fn new(
         native: ApprovalPolicy,
-        bindings: impl IntoIterator<Item = (String, BotMcpServer)>,
+        bindings: impl IntoIterator<Item = (String, (String, BotMcpServer))>,
     ) -> Self {
         Self {
             native,
@@ -28,10 +28,13 @@ impl ApprovalNow {
 
     /// Whether a call of `tool` asks now: its binding's policy as written now. A binding
     /// gone, disabled, or whose filter now leaves the tool out asks (the call would be
-    /// refused anyway): nothing runs unasked on a word that is no longer true.
+    /// refused anyway), and so does a server renamed since (a call goes by the name, which
+    /// may now be another server's): nothing runs unasked on a word that is no longer true.
     pub fn asks(&self, tool: &BotTool) -> bool {
         match self.bindings.get(&tool.server_id) {
-            Some(binding) if binding.allows(&tool.route.tool) => {
+            Some((name, binding))
+                if *name == tool.route.server && binding.allows(&tool.route.tool) =>
+            {
                 binding.approval.asks(&tool.route.tool, tool.read_only())
             }
             _ => true,
@@ -112,10 +115,21 @@ mod tests {
         for (bound, expected) in cases {
             let now = ApprovalNow::new(
                 ApprovalPolicy::Never,
-                bound.clone().map(|b| ("id-s".to_owned(), b)),
+                bound
+                    .clone()
+                    .map(|b| ("id-s".to_owned(), ("s".to_owned(), b))),
             );
             assert_eq!([now.asks(&read), now.asks(&write)], expected, "{bound:?}");
         }
+        // The server renamed since the toolset was taken: asks.
+        let renamed = ApprovalNow::new(
+            ApprovalPolicy::Never,
+            [(
+                "id-s".to_owned(),
+                ("t".to_owned(), binding(true, &[], ApprovalPolicy::Never)),
+            )],
+        );
+        assert!(renamed.asks(&read));
         let native = ApprovalNow::new(ApprovalPolicy::Writes, []);
         assert_eq!(
             [

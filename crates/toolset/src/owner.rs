@@ -285,7 +285,12 @@ impl Toolsets {
                 .bindings
                 .iter()
                 .filter(|b| b.binding.enabled)
-                .map(|b| (b.server.id.clone(), b.binding.clone())),
+                .map(|b| {
+                    (
+                        b.server.id.clone(),
+                        (b.server.name.clone(), b.binding.clone()),
+                    )
+                }),
         ))
     }
 

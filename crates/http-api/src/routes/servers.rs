@@ -51,11 +51,12 @@ const CREDENTIAL_WORDS: &[&str] = &[
 /// …or as a whole part of it (`GITHUB_PAT`, `OPENAI_API_KEY`, but not `PATH`).
 const CREDENTIAL_PARTS: &[&str] = &["KEY", "PAT", "PASS", "PW", "SESSION"];
 
-/// Whether the environment variable `name` = `value` is not read back: a literal value
-/// (no `${VAR}` reference) under a name that says credential, or a URL that carries user
-/// information or a query (`postgres://user:password@…`).
+/// Whether the environment variable `name` = `value` is not read back: any value but
+/// `${VAR}` references alone (a reference is a name, not a secret) under a name that says
+/// credential, or a URL that carries user information or a query
+/// (`postgres://user:password@…`, references included).
 pub fn hidden_env(name: &str, value: &str) -> bool {
-    if value.contains("${") {
+    if only_references(value) {
         return false;
     }
     let upper = name.to_ascii_uppercase();
@@ -64,6 +65,18 @@ pub fn hidden_env(name: &str, value: &str) -> bool {
             .split(|c: char| !c.is_ascii_alphanumeric())
             .any(|part| CREDENTIAL_PARTS.contains(&part))
         || (value.contains("://") && observability::shown_url(value) != value)
+}
+
+/// Whether `value` is nothing but `${VAR}` references (and is not empty).
+fn only_references(value: &str) -> bool {
+    let mut rest = value;
+    while let Some(after) = rest.strip_prefix("${") {
+        match after.find('}') {
+            Some(end) => rest = &after[end + 1..],
+            None => return false,
+        }
+    }
+    rest.is_empty() && !value.is_empty()
 }
 
 /// `server` as the API shows it: a header value with no `${VAR}` reference is
@@ -87,8 +100,8 @@ fn shown(server: &McpServer) -> McpServer {
 /// `spec` with every [`HIDDEN_HEADER_VALUE`] replaced by the value `existing` stores for that
 /// header or variable (a client that read a server and writes it back keeps its
 /// credentials). Only while the server stays where it was: for a header, the same transport
-/// and resource (scheme, host, port and path); for a variable, the same transport and
-/// command. A stored credential never goes to a URL or a program it was not written for, so
+/// and resource (scheme, host, port and path); for a variable, the same transport, command,
+/// arguments and sandbox. A stored credential never goes to a URL or a program it was not written for, so
 /// a write that moves the server must give the values again.
 fn keep_hidden_values(
     mut spec: McpServerSpec,
@@ -117,14 +130,18 @@ fn keep_hidden_values(
             value.clone_from(stored);
         }
     }
-    let relaunched = spec.transport != existing.transport || spec.command != existing.command;
+    // What runs, and how confined: a value written for one program never goes to another.
+    let relaunched = spec.transport != existing.transport
+        || spec.command != existing.command
+        || spec.args != existing.args
+        || spec.sandbox != existing.sandbox;
     for (name, value) in &mut spec.env {
         if value == HIDDEN_HEADER_VALUE
             && let Some(stored) = existing.env.get(name)
             && hidden_env(name, stored)
         {
             if relaunched {
-                return Err(needed("env_value_needed", "variable", name, "command"));
+                return Err(needed("env_value_needed", "variable", name, "program"));
             }
             value.clone_from(stored);
         }

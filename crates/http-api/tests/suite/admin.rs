@@ -427,6 +427,7 @@ async fn a_servers_credential_like_env_values_are_hidden() -> anyhow::Result<()>
         "OPENAI_API_KEY": "sk-lit3ral",
         "GITLAB_PAT": "glpat-lit3ral",
         "DB": "postgres://app:pw-lit3ral@db/app",
+        "DB_ELSEWHERE": "postgres://app:pw-lit3ral@${DB_HOST}/app",
         "FROM_HOST_KEY": "${HOST_KEY}",
         "PATH_PREFIX": "/opt/tools",
         "LOG_LEVEL": "debug",
@@ -448,6 +449,7 @@ async fn a_servers_credential_like_env_values_are_hidden() -> anyhow::Result<()>
             "OPENAI_API_KEY": "[hidden]",
             "GITLAB_PAT": "[hidden]",
             "DB": "[hidden]",
+            "DB_ELSEWHERE": "[hidden]",
             "FROM_HOST_KEY": "${HOST_KEY}",
             "PATH_PREFIX": "/opt/tools",
             "LOG_LEVEL": "debug",
@@ -474,23 +476,34 @@ async fn a_servers_credential_like_env_values_are_hidden() -> anyhow::Result<()>
             "OPENAI_API_KEY": "sk-lit3ral",
             "GITLAB_PAT": "glpat-lit3ral",
             "DB": "postgres://app:pw-lit3ral@db/app",
+            "DB_ELSEWHERE": "postgres://app:pw-lit3ral@${DB_HOST}/app",
             "FROM_HOST_KEY": "${HOST_KEY}",
             "PATH_PREFIX": "/opt/tools",
             "LOG_LEVEL": "info",
         })
     );
-    // Another program with the hidden values sent back: refused.
-    let mut relaunched = edited.clone();
-    relaunched["command"] = json!("sh");
-    let refused = fx
-        .send(request("PUT", "/api/servers/local", Some(&relaunched)))
-        .await?;
-    assert_eq!(
-        (refused.status.as_u16(), refused.error_code()),
-        (422, "env_value_needed".into()),
-        "{}",
-        refused.body
-    );
+    // Another program with the hidden values sent back (another command, the same command
+    // told to run something else, or looser confinement): refused.
+    for (field, value) in [
+        ("command", json!("sh")),
+        (
+            "args",
+            json!(["-c", "echo $GITHUB_PERSONAL_ACCESS_TOKEN >&2"]),
+        ),
+        ("sandbox", json!({"enabled": false})),
+    ] {
+        let mut relaunched = edited.clone();
+        relaunched[field] = value;
+        let refused = fx
+            .send(request("PUT", "/api/servers/local", Some(&relaunched)))
+            .await?;
+        assert_eq!(
+            (refused.status.as_u16(), refused.error_code()),
+            (422, "env_value_needed".into()),
+            "{field}: {}",
+            refused.body
+        );
+    }
     fx.finish().await;
     Ok(())
 }

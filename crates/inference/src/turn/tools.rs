@@ -13,6 +13,14 @@ impl ChatTurn {
         })
     }
 
+    /// [`Self::asks`] by the policies as they are now (read again).
+    async fn asks_now(&self, call: &PendingCall, offered: &BTreeSet<String>) -> bool {
+        if let Some(approvals) = &self.approvals {
+            approvals.gate.refresh().await;
+        }
+        self.asks(call, offered)
+    }
+
     /// Where a call of `name` goes now, as approvals bind it.
     pub(super) fn target(&self, name: &str) -> CallTarget {
         if self.native.get(name).is_some() {
@@ -106,7 +114,7 @@ impl ChatTurn {
             }
         }
         if !approved.is_empty() {
-            results.extend(self.run_tools(&approved, offered, emitter).await?);
+            results.extend(self.run_tools(&approved, offered, emitter, false).await?);
         }
         Some(results)
     }
@@ -152,12 +160,18 @@ impl ChatTurn {
     /// Runs the calls concurrently (at most [`TurnConfig::max_parallel_calls`] at once) and
     /// emits each output as it arrives.
     /// Results come back in call order; `None` when the turn was cancelled.
+    /// `gated`: the calls were let through by the approval gate at the step's start (not
+    /// approved by a person); one that waits for a free slot asks the gate again when it
+    /// starts, and is refused (the model told to call it again, which asks) when its policy
+    /// was tightened meanwhile.
     pub(super) async fn run_tools(
         &self,
         calls: &[PendingCall],
         offered: &BTreeSet<String>,
         emitter: &Emitter,
+        gated: bool,
     ) -> Option<Vec<ToolResult>> {
+        let parallel = self.config.max_parallel_calls.max(1);
         // At most `max_parallel_calls` at once, started in call order; one not started when
         // the turn is cancelled never starts.
         // (The futures are made first: a stream mapping borrowed calls lazily is not `Send`
@@ -171,12 +185,21 @@ impl ChatTurn {
                     if token.is_cancelled() {
                         return (index, Err(ToolCallError::Cancelled.to_string()));
                     }
+                    if gated && index >= parallel && self.asks_now(call, offered).await {
+                        return (
+                            index,
+                            Err(format!(
+                                "{} now waits for a person's approval (its policy changed during \
+                                 this turn): call it again to ask",
+                                call.name
+                            )),
+                        );
+                    }
                     (index, self.execute(call, offered, token).await)
                 }
             })
             .collect();
-        let mut running = futures::stream::iter(calls_to_run)
-            .buffer_unordered(self.config.max_parallel_calls.max(1));
+        let mut running = futures::stream::iter(calls_to_run).buffer_unordered(parallel);
         let mut outputs: Vec<Option<Result<CallOutput, String>>> = vec![None; calls.len()];
         loop {
             let next = tokio::select! {

@@ -454,3 +454,65 @@ async fn a_duplicated_approved_part_runs_once() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+/// A gate that lets everything through until it has been read again twice (the step's start
+/// is the first): then `fs__read` asks.
+#[derive(Default)]
+struct Tightening(std::sync::atomic::AtomicUsize);
+
+impl inference::ApprovalGate for Tightening {
+    fn asks(&self, name: &str) -> bool {
+        name == READS && self.0.load(Ordering::SeqCst) >= 2
+    }
+
+    fn refresh(&self) -> futures::future::BoxFuture<'_, ()> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Box::pin(std::future::ready(()))
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_waited_for_a_slot_asks_the_gate_again_when_it_starts() -> anyhow::Result<()> {
+    let clock = Clock::new();
+    let fake = FakeLlm::start([
+        FakeReply::tool_calls([
+            FakeToolCall::new("c1", READS, [r#"{"path":"a"}"#]),
+            FakeToolCall::new("c2", READS, [r#"{"path":"b"}"#]),
+        ]),
+        FakeReply::text(["done"]),
+    ])
+    .await?;
+    let executor = Arc::new(FakeExecutor::with_tools(&[READS]));
+    let approvals = Approvals {
+        gate: Arc::new(Tightening::default()),
+        ..approvals(&clock)
+    };
+    // One call at a time: the second waits for the first, and its policy tightens meanwhile.
+    let turn = ChatTurn::new(provider(&fake, Wire::OpenAi, IDLE)?, model(Wire::OpenAi))
+        .with_tool_executor(Arc::clone(&executor) as Arc<dyn inference::ToolExecutor>)
+        .with_approvals(approvals)
+        .with_config(inference::TurnConfig {
+            max_parallel_calls: 1,
+            ..inference::TurnConfig::default()
+        })
+        .with_messages(vec![Message::user("read a and b")]);
+
+    let (events, _) = run(turn).await?;
+
+    assert_eq!(
+        executor.recorded_calls(),
+        vec![(READS.to_owned(), json!({"path": "a"}))]
+    );
+    let refused = events.iter().find_map(|event| match event {
+        TurnEvent::ToolOutputError { call_id, error } if call_id == "c2" => Some(error.clone()),
+        _ => None,
+    });
+    assert_eq!(
+        refused.as_deref(),
+        Some(
+            "fs__read now waits for a person's approval (its policy changed during this turn): \
+             call it again to ask"
+        )
+    );
+    Ok(())
+}
