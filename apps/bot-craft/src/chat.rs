@@ -19,6 +19,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::remote::{Remote, check};
+use crate::terminal::printable;
 
 #[derive(Debug, clap::Args)]
 pub struct ChatArgs {
@@ -43,23 +44,6 @@ const NO_TERMINAL: &str = "nobody at a terminal could approve it (botcraft chat 
 /// request with its own step limit, so a model that keeps calling tools that ask would
 /// otherwise go on for ever.
 const MAX_APPROVAL_ROUNDS: usize = 20;
-
-/// `text` safe to print on a terminal: control characters (escape sequences, carriage
-/// returns) and bidirectional overrides, which could hide or fake what is shown, are
-/// written as `\u{…}`; a newline stays one unless `one_line`.
-fn printable(text: &str, one_line: bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        let bidi = matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}');
-        match c {
-            '\n' if one_line => out.push_str(" ⏎ "),
-            '\n' | '\t' => out.push(c),
-            c if c.is_control() || bidi => out.push_str(&c.escape_unicode().to_string()),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn shorten(text: &str) -> String {
     let one_line = printable(text, true);
@@ -178,10 +162,17 @@ impl Answerer {
             Self::Terminal => {
                 // The whole input, so nothing the call would do is cut from the question.
                 let shown = serde_json::to_string_pretty(input).unwrap_or_default();
+                let printed = printable(&shown, false);
+                let note = if printed == shown {
+                    ""
+                } else {
+                    "\n(the input holds characters a terminal would not show, or long runs of \
+                     spaces: they are written \\u{…} and ␠×N above)"
+                };
                 let question = format!(
-                    "? {} asks first, with:\n{}\nRun it? [y/N] ",
+                    "? {} asks first, with ({} characters):\n{printed}{note}\nRun it? [y/N] ",
                     printable(tool, true),
-                    printable(&shown, false)
+                    shown.chars().count(),
                 );
                 let line = tokio::task::spawn_blocking(move || -> std::io::Result<String> {
                     let mut out = std::io::stderr();
@@ -311,30 +302,5 @@ async fn turn(
     match failed {
         Some(error) => anyhow::bail!("{error}"),
         None => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::printable;
-
-    #[test]
-    fn what_the_model_writes_cannot_drive_the_terminal() {
-        let cases = [
-            ("plain text", false, "plain text"),
-            ("two\nlines", false, "two\nlines"),
-            ("two\nlines", true, "two ⏎ lines"),
-            (
-                "\u{1b}[8mhidden\u{1b}[0m",
-                false,
-                "\\u{1b}[8mhidden\\u{1b}[0m",
-            ),
-            ("fake\rprompt", false, "fake\\u{d}prompt"),
-            ("abc\u{202e}txt.exe", false, "abc\\u{202e}txt.exe"),
-            ("c1\u{9b}31m", false, "c1\\u{9b}31m"),
-        ];
-        for (text, one_line, expected) in cases {
-            assert_eq!(printable(text, one_line), expected, "{text:?}");
-        }
     }
 }

@@ -14,6 +14,7 @@ mod remote;
 mod seed;
 mod serve;
 mod servers;
+mod terminal;
 mod tools;
 
 use std::process::ExitCode;
@@ -149,7 +150,11 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("botcraft: {error:#}");
+            // An error can carry a server's own text (its JSON-RPC message, its stderr).
+            eprintln!(
+                "botcraft: {}",
+                terminal::printable(&format!("{error:#}"), false)
+            );
             ExitCode::FAILURE
         }
     }

@@ -91,9 +91,10 @@ pub fn segment(name: &str) -> String {
         .collect()
 }
 
+/// `value` as pretty JSON. serde escapes what is below U+0020; DEL, C1 controls and
+/// invisible characters in its strings (a tool's result, a server's text) are escaped too
+/// ([`crate::terminal::printable`]), so the output may no longer parse as JSON where they were.
 pub fn print_json(value: &Value) {
-    println!(
-        "{}",
-        serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string())
-    );
+    let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
+    crate::terminal::print_lines(&text);
 }

@@ -502,7 +502,10 @@ fn say_start(
                 .ok()
                 .flatten()
                 .map_or_else(|| "stopped".to_owned(), |e| e.to_string());
-            eprintln!("botcraft: {name} failed to start: {error}");
+            eprintln!(
+                "botcraft: {name} failed to start: {}",
+                crate::terminal::printable(&error.to_string(), false)
+            );
         }
         _ => {}
     }

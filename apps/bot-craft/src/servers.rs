@@ -7,6 +7,7 @@ use reqwest::Method;
 use serde_json::{Map, Value, json};
 
 use crate::remote::{Remote, print_json, segment};
+use crate::terminal::printable;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ServersCommand {
@@ -155,10 +156,13 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
                     or_dash(&status["pid"]),
                     or_dash(&status["toolCount"]),
                     sandbox_summary(server),
-                    match server["url"].as_str() {
-                        Some(url) => format!("{url} ({})", or_dash(&server["transport"])),
-                        None => or_dash(&server["command"]),
-                    },
+                    printable(
+                        &match server["url"].as_str() {
+                            Some(url) => format!("{url} ({})", or_dash(&server["transport"])),
+                            None => or_dash(&server["command"]),
+                        },
+                        true
+                    ),
                 );
             }
         }
@@ -255,7 +259,7 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
                     or_dash(&server["toolsListed"]),
                     server["lastError"]
                         .as_str()
-                        .map(|e| format!("last error: {e}"))
+                        .map(|e| format!("last error: {}", printable(e, true)))
                         .unwrap_or_default(),
                 );
             }
@@ -264,8 +268,9 @@ pub async fn run(remote: &Remote, command: ServersCommand) -> anyhow::Result<()>
             let logs = remote
                 .get(&format!("/api/servers/{}/logs", segment(&name)))
                 .await?;
+            // A server's stderr: its bytes could drive the terminal.
             for line in logs["lines"].as_array().into_iter().flatten() {
-                println!("{}", line.as_str().unwrap_or_default());
+                println!("{}", printable(line.as_str().unwrap_or_default(), true));
             }
         }
         ServersCommand::Remove { name } => {
@@ -302,7 +307,10 @@ async fn refresh_tools(remote: &Remote, name: Option<String>) -> anyhow::Result<
         match remote.send(Method::POST, &path, None).await {
             Ok(reply) => println!("{name}: {} tools", or_dash(&reply["toolCount"])),
             Err(error) => {
-                println!("{name}: not listed: {error:#}");
+                println!(
+                    "{name}: not listed: {}",
+                    printable(&format!("{error:#}"), true)
+                );
                 failed.push(name);
             }
         }

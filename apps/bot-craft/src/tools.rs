@@ -8,6 +8,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::remote::{Remote, print_json, segment};
+use crate::terminal::printable;
 
 #[derive(Debug, clap::Subcommand)]
 pub enum ToolsCommand {
@@ -42,10 +43,11 @@ pub async fn run(remote: &Remote, command: ToolsCommand) -> anyhow::Result<()> {
                 .get(&format!("/api/servers/{}/tools", segment(&server)))
                 .await?;
             for tool in tools["tools"].as_array().into_iter().flatten() {
+                // A server's own names and descriptions: untrusted text.
                 println!(
                     "{:<32} {}",
-                    tool["name"].as_str().unwrap_or_default(),
-                    first_line(&tool["description"])
+                    printable(tool["name"].as_str().unwrap_or_default(), true),
+                    printable(first_line(&tool["description"]), true)
                 );
             }
         }
@@ -58,22 +60,22 @@ pub async fn run(remote: &Remote, command: ToolsCommand) -> anyhow::Result<()> {
                 println!(
                     "{:<40} native  {}",
                     tool["name"].as_str().unwrap_or_default(),
-                    first_line(&tool["description"])
+                    printable(first_line(&tool["description"]), true)
                 );
             }
             for tool in tools["mcp"].as_array().into_iter().flatten() {
                 println!(
                     "{:<40} {}  {}",
-                    tool["name"].as_str().unwrap_or_default(),
-                    tool["server"].as_str().unwrap_or_default(),
-                    first_line(&tool["description"])
+                    printable(tool["name"].as_str().unwrap_or_default(), true),
+                    printable(tool["server"].as_str().unwrap_or_default(), true),
+                    printable(first_line(&tool["description"]), true)
                 );
             }
             for server in tools["unavailable"].as_array().into_iter().flatten() {
                 eprintln!(
                     "unavailable: {}: {}",
-                    server["server"].as_str().unwrap_or_default(),
-                    server["reason"].as_str().unwrap_or_default()
+                    printable(server["server"].as_str().unwrap_or_default(), true),
+                    printable(server["reason"].as_str().unwrap_or_default(), true)
                 );
             }
         }

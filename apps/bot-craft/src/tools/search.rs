@@ -24,6 +24,7 @@ use tool_search::{SearchQuery, ToolIndex};
 use crate::config::ModelArgs;
 
 use crate::remote::{Remote, print_json, segment};
+use crate::terminal::printable;
 
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
@@ -93,7 +94,7 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
                 }
                 None => remote_answer_line(remote, &query, max).await?,
             };
-            println!("{answer}");
+            println!("{}", printable(&answer.to_string(), true));
         }
         return Ok(());
     }
@@ -112,9 +113,12 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
                     q: text,
                     mcp_server,
                 };
-                println!("{}", answer_line(&offline.index, &line, max, vector));
+                let answer = answer_line(&offline.index, &line, max, vector);
+                println!("{}", printable(&answer.to_string(), true));
             } else {
-                print!("{}", ranking_text(&offline.index, &query, args.explain)?);
+                // Tools' names and descriptions: a server's own text.
+                let text = ranking_text(&offline.index, &query, args.explain)?;
+                print!("{}", printable(&text, false));
             }
         }
         None => {
@@ -122,7 +126,7 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
             if args.json {
                 print_json(&answer);
             } else {
-                print!("{}", remote_text(&answer));
+                print!("{}", printable(&remote_text(&answer), false));
             }
         }
     }

@@ -376,7 +376,7 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     })
     .await??;
     assert!(
-        asked.contains("? forge-bash__run asks first, with:"),
+        asked.contains("? forge-bash__run asks first, with ("),
         "{asked}"
     );
     assert!(
