@@ -35,7 +35,9 @@ pub enum UpstreamError {
     Unreachable { url: String, detail: String },
     #[error("Typesense at {url} did not answer within {} ms.", timeout.as_millis())]
     Timeout { url: String, timeout: Duration },
-    #[error("Typesense answered HTTP {status} for {url}: {body}")]
+    // The seed's text, word for word (`Typesense HTTP ${status}: ${body}`); the URL is in the
+    // variant for the logs.
+    #[error("Typesense HTTP {status}: {body}")]
     Http {
         url: String,
         status: u16,

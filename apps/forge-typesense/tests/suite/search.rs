@@ -196,7 +196,7 @@ async fn file_summaries_come_from_the_index() {
     let line = stderr_line_with(&server, "reason=").await;
     assert_eq!(
         line,
-        format!("forge-typesense: reason=tool_error tool=get_file_summary {expected}")
+        format!("forge-typesense: reason=stdio.tool_error tool=get_file_summary {expected}")
     );
     server.close().await.expect("close");
 }
@@ -212,10 +212,7 @@ async fn a_wrong_key_and_a_missing_collection_are_http_errors() {
                 ("TYPESENSE_URL", typesense.url.as_str()),
                 ("TYPESENSE_SEARCH_KEY", wrong_key),
             ],
-            format!(
-                "Typesense answered HTTP 401 for {}/multi_search: {{\"message\": \"Forbidden - a valid `x-typesense-api-key` header must be sent.\"}}",
-                typesense.url
-            ),
+            "Typesense HTTP 401: {\"message\": \"Forbidden - a valid `x-typesense-api-key` header must be sent.\"}".to_owned(),
         ),
         (
             vec![
@@ -239,7 +236,9 @@ async fn a_wrong_key_and_a_missing_collection_are_http_errors() {
         let line = stderr_line_with(&server, "reason=").await;
         assert_eq!(
             line,
-            format!("forge-typesense: reason=upstream_http_error tool=search_knowledge {expected}")
+            format!(
+                "forge-typesense: reason=stdio.upstream_http_error tool=search_knowledge {expected}"
+            )
         );
         for line in server.stderr_lines() {
             assert!(!line.contains(wrong_key) && !line.contains(&typesense.search_key));
