@@ -61,7 +61,7 @@ fn start_traces(filter: &str) -> Option<observability::Telemetry> {
         Ok(None) => (None, None),
         Err(error) => {
             eprintln!(
-                "{}: reason=not_configured no traces: {error}",
+                "{}: reason=stdio.not_configured no traces: {error}",
                 mcp_gateway::bridge::BRIDGE_NAME
             );
             (None, None)

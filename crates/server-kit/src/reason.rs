@@ -23,14 +23,14 @@ pub enum ReasonCode {
 }
 
 impl ReasonCode {
-    /// The code as written on stderr.
+    /// The code as written on stderr: seed 001's codes, word for word.
     pub fn as_str(self) -> &'static str {
         match self {
-            ReasonCode::NotConfigured => "not_configured",
-            ReasonCode::UpstreamUnreachable => "upstream_unreachable",
-            ReasonCode::UpstreamHttpError => "upstream_http_error",
-            ReasonCode::UpstreamBadPayload => "upstream_bad_payload",
-            ReasonCode::ToolError => "tool_error",
+            ReasonCode::NotConfigured => "stdio.not_configured",
+            ReasonCode::UpstreamUnreachable => "stdio.upstream_unreachable",
+            ReasonCode::UpstreamHttpError => "stdio.upstream_http_error",
+            ReasonCode::UpstreamBadPayload => "stdio.upstream_bad_payload",
+            ReasonCode::ToolError => "stdio.tool_error",
         }
     }
 
@@ -106,11 +106,11 @@ mod tests {
         assert_eq!(
             codes,
             [
-                "not_configured",
-                "upstream_unreachable",
-                "upstream_http_error",
-                "upstream_bad_payload",
-                "tool_error"
+                "stdio.not_configured",
+                "stdio.upstream_unreachable",
+                "stdio.upstream_http_error",
+                "stdio.upstream_bad_payload",
+                "stdio.tool_error"
             ]
         );
     }
@@ -122,7 +122,7 @@ mod tests {
         assert_eq!(
             line,
             format!(
-                "forge-bash: reason=tool_error tool=run {}…",
+                "forge-bash: reason=stdio.tool_error tool=run {}…",
                 "x".repeat(STDERR_MESSAGE_CHARS)
             )
         );
@@ -133,7 +133,7 @@ mod tests {
         let failure = ToolFailure::not_configured("set TYPESENSE_URL\nand TYPESENSE_SEARCH_KEY");
         assert_eq!(
             failure.stderr_line("forge-typesense", "search_knowledge"),
-            "forge-typesense: reason=not_configured tool=search_knowledge set TYPESENSE_URL\\nand TYPESENSE_SEARCH_KEY"
+            "forge-typesense: reason=stdio.not_configured tool=search_knowledge set TYPESENSE_URL\\nand TYPESENSE_SEARCH_KEY"
         );
     }
 }

@@ -89,6 +89,6 @@ async fn the_refusal_message_and_reason_code() {
     assert!(outcome.is_error);
     insta::assert_snapshot!("rm_blocked_reply", outcome.text);
     harness.wait_for_stderr(
-        "forge-bash: reason=tool_error tool=run Command blocked: `rm` is blocked in forge-bash (found in: sudo rm -rf dist).",
+        "forge-bash: reason=stdio.tool_error tool=run Command blocked: `rm` is blocked in forge-bash (found in: sudo rm -rf dist).",
     );
 }

@@ -19,7 +19,7 @@ async fn timeout_kills_the_group_with_its_background_child() {
         wait_for_pid(&harness.work.join("bg.pid")),
         "background child",
     );
-    harness.wait_for_stderr("reason=tool_error tool=run started");
+    harness.wait_for_stderr("reason=stdio.tool_error tool=run started");
     let outcomes: Vec<String> = harness
         .audit_records()
         .iter()

@@ -84,7 +84,7 @@ async fn an_invalid_setting_fails_calls_not_the_start() {
     let message = "FORGE_BASH_TIMEOUT_SECS=\"soon\" is not a whole number greater than zero; unset it for the default (300)";
     assert_eq!((outcome.is_error, outcome.text.as_str()), (true, message));
     harness.wait_for_stderr(&format!(
-        "forge-bash: reason=not_configured tool=run {message}"
+        "forge-bash: reason=stdio.not_configured tool=run {message}"
     ));
 }
 
@@ -99,7 +99,7 @@ async fn a_missing_working_directory_is_not_configured() {
             "The working directory /nonexistent/forge-bash-cwd does not exist or is not a directory; set FORGE_BASH_CWD to one that does."
         )
     );
-    harness.wait_for_stderr("reason=not_configured tool=run The working directory");
+    harness.wait_for_stderr("reason=stdio.not_configured tool=run The working directory");
     let outcomes: Vec<String> = harness
         .audit_records()
         .iter()
@@ -147,7 +147,7 @@ async fn a_symlinked_log_folder_is_refused_and_an_open_one_made_private() {
     );
     assert!(!marker.exists(), "the command did not run");
     assert_eq!(std::fs::read_dir(&theirs).expect("readdir").count(), 0);
-    harness.wait_for_stderr("reason=not_configured tool=run");
+    harness.wait_for_stderr("reason=stdio.not_configured tool=run");
 
     let open = tmp.path().join("open");
     std::fs::create_dir(&open).expect("mkdir");

@@ -85,7 +85,7 @@ async fn bad_input_is_a_tool_error_naming_what_exists() {
         let line = stderr_line_with(&server, expected).await;
         assert_eq!(
             line,
-            format!("forge-discovery: reason=tool_error tool={tool} {expected}")
+            format!("forge-discovery: reason=stdio.tool_error tool={tool} {expected}")
         );
     }
     // Still serving.
@@ -118,7 +118,7 @@ async fn a_repository_path_that_is_a_file_is_not_configured() {
     let line = stderr_line_with(&server, "reason=").await;
     assert_eq!(
         line,
-        format!("forge-discovery: reason=not_configured tool=find {expected}")
+        format!("forge-discovery: reason=stdio.not_configured tool=find {expected}")
     );
     server.close().await.expect("close");
 }

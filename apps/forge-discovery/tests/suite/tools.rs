@@ -144,7 +144,7 @@ async fn a_repository_that_appears_later_is_picked_up_without_restart() {
     let line = stderr_line_with(&server, "reason=").await;
     assert!(
         line.starts_with(
-            "forge-discovery: reason=not_configured tool=list_departments The repository"
+            "forge-discovery: reason=stdio.not_configured tool=list_departments The repository"
         ),
         "{line}"
     );

@@ -225,6 +225,6 @@ async fn a_refused_path_is_a_tool_error_on_stderr() {
         .expect("stderr line");
     assert_eq!(
         line,
-        format!("forge-filesystem: reason=tool_error tool=read_text_file {text}")
+        format!("forge-filesystem: reason=stdio.tool_error tool=read_text_file {text}")
     );
 }

@@ -175,7 +175,7 @@ async fn hostile_files_and_folders_meet_their_bounds() {
             )
         )
     );
-    let logged = super::stderr_line(&server, "reason=tool_error").await;
+    let logged = super::stderr_line(&server, "reason=stdio.tool_error").await;
     assert!(logged.is_some(), "{:?}", server.stderr_lines());
     let head = call("read_text_file", json!({"path": "sparse", "head": 5})).await;
     assert_eq!(

@@ -96,7 +96,7 @@ async fn a_call_needing_a_missing_root_fails_not_configured() {
             .unwrap_or_else(|| panic!("no stderr line for {tool}"));
         assert_eq!(
             line,
-            format!("forge-filesystem: reason=not_configured tool={tool} {expected}")
+            format!("forge-filesystem: reason=stdio.not_configured tool={tool} {expected}")
         );
     }
     assert!(!workspace.exists() && !repo.exists(), "nothing was created");

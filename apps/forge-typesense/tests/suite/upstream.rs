@@ -75,7 +75,7 @@ async fn without_settings_a_call_is_not_configured() {
             let line = stderr_line_with(&server, &format!("tool={tool}")).await;
             assert_eq!(
                 line,
-                format!("forge-typesense: reason=not_configured tool={tool} {expected}")
+                format!("forge-typesense: reason=stdio.not_configured tool={tool} {expected}")
             );
         }
         server.close().await.expect("close");
@@ -92,7 +92,7 @@ async fn a_refused_connection_is_upstream_unreachable() {
     let url = format!("http://127.0.0.1:{port}");
     let server = server_for(&url, &[]).await;
     let (text, line) = failure(&server, "search_knowledge", json!({"query": "x"})).await;
-    assert_eq!(reason(&line), "upstream_unreachable");
+    assert_eq!(reason(&line), "stdio.upstream_unreachable");
     assert!(
         text.starts_with(&format!(
             "Typesense at {url}/multi_search could not be reached: "
@@ -107,7 +107,7 @@ async fn a_server_that_never_answers_is_upstream_unreachable_after_the_deadline(
     let fake = FakeTypesense::start(Reply::Hang).await;
     let server = server_for(&fake.url, &[("TYPESENSE_TIMEOUT_MS", "300")]).await;
     let (text, line) = failure(&server, "get_file_summary", json!({"path": "README.md"})).await;
-    assert_eq!(reason(&line), "upstream_unreachable");
+    assert_eq!(reason(&line), "stdio.upstream_unreachable");
     assert_eq!(
         text,
         format!(
@@ -134,7 +134,7 @@ async fn a_non_2xx_answer_is_an_http_error_with_a_capped_body() {
         let fake = FakeTypesense::start(Reply::With { status, body }).await;
         let server = server_for(&fake.url, &[]).await;
         let (text, line) = failure(&server, "search_knowledge", json!({"query": "x"})).await;
-        assert_eq!(reason(&line), "upstream_http_error");
+        assert_eq!(reason(&line), "stdio.upstream_http_error");
         texts.push(text.replace(&fake.url, "http://FAKE"));
         server.close().await.expect("close");
     }
@@ -161,7 +161,7 @@ async fn an_unexpected_answer_is_upstream_bad_payload() {
         let fake = FakeTypesense::start(reply).await;
         let server = server_for(&fake.url, &[]).await;
         let (text, line) = failure(&server, "search_knowledge", json!({"query": "x"})).await;
-        assert_eq!(reason(&line), "upstream_bad_payload");
+        assert_eq!(reason(&line), "stdio.upstream_bad_payload");
         texts.push(text.replace(&fake.url, "http://FAKE"));
         server.close().await.expect("close");
     }
@@ -311,7 +311,7 @@ async fn bad_arguments_are_tool_errors_before_any_request() {
         let line = stderr_line_with(&server, expected).await;
         assert_eq!(
             line,
-            format!("forge-typesense: reason=tool_error tool={tool} {expected}")
+            format!("forge-typesense: reason=stdio.tool_error tool={tool} {expected}")
         );
     }
     assert_eq!(fake.received(), vec![], "no request was sent");

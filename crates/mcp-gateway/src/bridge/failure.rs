@@ -1,16 +1,13 @@
 //! The bridge's reason-coded failures (seed 001): a failed call is a tool result with
 //! `isError: true` stating the cause, plus one stderr line
 //! `botcraft-mcp-stdio: reason=stdio.CODE tool=TOOL MESSAGE`. The codes are server-kit's
-//! [`ReasonCode`]s under the `stdio.` namespace, so a log reader can tell the bridge's
-//! failures from the forge servers' own.
+//! [`ReasonCode`]s (seed 001's, which the forge servers write too); the line's name tells the
+//! bridge's failures from the forge servers' own.
 
 use server_kit::{ReasonCode, STDERR_MESSAGE_CHARS};
 
 /// The name on the bridge's stderr lines.
 pub const BRIDGE_NAME: &str = "botcraft-mcp-stdio";
-
-/// The namespace of the bridge's reason codes.
-pub const REASON_PREFIX: &str = "stdio.";
 
 /// A tools/call of the bridge that failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -58,8 +55,8 @@ impl BridgeFailure {
     }
 
     /// `stdio.not_configured`, …
-    pub fn reason(&self) -> String {
-        format!("{REASON_PREFIX}{}", self.code.as_str())
+    pub fn reason(&self) -> &'static str {
+        self.code.as_str()
     }
 
     /// The one stderr line for this failure: newlines escaped, the message cut at
@@ -83,8 +80,8 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn codes_are_namespaced_and_lines_are_single() {
-        let reasons: Vec<String> = ReasonCode::ALL
+    fn codes_are_the_seeds_and_lines_are_single() {
+        let reasons: Vec<&str> = ReasonCode::ALL
             .iter()
             .map(|code| BridgeFailure::new(*code, "").reason())
             .collect();

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use tokio_util::task::AbortOnDropHandle;
 
-pub use failure::{BRIDGE_NAME, BridgeFailure, REASON_PREFIX};
+pub use failure::{BRIDGE_NAME, BridgeFailure};
 pub use server::{BridgeServer, BridgeState, NOT_CONFIGURED};
 pub use upstream::{Upstream, UpstreamConfig, UpstreamError};
 
