@@ -1,7 +1,7 @@
-//! `botcraft bots list | add | show | remove | bind | unbind`.
+//! `botcraft bots list | add | set | show | remove | bind | unbind`.
 
 use reqwest::Method;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::remote::{Remote, print_json, segment};
 
@@ -30,6 +30,30 @@ pub enum BotsCommand {
         /// comma-separated tool-name globs (tool_search never asks).
         #[arg(long, default_value = "never", value_name = "POLICY")]
         native_approval: String,
+    },
+    /// Change a bot: the settings given; the others stay as they are.
+    Set {
+        name: String,
+        /// `openai:MODEL` or `anthropic:MODEL`.
+        #[arg(long)]
+        model: Option<String>,
+        #[arg(long)]
+        system_prompt: Option<String>,
+        /// Model steps per turn at most.
+        #[arg(long)]
+        step_limit: Option<i64>,
+        /// `eager`, `deferred` or `auto`: how the bot's tools reach the model.
+        #[arg(long, value_name = "MODE")]
+        tool_loading: Option<String>,
+        /// Whether the model takes images.
+        #[arg(long, value_name = "BOOL")]
+        vision: Option<bool>,
+        /// The longest text of one tool result the model reads.
+        #[arg(long, value_name = "CHARS")]
+        max_tool_result_chars: Option<i64>,
+        /// When a call of a native tool waits for approval (as for `add`).
+        #[arg(long, value_name = "POLICY")]
+        native_approval: Option<String>,
     },
     /// A bot and its bindings.
     Show { name: String },
@@ -82,6 +106,55 @@ pub async fn run(remote: &Remote, command: BotsCommand) -> anyhow::Result<()> {
                 "nativeToolApproval": approval_policy(&native_approval),
             });
             print_json(&remote.send(Method::POST, "/api/bots", Some(&body)).await?);
+        }
+        BotsCommand::Set {
+            name,
+            model,
+            system_prompt,
+            step_limit,
+            tool_loading,
+            vision,
+            max_tool_result_chars,
+            native_approval,
+        } => {
+            let path = format!("/api/bots/{}", segment(&name));
+            let current = remote.get(&path).await?;
+            // The bot as it is, with the settings given.
+            let mut body = json!({});
+            for field in [
+                "name",
+                "model",
+                "systemPrompt",
+                "stepLimit",
+                "toolLoadingMode",
+                "vision",
+                "maxToolResultChars",
+                "nativeToolApproval",
+            ] {
+                body[field] = current[field].clone();
+            }
+            let given = [
+                ("model", model.map(Value::from)),
+                ("systemPrompt", system_prompt.map(Value::from)),
+                ("stepLimit", step_limit.map(Value::from)),
+                ("toolLoadingMode", tool_loading.map(Value::from)),
+                ("vision", vision.map(Value::from)),
+                ("maxToolResultChars", max_tool_result_chars.map(Value::from)),
+                (
+                    "nativeToolApproval",
+                    native_approval.as_deref().map(approval_policy),
+                ),
+            ];
+            anyhow::ensure!(
+                given.iter().any(|(_, value)| value.is_some()),
+                "give at least one setting to change (--model, --system-prompt, …)"
+            );
+            for (field, value) in given {
+                if let Some(value) = value {
+                    body[field] = value;
+                }
+            }
+            print_json(&remote.send(Method::PUT, &path, Some(&body)).await?);
         }
         BotsCommand::Show { name } => {
             let mut bot = remote.get(&format!("/api/bots/{}", segment(&name))).await?;

@@ -19,7 +19,7 @@
 //! resolved from the environment the manager was given), in its own process group, killed
 //! with its group on drop and on BotCraft's death; spoken to through `rmcp`'s client
 //! (the newest revision with a handshake, 2025-11-25; client name "botcraft"; sampling and
-//! elicitation declared and relayed to BotCraft's own MCP clients, [`relay`]); stderr drained continuously, the last
+//! elicitation declared and relayed to BotCraft's own MCP clients, `mcp_client::relay`); stderr drained continuously, the last
 //! lines kept. Stopping closes stdin, then TERMs, then KILLs the group *and* every descendant
 //! snapshotted from `/proc` (Chromium leaves the group with `setsid`), and, where the machine
 //! allows one, the server's own cgroup v2 ([`cgroup`]). Where the manager is given
@@ -30,7 +30,7 @@
 //! Server processes can run as another Unix user than BotCraft ([`RunAs`]): the privilege
 //! drop happens in the child, before exec, with no capability left.
 //!
-//! A server can also be remote (streamable HTTP or HTTP+SSE, [`sse_client`]): a connection
+//! A server can also be remote (streamable HTTP or HTTP+SSE, `mcp_client::sse`): a connection
 //! under the same rules, its loss counted as an exit. One that answers with an OAuth
 //! challenge is `needs-auth` until an operator authorizes it ([`oauth`]); its tokens are
 //! sealed in the records, bound to the resource they were issued for (the server URL's

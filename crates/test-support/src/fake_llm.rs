@@ -8,7 +8,7 @@
 //! takes the next reply, whatever its wire format. Every request is recorded
 //! ([`FakeLlm::requests`]); tests wait on readiness signals
 //! ([`FakeLlm::wait_for_requests`], [`FakeLlm::wait_for_disconnects`]),
-//! never on sleeps, and can hold a request's reply until they have acted
+//! never on fixed waits, and can hold a request's reply until they have acted
 //! ([`FakeLlm::hold_from`], [`FakeLlm::release`]). Each SSE frame is written
 //! in two pieces, so clients see lines split across reads.
 

@@ -416,6 +416,40 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         .context("forge-bash's binding")?;
     assert_eq!(bash["approval"], "never");
 
+    // And change the bot's model, its other settings kept.
+    let before: Value = client
+        .get(format!("{url}/api/bots/forge"))
+        .bearer_auth(KEY)
+        .send()
+        .await?
+        .json()
+        .await?;
+    let (ok, _, err) = tokio::task::spawn_blocking({
+        let url = url.clone();
+        move || {
+            cli(
+                &url,
+                &["bots", "set", "forge", "--model", "anthropic:claude-test"],
+            )
+        }
+    })
+    .await??;
+    assert!(ok, "{err}");
+    let bot: Value = client
+        .get(format!("{url}/api/bots/forge"))
+        .bearer_auth(KEY)
+        .send()
+        .await?
+        .json()
+        .await?;
+    assert_eq!(
+        (bot["model"].clone(), bot["stepLimit"].clone()),
+        (
+            serde_json::json!("anthropic:claude-test"),
+            before["stepLimit"].clone()
+        )
+    );
+
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(served.child.id())?),
         nix::sys::signal::Signal::SIGTERM,
