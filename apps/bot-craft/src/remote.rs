@@ -92,9 +92,10 @@ pub fn segment(name: &str) -> String {
 }
 
 /// `value` as pretty JSON. serde escapes what is below U+0020; DEL, C1 controls and
-/// invisible characters in its strings (a tool's result, a server's text) are escaped too
-/// ([`crate::terminal::printable`]), so the output may no longer parse as JSON where they were.
+/// invisible characters in its strings (a tool's result, a server's text) are written as
+/// JSON escapes too ([`crate::terminal::printable_json`]): the same value, nothing that
+/// drives or hides on a terminal.
 pub fn print_json(value: &Value) {
     let text = serde_json::to_string_pretty(value).unwrap_or_else(|_| value.to_string());
-    crate::terminal::print_lines(&text);
+    println!("{}", crate::terminal::printable_json(&text));
 }

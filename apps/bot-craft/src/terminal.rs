@@ -52,12 +52,40 @@ fn invisible(c: char) -> bool {
 /// spaces as `␠×N` (but a line's indentation); a newline stays one unless `one_line` (then
 /// ` ⏎ `, and a tab is escaped too).
 pub fn printable(text: &str, one_line: bool) -> String {
+    escaped(text, one_line, true)
+}
+
+/// [`printable`] for the CLI's own aligned output (tables, rankings) holding untrusted
+/// text: every space kept, lines kept.
+pub fn printable_aligned(text: &str) -> String {
+    escaped(text, false, false)
+}
+
+/// Serialized JSON safe to print: the characters [`printable`] escapes, which serde writes
+/// as they are inside strings (DEL, C1, invisible ones), written as JSON escapes instead
+/// (`\u009b`, a surrogate pair past U+FFFF), so the output is the same JSON value.
+pub fn printable_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    for c in json.chars() {
+        if (c.is_control() && !matches!(c, '\n' | '\t' | '\r')) || invisible(c) {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{unit:04x}"));
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn escaped(text: &str, one_line: bool, collapse_spaces: bool) -> String {
     let mut out = String::with_capacity(text.len());
     let mut spaces = 0usize;
     // Indentation (spaces at a line's start) is kept: pretty JSON nests by it.
     let flush = |out: &mut String, spaces: &mut usize| {
         let indent = out.is_empty() || out.ends_with('\n');
-        if *spaces > MAX_SPACE_RUN && !indent {
+        if collapse_spaces && *spaces > MAX_SPACE_RUN && !indent {
             out.push_str(&format!("␠×{spaces}"));
         } else {
             out.extend(std::iter::repeat_n(' ', *spaces));
@@ -83,16 +111,38 @@ pub fn printable(text: &str, one_line: bool) -> String {
     out
 }
 
-/// `println!` of untrusted `text` ([`printable`], lines kept).
-pub fn print_lines(text: &str) {
-    println!("{}", printable(text, false));
-}
-
 #[cfg(test)]
 mod tests {
     use pretty_assertions::assert_eq;
 
-    use super::printable;
+    use super::{printable, printable_aligned, printable_json};
+
+    #[test]
+    fn json_stays_the_same_json() {
+        let value = serde_json::json!({
+            "text": "csi\u{9b}31m rtl\u{202e} tag\u{e0041} esc\u{1b} nl\n",
+            "spaces": "a          b",
+        });
+        let text = serde_json::to_string_pretty(&value).expect("json");
+        let shown = printable_json(&text);
+        for hidden in ['\u{9b}', '\u{202e}', '\u{e0041}', '\u{1b}'] {
+            assert!(!shown.contains(hidden), "{shown}");
+        }
+        assert!(
+            shown.contains("\\u009b") && shown.contains("\\udb40\\udc41"),
+            "{shown}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&shown).expect("still JSON");
+        assert_eq!(back, value);
+    }
+
+    #[test]
+    fn aligned_output_keeps_its_spaces() {
+        assert_eq!(
+            printable_aligned("bash          7.2\u{1b}[2K"),
+            "bash          7.2\\u{1b}[2K"
+        );
+    }
 
     #[test]
     fn untrusted_text_cannot_drive_or_hide_on_the_terminal() {

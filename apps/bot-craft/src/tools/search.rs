@@ -24,7 +24,7 @@ use tool_search::{SearchQuery, ToolIndex};
 use crate::config::ModelArgs;
 
 use crate::remote::{Remote, print_json, segment};
-use crate::terminal::printable;
+use crate::terminal::{printable_aligned, printable_json};
 
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
@@ -94,7 +94,7 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
                 }
                 None => remote_answer_line(remote, &query, max).await?,
             };
-            println!("{}", printable(&answer.to_string(), true));
+            println!("{}", printable_json(&answer.to_string()));
         }
         return Ok(());
     }
@@ -114,11 +114,11 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
                     mcp_server,
                 };
                 let answer = answer_line(&offline.index, &line, max, vector);
-                println!("{}", printable(&answer.to_string(), true));
+                println!("{}", printable_json(&answer.to_string()));
             } else {
                 // Tools' names and descriptions: a server's own text.
                 let text = ranking_text(&offline.index, &query, args.explain)?;
-                print!("{}", printable(&text, false));
+                print!("{}", printable_aligned(&text));
             }
         }
         None => {
@@ -126,7 +126,7 @@ pub async fn run(remote: &Remote, args: SearchArgs) -> anyhow::Result<()> {
             if args.json {
                 print_json(&answer);
             } else {
-                print!("{}", printable(&remote_text(&answer), false));
+                print!("{}", printable_aligned(&remote_text(&answer)));
             }
         }
     }
