@@ -189,6 +189,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         "store generation",
         include_str!("../migrations/postgres/0015_store_generation.sql"),
     ),
+    (
+        16,
+        "tool cache generation",
+        include_str!("../migrations/postgres/0016_tool_cache_generation.sql"),
+    ),
 ];
 
 /// The URL of an SQLite database in `path`, created on first use.

@@ -161,21 +161,37 @@ async fn a_write_never_announced_still_reaches_the_other_replicas() -> anyhow::R
 
 async fn never_announced(db: &TestDb) -> anyhow::Result<()> {
     let bot = db.store.create_bot(&BotSpec::new("b", "openai:m")).await?;
+    let server = db
+        .store
+        .create_server(&store::McpServerSpec::new("s", "cmd"))
+        .await?;
+    db.store.put_tool_cache(&server.id, &[]).await?;
     let other = Store::connect(&db.url).await?;
     let _listener = other
         .listen_to_peers_polling(Duration::from_millis(50))
         .await?;
     let mut heard = other.changes();
-    let before = other.version();
     let admin = sqlx::AnyPool::connect(&db.url).await?;
-    let changed = sqlx::query(r#"UPDATE "Bot" SET "systemPrompt" = 'changed' WHERE "id" = $1"#)
-        .bind(&bot.id)
-        .execute(&admin)
-        .await?;
-    assert_eq!(changed.rows_affected(), 1);
+    // A bot's write, and a captured tool list (migration 16), each made straight in the
+    // database: no announcement.
+    let writes = [
+        (
+            r#"UPDATE "Bot" SET "systemPrompt" = 'changed' WHERE "id" = $1"#,
+            &bot.id,
+        ),
+        (
+            r#"UPDATE "McpToolCache" SET "tools" = '[{"name":"t"}]' WHERE "mcpServerId" = $1"#,
+            &server.id,
+        ),
+    ];
+    for (write, id) in writes {
+        let before = other.version();
+        let changed = sqlx::query(write).bind(id).execute(&admin).await?;
+        assert_eq!(changed.rows_affected(), 1, "{write}");
+        assert_eq!(next(&mut heard).await?, StoreChange::Everything, "{write}");
+        assert_eq!(other.version(), before + 1, "{write}");
+    }
     admin.close().await;
-    assert_eq!(next(&mut heard).await?, StoreChange::Everything);
-    assert_eq!(other.version(), before + 1);
     other.close().await;
     Ok(())
 }
