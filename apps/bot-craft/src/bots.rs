@@ -118,21 +118,9 @@ pub async fn run(remote: &Remote, command: BotsCommand) -> anyhow::Result<()> {
             native_approval,
         } => {
             let path = format!("/api/bots/{}", segment(&name));
-            let current = remote.get(&path).await?;
-            // The bot as it is, with the settings given.
-            let mut body = json!({});
-            for field in [
-                "name",
-                "model",
-                "systemPrompt",
-                "stepLimit",
-                "toolLoadingMode",
-                "vision",
-                "maxToolResultChars",
-                "nativeToolApproval",
-            ] {
-                body[field] = current[field].clone();
-            }
+            // The bot as it is (every field the API gives, so none is reset), with the
+            // settings given.
+            let mut body = remote.get(&path).await?;
             let given = [
                 ("model", model.map(Value::from)),
                 ("systemPrompt", system_prompt.map(Value::from)),

@@ -153,7 +153,7 @@ fn main() -> ExitCode {
             // An error can carry a server's own text (its JSON-RPC message, its stderr).
             eprintln!(
                 "botcraft: {}",
-                terminal::printable(&format!("{error:#}"), false)
+                terminal::printable(&format!("{error:#}"), true)
             );
             ExitCode::FAILURE
         }

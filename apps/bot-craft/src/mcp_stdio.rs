@@ -52,7 +52,7 @@ pub async fn run(command: McpStdioCommand) -> anyhow::Result<()> {
 
 /// The `tracing` subscriber, with traces over OTLP when an endpoint is set. A stdio server
 /// starts with nothing: a bad OpenTelemetry setting is said on stderr (reason
-/// `not_configured`) and the bridge runs without traces.
+/// `stdio.not_configured`) and the bridge runs without traces.
 fn start_traces(filter: &str) -> Option<observability::Telemetry> {
     let started = observability::TelemetrySettings::from_vars(|name| std::env::var(name).ok())
         .and_then(|settings| observability::Telemetry::start(&settings));

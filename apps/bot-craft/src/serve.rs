@@ -504,7 +504,7 @@ fn say_start(
                 .map_or_else(|| "stopped".to_owned(), |e| e.to_string());
             eprintln!(
                 "botcraft: {name} failed to start: {}",
-                crate::terminal::printable(&error.to_string(), false)
+                crate::terminal::printable(&error.to_string(), true)
             );
         }
         _ => {}

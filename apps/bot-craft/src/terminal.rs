@@ -49,8 +49,9 @@ fn invisible(c: char) -> bool {
 
 /// `text` safe to print on a terminal: control characters (C0 but newline and tab, DEL, C1)
 /// and invisible ones ([`invisible`]) are written as `\u{…}`, a run of more than eight
-/// spaces as `␠×N` (but a line's indentation); a newline stays one unless `one_line` (then
-/// ` ⏎ `, and a tab is escaped too).
+/// blanks (spaces, and the other characters that print as one: no-break, em, ideographic…)
+/// as `␠×N` (but the indentation after a kept newline); a newline stays one unless
+/// `one_line` (then ` ⏎ `, and a tab is escaped too).
 pub fn printable(text: &str, one_line: bool) -> String {
     escaped(text, one_line, true)
 }
@@ -79,25 +80,37 @@ pub fn printable_json(json: &str) -> String {
     out
 }
 
+/// Characters that print as blank space (a run of them is counted as one).
+fn blank(c: char) -> bool {
+    matches!(
+        c,
+        ' ' | '\u{00A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{202F}' | '\u{205F}' | '\u{3000}'
+    )
+}
+
 fn escaped(text: &str, one_line: bool, collapse_spaces: bool) -> String {
     let mut out = String::with_capacity(text.len());
+    let mut run = String::new();
     let mut spaces = 0usize;
-    // Indentation (spaces at a line's start) is kept: pretty JSON nests by it.
-    let flush = |out: &mut String, spaces: &mut usize| {
-        let indent = out.is_empty() || out.ends_with('\n');
+    // Indentation (spaces after a newline kept as one) is kept: pretty JSON nests by it.
+    let flush = |out: &mut String, run: &mut String, spaces: &mut usize| {
+        let indent = !one_line && out.ends_with('\n');
         if collapse_spaces && *spaces > MAX_SPACE_RUN && !indent {
             out.push_str(&format!("␠×{spaces}"));
         } else {
-            out.extend(std::iter::repeat_n(' ', *spaces));
+            out.push_str(run);
         }
+        run.clear();
         *spaces = 0;
     };
     for c in text.chars() {
-        if c == ' ' {
+        if blank(c) {
+            run.push(c);
             spaces += 1;
             continue;
         }
-        flush(&mut out, &mut spaces);
+        flush(&mut out, &mut run, &mut spaces);
         match c {
             '\n' if one_line => out.push_str(" ⏎ "),
             '\n' | '\t' if !one_line => out.push(c),
@@ -107,7 +120,7 @@ fn escaped(text: &str, one_line: bool, collapse_spaces: bool) -> String {
             c => out.push(c),
         }
     }
-    flush(&mut out, &mut spaces);
+    flush(&mut out, &mut run, &mut spaces);
     out
 }
 
@@ -174,6 +187,14 @@ mod tests {
             ("eight        spaces", false, "eight        spaces"),
             ("rm -rf ~          ls", false, "rm -rf ~␠×10ls"),
             ("trailing          ", false, "trailing␠×10"),
+            ("          leading", false, "␠×10leading"),
+            ("          leading", true, "␠×10leading"),
+            (
+                "em\u{2003}\u{2003}\u{2003}\u{2003}\u{2003}\u{2003}\u{2003}\u{2003}\u{2003}x",
+                false,
+                "em␠×9x",
+            ),
+            ("nbsp\u{a0}x", false, "nbsp\u{a0}x"),
             (
                 "{\n          \"deep\": 1\n}",
                 false,

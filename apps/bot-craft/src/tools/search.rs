@@ -24,7 +24,7 @@ use tool_search::{SearchQuery, ToolIndex};
 use crate::config::ModelArgs;
 
 use crate::remote::{Remote, print_json, segment};
-use crate::terminal::{printable_aligned, printable_json};
+use crate::terminal::{printable, printable_aligned, printable_json};
 
 #[derive(Debug, clap::Args)]
 pub struct SearchArgs {
@@ -198,17 +198,19 @@ fn remote_text(answer: &Value) -> String {
             Some("near_exact") => "  [near-exact name]",
             _ => "",
         };
+        // A server's own names: each field on one line, so none can add a line of its own.
+        let field = |name: &str| printable(hit[name].as_str().unwrap_or_default(), true);
         out.push_str(&format!(
             "{:>2}. {}/{}  score {:.3}{tier}  ({})\n",
             rank + 1,
-            hit["server"].as_str().unwrap_or_default(),
-            hit["tool"].as_str().unwrap_or_default(),
+            field("server"),
+            field("tool"),
             hit["score"].as_f64().unwrap_or_default(),
-            hit["qualifiedName"].as_str().unwrap_or_default(),
+            field("qualifiedName"),
         ));
         let description = hit["description"].as_str().unwrap_or_default();
         if let Some(first) = description.lines().next().filter(|l| !l.is_empty()) {
-            out.push_str(&format!("    {first}\n"));
+            out.push_str(&format!("    {}\n", printable(first, true)));
         }
     }
     out

@@ -6,10 +6,10 @@
 //!
 //! | failure | error | reason |
 //! |---|---|---|
-//! | connect error, timeout, the connection dropped | `Unreachable` | `upstream_unreachable` |
-//! | a status other than 2xx (401 wrong key, 500 …) | `HttpStatus` | `upstream_http_error` |
-//! | a body that is not the JSON-RPC answer expected | `BadPayload` | `upstream_bad_payload` |
-//! | a JSON-RPC error answer | `Rpc` | `tool_error` |
+//! | connect error, timeout, the connection dropped | `Unreachable` | `stdio.upstream_unreachable` |
+//! | a status other than 2xx (401 wrong key, 500 …) | `HttpStatus` | `stdio.upstream_http_error` |
+//! | a body that is not the JSON-RPC answer expected | `BadPayload` | `stdio.upstream_bad_payload` |
+//! | a JSON-RPC error answer | `Rpc` | `stdio.tool_error` |
 //!
 //! The session id of `initialize` is kept for later calls; a 404 on a kept session (BotCraft
 //! restarted) drops it and the request is retried once on a new session.
