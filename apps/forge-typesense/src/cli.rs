@@ -7,9 +7,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::client::TypesenseClient;
+use crate::client::{TypesenseClient, UpstreamError};
 use crate::config::RawEnv;
-use crate::indexer::{IndexRequest, index, progress_bar, repo_path};
+use crate::indexer::{IndexError, IndexRequest, index, progress_bar, repo_path};
 
 /// Create the Typesense collection if it is missing and upsert the markdown
 /// files of the repository into it, only the changed ones (compared by
@@ -97,7 +97,13 @@ pub fn run_index(args: &[String], env: &RawEnv) -> ExitCode {
         }
         Err(error) => {
             progress.abandon();
-            eprintln!("forge-typesense index: {error}");
+            // The tool's text is the seed's (no URL); the operator is also told where.
+            match &error {
+                IndexError::Upstream(UpstreamError::Http { url, .. }) => {
+                    eprintln!("forge-typesense index: {error} (at {url})");
+                }
+                _ => eprintln!("forge-typesense index: {error}"),
+            }
             ExitCode::FAILURE
         }
     }

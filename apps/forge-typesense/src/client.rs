@@ -36,7 +36,7 @@ pub enum UpstreamError {
     #[error("Typesense at {url} did not answer within {} ms.", timeout.as_millis())]
     Timeout { url: String, timeout: Duration },
     // The seed's text, word for word (`Typesense HTTP ${status}: ${body}`); the URL is in the
-    // variant for the logs.
+    // variant (`forge-typesense index` names it).
     #[error("Typesense HTTP {status}: {body}")]
     Http {
         url: String,

@@ -184,7 +184,10 @@ async fn index_failures_exit_non_zero_without_showing_the_key() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stderr,
-        "forge-typesense index: Typesense HTTP 401: {\"message\": \"Forbidden - a valid `x-typesense-api-key` header must be sent.\"}\n"
+        format!(
+            "forge-typesense index: Typesense HTTP 401: {{\"message\": \"Forbidden - a valid `x-typesense-api-key` header must be sent.\"}} (at {}/collections/uvilo)\n",
+            typesense.url
+        )
     );
     assert!(!stderr.contains(wrong_key));
 
