@@ -98,7 +98,7 @@ ENV BOTCRAFT_ADDR=0.0.0.0:3000 \
     BOTCRAFT_PLAYWRIGHT_NO_SANDBOX=true \
     BOTCRAFT_TOOL_USER=botcraft-tools \
     BOTCRAFT_TOOL_ENV_FILE=/run/botcraft/deployment.env \
-    RUST_LOG=info \
+    RUST_LOG=info,rmcp=warn \
     HOME=/var/lib/botcraft \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 

@@ -191,18 +191,6 @@ pub fn reconnect_hint(server: &str, bot: Option<&str>) -> String {
 /// How BotCraft names itself to authorization servers.
 pub const CLIENT_NAME: &str = "BotCraft";
 
-/// `url` as it may be shown: without a user name or password in it.
-pub fn without_credentials(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut parsed) => {
-            let _ = parsed.set_username("");
-            let _ = parsed.set_password(None);
-            parsed.to_string()
-        }
-        Err(_) => "(an address that does not parse)".to_owned(),
-    }
-}
-
 /// The address BotCraft is reached at when `BOTCRAFT_PUBLIC_URL` is not set: the one it
 /// listens on (`localhost` for an unspecified address).
 pub fn default_public_url(addr: std::net::SocketAddr) -> String {

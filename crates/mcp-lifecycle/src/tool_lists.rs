@@ -8,12 +8,16 @@
 //! begun). A listing that finds the tools the slot holds already (the same fingerprint,
 //! `canonical_json`'s, the tool cache's hash) changes nothing: the list keeps its `Arc` (so
 //! toolsets built on it are not rebuilt), the store is not written and no [`ToolListEvent`]
-//! goes out (so no `/mcp` session hears `list_changed`).
+//! goes out (so no `/mcp` session hears `list_changed`). A server that keeps changing its
+//! list is listed less and less often: a change within a minute of the last listing waits
+//! 1 s, then 2 s, … up to 60 s ([`follow_changes`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::Tool;
 use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use crate::config::ServerConfig;
 use crate::manager::{McpServerManager, Slot};
@@ -105,9 +109,32 @@ pub(crate) fn changes_channel() -> (mpsc::Sender<()>, mpsc::Receiver<()>) {
     mpsc::channel(1)
 }
 
+/// The first wait before listing again a server whose list changed soon after its last
+/// listing; each further change within [`RELIST_QUIET`] doubles it, up to that.
+pub(crate) const RELIST_BACKOFF_START: Duration = Duration::from_secs(1);
+
+/// A server whose list has not changed for this long is listed at once on its next change;
+/// also the longest wait.
+pub(crate) const RELIST_QUIET: Duration = Duration::from_secs(60);
+
+/// How long to wait before listing again, after a listing at `last` that waited `waited`: a
+/// change soon after the last listing waits twice as long as that one did (from
+/// [`RELIST_BACKOFF_START`], at most [`RELIST_QUIET`]); one after a quiet minute, not at all.
+fn relist_wait(last: Option<Instant>, waited: Duration) -> Duration {
+    match last {
+        Some(last) if last.elapsed() < RELIST_QUIET => {
+            (waited * 2).clamp(RELIST_BACKOFF_START, RELIST_QUIET)
+        }
+        _ => Duration::ZERO,
+    }
+}
+
 /// Refresh the tool list of `process` after `tools/list_changed`, while it runs: one listing
 /// at a time. Each is taken from `changed` before it begins, so a notification during it asks
-/// for one more (and any number of them, for that one).
+/// for one more (and any number of them, for that one). A server that keeps changing its list
+/// is listed less and less often ([`relist_wait`]): each listing rewrites its tool cache,
+/// wakes every `/mcp` session and may re-embed its changed tool texts, so a storm of changes
+/// costs at most one listing a minute once it has gone on for a while.
 pub(crate) fn follow_changes(
     manager: McpServerManager,
     slot: Arc<Slot>,
@@ -115,7 +142,15 @@ pub(crate) fn follow_changes(
     mut changed: mpsc::Receiver<()>,
 ) {
     tokio::spawn(async move {
+        let mut last: Option<Instant> = None;
+        let mut waited = Duration::ZERO;
         while changed.recv().await.is_some() {
+            waited = relist_wait(last, waited);
+            if !waited.is_zero() {
+                // The rate limit: changes meanwhile are folded into this one listing.
+                tokio::time::sleep(waited).await;
+            }
+            last = Some(Instant::now());
             let still_current = slot
                 .running()
                 .is_some_and(|current| Arc::ptr_eq(&current, &process));

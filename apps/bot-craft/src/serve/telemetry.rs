@@ -3,6 +3,9 @@
 
 use anyhow::Context;
 
+/// `RUST_LOG` when unset.
+pub(super) const DEFAULT_FILTER: &str = "info,rmcp=warn";
+
 /// Start tracing (and OTLP export when configured): the exporter to flush at exit, and the
 /// settings read (`record_content`, the exporter's headers, which are secrets).
 pub(super) fn start(
@@ -11,7 +14,9 @@ pub(super) fn start(
     Option<observability::Telemetry>,
     observability::TelemetrySettings,
 )> {
-    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| "info".into());
+    // rmcp logs every notification a server sends, whole, at `info`: a server's data, and a
+    // flood of it, kept out of the logs unless asked for.
+    let filter = std::env::var("RUST_LOG").unwrap_or_else(|_| DEFAULT_FILTER.into());
     // Traces over OTLP when an endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`…); else none,
     // at no cost.
     let trace_settings =
@@ -26,7 +31,7 @@ pub(super) fn start(
     if let Some(endpoint) = &trace_settings.traces_endpoint {
         eprintln!(
             "botcraft: traces exported over OTLP/HTTP to {} as service {:?}{}",
-            crate::host::without_credentials(endpoint),
+            observability::shown_url(endpoint),
             trace_settings.service_name,
             if trace_settings.record_content {
                 " (content recorded, redacted: BOTCRAFT_TRACE_CONTENT=on)"
@@ -37,7 +42,7 @@ pub(super) fn start(
         if let Some(metrics) = &trace_settings.metrics_endpoint {
             eprintln!(
                 "botcraft: MCP and GenAI duration metrics exported over OTLP/HTTP to {}",
-                crate::host::without_credentials(metrics)
+                observability::shown_url(metrics)
             );
         }
     }

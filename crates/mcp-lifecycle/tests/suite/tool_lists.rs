@@ -160,6 +160,50 @@ async fn a_burst_of_list_changed_costs_at_most_two_listings() -> anyhow::Result<
     Ok(())
 }
 
+/// A server that changes its tools every second for ten minutes: it is listed less and less
+/// often (1 s, 2 s, … 60 s between listings), so the storm costs a few listings a minute,
+/// not one a second, and the last change still lands.
+///
+/// In-process, on tokio's paused clock (the sleeps below advance it; nothing is real time).
+#[tokio::test]
+async fn a_server_that_keeps_changing_its_tools_is_listed_less_and_less_often() -> anyhow::Result<()>
+{
+    let fx = Fixture::new().await?;
+    tokio::time::pause();
+    let lists = Lists::new(&["echo"]);
+    fx.manager
+        .add_in_process_server(config("churn"), Arc::new(lists.clone()));
+    fx.manager.start_server("churn").await?;
+    let peer = lists.peer().await?;
+    let changes = 600;
+    for change in 0..changes {
+        let tools = format!("echo_{change}");
+        lists.set(&["echo", &tools]);
+        peer.notify_tool_list_changed().await?;
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    // The last change's listing (at most a minute away) lands.
+    tokio::time::sleep(Duration::from_secs(61)).await;
+
+    let listings = lists.listed() - 1;
+    // 1 + 2 + 4 + 8 + 16 + 32 s, then one a minute: about 15 in ten minutes.
+    assert!(
+        (5..=20).contains(&listings),
+        "{listings} listings for {changes} changes"
+    );
+    let tools = fx
+        .manager
+        .cached_tools("churn")
+        .await?
+        .context("no tools after the churn")?;
+    assert_eq!(names(&tools), ["echo", &format!("echo_{}", changes - 1)]);
+
+    fx.manager.stop_all().await;
+    tokio::time::resume();
+    fx.store.close().await;
+    Ok(())
+}
+
 /// `tools/list_changed` and then the same tools: the manager keeps the list's `Arc` (so the
 /// toolsets built on it stay as they are), writes nothing to the store and sends no event (so
 /// no `/mcp` session hears `list_changed`). A real change after that still lands: a new
