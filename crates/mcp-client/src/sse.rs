@@ -55,9 +55,17 @@ pub struct SseClientTransport {
     http: reqwest::Client,
     endpoint: Arc<str>,
     headers: HeaderMap,
+    /// How long one POST may wait for its answer's head ([`POST_TIMEOUT`]).
+    post_timeout: std::time::Duration,
     incoming: mpsc::Receiver<RxJsonRpcMessage<RoleClient>>,
     reader: tokio::task::JoinHandle<()>,
 }
+
+/// How long one POST to the message endpoint may wait for its answer's head. A server
+/// answers there with 202 at once (what it has to say comes on the event stream); one that
+/// never answers would otherwise keep a connection and a task per message (a ping every
+/// 15 s included) for as long as its stream stays up.
+pub const POST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 impl Drop for SseClientTransport {
     fn drop(&mut self) {
@@ -184,6 +192,12 @@ pub(crate) fn resolve_endpoint(url: &str, endpoint: &str) -> Result<String, SseE
 }
 
 impl SseClientTransport {
+    /// Each POST waits at most `timeout` for its answer's head (default [`POST_TIMEOUT`]).
+    pub fn with_post_timeout(mut self, timeout: std::time::Duration) -> Self {
+        self.post_timeout = timeout;
+        self
+    }
+
     /// Open the event stream at `url` and wait for its `endpoint` event.
     pub async fn connect(
         http: reqwest::Client,
@@ -262,6 +276,7 @@ impl SseClientTransport {
             http,
             endpoint: endpoint.into(),
             headers,
+            post_timeout: POST_TIMEOUT,
             incoming,
             reader,
         })
@@ -295,6 +310,7 @@ impl Transport<RoleClient> for SseClientTransport {
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let http = self.http.clone();
         let endpoint = Arc::clone(&self.endpoint);
+        let post_timeout = self.post_timeout;
         let mut headers = self.headers.clone();
         if let Some(traceparent) = crate::trace_header::traceparent_header(&item) {
             headers.insert(
@@ -306,6 +322,7 @@ impl Transport<RoleClient> for SseClientTransport {
             let body = serde_json::to_vec(&item).map_err(SseError::Encode)?;
             let response = http
                 .post(endpoint.as_ref())
+                .timeout(post_timeout)
                 .headers(headers)
                 .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
                 .body(body)
@@ -353,6 +370,47 @@ mod tests {
             event: event.into(),
             data: data.into(),
         }
+    }
+
+    /// A server whose event stream works but whose message endpoint takes a POST and never
+    /// answers: the send fails at the POST's timeout (it would wait for ever).
+    #[tokio::test]
+    async fn a_post_never_answered_fails_at_its_timeout() {
+        use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind");
+        let url = format!("http://{}/sse", listener.local_addr().expect("address"));
+        let server = tokio::spawn(async move {
+            let mut held = Vec::new();
+            loop {
+                let Ok((mut stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let mut head = [0u8; 4096];
+                let read = stream.read(&mut head).await.unwrap_or(0);
+                if head[..read].starts_with(b"GET") {
+                    let answer = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\nevent: endpoint\ndata: /messages\n\n";
+                    let _ = stream.write_all(answer.as_bytes()).await;
+                }
+                // The POST is read and never answered; both connections stay open.
+                held.push(stream);
+            }
+        });
+        let mut transport =
+            SseClientTransport::connect(reqwest::Client::new(), &url, HeaderMap::new())
+                .await
+                .expect("the stream opens")
+                .with_post_timeout(std::time::Duration::from_millis(200));
+        let ping = rmcp::model::ClientJsonRpcMessage::request(
+            rmcp::model::ClientRequest::PingRequest(rmcp::model::PingRequest::default()),
+            rmcp::model::NumberOrString::Number(1),
+        );
+        let sent = tokio::time::timeout(std::time::Duration::from_secs(10), transport.send(ping))
+            .await
+            .expect("the send ends at its timeout, not never");
+        assert!(matches!(sent, Err(SseError::Post(_))), "{sent:?}");
+        server.abort();
     }
 
     #[test]
