@@ -129,6 +129,77 @@ enum Queued {
     Flush(oneshot::Sender<()>),
 }
 
+/// The longest progress `message` relayed, in bytes (cut at a character boundary): a status
+/// line, not a payload. A server's progress is queued per caller ([`PROGRESS_BACKLOG`]) and
+/// before routing ([`UNROUTED_KEPT`]), so each item is kept small.
+pub const MAX_PROGRESS_MESSAGE_BYTES: usize = 4096;
+
+/// The largest `_meta` of a relayed notification (serialized); a larger one is dropped.
+pub const MAX_NOTIFICATION_META_BYTES: usize = 4096;
+
+/// The largest log message `data` relayed (serialized): a larger one becomes a string of its
+/// start and the size cut, so [`EVENT_BACKLOG`] events hold megabytes, not gigabytes.
+pub const MAX_LOG_DATA_BYTES: usize = 64 * 1024;
+
+/// The longest progress token kept: BotCraft's own are numbers, and a client's are mapped to
+/// them, so a longer one is nobody's.
+const MAX_PROGRESS_TOKEN_BYTES: usize = 256;
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn cut_to(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut end = max;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push('…');
+    }
+}
+
+/// Whether a `_meta` is small enough to keep.
+fn small_meta(meta: &Option<rmcp::model::NotificationMetaObject>) -> bool {
+    meta.as_ref().is_none_or(|meta| {
+        serde_json::to_vec(meta).is_ok_and(|bytes| bytes.len() <= MAX_NOTIFICATION_META_BYTES)
+    })
+}
+
+/// `params` as relayed: its message and `_meta` bounded; `None` for a token no request of
+/// BotCraft's could carry.
+fn bounded_progress(mut params: ProgressNotificationParam) -> Option<ProgressNotificationParam> {
+    if let rmcp::model::NumberOrString::String(token) = &params.progress_token.0
+        && token.len() > MAX_PROGRESS_TOKEN_BYTES
+    {
+        return None;
+    }
+    if let Some(message) = &mut params.message {
+        cut_to(message, MAX_PROGRESS_MESSAGE_BYTES);
+    }
+    if !small_meta(&params.meta) {
+        params.meta = None;
+    }
+    Some(params)
+}
+
+/// A log message as relayed: its `data` and `_meta` bounded.
+fn bounded_log(mut params: LoggingMessageNotificationParam) -> LoggingMessageNotificationParam {
+    let size = serde_json::to_vec(&params.data).map_or(0, |bytes| bytes.len());
+    if size > MAX_LOG_DATA_BYTES {
+        let mut text = match &params.data {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        cut_to(&mut text, MAX_LOG_DATA_BYTES);
+        params.data = serde_json::Value::String(format!(
+            "{text} [BotCraft cut this log message: {size} bytes]"
+        ));
+    }
+    if !small_meta(&params.meta) {
+        params.meta = None;
+    }
+    params
+}
+
 /// Progress under a token not routed yet, kept briefly (the server may answer a request's
 /// first progress before [`Registration::route_progress`] ran).
 const UNROUTED_KEPT: usize = 64;
@@ -203,6 +274,10 @@ impl Relay {
     }
 
     pub fn publish(&self, event: ServerEvent) {
+        let event = match event {
+            ServerEvent::Log(params) => ServerEvent::Log(bounded_log(params)),
+            other => other,
+        };
         let _ = self.events.send(event);
     }
 
@@ -248,6 +323,9 @@ impl Relay {
 
     /// A progress notification, in wire order ([`crate::tap`]): queued for its caller.
     pub fn enqueue_progress(&self, params: ProgressNotificationParam) {
+        let Some(params) = bounded_progress(params) else {
+            return;
+        };
         let mut callers = self.callers();
         match callers.tokens.get(&params.progress_token).copied() {
             Some(id) => callers.queue(id, params),
@@ -413,6 +491,37 @@ impl Drop for Registration {
 mod tests {
     use super::*;
     use rmcp::model::NumberOrString;
+
+    #[test]
+    fn relayed_notifications_are_bounded() {
+        let mut big = ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(7)), 1.0);
+        big.message = Some("é".repeat(MAX_PROGRESS_MESSAGE_BYTES));
+        let kept = bounded_progress(big).expect("a token BotCraft could send");
+        let message = kept.message.expect("a message");
+        assert!(message.len() <= MAX_PROGRESS_MESSAGE_BYTES + '…'.len_utf8());
+        assert!(message.ends_with('…'), "{}", message.len());
+        let nobodys = ProgressNotificationParam::new(
+            ProgressToken(NumberOrString::String("t".repeat(10_000).into())),
+            1.0,
+        );
+        assert!(bounded_progress(nobodys).is_none());
+        let small = ProgressNotificationParam::new(ProgressToken(NumberOrString::Number(7)), 2.0);
+        assert_eq!(bounded_progress(small.clone()), Some(small));
+
+        let flood = LoggingMessageNotificationParam::new(
+            rmcp::model::LoggingLevel::Info,
+            serde_json::json!({"blob": "x".repeat(1 << 20)}),
+        );
+        let cut = bounded_log(flood);
+        let text = cut.data.as_str().expect("cut to a string");
+        assert!(text.len() < MAX_LOG_DATA_BYTES + 100, "{}", text.len());
+        assert!(text.ends_with(" bytes]"), "{}", &text[text.len() - 60..]);
+        let line = LoggingMessageNotificationParam::new(
+            rmcp::model::LoggingLevel::Info,
+            serde_json::json!({"line": "started"}),
+        );
+        assert_eq!(bounded_log(line.clone()), line);
+    }
 
     type Seen = Arc<Mutex<Vec<(String, f64)>>>;
 
