@@ -392,24 +392,29 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     assert!(ninth.contains("pty-approved"), "the command ran: {ninth}");
 
     // An operator can let it run unasked.
-    let (ok, _, err) = tokio::task::spawn_blocking({
+    let run_cli = |args: &'static [&'static str]| {
         let url = url.clone();
-        move || {
-            cli(
-                &url,
-                &["bots", "bind", "forge", "forge-bash", "--approval", "never"],
-            )
+        async move {
+            let (ok, _, err) = tokio::task::spawn_blocking(move || cli(&url, args)).await??;
+            anyhow::ensure!(ok, "{err}");
+            anyhow::Ok(())
         }
-    })
-    .await??;
-    assert!(ok, "{err}");
-    let bindings: Value = client
-        .get(format!("{url}/api/bots/forge/servers"))
-        .bearer_auth(KEY)
-        .send()
-        .await?
-        .json()
-        .await?;
+    };
+    let get = |path: &'static str| {
+        let (client, url) = (client.clone(), url.clone());
+        async move {
+            let value: Value = client
+                .get(format!("{url}{path}"))
+                .bearer_auth(KEY)
+                .send()
+                .await?
+                .json()
+                .await?;
+            anyhow::Ok(value)
+        }
+    };
+    run_cli(&["bots", "bind", "forge", "forge-bash", "--approval", "never"]).await?;
+    let bindings = get("/api/bots/forge/servers").await?;
     let bash = bindings
         .as_array()
         .and_then(|list| list.iter().find(|b| b["server"]["name"] == "forge-bash"))
@@ -417,31 +422,9 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
     assert_eq!(bash["approval"], "never");
 
     // And change the bot's model, its other settings kept.
-    let before: Value = client
-        .get(format!("{url}/api/bots/forge"))
-        .bearer_auth(KEY)
-        .send()
-        .await?
-        .json()
-        .await?;
-    let (ok, _, err) = tokio::task::spawn_blocking({
-        let url = url.clone();
-        move || {
-            cli(
-                &url,
-                &["bots", "set", "forge", "--model", "anthropic:claude-test"],
-            )
-        }
-    })
-    .await??;
-    assert!(ok, "{err}");
-    let bot: Value = client
-        .get(format!("{url}/api/bots/forge"))
-        .bearer_auth(KEY)
-        .send()
-        .await?
-        .json()
-        .await?;
+    let before = get("/api/bots/forge").await?;
+    run_cli(&["bots", "set", "forge", "--model", "anthropic:claude-test"]).await?;
+    let bot = get("/api/bots/forge").await?;
     assert_eq!(
         (bot["model"].clone(), bot["stepLimit"].clone()),
         (
