@@ -229,7 +229,7 @@ pub fn flatten_result(
     server: &str,
 ) -> ToolResultContent {
     let is_error = result.is_error.unwrap_or(false);
-    let images = result
+    let mut images: Vec<inference::ToolImage> = result
         .content
         .iter()
         .filter_map(|block| match block {
@@ -271,7 +271,14 @@ pub fn flatten_result(
                 .map(|block| describe_block(block, server)),
         )
         .collect();
-    let text = blocks.join("\n");
+    let mut text = blocks.join("\n");
+    if images.len() > MAX_IMAGES_PER_RESULT {
+        let left = images.len() - MAX_IMAGES_PER_RESULT;
+        images.truncate(MAX_IMAGES_PER_RESULT);
+        text.push_str(&format!(
+            "\n[{left} more images not passed to the model: at most {MAX_IMAGES_PER_RESULT} per result]"
+        ));
+    }
     ToolResultContent {
         text,
         is_error,
@@ -298,6 +305,11 @@ fn carries(text: &str, structured: &Value) -> bool {
 /// base64 characters (3.75 MB, under Anthropic's 5 MB per image). Others are only described.
 const PASSABLE_IMAGES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
 pub const MAX_IMAGE_BASE64_CHARS: usize = 5_000_000;
+
+/// Images of one result passed on (to the model and the chat's front end), in order; the
+/// others are only described. A server's result of thousands of images costs the model and
+/// the client no more than this.
+pub const MAX_IMAGES_PER_RESULT: usize = 8;
 
 fn passable_image(mime_type: &str, data: &str) -> bool {
     PASSABLE_IMAGES.contains(&mime_type) && data.len() <= MAX_IMAGE_BASE64_CHARS
@@ -416,6 +428,21 @@ mod tests {
             let result: CallToolResult = serde_json::from_value(raw.clone()).expect("a result");
             assert_eq!(flatten_result(result, false, "s"), expected, "{raw}");
         }
+    }
+
+    #[test]
+    fn a_result_passes_on_at_most_eight_images() {
+        let image = json!({"type": "image", "data": "AAAA", "mimeType": "image/png"});
+        let raw = json!({"content": vec![image; 20]});
+        let result: CallToolResult = serde_json::from_value(raw).expect("a result");
+        let flat = flatten_result(result, false, "s");
+        assert_eq!(flat.images.len(), MAX_IMAGES_PER_RESULT);
+        assert!(
+            flat.text
+                .ends_with("\n[12 more images not passed to the model: at most 8 per result]"),
+            "{}",
+            flat.text
+        );
     }
 
     #[test]
