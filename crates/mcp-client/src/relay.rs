@@ -145,10 +145,10 @@ pub const MAX_LOG_DATA_BYTES: usize = 64 * 1024;
 /// them, so a longer one is nobody's.
 const MAX_PROGRESS_TOKEN_BYTES: usize = 256;
 
-/// `text` cut to at most `max` bytes, at a character boundary.
+/// `text` cut to at most `max` bytes, at a character boundary, ending in `…` when cut.
 fn cut_to(text: &mut String, max: usize) {
     if text.len() > max {
-        let mut end = max;
+        let mut end = max.saturating_sub('…'.len_utf8());
         while !text.is_char_boundary(end) {
             end -= 1;
         }
@@ -181,8 +181,14 @@ fn bounded_progress(mut params: ProgressNotificationParam) -> Option<ProgressNot
     Some(params)
 }
 
-/// A log message as relayed: its `data` and `_meta` bounded.
+/// The longest log `logger` name and resource URI relayed.
+const MAX_NAME_BYTES: usize = 1024;
+
+/// A log message as relayed: its `data`, `logger` and `_meta` bounded.
 fn bounded_log(mut params: LoggingMessageNotificationParam) -> LoggingMessageNotificationParam {
+    if let Some(logger) = &mut params.logger {
+        cut_to(logger, MAX_NAME_BYTES);
+    }
     let size = serde_json::to_vec(&params.data).map_or(0, |bytes| bytes.len());
     if size > MAX_LOG_DATA_BYTES {
         let mut text = match &params.data {
@@ -276,6 +282,8 @@ impl Relay {
     pub fn publish(&self, event: ServerEvent) {
         let event = match event {
             ServerEvent::Log(params) => ServerEvent::Log(bounded_log(params)),
+            // No subscription can name a URI this long: nobody's.
+            ServerEvent::ResourceUpdated { uri } if uri.len() > MAX_NAME_BYTES * 8 => return,
             other => other,
         };
         let _ = self.events.send(event);
@@ -498,7 +506,7 @@ mod tests {
         big.message = Some("é".repeat(MAX_PROGRESS_MESSAGE_BYTES));
         let kept = bounded_progress(big).expect("a token BotCraft could send");
         let message = kept.message.expect("a message");
-        assert!(message.len() <= MAX_PROGRESS_MESSAGE_BYTES + '…'.len_utf8());
+        assert!(message.len() <= MAX_PROGRESS_MESSAGE_BYTES);
         assert!(message.ends_with('…'), "{}", message.len());
         let nobodys = ProgressNotificationParam::new(
             ProgressToken(NumberOrString::String("t".repeat(10_000).into())),

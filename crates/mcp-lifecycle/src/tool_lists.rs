@@ -149,6 +149,7 @@ pub(crate) fn follow_changes(
             if !waited.is_zero() {
                 // The rate limit: changes meanwhile are folded into this one listing.
                 tokio::time::sleep(waited).await;
+                while changed.try_recv().is_ok() {}
             }
             last = Some(Instant::now());
             let still_current = slot
