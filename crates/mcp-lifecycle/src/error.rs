@@ -232,6 +232,8 @@ impl LifecycleError {
 pub enum ListLimit {
     Pages(usize),
     Tools(usize),
+    /// Bytes of tool definitions, as JSON.
+    Bytes(usize),
 }
 
 impl std::fmt::Display for ListLimit {
@@ -239,6 +241,7 @@ impl std::fmt::Display for ListLimit {
         match self {
             Self::Pages(pages) => write!(f, "{pages} pages of tools"),
             Self::Tools(tools) => write!(f, "{tools} tools"),
+            Self::Bytes(bytes) => write!(f, "{} MiB of tools", bytes / (1024 * 1024)),
         }
     }
 }

@@ -86,7 +86,9 @@ pub use mcp_client::relay::ServerEvent;
 pub use mcp_client::{CLIENT_NAME, ExitInfo, PROTOCOL_VERSION, RemoteTransport, shown_url};
 pub use oauth::{OAuthSettings, OAuthStatus, ReconnectHint};
 pub use principals::PrincipalAuthorization;
-pub use process::{MAX_LIST_PAGES, MAX_LISTED_TOOLS, McpProcess, StartOptions};
+pub use process::{
+    MAX_LIST_PAGES, MAX_LISTED_TOOL_BYTES, MAX_LISTED_TOOLS, McpProcess, StartOptions,
+};
 pub use records::{CachedToolList, RecordOwner, RecordsError, ServerRecords};
 pub use restart::{RestartDecision, RestartPolicy};
 pub use run_as::{RunAs, RunAsError};

@@ -96,6 +96,24 @@ const NO_EXIT: ExitInfo = ExitInfo::NONE;
 pub const MAX_LIST_PAGES: usize = 100;
 /// Tools one server may list.
 pub const MAX_LISTED_TOOLS: usize = 10_000;
+/// Bytes of tool definitions (as JSON) one server may list: a list this large is held in
+/// memory, cached in the store and copied to every face, so its pages' sizes are summed.
+pub const MAX_LISTED_TOOL_BYTES: usize = 32 * 1024 * 1024;
+
+/// Counts what is written to it, keeping nothing.
+#[derive(Default)]
+struct ByteCount(usize);
+
+impl std::io::Write for ByteCount {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0 += bytes.len();
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
 
 impl std::fmt::Debug for McpProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -541,11 +559,13 @@ impl McpProcess {
     }
 
     /// Every tool, following `nextCursor` through all pages, all of them within `timeout`,
-    /// at most [`MAX_LIST_PAGES`] pages and [`MAX_LISTED_TOOLS`] tools (a server that pages
+    /// at most [`MAX_LIST_PAGES`] pages, [`MAX_LISTED_TOOLS`] tools and
+    /// [`MAX_LISTED_TOOL_BYTES`] of them (a server that pages
     /// forever or lists without end is refused, not followed). Never served from a cache.
     pub async fn list_tools(&self, timeout: Duration) -> Result<Vec<Tool>, LifecycleError> {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut tools = Vec::new();
+        let mut bytes = ByteCount::default();
         let mut cursor = None;
         for _ in 0..MAX_LIST_PAGES {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
@@ -565,6 +585,13 @@ impl McpProcess {
                 }
                 Err(error) => return Err(error),
             };
+            let _ = serde_json::to_writer(&mut bytes, &page.tools);
+            if bytes.0 > MAX_LISTED_TOOL_BYTES {
+                return Err(LifecycleError::ToolListTooLong {
+                    server: self.server.clone(),
+                    limit: ListLimit::Bytes(MAX_LISTED_TOOL_BYTES),
+                });
+            }
             tools.extend(page.tools);
             if tools.len() > MAX_LISTED_TOOLS {
                 return Err(LifecycleError::ToolListTooLong {

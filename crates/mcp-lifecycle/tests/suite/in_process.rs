@@ -158,6 +158,8 @@ impl InProcessServer for Probe {
 #[derive(Clone)]
 pub struct Lists {
     tools: Arc<Mutex<Vec<String>>>,
+    /// Tools per `tools/list` page (`nextCursor` the next one's start); all at once when 0.
+    page: Arc<std::sync::atomic::AtomicUsize>,
     listed: watch::Sender<usize>,
     open: watch::Sender<bool>,
     peer: watch::Sender<Option<Peer<RoleServer>>>,
@@ -167,6 +169,7 @@ impl Lists {
     pub fn new(tools: &[&str]) -> Self {
         let lists = Self {
             tools: Arc::default(),
+            page: Arc::default(),
             listed: watch::channel(0).0,
             open: watch::channel(true).0,
             peer: watch::channel(None).0,
@@ -182,6 +185,12 @@ impl Lists {
             Ok(mut current) => *current = names,
             Err(poisoned) => *poisoned.into_inner() = names,
         }
+    }
+
+    /// `tools/list` answers in pages of `tools` tools.
+    pub fn paged(self, tools: usize) -> Self {
+        self.page.store(tools, std::sync::atomic::Ordering::SeqCst);
+        self
     }
 
     /// `tools/list` answers wait while closed; opening lets them go.
@@ -227,7 +236,7 @@ impl ServerHandler for ListsHandler {
 
     async fn list_tools(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.0.listed.send_modify(|n| *n += 1);
@@ -237,9 +246,25 @@ impl ServerHandler for ListsHandler {
             Ok(tools) => tools.clone(),
             Err(poisoned) => poisoned.into_inner().clone(),
         };
-        Ok(ListToolsResult::with_all_items(
-            names.iter().map(|name| tool(name)).collect(),
-        ))
+        let page = self.0.page.load(std::sync::atomic::Ordering::SeqCst);
+        if page == 0 {
+            return Ok(ListToolsResult::with_all_items(
+                names.iter().map(|name| tool(name)).collect(),
+            ));
+        }
+        let start: usize = request
+            .and_then(|request| request.cursor)
+            .and_then(|cursor| cursor.parse().ok())
+            .unwrap_or(0);
+        let end = (start + page).min(names.len());
+        let mut result = ListToolsResult::with_all_items(
+            names[start.min(end)..end]
+                .iter()
+                .map(|name| tool(name))
+                .collect(),
+        );
+        result.next_cursor = (end < names.len()).then(|| end.to_string());
+        Ok(result)
     }
 }
 

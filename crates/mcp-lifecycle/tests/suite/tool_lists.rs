@@ -204,6 +204,33 @@ async fn a_server_that_keeps_changing_its_tools_is_listed_less_and_less_often() 
     Ok(())
 }
 
+/// A server whose list is larger than [`mcp_lifecycle::MAX_LISTED_TOOL_BYTES`] (40 tools
+/// of 1 MiB each, in pages of 4: each page well within a line's bound) is refused, not held: its
+/// start fails naming the bound.
+#[tokio::test]
+async fn a_tool_list_past_its_byte_bound_is_refused() -> anyhow::Result<()> {
+    let fx = Fixture::new().await?;
+    let names: Vec<String> = (0..40)
+        .map(|n| format!("{n}{}", "t".repeat(1024 * 1024)))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    fx.manager
+        .add_in_process_server(config("huge"), Arc::new(Lists::new(&names).paged(4)));
+    let error = fx.manager.start_server("huge").await.err();
+    assert!(
+        matches!(
+            &error,
+            Some(mcp_lifecycle::LifecycleError::ToolListTooLong {
+                limit: mcp_lifecycle::ListLimit::Bytes(mcp_lifecycle::MAX_LISTED_TOOL_BYTES),
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+    fx.store.close().await;
+    Ok(())
+}
+
 /// `tools/list_changed` and then the same tools: the manager keeps the list's `Arc` (so the
 /// toolsets built on it stay as they are), writes nothing to the store and sends no event (so
 /// no `/mcp` session hears `list_changed`). A real change after that still lands: a new
