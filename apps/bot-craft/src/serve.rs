@@ -511,21 +511,34 @@ fn say_start(
     }
 }
 
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
+/// SIGTERM or SIGINT, listened to from this call on (not from the future's first poll): a
+/// signal that comes between the call and the first poll is not lost (the second signal of
+/// a drain, sent right after its message, was).
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send + 'static {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    async move {
+        let term = async {
+            match &mut term {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
             }
-            Err(_) => std::future::pending::<()>().await,
+        };
+        let interrupt = async {
+            match &mut interrupt {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            () = term => {}
+            () = interrupt => {}
         }
-    };
-    tokio::select! {
-        () = ctrl_c => {}
-        () = term => {}
     }
 }
 

@@ -46,6 +46,8 @@ pub(super) async fn drain_and_stop(args: &ServeArgs, running: Running) -> anyhow
     draining.cancel();
     if args.unready_seconds > 0 {
         let unready = Duration::from_secs(args.unready_seconds);
+        // Listened to before the message says a second signal ends the wait.
+        let second_signal = shutdown_signal();
         eprintln!(
             "botcraft: draining: /api/health/ready answers 503; serving {unready:?} more (a second signal ends the wait)"
         );
@@ -53,7 +55,7 @@ pub(super) async fn drain_and_stop(args: &ServeArgs, running: Running) -> anyhow
         // this replica still answers; a second signal cuts it short.
         tokio::select! {
             () = tokio::time::sleep(unready) => {}
-            () = shutdown_signal() => {}
+            () = second_signal => {}
         }
     }
     let drain = Duration::from_secs(args.drain_seconds);
