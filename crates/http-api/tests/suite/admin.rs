@@ -4,7 +4,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::{Value, json};
 
-use super::harness::{Fixture, request};
+use super::harness::{Fixture, Reply, request};
 
 #[tokio::test]
 async fn servers_bots_and_bindings_round_trip() -> anyhow::Result<()> {
@@ -316,6 +316,20 @@ async fn import_writes_stdio_and_remote_servers_and_reports_the_rest() -> anyhow
     Ok(())
 }
 
+/// The server `name` as stored.
+async fn stored_server(fx: &Fixture, name: &str) -> anyhow::Result<store::McpServer> {
+    fx.store
+        .server_by_name(name)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("no server {name}"))
+}
+
+/// `PUT /api/servers/NAME` with `body`.
+async fn put_server(fx: &Fixture, name: &str, body: &Value) -> anyhow::Result<Reply> {
+    fx.send(request("PUT", &format!("/api/servers/{name}"), Some(body)))
+        .await
+}
+
 /// A remote server through the API: its literal header values are never read back, a
 /// `${VAR}` reference is; writing the hidden value back keeps the stored one; its status says
 /// the transport and the URL without the query.
@@ -355,15 +369,9 @@ async fn a_remote_server_round_trips_with_its_header_values_hidden() -> anyhow::
     );
     let mut edited = server.clone();
     edited["timeout"] = json!(7000);
-    let updated = fx
-        .send(request("PUT", "/api/servers/hosted", Some(&edited)))
-        .await?;
+    let updated = put_server(&fx, "hosted", &edited).await?;
     assert_eq!(updated.status, 200, "{}", updated.body);
-    let stored = fx
-        .store
-        .server_by_name("hosted")
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("hosted"))?;
+    let stored = stored_server(&fx, "hosted").await?;
     assert_eq!(
         (stored.timeout, stored.headers.get("Authorization").cloned()),
         (7000, Some("Bearer lit3ral-t0ken".to_owned()))
@@ -372,9 +380,7 @@ async fn a_remote_server_round_trips_with_its_header_values_hidden() -> anyhow::
     // credential never goes to the new URL; given again, it is taken.
     let mut moved = edited.clone();
     moved["url"] = json!("https://attacker.example.invalid/mcp");
-    let refused = fx
-        .send(request("PUT", "/api/servers/hosted", Some(&moved)))
-        .await?;
+    let refused = put_server(&fx, "hosted", &moved).await?;
     assert_eq!(
         (refused.status.as_u16(), refused.error_code()),
         (422, "header_value_needed".into()),
@@ -382,15 +388,9 @@ async fn a_remote_server_round_trips_with_its_header_values_hidden() -> anyhow::
         refused.body
     );
     moved["headers"]["Authorization"] = json!("Bearer another-t0ken");
-    let taken = fx
-        .send(request("PUT", "/api/servers/hosted", Some(&moved)))
-        .await?;
+    let taken = put_server(&fx, "hosted", &moved).await?;
     assert_eq!(taken.status, 200, "{}", taken.body);
-    let stored = fx
-        .store
-        .server_by_name("hosted")
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("hosted"))?;
+    let stored = stored_server(&fx, "hosted").await?;
     assert_eq!(
         (
             stored.url.as_deref(),
@@ -460,15 +460,9 @@ async fn a_servers_credential_like_env_values_are_hidden() -> anyhow::Result<()>
 
     let mut edited = server.clone();
     edited["env"]["LOG_LEVEL"] = json!("info");
-    let updated = fx
-        .send(request("PUT", "/api/servers/local", Some(&edited)))
-        .await?;
+    let updated = put_server(&fx, "local", &edited).await?;
     assert_eq!(updated.status, 200, "{}", updated.body);
-    let stored = fx
-        .store
-        .server_by_name("local")
-        .await?
-        .ok_or_else(|| anyhow::anyhow!("local"))?;
+    let stored = stored_server(&fx, "local").await?;
     assert_eq!(
         serde_json::to_value(&stored.env)?,
         json!({
@@ -494,9 +488,7 @@ async fn a_servers_credential_like_env_values_are_hidden() -> anyhow::Result<()>
     ] {
         let mut relaunched = edited.clone();
         relaunched[field] = value;
-        let refused = fx
-            .send(request("PUT", "/api/servers/local", Some(&relaunched)))
-            .await?;
+        let refused = put_server(&fx, "local", &relaunched).await?;
         assert_eq!(
             (refused.status.as_u16(), refused.error_code()),
             (422, "env_value_needed".into()),
