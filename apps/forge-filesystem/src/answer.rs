@@ -17,6 +17,34 @@ pub fn escaped_size(text: &str) -> usize {
     text.chars().map(escaped_len).sum()
 }
 
+/// Which end of a text an answer cut keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    First,
+    Last,
+}
+
+/// Where to cut `text` so that its JSON-escaped form fits in `max` bytes, keeping `part`
+/// (the byte range kept); `None` when it fits whole.
+pub fn fit_escaped(text: &str, max: usize, part: Part) -> Option<std::ops::Range<usize>> {
+    let mut total = 0usize;
+    let mut over = |c: char| {
+        total += escaped_len(c);
+        total > max
+    };
+    match part {
+        Part::First => text
+            .char_indices()
+            .find(|(_, c)| over(*c))
+            .map(|(at, _)| 0..at),
+        Part::Last => text
+            .char_indices()
+            .rev()
+            .find(|(_, c)| over(*c))
+            .map(|(at, c)| at + c.len_utf8()..text.len()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

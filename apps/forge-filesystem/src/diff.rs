@@ -172,12 +172,16 @@ fn range_start(start: usize, len: usize) -> usize {
 
 /// Wrap a patch in a fence of backticks longer than any run inside it,
 /// tagged `diff`, followed by a blank line.
+///
+/// The longest run is found in one pass: searching the patch for ever longer runs costs the
+/// square of the longest one (a file of megabytes of backticks took hours).
 pub fn fenced(patch: &str) -> String {
-    let mut ticks = 3;
-    while patch.contains(&"`".repeat(ticks)) {
-        ticks += 1;
+    let (mut longest, mut run) = (0usize, 0usize);
+    for byte in patch.bytes() {
+        run = if byte == b'`' { run + 1 } else { 0 };
+        longest = longest.max(run);
     }
-    let fence = "`".repeat(ticks);
+    let fence = "`".repeat(longest.max(2) + 1);
     format!("{fence}diff\n{patch}{fence}\n\n")
 }
 
@@ -297,5 +301,7 @@ mod tests {
         assert_eq!(fenced("x\n"), "```diff\nx\n```\n\n");
         assert_eq!(fenced("a ``` b\n"), "````diff\na ``` b\n````\n\n");
         assert_eq!(fenced("a ```` b\n"), "`````diff\na ```` b\n`````\n\n");
+        assert_eq!(fenced("a `` b\n"), "```diff\na `` b\n```\n\n");
+        assert_eq!(fenced("`` ```` `\n"), "`````diff\n`` ```` `\n`````\n\n");
     }
 }

@@ -16,6 +16,11 @@
 //!
 //! The answer is the fenced unified diff of the real path ([`crate::diff`]);
 //! with `dryRun` nothing is written.
+//!
+//! Bounded as a read is: a file of more than `FORGE_FS_MAX_READ_BYTES` is not edited, edits
+//! that would make the text longer than that fail (checked before the text is built: the
+//! indentation a line match adds to every new line could otherwise multiply it), and a diff
+//! whose JSON form passes it is cut, with a notice saying so.
 
 use std::path::Path;
 
@@ -49,6 +54,10 @@ pub enum EditError {
         size: u64,
         max_bytes: u64,
     },
+    #[error(
+        "Cannot edit: the edited text would have more than {max_bytes} bytes, the most one read takes (FORGE_FS_MAX_READ_BYTES); nothing was written. Write it with write_file, or split the file"
+    )]
+    Grown { max_bytes: u64 },
     #[error(transparent)]
     Read(#[from] crate::read::ReadError),
     #[error(transparent)]
@@ -85,16 +94,38 @@ pub fn edit_file(
         path: path.to_path_buf(),
     })?;
     let original = normalize_line_endings(original);
-    let modified = apply_edits(&original, edits)?;
+    let modified = apply_edits(&original, edits, max_bytes)?;
     let patch = unified_patch(&path.to_string_lossy(), &original, &modified);
     if !dry_run {
         write_atomic(path, modified.as_bytes())?;
     }
-    Ok(fenced(&patch))
+    Ok(answered(fenced(&patch), max_bytes, dry_run))
 }
 
-/// Apply `edits` in order to `content` (already LF-normalised).
-pub fn apply_edits(content: &str, edits: &[Edit]) -> Result<String, EditError> {
+/// The diff as answered: cut when its JSON form would pass `max_bytes` (two texts of up to
+/// `max_bytes` each, control characters escaped to six bytes), with a notice saying so.
+fn answered(mut diff: String, max_bytes: u64, dry_run: bool) -> String {
+    let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    if let Some(kept) = crate::answer::fit_escaped(&diff, max, crate::answer::Part::First) {
+        diff.truncate(kept.end);
+        let done = if dry_run {
+            "nothing was written (dryRun)"
+        } else {
+            "the edit was written whole"
+        };
+        diff.push_str(&format!(
+            "\n\n[forge-filesystem cut this diff: it passes the {max_bytes} bytes one answer takes (FORGE_FS_MAX_READ_BYTES); these are its first {} bytes, and {done}. Read the file with head or tail to see the rest]",
+            kept.end
+        ));
+    }
+    diff
+}
+
+/// Apply `edits` in order to `content` (already LF-normalised); [`EditError::Grown`] as soon
+/// as the text would pass `max_bytes`, before it is built.
+pub fn apply_edits(content: &str, edits: &[Edit], max_bytes: u64) -> Result<String, EditError> {
+    let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    let grown = || EditError::Grown { max_bytes };
     let mut modified = content.to_owned();
     for (index, edit) in edits.iter().enumerate() {
         let old = normalize_line_endings(edit.old_text.clone());
@@ -103,11 +134,15 @@ pub fn apply_edits(content: &str, edits: &[Edit]) -> Result<String, EditError> {
             return Err(EditError::EmptyOldText { index });
         }
         if let Some(at) = modified.find(&old) {
+            if modified.len() - old.len() + new.len() > max {
+                return Err(grown());
+            }
             modified.replace_range(at..at + old.len(), &new);
             continue;
         }
-        match replace_line_window(&modified, &old, &new) {
-            Some(replaced) => modified = replaced,
+        match replace_line_window(&modified, &old, &new, max) {
+            Some(Ok(replaced)) => modified = replaced,
+            Some(Err(TooLong)) => return Err(grown()),
             None => {
                 return Err(EditError::NoMatch {
                     old_text: edit.old_text.clone(),
@@ -165,8 +200,17 @@ fn first_window(lines: &[&str], wanted: &[&str]) -> Option<usize> {
     None
 }
 
-/// Step 2: the whitespace-flexible line match.
-fn replace_line_window(content: &str, old: &str, new: &str) -> Option<String> {
+/// The text an edit would make passes the cap.
+struct TooLong;
+
+/// Step 2: the whitespace-flexible line match; `None` when no window matches, [`TooLong`]
+/// when the text it makes would pass `max` bytes (found before it is built).
+fn replace_line_window(
+    content: &str,
+    old: &str,
+    new: &str,
+    max: usize,
+) -> Option<Result<String, TooLong>> {
     let old_lines: Vec<&str> = old.split('\n').collect();
     let trimmed_old: Vec<&str> = old_lines.iter().map(|line| trim_js(line)).collect();
     let content_lines: Vec<&str> = content.split('\n').collect();
@@ -176,25 +220,38 @@ fn replace_line_window(content: &str, old: &str, new: &str) -> Option<String> {
     let trimmed_content: Vec<&str> = content_lines.iter().map(|line| trim_js(line)).collect();
     let start = first_window(&trimmed_content, &trimmed_old)?;
     let first_indent = leading_space(content_lines[start]);
-    let new_lines: Vec<String> = new
-        .split('\n')
-        .enumerate()
-        .map(|(index, line)| {
-            if index == 0 {
-                return format!("{first_indent}{}", trim_start_js(line));
-            }
+    // Each new line may take the first matched line's indentation: the text is counted as
+    // it is built, and building stops at the cap.
+    let kept: usize = content_lines[..start]
+        .iter()
+        .chain(&content_lines[start + old_lines.len()..])
+        .map(|line| line.len() + 1)
+        .sum();
+    let mut size = kept;
+    let mut new_lines: Vec<String> = Vec::new();
+    for (index, line) in new.split('\n').enumerate() {
+        let placed = if index == 0 {
+            format!("{first_indent}{}", trim_start_js(line))
+        } else {
             let old_indent = old_lines.get(index).map_or("", |old| leading_space(old));
             let new_indent = leading_space(line);
             if old_indent.is_empty() || new_indent.is_empty() {
-                return line.to_owned();
+                line.to_owned()
+            } else {
+                let extra = new_indent
+                    .chars()
+                    .count()
+                    .saturating_sub(old_indent.chars().count());
+                format!("{first_indent}{}{}", " ".repeat(extra), trim_start_js(line))
             }
-            let extra = new_indent
-                .chars()
-                .count()
-                .saturating_sub(old_indent.chars().count());
-            format!("{first_indent}{}{}", " ".repeat(extra), trim_start_js(line))
-        })
-        .collect();
+        };
+        size += placed.len() + 1;
+        // `size` counts one newline more than the text has.
+        if size > max.saturating_add(1) {
+            return Some(Err(TooLong));
+        }
+        new_lines.push(placed);
+    }
     let mut out = String::with_capacity(content.len() + new.len());
     for line in &content_lines[..start] {
         out.push_str(line);
@@ -205,7 +262,7 @@ fn replace_line_window(content: &str, old: &str, new: &str) -> Option<String> {
         out.push('\n');
         out.push_str(line);
     }
-    Some(out)
+    Some(Ok(out))
 }
 
 /// CRLF to LF.
@@ -358,7 +415,7 @@ mod tests {
         ];
         for (name, content, edits, expected) in cases {
             assert_eq!(
-                apply_edits(content, &edits).expect(name),
+                apply_edits(content, &edits, u64::MAX).expect(name),
                 expected,
                 "{name}"
             );
@@ -367,7 +424,7 @@ mod tests {
 
     #[test]
     fn a_missing_edit_fails_the_whole_list() {
-        let error = apply_edits("a\nb\n", &[edit("a", "A"), edit("zzz", "y")])
+        let error = apply_edits("a\nb\n", &[edit("a", "A"), edit("zzz", "y")], u64::MAX)
             .expect_err("second edit has no match");
         assert_eq!(
             error.to_string(),
@@ -377,8 +434,54 @@ mod tests {
 
     #[test]
     fn empty_old_text_is_refused() {
-        let error = apply_edits("a", &[edit("", "x")]).expect_err("empty oldText");
+        let error = apply_edits("a", &[edit("", "x")], u64::MAX).expect_err("empty oldText");
         assert!(matches!(error, EditError::EmptyOldText { index: 0 }));
+    }
+
+    #[test]
+    fn edits_stop_at_the_cap_before_the_text_is_built() {
+        // Each indented new line of a line match takes the first matched line's indentation:
+        // 200 lines under an indentation of 1,000 spaces would be 200 kB from 1 kB.
+        let content = format!("{}x\n{}", " ".repeat(1000), " y\n".repeat(200));
+        let old = format!("x{}", "\n\ty".repeat(200));
+        let new = format!("z{}", "\n  w".repeat(200));
+        let error = apply_edits(&content, &[edit(&old, &new)], 10_000).expect_err("grown");
+        assert!(
+            matches!(error, EditError::Grown { max_bytes: 10_000 }),
+            "{error}"
+        );
+        let grown = apply_edits(&content, &[edit(&old, &new)], u64::MAX).expect("no cap");
+        assert!(grown.len() > 200_000, "{}", grown.len());
+        // Exact replacements: the text may reach the cap, not pass it.
+        let at_cap = apply_edits("abc", &[edit("b", "bbbb")], 6).expect("at the cap");
+        assert_eq!(at_cap, "abbbbc");
+        assert!(matches!(
+            apply_edits("abc", &[edit("b", "bbbb")], 5),
+            Err(EditError::Grown { max_bytes: 5 })
+        ));
+        // A line match that lands on the cap exactly is taken.
+        assert_eq!(
+            apply_edits("  a\nb", &[edit("a ", "cd")], 6).expect("line match at the cap"),
+            "  cd\nb"
+        );
+        assert!(matches!(
+            apply_edits("  a\nb", &[edit("a ", "cd")], 5),
+            Err(EditError::Grown { max_bytes: 5 })
+        ));
+    }
+
+    #[test]
+    fn a_diff_past_the_cap_is_cut_and_says_so() {
+        let diff = format!("```diff\n{}\n```\n\n", "\u{1}".repeat(100));
+        assert_eq!(answered(diff.clone(), 10_000, true), diff);
+        let cut = answered(diff, 100, true);
+        let (kept, notice) = cut
+            .split_once("\n\n[forge-filesystem cut this diff")
+            .expect("notice");
+        assert!(crate::answer::escaped_size(kept) <= 100, "{kept:?}");
+        assert!(kept.starts_with("```diff\n\u{1}"), "{kept:?}");
+        assert!(notice.contains("nothing was written (dryRun)"), "{notice}");
+        assert!(answered("\u{1}".repeat(100), 100, false).contains("the edit was written whole"));
     }
 
     #[test]

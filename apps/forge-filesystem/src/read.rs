@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use server_kit::CancellationToken;
 
-use crate::answer::escaped_len;
+use crate::answer::{Part, fit_escaped};
 use crate::oserror::FsError;
 
 /// How much of the file to read; every span reads and returns at most `max_bytes`.
@@ -42,6 +42,10 @@ pub enum ReadError {
         .path.display()
     )]
     NotRegular { path: PathBuf, kind: &'static str },
+    /// The open file has other names (checked again on it: the path's check came before the
+    /// open, and the file may have been swapped in between).
+    #[error(transparent)]
+    Path(#[from] crate::paths::PathError),
     #[error("read_text_file was cancelled")]
     Cancelled,
 }
@@ -100,8 +104,10 @@ fn irregular(file_type: std::fs::FileType) -> Option<&'static str> {
 }
 
 /// Open `path` for reading if it is a regular file (or a folder): checked before the open,
-/// opened without blocking, and checked again on the open file (it may have been swapped).
+/// opened without blocking, and checked again on the open file (it may have been swapped),
+/// hard links included (one name only, as [`crate::paths::Root::resolve`] requires).
 pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
+    use std::os::unix::fs::MetadataExt as _;
     let refuse = |kind| ReadError::NotRegular {
         path: path.to_owned(),
         kind,
@@ -117,10 +123,17 @@ pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
         .open(path)
         .map_err(FsError::on("open", path))?;
     let meta = file.metadata().map_err(FsError::on("fstat", path))?;
-    match irregular(meta.file_type()) {
-        Some(kind) => Err(refuse(kind)),
-        None => Ok(file),
+    if let Some(kind) = irregular(meta.file_type()) {
+        return Err(refuse(kind));
     }
+    if meta.is_file() && meta.nlink() > 1 {
+        return Err(crate::paths::PathError::HardLinked {
+            real: path.to_owned(),
+            links: meta.nlink(),
+        }
+        .into());
+    }
+    Ok(file)
 }
 
 /// The notice after a read the cap cut.
@@ -174,34 +187,6 @@ fn whole(
         max_bytes,
         Part::First,
     ))
-}
-
-/// Which end of the file a read keeps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
-    First,
-    Last,
-}
-
-/// Where to cut `text` so that its JSON-escaped form fits in `max` bytes, keeping `part`
-/// (the byte range kept); `None` when it fits whole.
-fn fit_escaped(text: &str, max: usize, part: Part) -> Option<std::ops::Range<usize>> {
-    let mut total = 0usize;
-    let mut over = |c: char| {
-        total += escaped_len(c);
-        total > max
-    };
-    match part {
-        Part::First => text
-            .char_indices()
-            .find(|(_, c)| over(*c))
-            .map(|(at, _)| 0..at),
-        Part::Last => text
-            .char_indices()
-            .rev()
-            .find(|(_, c)| over(*c))
-            .map(|(at, c)| at + c.len_utf8()..text.len()),
-    }
 }
 
 /// A read's text as answered: cut further when its JSON form would pass `max_bytes` (a file
@@ -385,6 +370,31 @@ mod tests {
         let path = dir.path().join("f.txt");
         std::fs::write(&path, content).expect("write");
         read_text(&path, span, &CancellationToken::new()).expect("read")
+    }
+
+    #[test]
+    fn a_file_with_another_name_is_refused_on_the_open_file() {
+        // The path's own check came before the open: a file linked in between is caught here.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, "secret").expect("write");
+        assert!(open_regular(&path).is_ok(), "one name");
+        std::fs::hard_link(&path, dir.path().join("other.txt")).expect("link");
+        let refused = read_text(
+            &path,
+            ReadSpan::Whole { max_bytes: BIG },
+            &CancellationToken::new(),
+        );
+        assert!(
+            matches!(
+                refused,
+                Err(ReadError::Path(crate::paths::PathError::HardLinked {
+                    links: 2,
+                    ..
+                }))
+            ),
+            "{refused:?}"
+        );
     }
 
     #[test]

@@ -20,20 +20,36 @@
 //! `FORGE_FS_MAX_READ_BYTES` bytes of answer, at most `FORGE_FS_MAX_WALK_ENTRIES` folder
 //! entries read (which bounds the names held in memory) and `FORGE_FS_MAX_SECONDS` of
 //! walking. A search that reaches a bound answers the matches found so far, followed by a
-//! notice naming the bound; a cancelled one stops at once.
+//! notice naming the bound; a cancelled one stops at once. The patterns are bounded too: at
+//! most [`MAX_EXCLUDES`] exclude patterns of at most [`MAX_PATTERN_BYTES`] each (and the
+//! pattern itself), the excludes matched as one set, and the clock is read while entries are
+//! matched as well as while they are read.
 
 use std::ffi::OsString;
 use std::fs::{self, FileType};
 use std::path::{Path, PathBuf};
 
-use globset::{Candidate, GlobBuilder, GlobMatcher};
+use globset::{Candidate, Glob, GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
 
 use crate::oserror::FsError;
 use crate::paths::AllowedRoot;
 use crate::walk::{Bound, Lines, Stop, Walk};
 
+/// Most exclude patterns one search takes.
+pub const MAX_EXCLUDES: usize = 1_000;
+
+/// Longest pattern (or exclude pattern) taken, in bytes.
+pub const MAX_PATTERN_BYTES: usize = 4_096;
+
+/// Entries matched between two looks at the clock and the cancel token.
+const CHECK_EVERY: u32 = 256;
+
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
+    #[error("excludePatterns holds {count} patterns; a search takes at most {max}")]
+    TooManyExcludes { count: usize, max: usize },
+    #[error("A glob pattern of {len} bytes is too long; a search takes patterns of at most {max}")]
+    PatternTooLong { len: usize, max: usize },
     #[error("Invalid glob pattern {pattern:?}: {source}")]
     BadPattern {
         pattern: String,
@@ -55,26 +71,38 @@ pub struct Pattern {
 
 impl Pattern {
     pub fn compile(pattern: &str) -> Result<Self, SearchError> {
-        let bangs = pattern.len() - pattern.trim_start_matches('!').len();
-        let body = collapse_inner_globstars(&pattern[bangs..]);
-        let glob = GlobBuilder::new(&body)
-            .literal_separator(true)
-            .backslash_escape(true)
-            .empty_alternates(true)
-            .build()
-            .map_err(|source| SearchError::BadPattern {
-                pattern: pattern.to_owned(),
-                source,
-            })?;
+        let (glob, negated) = glob(pattern)?;
         Ok(Self {
             matcher: glob.compile_matcher(),
-            negated: bangs % 2 == 1,
+            negated,
         })
     }
 
     fn is_match(&self, candidate: &Candidate<'_>) -> bool {
         self.matcher.is_match_candidate(candidate) != self.negated
     }
+}
+
+/// `pattern` as a glob, and whether it is negated (an odd number of leading `!`).
+fn glob(pattern: &str) -> Result<(Glob, bool), SearchError> {
+    if pattern.len() > MAX_PATTERN_BYTES {
+        return Err(SearchError::PatternTooLong {
+            len: pattern.len(),
+            max: MAX_PATTERN_BYTES,
+        });
+    }
+    let bangs = pattern.len() - pattern.trim_start_matches('!').len();
+    let body = collapse_inner_globstars(&pattern[bangs..]);
+    let glob = GlobBuilder::new(&body)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .empty_alternates(true)
+        .build()
+        .map_err(|source| SearchError::BadPattern {
+            pattern: pattern.to_owned(),
+            source,
+        })?;
+    Ok((glob, bangs % 2 == 1))
 }
 
 /// minimatch treats `**` inside a segment (`a**b`) as `*`; globset refuses it.
@@ -102,17 +130,56 @@ fn collapse_inner_globstars(pattern: &str) -> String {
 #[derive(Debug, Clone)]
 pub struct SearchQuery {
     pub pattern: Pattern,
-    pub excludes: Vec<Pattern>,
+    pub excludes: Excludes,
+}
+
+/// The exclude patterns: the plain ones matched as one set, the negated ones (an entry is
+/// excluded when it does not match one) each on its own.
+#[derive(Debug, Clone)]
+pub struct Excludes {
+    plain: GlobSet,
+    negated: Vec<GlobMatcher>,
+}
+
+impl Excludes {
+    fn compile(excludes: &[String]) -> Result<Self, SearchError> {
+        if excludes.len() > MAX_EXCLUDES {
+            return Err(SearchError::TooManyExcludes {
+                count: excludes.len(),
+                max: MAX_EXCLUDES,
+            });
+        }
+        let mut plain = GlobSetBuilder::new();
+        let mut negated = Vec::new();
+        for exclude in excludes {
+            match glob(exclude)? {
+                (glob, false) => {
+                    plain.add(glob);
+                }
+                (glob, true) => negated.push(glob.compile_matcher()),
+            }
+        }
+        let plain = plain.build().map_err(|source| SearchError::BadPattern {
+            pattern: "excludePatterns".to_owned(),
+            source,
+        })?;
+        Ok(Self { plain, negated })
+    }
+
+    fn excluded(&self, candidate: &Candidate<'_>) -> bool {
+        self.plain.is_match_candidate(candidate)
+            || self
+                .negated
+                .iter()
+                .any(|matcher| !matcher.is_match_candidate(candidate))
+    }
 }
 
 impl SearchQuery {
     pub fn compile(pattern: &str, excludes: &[String]) -> Result<Self, SearchError> {
         Ok(Self {
             pattern: Pattern::compile(pattern)?,
-            excludes: excludes
-                .iter()
-                .map(|exclude| Pattern::compile(exclude))
-                .collect::<Result<_, _>>()?,
+            excludes: Excludes::compile(excludes)?,
         })
     }
 }
@@ -200,6 +267,7 @@ pub fn search_files(
         Err(Opened::Stopped(stop)) => return stopped(results, stop),
     };
     let mut stack = vec![first];
+    let mut matched = 0u32;
     while let Some(frame) = stack.last_mut() {
         let Some((name, kind)) = frame.entries.next() else {
             stack.pop();
@@ -210,12 +278,14 @@ pub fn search_files(
         if kind.is_symlink() && !stays_inside(&full, root) {
             continue;
         }
-        let candidate = Candidate::new(&relative);
-        if query
-            .excludes
-            .iter()
-            .any(|exclude| exclude.is_match(&candidate))
+        matched = matched.wrapping_add(1);
+        if matched.is_multiple_of(CHECK_EVERY)
+            && let Err(stop) = walk.check()
         {
+            return stopped(results, stop);
+        }
+        let candidate = Candidate::new(&relative);
+        if query.excludes.excluded(&candidate) {
             continue;
         }
         if query.pattern.is_match(&candidate)
@@ -376,11 +446,24 @@ mod tests {
         ];
         for (pattern, path, expected) in cases {
             let compiled = Pattern::compile(pattern).expect(pattern);
+            let candidate = Candidate::new(Path::new(path));
             assert_eq!(
-                compiled.is_match(&Candidate::new(Path::new(path))),
+                compiled.is_match(&candidate),
                 expected,
                 "{pattern} vs {path}"
             );
+            // As an exclude pattern, alone and in a set with others that match nothing.
+            for excludes in [
+                vec![pattern.to_owned()],
+                vec![
+                    "nothing".to_owned(),
+                    pattern.to_owned(),
+                    "zzz/**".to_owned(),
+                ],
+            ] {
+                let set = Excludes::compile(&excludes).expect(pattern);
+                assert_eq!(set.excluded(&candidate), expected, "{excludes:?} vs {path}");
+            }
         }
     }
 }

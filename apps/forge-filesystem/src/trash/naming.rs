@@ -116,6 +116,10 @@ pub fn parse_trashed_name(name: &str, kind: Kind) -> Option<ParsedName> {
                 return None;
             }
             let original = format!("{stem}{rest}");
+            // `.` and `..` name no entry of their own: restored, they would land elsewhere.
+            if original == "." || original == ".." {
+                return None;
+            }
             (trashed_name(&original, kind, trashed_at, counter) == name).then_some(ParsedName {
                 original,
                 trashed_at,
@@ -133,6 +137,19 @@ mod tests {
 
     fn at() -> DateTime {
         date(2026, 3, 14).at(18, 30, 0, 0)
+    }
+
+    #[test]
+    fn dot_names_are_not_read_back() {
+        for kind in [Kind::File, Kind::Dir] {
+            for name in ["..__2026-03-14T18-30-00", ".__2026-03-14T18-30-00"] {
+                assert_eq!(parse_trashed_name(name, kind), None, "{name}");
+            }
+        }
+        assert_eq!(
+            parse_trashed_name("...__2026-03-14T18-30-00", Kind::Dir).map(|p| p.original),
+            Some("...".to_owned())
+        );
     }
 
     #[test]

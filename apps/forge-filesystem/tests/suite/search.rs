@@ -84,6 +84,18 @@ async fn search_errors() {
             json!({"path": ".", "pattern": "[z-a]"}),
             "Invalid glob pattern \"[z-a]\": error parsing glob '[z-a]': invalid range; 'z' > 'a'",
         ),
+        (
+            json!({"path": ".", "pattern": "*", "excludePatterns": vec!["x"; 1001]}),
+            "excludePatterns holds 1001 patterns; a search takes at most 1000",
+        ),
+        (
+            json!({"path": ".", "pattern": "*", "excludePatterns": ["a".repeat(4097)]}),
+            "A glob pattern of 4097 bytes is too long; a search takes patterns of at most 4096",
+        ),
+        (
+            json!({"path": ".", "pattern": "b".repeat(4097)}),
+            "A glob pattern of 4097 bytes is too long; a search takes patterns of at most 4096",
+        ),
     ];
     for (arguments, expected) in cases {
         let text = fx.err("search_files", arguments).await;
