@@ -114,6 +114,7 @@ impl From<StoreError> for ApiError {
                 invalid.to_string(),
             ),
             StoreError::DuplicateServerName { .. }
+            | StoreError::ServerNameClash { .. }
             | StoreError::DuplicateBotName { .. }
             | StoreError::DuplicateKeyName { .. } => {
                 Self::new(StatusCode::CONFLICT, "duplicate_name", error.to_string())

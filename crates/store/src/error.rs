@@ -16,6 +16,10 @@ pub enum ValidationError {
     EmptyName { entity: &'static str },
     #[error("{entity} name {name:?} has characters outside [A-Za-z0-9_.-]")]
     BadName { entity: &'static str, name: String },
+    #[error(
+        "MCP server name {name:?}: `_` and `.` may not follow one another or end the name (a tool is named `server__tool`, so such a server's tools could take another server's names)"
+    )]
+    AmbiguousServerName { name: String },
     #[error("MCP server {server:?}: command is empty")]
     EmptyCommand { server: String },
     #[error("MCP server {server:?}: a {transport} server needs a url")]
@@ -86,6 +90,14 @@ pub enum StoreError {
     Invalid(#[from] ValidationError),
     #[error("an MCP server named {name:?} already exists")]
     DuplicateServerName { name: String },
+    #[error(
+        "MCP server name {name:?} is written {prefix:?} in tool names (`.` becomes `_`), as the name of the server {other:?} is: rename one of them"
+    )]
+    ServerNameClash {
+        name: String,
+        other: String,
+        prefix: String,
+    },
     #[error("a bot named {name:?} already exists")]
     DuplicateBotName { name: String },
     #[error("a key named {name:?} already exists (names of revoked keys are kept)")]

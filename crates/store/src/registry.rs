@@ -195,10 +195,20 @@ fn local_name(registry_name: &str) -> String {
         })
         .take(validate::MAX_NAME_LEN)
         .collect();
+    // A valid server name: no `_` or `.` after another, none at the end (the tools' names
+    // must say where the server's part ends: `validate::unambiguous_server_name`).
+    let mut unambiguous = String::with_capacity(cleaned.len());
+    for c in cleaned.chars() {
+        let joiner = |c: char| matches!(c, '_' | '.');
+        if !(joiner(c) && unambiguous.ends_with(joiner)) {
+            unambiguous.push(c);
+        }
+    }
+    let cleaned = unambiguous.trim_end_matches(['_', '.']);
     if cleaned.is_empty() {
         "server".into()
     } else {
-        cleaned
+        cleaned.to_owned()
     }
 }
 
@@ -561,6 +571,8 @@ mod tests {
     fn names_and_variables_are_made_valid() {
         assert_eq!(local_name("io.github.user/weather"), "weather");
         assert_eq!(local_name("com.example/my server!"), "my-server-");
+        assert_eq!(local_name("com.example/my__tools._x_"), "my_tools.x");
+        assert_eq!(local_name("com.example/__"), "server");
         assert_eq!(variable_name("X-API-Key"), "X_API_KEY");
         assert_eq!(variable_name("1key"), "_1KEY");
     }

@@ -73,6 +73,7 @@ impl Store {
     /// Create a server; refused when the spec is invalid or the name is taken.
     pub async fn create_server(&self, spec: &McpServerSpec) -> Result<McpServer, StoreError> {
         validate::server(spec)?;
+        self.refuse_name_clash(&spec.name, None).await?;
         let now = self.now_ms();
         let id = new_id(now);
         let sql = format!(
@@ -111,6 +112,7 @@ impl Store {
         spec: &McpServerSpec,
     ) -> Result<McpServer, StoreError> {
         validate::server(spec)?;
+        self.refuse_name_clash(&spec.name, Some(id)).await?;
         let result = sqlx::query(
             r#"UPDATE "McpServer" SET "name" = $1, "command" = $2, "args" = $3, "env" = $4, "timeout" = $5, "initTimeout" = $6, "alwaysOn" = $7, "idleTimeoutMs" = $8, "instructions" = $9, "updatedAt" = $10, "transport" = $11, "url" = $12, "headers" = $13, "sandbox" = $14 WHERE "id" = $15"#,
         )
@@ -140,6 +142,28 @@ impl Store {
         self.server(id)
             .await?
             .ok_or_else(|| StoreError::UnknownServer(id.to_owned()))
+    }
+
+    /// [`StoreError::ServerNameClash`] when a server other than `except` has a different name
+    /// written as `name` is in tool names (`my.fs` and `my_fs`). The same name is the unique
+    /// index's to refuse.
+    async fn refuse_name_clash(&self, name: &str, except: Option<&str>) -> Result<(), StoreError> {
+        let prefix = validate::tool_name_prefix(name);
+        let rows: Vec<(String, String)> = sqlx::query_as(r#"SELECT "id", "name" FROM "McpServer""#)
+            .fetch_all(self.pool())
+            .await?;
+        match rows.into_iter().find(|(id, other)| {
+            Some(id.as_str()) != except
+                && other != name
+                && validate::tool_name_prefix(other) == prefix
+        }) {
+            Some((_, other)) => Err(StoreError::ServerNameClash {
+                name: name.to_owned(),
+                other,
+                prefix,
+            }),
+            None => Ok(()),
+        }
     }
 
     /// The server with this id.

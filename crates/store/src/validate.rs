@@ -136,6 +136,21 @@ fn name(entity: &'static str, name: &str) -> Result<(), ValidationError> {
     }
 }
 
+/// What a server's name is in its tools' names (`server__tool`): `.` written `_`, as every
+/// character outside `[A-Za-z0-9_-]` is (a valid name has no other).
+pub fn tool_name_prefix(name: &str) -> String {
+    name.replace('.', "_")
+}
+
+/// Whether a server's name leaves its tools' names unambiguous: its [`tool_name_prefix`]
+/// holds no `__` and does not end with `_`. Then the first `__` of a tool's name is where its
+/// server's part ends, so no tool of one server can be named as another server's tool is
+/// (`corp` + `fs__delete` against `corp__fs` + `delete`, `gh` + `_x` against `gh_` + `x`).
+pub fn unambiguous_server_name(name: &str) -> bool {
+    let prefix = tool_name_prefix(name);
+    !prefix.contains("__") && !prefix.ends_with('_')
+}
+
 fn timeout(server: &str, field: &'static str, value: i64) -> Result<(), ValidationError> {
     if (1..=MAX_TIMEOUT_MS).contains(&value) {
         Ok(())
@@ -161,6 +176,11 @@ fn has_control(text: &str, multiline: bool) -> bool {
 /// Check an MCP server spec.
 pub fn server(spec: &McpServerSpec) -> Result<(), ValidationError> {
     name("MCP server", &spec.name)?;
+    if !unambiguous_server_name(&spec.name) {
+        return Err(ValidationError::AmbiguousServerName {
+            name: spec.name.clone(),
+        });
+    }
     let server = spec.name.as_str();
     if spec.transport.is_remote() {
         remote(spec)?;

@@ -15,6 +15,12 @@
 //!    the hashed form of rule 3 even when short, with a counter mixed into
 //!    the hash if that too is taken. The result depends only on the set of
 //!    routes, not on the order they were given in.
+//!
+//! The store refuses server names that would make rule 2 ambiguous
+//! (`store::validate::unambiguous_server_name`: no `_` or `.` after one another or at
+//! the end, and no two servers written alike): the first `__` of a plain name is then
+//! where its server's part ends, so a server's new tool can only ever take a name from
+//! another tool of the same server, never another server's.
 
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -96,6 +96,53 @@ async fn duplicate_server_name_is_refused(db: &TestDb) -> anyhow::Result<()> {
     Ok(())
 }
 
+async fn names_written_alike_in_tool_names_are_refused(db: &TestDb) -> anyhow::Result<()> {
+    let first = db
+        .store
+        .create_server(&McpServerSpec::new("my.fs", "cmd"))
+        .await?;
+    let clash = |name: &str| StoreError::ServerNameClash {
+        name: name.into(),
+        other: "my.fs".into(),
+        prefix: "my_fs".into(),
+    };
+    let created = db
+        .store
+        .create_server(&McpServerSpec::new("my_fs", "cmd"))
+        .await;
+    assert_eq!(
+        created.map(|server| server.name).map_err(|e| e.to_string()),
+        Err(clash("my_fs").to_string())
+    );
+    // Another server renamed into the clash is refused too; the server itself keeps its name.
+    let other = db
+        .store
+        .create_server(&McpServerSpec::new("other", "cmd"))
+        .await?;
+    let renamed = db
+        .store
+        .update_server(&other.id, &McpServerSpec::new("my_fs", "cmd"))
+        .await;
+    assert_eq!(
+        renamed.map(|server| server.name).map_err(|e| e.to_string()),
+        Err(clash("my_fs").to_string())
+    );
+    let kept = db
+        .store
+        .update_server(&first.id, &McpServerSpec::new("my.fs", "cmd2"))
+        .await?;
+    assert_eq!(kept.command, "cmd2");
+    let names: Vec<String> = db
+        .store
+        .servers()
+        .await?
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, vec!["my.fs", "other"]);
+    Ok(())
+}
+
 fn remote() -> McpServerSpec {
     McpServerSpec::remote("s", Transport::StreamableHttp, "https://example.com/mcp")
 }
@@ -157,202 +204,216 @@ async fn invalid_server_specs_are_refused_before_writing(db: &TestDb) -> anyhow:
             McpServerSpec::new("s", "  "),
             ValidationError::EmptyCommand { server: "s".into() },
         ),
-        (
-            base().timeout(0),
-            ValidationError::TimeoutOutOfRange {
-                server: "s".into(),
-                field: "timeout",
-                value: 0,
-                max: 86_400_000,
-            },
-        ),
-        (
-            base().init_timeout(-5),
-            ValidationError::TimeoutOutOfRange {
-                server: "s".into(),
-                field: "initTimeout",
-                value: -5,
-                max: 86_400_000,
-            },
-        ),
-        (
-            base().idle_timeout_ms(86_400_001),
-            ValidationError::TimeoutOutOfRange {
-                server: "s".into(),
-                field: "idleTimeoutMs",
-                value: 86_400_001,
-                max: 86_400_000,
-            },
-        ),
-        (
-            base().env("LD_PRELOAD", "/tmp/evil.so"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "LD_PRELOAD".into(),
-            },
-        ),
-        (
-            base().env("LD_LIBRARY_PATH", "/tmp"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "LD_LIBRARY_PATH".into(),
-            },
-        ),
-        (
-            base().env("NODE_OPTIONS", "--require /tmp/x.js"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "NODE_OPTIONS".into(),
-            },
-        ),
-        (
-            base().env("DYLD_INSERT_LIBRARIES", "/tmp/x.dylib"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "DYLD_INSERT_LIBRARIES".into(),
-            },
-        ),
-        (
-            base().env("PYTHONPATH", "/tmp"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "PYTHONPATH".into(),
-            },
-        ),
-        (
-            base().env("PATH", "/tmp"),
-            ValidationError::ForbiddenEnvKey {
-                server: "s".into(),
-                key: "PATH".into(),
-            },
-        ),
-        (
-            base().env("BAD-KEY", "x"),
-            ValidationError::BadEnvKey {
-                server: "s".into(),
-                key: "BAD-KEY".into(),
-            },
-        ),
-        (
-            base().env("TOKEN", "${input:token}"),
-            ValidationError::BadEnvReference {
-                server: "s".into(),
-                key: "TOKEN".into(),
-            },
-        ),
-        (
-            base().sandbox(sandbox::SandboxPolicy::default().read_write("logs")),
-            ValidationError::BadSandbox {
-                server: "s".into(),
-                source: sandbox::PolicyError::Relative {
-                    field: "readWrite",
-                    entry: "logs".into(),
-                },
-            },
-        ),
-        (
-            base().sandbox(sandbox::SandboxPolicy::default().read_write("${input:dir}")),
-            ValidationError::BadSandbox {
-                server: "s".into(),
-                source: sandbox::PolicyError::BadReference {
-                    field: "readWrite",
-                    entry: "${input:dir}".into(),
-                },
-            },
-        ),
-        (
-            McpServerSpec {
-                url: Some("https://example.com/mcp".into()),
-                ..base()
-            },
-            ValidationError::NotForTransport {
-                server: "s".into(),
-                transport: "stdio".into(),
-                field: "url",
-            },
-        ),
-        (
-            base().header("X-A", "b"),
-            ValidationError::NotForTransport {
-                server: "s".into(),
-                transport: "stdio".into(),
-                field: "headers",
-            },
-        ),
-        (
-            McpServerSpec {
-                url: None,
-                ..remote()
-            },
-            ValidationError::MissingUrl {
-                server: "s".into(),
-                transport: "streamable-http".into(),
-            },
-        ),
-        (
-            McpServerSpec::remote("s", Transport::Sse, "ftp://example.com/sse"),
-            bad_url("the scheme is not http or https"),
-        ),
-        (
-            McpServerSpec::remote("s", Transport::Sse, "https://u:p@example.com/sse"),
-            bad_url("it carries a user or password"),
-        ),
-        (
-            McpServerSpec::remote("s", Transport::Sse, "https:///sse"),
-            bad_url("it has no host"),
-        ),
-        (
-            McpServerSpec::remote("s", Transport::Sse, "https://example.com/a b"),
-            bad_url("it holds whitespace or a control character"),
-        ),
-        (
-            McpServerSpec {
-                command: "npx".into(),
-                ..remote()
-            },
-            ValidationError::NotForTransport {
-                server: "s".into(),
-                transport: "streamable-http".into(),
-                field: "command",
-            },
-        ),
-        (
-            remote().env("A", "b"),
-            ValidationError::NotForTransport {
-                server: "s".into(),
-                transport: "streamable-http".into(),
-                field: "env",
-            },
-        ),
-        (
-            remote().header("Bad Name", "x"),
-            ValidationError::BadHeaderName {
-                server: "s".into(),
-                name: "Bad Name".into(),
-            },
-        ),
-        (
-            remote().header("Mcp-Session-Id", "x"),
-            ValidationError::ReservedHeader {
-                server: "s".into(),
-                name: "Mcp-Session-Id".into(),
-            },
-        ),
-        (
-            remote().header("X-Token", "a\r\nX-Evil: 1"),
-            ValidationError::ControlCharacter {
-                server: "s".into(),
-                field: "header X-Token".into(),
-            },
-        ),
-        (
-            remote().header("Authorization", "Bearer ${input:t}"),
-            ValidationError::BadHeaderReference {
-                server: "s".into(),
-                name: "Authorization".into(),
-            },
-        ),
     ];
+    let ambiguous = ["corp__fs", "gh_", "my.", "a._b", "a_.b", "a..b"]
+        .into_iter()
+        .map(|name| {
+            (
+                McpServerSpec::new(name, "cmd"),
+                ValidationError::AmbiguousServerName { name: name.into() },
+            )
+        });
+    let cases: Vec<(McpServerSpec, ValidationError)> = cases
+        .into_iter()
+        .chain(ambiguous)
+        .chain(vec![
+            (
+                base().timeout(0),
+                ValidationError::TimeoutOutOfRange {
+                    server: "s".into(),
+                    field: "timeout",
+                    value: 0,
+                    max: 86_400_000,
+                },
+            ),
+            (
+                base().init_timeout(-5),
+                ValidationError::TimeoutOutOfRange {
+                    server: "s".into(),
+                    field: "initTimeout",
+                    value: -5,
+                    max: 86_400_000,
+                },
+            ),
+            (
+                base().idle_timeout_ms(86_400_001),
+                ValidationError::TimeoutOutOfRange {
+                    server: "s".into(),
+                    field: "idleTimeoutMs",
+                    value: 86_400_001,
+                    max: 86_400_000,
+                },
+            ),
+            (
+                base().env("LD_PRELOAD", "/tmp/evil.so"),
+                ValidationError::ForbiddenEnvKey {
+                    server: "s".into(),
+                    key: "LD_PRELOAD".into(),
+                },
+            ),
+            (
+                base().env("LD_LIBRARY_PATH", "/tmp"),
+                ValidationError::ForbiddenEnvKey {
+                    server: "s".into(),
+                    key: "LD_LIBRARY_PATH".into(),
+                },
+            ),
+            (
+                base().env("NODE_OPTIONS", "--require /tmp/x.js"),
+                ValidationError::ForbiddenEnvKey {
+                    server: "s".into(),
+                    key: "NODE_OPTIONS".into(),
+                },
+            ),
+            (
+                base().env("DYLD_INSERT_LIBRARIES", "/tmp/x.dylib"),
+                ValidationError::ForbiddenEnvKey {
+                    server: "s".into(),
+                    key: "DYLD_INSERT_LIBRARIES".into(),
+                },
+            ),
+            (
+                base().env("PYTHONPATH", "/tmp"),
+                ValidationError::ForbiddenEnvKey {
+                    server: "s".into(),
+                    key: "PYTHONPATH".into(),
+                },
+            ),
+            (
+                base().env("PATH", "/tmp"),
+                ValidationError::ForbiddenEnvKey {
+                    server: "s".into(),
+                    key: "PATH".into(),
+                },
+            ),
+            (
+                base().env("BAD-KEY", "x"),
+                ValidationError::BadEnvKey {
+                    server: "s".into(),
+                    key: "BAD-KEY".into(),
+                },
+            ),
+            (
+                base().env("TOKEN", "${input:token}"),
+                ValidationError::BadEnvReference {
+                    server: "s".into(),
+                    key: "TOKEN".into(),
+                },
+            ),
+            (
+                base().sandbox(sandbox::SandboxPolicy::default().read_write("logs")),
+                ValidationError::BadSandbox {
+                    server: "s".into(),
+                    source: sandbox::PolicyError::Relative {
+                        field: "readWrite",
+                        entry: "logs".into(),
+                    },
+                },
+            ),
+            (
+                base().sandbox(sandbox::SandboxPolicy::default().read_write("${input:dir}")),
+                ValidationError::BadSandbox {
+                    server: "s".into(),
+                    source: sandbox::PolicyError::BadReference {
+                        field: "readWrite",
+                        entry: "${input:dir}".into(),
+                    },
+                },
+            ),
+            (
+                McpServerSpec {
+                    url: Some("https://example.com/mcp".into()),
+                    ..base()
+                },
+                ValidationError::NotForTransport {
+                    server: "s".into(),
+                    transport: "stdio".into(),
+                    field: "url",
+                },
+            ),
+            (
+                base().header("X-A", "b"),
+                ValidationError::NotForTransport {
+                    server: "s".into(),
+                    transport: "stdio".into(),
+                    field: "headers",
+                },
+            ),
+            (
+                McpServerSpec {
+                    url: None,
+                    ..remote()
+                },
+                ValidationError::MissingUrl {
+                    server: "s".into(),
+                    transport: "streamable-http".into(),
+                },
+            ),
+            (
+                McpServerSpec::remote("s", Transport::Sse, "ftp://example.com/sse"),
+                bad_url("the scheme is not http or https"),
+            ),
+            (
+                McpServerSpec::remote("s", Transport::Sse, "https://u:p@example.com/sse"),
+                bad_url("it carries a user or password"),
+            ),
+            (
+                McpServerSpec::remote("s", Transport::Sse, "https:///sse"),
+                bad_url("it has no host"),
+            ),
+            (
+                McpServerSpec::remote("s", Transport::Sse, "https://example.com/a b"),
+                bad_url("it holds whitespace or a control character"),
+            ),
+            (
+                McpServerSpec {
+                    command: "npx".into(),
+                    ..remote()
+                },
+                ValidationError::NotForTransport {
+                    server: "s".into(),
+                    transport: "streamable-http".into(),
+                    field: "command",
+                },
+            ),
+            (
+                remote().env("A", "b"),
+                ValidationError::NotForTransport {
+                    server: "s".into(),
+                    transport: "streamable-http".into(),
+                    field: "env",
+                },
+            ),
+            (
+                remote().header("Bad Name", "x"),
+                ValidationError::BadHeaderName {
+                    server: "s".into(),
+                    name: "Bad Name".into(),
+                },
+            ),
+            (
+                remote().header("Mcp-Session-Id", "x"),
+                ValidationError::ReservedHeader {
+                    server: "s".into(),
+                    name: "Mcp-Session-Id".into(),
+                },
+            ),
+            (
+                remote().header("X-Token", "a\r\nX-Evil: 1"),
+                ValidationError::ControlCharacter {
+                    server: "s".into(),
+                    field: "header X-Token".into(),
+                },
+            ),
+            (
+                remote().header("Authorization", "Bearer ${input:t}"),
+                ValidationError::BadHeaderReference {
+                    server: "s".into(),
+                    name: "Authorization".into(),
+                },
+            ),
+        ])
+        .collect();
     for (spec, expected) in cases {
         match db.store.create_server(&spec).await {
             Err(StoreError::Invalid(error)) => assert_eq!(error, expected),
@@ -446,6 +507,7 @@ backend_tests!(
     remote_server_reads_back_whole,
     new_server_takes_the_model_defaults,
     duplicate_server_name_is_refused,
+    names_written_alike_in_tool_names_are_refused,
     invalid_server_specs_are_refused_before_writing,
     update_replaces_fields_and_moves_updated_at,
     update_of_unknown_or_into_a_taken_name_is_refused,
