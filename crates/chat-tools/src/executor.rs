@@ -208,10 +208,18 @@ pub fn call_error(qualified_name: &str, error: CallError) -> ToolCallError {
         CallError::Unavailable { server, reason } => {
             ToolCallError::ServerUnavailable { server, reason }
         }
-        CallError::Internal { cause } => ToolCallError::ServerUnavailable {
-            server: "botcraft".to_owned(),
-            reason: cause,
-        },
+        // Its cause (a store error…) is the operator's to read, not the model's.
+        CallError::Internal { cause } => {
+            tracing::error!(
+                tool = qualified_name,
+                cause,
+                "tool call failed inside BotCraft"
+            );
+            ToolCallError::ServerUnavailable {
+                server: "botcraft".to_owned(),
+                reason: "the call failed inside BotCraft; see its log".to_owned(),
+            }
+        }
     }
 }
 
@@ -529,6 +537,19 @@ mod tests {
             gone,
             ToolCallError::UnknownTool {
                 name: "s__t".into()
+            }
+        );
+        let internal = call_error(
+            "s__t",
+            CallError::Internal {
+                cause: "database /srv/botcraft/data.db is locked".into(),
+            },
+        );
+        assert_eq!(
+            internal,
+            ToolCallError::ServerUnavailable {
+                server: "botcraft".into(),
+                reason: "the call failed inside BotCraft; see its log".into(),
             }
         );
     }

@@ -4,6 +4,13 @@
 //! MCP servers and `schemars` emit schemas with keys providers reject or
 //! misread (`$schema`, `$id`, a missing top-level `type`). Every definition
 //! goes through [`normalize_schema`] before it reaches a provider.
+//!
+//! A server's definitions are its own to write, so they are bounded here, where every
+//! definition a provider sees is made: a description of more than
+//! [`MAX_DESCRIPTION_BYTES`] is cut (and says so), and a schema whose JSON passes
+//! [`MAX_SCHEMA_BYTES`] is left out (the tool is offered with an empty object schema, and its
+//! description says why). One server cannot make every request of a bot huge, or make a
+//! provider refuse it.
 
 use serde_json::{Map, Value};
 
@@ -17,13 +24,40 @@ pub struct ToolDefinition {
     pub input_schema: Value,
 }
 
+/// Longest description offered to a model, in bytes (longer ones are cut).
+pub const MAX_DESCRIPTION_BYTES: usize = 8 * 1024;
+
+/// Largest input schema offered to a model, as JSON bytes (a larger one is left out).
+pub const MAX_SCHEMA_BYTES: usize = 64 * 1024;
+
 impl ToolDefinition {
-    /// A definition whose schema is normalised on the way in.
+    /// A definition whose schema is normalised on the way in, and whose description and
+    /// schema are bounded ([`MAX_DESCRIPTION_BYTES`], [`MAX_SCHEMA_BYTES`]).
     pub fn new(name: impl Into<String>, description: impl Into<String>, schema: Value) -> Self {
+        let mut description = description.into();
+        if description.len() > MAX_DESCRIPTION_BYTES {
+            let total = description.len();
+            let mut end = MAX_DESCRIPTION_BYTES;
+            while !description.is_char_boundary(end) {
+                end -= 1;
+            }
+            description.truncate(end);
+            description.push_str(&format!(
+                " [… cut by BotCraft: the description has {total} bytes; the first {end} are shown]"
+            ));
+        }
+        let mut input_schema = normalize_schema(schema);
+        let size = serde_json::to_vec(&input_schema).map_or(usize::MAX, |json| json.len());
+        if size > MAX_SCHEMA_BYTES {
+            input_schema = normalize_schema(Value::Null);
+            description.push_str(&format!(
+                "\n\n[BotCraft left this tool's input schema out: it has {size} bytes of JSON, more than {MAX_SCHEMA_BYTES}. Give the arguments its description names.]"
+            ));
+        }
         Self {
             name: name.into(),
-            description: description.into(),
-            input_schema: normalize_schema(schema),
+            description,
+            input_schema,
         }
     }
 }
@@ -34,7 +68,9 @@ const DROPPED_KEYS: [&str; 3] = ["$schema", "$id", "$comment"];
 
 /// Makes a tool input schema acceptable to every provider:
 /// - drops `$schema`, `$id` and `$comment` at every level;
-/// - a missing or non-object schema becomes `{"type": "object", "properties": {}}`;
+/// - a missing or non-object schema, or one whose top-level `type` is not `"object"` (every
+///   provider refuses a tool whose input is not an object), becomes
+///   `{"type": "object", "properties": {}}`;
 /// - the top level gets `"type": "object"` and `"properties": {}` when absent
 ///   (OpenAI refuses an object schema without `properties`).
 ///
@@ -45,8 +81,11 @@ pub fn normalize_schema(schema: Value) -> Value {
         _ => Map::new(),
     };
     strip_keys(&mut top);
-    top.entry("type")
-        .or_insert_with(|| Value::String("object".to_owned()));
+    let object = Value::String("object".to_owned());
+    if top.get("type").is_some_and(|kind| *kind != object) {
+        top = Map::new();
+    }
+    top.entry("type").or_insert(object);
     if top.get("type") == Some(&Value::String("object".to_owned())) {
         top.entry("properties")
             .or_insert_with(|| Value::Object(Map::new()));
@@ -122,9 +161,60 @@ mod tests {
                 json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
                 json!({"type": "object", "properties": {"x": {"type": "integer"}}}),
             ),
+            (
+                "a top level that is not an object becomes an empty object schema",
+                json!({"type": "string", "maxLength": 3}),
+                json!({"type": "object", "properties": {}}),
+            ),
+            (
+                "a top-level type list is not an object either",
+                json!({"type": ["object", "null"], "properties": {"x": {}}}),
+                json!({"type": "object", "properties": {}}),
+            ),
         ];
         for (name, input, expected) in cases {
             assert_eq!(normalize_schema(input), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn a_servers_definition_is_bounded() {
+        let small = json!({"type": "object", "properties": {"x": {"type": "string"}}});
+        let kept = ToolDefinition::new("t", "short", small.clone());
+        assert_eq!(
+            (kept.description.as_str(), &kept.input_schema),
+            ("short", &small)
+        );
+
+        // "é" is two bytes: the cut never splits a character.
+        let long = format!("a{}", "é".repeat(MAX_DESCRIPTION_BYTES));
+        let cut = ToolDefinition::new("t", long.clone(), small.clone());
+        let shown = MAX_DESCRIPTION_BYTES - 1;
+        assert_eq!(
+            cut.description,
+            format!(
+                "{} [… cut by BotCraft: the description has {} bytes; the first {shown} are shown]",
+                &long[..shown],
+                long.len()
+            )
+        );
+
+        let properties: serde_json::Map<String, Value> = (0..MAX_SCHEMA_BYTES / 16)
+            .map(|i| (format!("p{i:05}"), json!({"type": "string"})))
+            .collect();
+        let huge = json!({"type": "object", "properties": properties});
+        let size = serde_json::to_vec(&huge).expect("json").len();
+        assert!(size > MAX_SCHEMA_BYTES, "{size}");
+        let left_out = ToolDefinition::new("t", "d", huge);
+        assert_eq!(
+            left_out.input_schema,
+            json!({"type": "object", "properties": {}})
+        );
+        assert_eq!(
+            left_out.description,
+            format!(
+                "d\n\n[BotCraft left this tool's input schema out: it has {size} bytes of JSON, more than {MAX_SCHEMA_BYTES}. Give the arguments its description names.]"
+            )
+        );
     }
 }

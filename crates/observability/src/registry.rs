@@ -1,6 +1,11 @@
 //! The metric registry: families registered once by name, each a [`Counter`], [`Gauge`] or
 //! [`Histogram`] over a fixed number of labels (`N`, checked by the compiler at every
 //! recording point), and collect hooks that refresh values just before a scrape.
+//!
+//! Label values often come from outside (a server's tool names): a family keeps at most
+//! [`MAX_SERIES`] series, each label value at most [`MAX_LABEL_BYTES`] bytes; a new label set
+//! past the limit is counted under [`OVERFLOW_LABEL`] in every label, so neither memory nor a
+//! scrape grows without bound.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -242,8 +247,30 @@ impl Registry {
     }
 }
 
-fn key<const N: usize>(labels: [&str; N]) -> Vec<String> {
-    labels.iter().map(|l| (*l).to_owned()).collect()
+/// Most series one family keeps.
+pub const MAX_SERIES: usize = 10_000;
+
+/// Longest label value kept, in bytes (a longer one is cut on a character boundary).
+pub const MAX_LABEL_BYTES: usize = 128;
+
+/// Every label of the series that counts label sets past [`MAX_SERIES`].
+pub const OVERFLOW_LABEL: &str = "_overflow";
+
+/// The key of a new series of `labels` in a family that holds `held` series.
+fn key<const N: usize>(labels: [&str; N], held: usize) -> Vec<String> {
+    if held >= MAX_SERIES {
+        return vec![OVERFLOW_LABEL.to_owned(); N];
+    }
+    labels
+        .iter()
+        .map(|label| {
+            let mut end = label.len().min(MAX_LABEL_BYTES);
+            while !label.is_char_boundary(end) {
+                end -= 1;
+            }
+            label[..end].to_owned()
+        })
+        .collect()
 }
 
 /// A series' label values, as the map keeps them (owned) or as a recording passes them
@@ -324,7 +351,10 @@ impl Scalars {
         let mut series = lock(&self.series);
         match series.get_mut(&labels as &dyn LabelValues) {
             Some(value) => f(value),
-            None => f(series.entry(key(labels)).or_insert(0.0)),
+            None => {
+                let held = series.len();
+                f(series.entry(key(labels, held)).or_insert(0.0))
+            }
         }
     }
 
@@ -431,8 +461,9 @@ impl Histograms {
         if let Some(entry) = series.get_mut(&labels as &dyn LabelValues) {
             return f(entry);
         }
+        let held = series.len();
         let entry = series
-            .entry(key(labels))
+            .entry(key(labels, held))
             .or_insert_with(|| HistogramSnapshot {
                 bounds: self.bounds.clone(),
                 counts: vec![0; self.bounds.len() + 1],
@@ -496,6 +527,40 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
+    fn outside_label_values_cannot_grow_a_family_without_bound() {
+        let registry = Registry::new();
+        let counter = registry
+            .counter::<1>("c_total", "c", ["tool"])
+            .expect("counter");
+        let histogram = registry
+            .histogram::<1>("h_seconds", "h", ["tool"], &[1.0])
+            .expect("histogram");
+        let long = format!("a{}", "é".repeat(MAX_LABEL_BYTES));
+        counter.inc([&long]);
+        histogram.observe([&long], 0.5);
+        let cut = &long[..MAX_LABEL_BYTES - 1];
+        assert_eq!(counter.get([cut]), 1.0);
+        assert_eq!(histogram.get([cut]).count, 1);
+        for i in 0..MAX_SERIES + 5 {
+            counter.inc([&format!("t{i}")]);
+            histogram.observe([&format!("t{i}")], 0.5);
+        }
+        let series = |name: &str| {
+            registry
+                .gather()
+                .into_iter()
+                .find(|family| family.descriptor.name == name)
+                .map(|family| family.series.len())
+        };
+        assert_eq!(series("c_total"), Some(MAX_SERIES + 1));
+        assert_eq!(series("h_seconds"), Some(MAX_SERIES + 1));
+        // The long label's series and t0 … t9998 fill the family; the other six overflow.
+        assert_eq!(counter.get([OVERFLOW_LABEL]), 6.0);
+        assert_eq!(histogram.get([OVERFLOW_LABEL]).count, 6);
+        assert_eq!(counter.get(["t9998"]), 1.0);
+    }
+
+    #[test]
     fn borrowed_labels_order_as_owned_ones_so_recordings_find_their_series() {
         let cases: [[&str; 2]; 6] = [
             ["a", "b"],
@@ -507,7 +572,7 @@ mod tests {
         ];
         for left in cases {
             for right in cases {
-                let owned = (key(left), key(right));
+                let owned = (key(left, 0), key(right, 0));
                 let borrowed: (&dyn LabelValues, &dyn LabelValues) = (&left, &right);
                 assert_eq!(
                     borrowed.0.cmp(borrowed.1),
@@ -516,7 +581,7 @@ mod tests {
                 );
             }
         }
-        let (shorter, longer): (Vec<String>, [&str; 2]) = (key(["a"]), ["a", ""]);
+        let (shorter, longer): (Vec<String>, [&str; 2]) = (key(["a"], 0), ["a", ""]);
         assert!((&shorter as &dyn LabelValues) < (&longer as &dyn LabelValues));
 
         // A series recorded once is found again by borrowed labels (one series, summed).
