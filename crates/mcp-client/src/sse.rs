@@ -24,8 +24,10 @@ use tokio::sync::mpsc;
 /// The largest event accepted from a server, in bytes.
 pub const MAX_EVENT_BYTES: usize = 16 * 1024 * 1024;
 
-/// Messages buffered between the stream reader and rmcp's service loop.
-const INCOMING_BUFFER: usize = 64;
+/// Messages buffered between the stream reader and rmcp's service loop (as rmcp's own
+/// transports do): each may be an event of up to [`MAX_EVENT_BYTES`], decoded, so a server
+/// that sends faster than the loop takes holds at most a few of them in memory.
+const INCOMING_BUFFER: usize = 4;
 
 /// How the SSE transport failed. Messages name no header value and no query string.
 #[derive(Debug, Error)]

@@ -223,6 +223,21 @@ impl OAuthFlows {
     }
 }
 
+/// The URL OAuth starts from (discovery, and the `resource` a server without protected
+/// resource metadata is named by, sent to the authorization server and through the browser):
+/// the server's URL without its user information, which is the server's own credential.
+fn oauth_base(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut parsed) if !parsed.username().is_empty() || parsed.password().is_some() => {
+            // Only fails for URLs that cannot have user information, which these have.
+            let _ = parsed.set_username("");
+            let _ = parsed.set_password(None);
+            parsed.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// An `AuthorizationManager` for `endpoint`, its metadata resolved (from `challenge` when
 /// there is one), with the metadata it was given.
 pub(crate) async fn authorization_manager(
@@ -230,7 +245,7 @@ pub(crate) async fn authorization_manager(
     endpoint: &RemoteEndpoint,
     challenge: Option<&str>,
 ) -> Result<(AuthorizationManager, AuthorizationMetadata), LifecycleError> {
-    let manager = AuthorizationManager::new(endpoint.url.as_str())
+    let manager = AuthorizationManager::new(oauth_base(&endpoint.url).as_str())
         .await
         .map_err(|error| auth_failed(config, &error))?;
     let resolution = manager
@@ -385,6 +400,25 @@ pub(crate) fn browser_safe(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn oauth_starts_from_the_url_without_its_user_information() {
+        let cases = [
+            (
+                "https://user:pw@mcp.example.com/mcp?team=a",
+                "https://mcp.example.com/mcp?team=a",
+            ),
+            (
+                "https://user@mcp.example.com/mcp",
+                "https://mcp.example.com/mcp",
+            ),
+            ("https://mcp.example.com/mcp", "https://mcp.example.com/mcp"),
+            ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/"),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(oauth_base(url), expected, "{url}");
+        }
+    }
 
     #[test]
     fn oauth_is_for_streamable_http_servers_without_their_own_authorization() {

@@ -1,5 +1,8 @@
 //! Logs: `tracing` events to stderr, as human-readable text or one JSON object per line
 //! (`BOTCRAFT_LOG_FORMAT=json|text`, parsed at the edge with [`LogFormat::from_str`]).
+//!
+//! Whatever the filter says, rmcp's OAuth client (`rmcp::transport::auth`) is never logged
+//! below `info`: at `debug` it writes the authorization code and the token response.
 
 use std::io::IsTerminal;
 use std::str::FromStr;
@@ -46,14 +49,31 @@ pub fn subscriber<W>(
 where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
+    use tracing_subscriber::layer::SubscriberExt as _;
     let filter = EnvFilter::try_new(filter)?;
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_ansi(ansi && format == LogFormat::Text)
         .with_writer(writer);
     Ok(match format {
-        LogFormat::Text => Box::new(builder.finish()),
-        LogFormat::Json => Box::new(builder.json().flatten_event(true).finish()),
+        LogFormat::Text => Box::new(builder.finish().with(no_credentials())),
+        LogFormat::Json => Box::new(
+            builder
+                .json()
+                .flatten_event(true)
+                .finish()
+                .with(no_credentials()),
+        ),
+    })
+}
+
+/// Events that may carry OAuth credentials: rmcp's OAuth client below `info` (the
+/// authorization code, the token response). Left out of every log, whatever the filter.
+fn no_credentials()
+-> tracing_subscriber::filter::FilterFn<impl Fn(&tracing::Metadata<'_>) -> bool + Send + Sync> {
+    tracing_subscriber::filter::filter_fn(|metadata| {
+        !(metadata.target().starts_with("rmcp::transport::auth")
+            && *metadata.level() > tracing::Level::INFO)
     })
 }
 
@@ -116,7 +136,10 @@ where
             .boxed(),
     };
     Ok(Box::new(
-        tracing_subscriber::registry().with(traces).with(logs),
+        tracing_subscriber::registry()
+            .with(traces)
+            .with(logs)
+            .with(no_credentials()),
     ))
 }
 
@@ -192,6 +215,27 @@ mod tests {
         fn make_writer(&'w self) -> Self::Writer {
             self.clone()
         }
+    }
+
+    #[test]
+    fn rmcp_oauth_debug_events_are_never_logged() {
+        let capture = Capture::default();
+        let subscriber =
+            subscriber(LogFormat::Text, "trace", false, capture.clone()).expect("valid filter");
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::debug!(target: "rmcp::transport::auth", "code CODE-1");
+            tracing::trace!(target: "rmcp::transport::auth::inner", "token TOKEN-1");
+            tracing::info!(target: "rmcp::transport::auth", "discovery done");
+            tracing::debug!(target: "rmcp::transport::streamable_http_client", "other debug");
+        });
+        let logs =
+            String::from_utf8(capture.0.lock().expect("not poisoned").clone()).expect("utf-8 logs");
+        assert!(
+            !logs.contains("CODE-1") && !logs.contains("TOKEN-1"),
+            "{logs}"
+        );
+        assert!(logs.contains("discovery done"), "{logs}");
+        assert!(logs.contains("other debug"), "{logs}");
     }
 
     fn log_with(format: LogFormat) -> String {
