@@ -422,6 +422,8 @@ impl ChatTurn {
                 return outcome(history, usage, steps, TurnEnd::Aborted);
             };
             forget_earlier_images(&mut history);
+            let mut results = results;
+            bound_step_images(&mut results);
             if !results.is_empty() {
                 history.push(Message::ToolResults(results));
             }
@@ -676,6 +678,37 @@ async fn finish(
     }
 }
 
+/// Most images one step's results pass to the model (providers refuse requests of many:
+/// Anthropic takes at most 100, and a step may run 32 calls of 8 images each).
+pub const MAX_STEP_IMAGES: usize = 20;
+
+/// Most bytes (base64) of images one step's results pass to the model.
+pub const MAX_STEP_IMAGE_BYTES: usize = 20 * 1024 * 1024;
+
+/// The step's images past [`MAX_STEP_IMAGES`] or [`MAX_STEP_IMAGE_BYTES`], in call order, are
+/// not passed to the model; each result that loses some says so (its text describes them).
+fn bound_step_images(results: &mut [ToolResult]) {
+    let (mut count, mut bytes) = (0usize, 0usize);
+    for result in results {
+        let before = result.images.len();
+        result.images.retain(|image| {
+            let fits = count < MAX_STEP_IMAGES && bytes + image.data.len() <= MAX_STEP_IMAGE_BYTES;
+            if fits {
+                count += 1;
+                bytes += image.data.len();
+            }
+            fits
+        });
+        let left = before - result.images.len();
+        if left > 0 {
+            result.content.push_str(&format!(
+                "\n[{left} images of this result not passed to the model: one step passes at most {MAX_STEP_IMAGES} images and {} MiB of them]",
+                MAX_STEP_IMAGE_BYTES / (1024 * 1024)
+            ));
+        }
+    }
+}
+
 /// Only the latest step's images go to the model again: earlier ones keep their description,
 /// so screenshots do not pile up in every later request.
 fn forget_earlier_images(history: &mut [Message]) {
@@ -692,6 +725,43 @@ fn forget_earlier_images(history: &mut [Message]) {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_steps_images_are_bounded_in_number_and_bytes() {
+        let image = |bytes: usize| ToolImage {
+            mime_type: "image/png".into(),
+            data: "A".repeat(bytes),
+        };
+        let result = |images: Vec<ToolImage>| ToolResult {
+            call_id: "c".into(),
+            tool_name: "t".into(),
+            content: "text".into(),
+            is_error: false,
+            images,
+        };
+        let note = |left: usize| {
+            format!(
+                "text\n[{left} images of this result not passed to the model: one step passes at most 20 images and 20 MiB of them]"
+            )
+        };
+        // Three results of 8 small images: the first two whole, four of the third.
+        let mut results: Vec<ToolResult> = (0..3).map(|_| result(vec![image(10); 8])).collect();
+        bound_step_images(&mut results);
+        let kept: Vec<(usize, &str)> = results
+            .iter()
+            .map(|r| (r.images.len(), r.content.as_str()))
+            .collect();
+        assert_eq!(kept, vec![(8, "text"), (8, "text"), (4, note(4).as_str())]);
+        // By bytes: a 15 MiB image, then one of 6 MiB (over), then a small one (fits).
+        let mut results = vec![
+            result(vec![image(15 << 20)]),
+            result(vec![image(6 << 20), image(10)]),
+        ];
+        bound_step_images(&mut results);
+        assert_eq!(results[0].images.len(), 1);
+        assert_eq!(results[1].images, vec![image(10)]);
+        assert_eq!(results[1].content, note(1));
+    }
 
     #[test]
     fn results_are_cut_at_a_character_boundary_with_the_cut_said() {
