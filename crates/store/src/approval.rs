@@ -5,6 +5,10 @@
 //! On the wire (API, store) a policy is `"never"`, `"always"`, `"writes"` (ask unless the
 //! tool declares `readOnlyHint: true`) or a list of tool-name globs to ask for (`*` any run of
 //! characters, `?` one character; matched against the tool's own name, not the qualified one).
+//! A glob asks for a tool when it matches the tool's own name or the name the model and the
+//! chat show for it (each character outside `[A-Za-z0-9_-]` written `_`), in either case
+//! ignoring letter case: a server's `Delete Repo` is asked for by `delete_*`. A policy asks
+//! more often this way, never less.
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -32,7 +36,30 @@ impl ApprovalPolicy {
             Self::Never => false,
             Self::Always => true,
             Self::Writes => !read_only,
-            Self::Tools(globs) => globs.iter().any(|glob| glob_matches(glob, name)),
+            Self::Tools(globs) => {
+                let shown: String = name
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                let names = [
+                    name.to_owned(),
+                    shown.to_lowercase(),
+                    name.to_lowercase(),
+                    shown,
+                ];
+                globs.iter().any(|glob| {
+                    let lower = glob.to_lowercase();
+                    names
+                        .iter()
+                        .any(|name| glob_matches(glob, name) || glob_matches(&lower, name))
+                })
+            }
         }
     }
 
@@ -144,7 +171,23 @@ mod tests {
             (ApprovalPolicy::Writes, "read_text_file", true, false),
             (ApprovalPolicy::Writes, "run", false, true),
             (globs.clone(), "empty_trash", false, true),
-            (globs, "write_file", false, false),
+            (globs.clone(), "write_file", false, false),
+            // The name as shown (`Empty_Trash`, `empty_trash`), in any case.
+            (globs.clone(), "Empty Trash", false, true),
+            (globs.clone(), "EMPTY.TRASH", false, true),
+            (globs.clone(), "empty", false, false),
+            (
+                ApprovalPolicy::Tools(vec!["DELETE repo".into()]),
+                "delete REPO",
+                false,
+                true,
+            ),
+            (
+                ApprovalPolicy::Tools(vec!["del*".into()]),
+                "remove",
+                true,
+                false,
+            ),
         ];
         for (policy, name, read_only, expected) in cases {
             assert_eq!(policy.asks(name, read_only), expected, "{policy:?} {name}");
