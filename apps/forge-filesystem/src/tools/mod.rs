@@ -26,7 +26,7 @@ use crate::search::{SearchError, SearchQuery, search_files};
 use crate::trash::confirm::{Confirmations, fresh_token};
 use crate::trash::naming::Kind;
 use crate::trash::report::{NOTHING_TO_EMPTY, render_emptied, render_inventory, render_preview};
-use crate::trash::{Moved, Trash};
+use crate::trash::{Moved, Trash, TrashError};
 use crate::walk::Walk;
 use crate::write::write_atomic;
 use specs::*;
@@ -99,7 +99,7 @@ impl Toolbox for FilesystemTools {
                 } else {
                     Kind::Dir
                 };
-                blocking(move || trash(&config, &params.path, kind)).await
+                blocking(move || trash(&config, &params.path, kind, &cancel)).await
             }
             UNTRASH_FILE | UNTRASH_DIRECTORY => {
                 let params: UntrashPathParams = call.parse()?;
@@ -270,13 +270,21 @@ fn open_trash(config: &Config) -> Result<Trash, ToolFailure> {
     })
 }
 
-fn trash(config: &Config, requested: &str, kind: Kind) -> Result<ToolOutput, ToolFailure> {
+fn trash(
+    config: &Config,
+    requested: &str,
+    kind: Kind,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolFailure> {
     let now = jiff::Timestamp::now()
         .to_zoned_datetime(TimeZone::UTC)
         .datetime();
     let Moved { from, to } = open_trash(config)?
-        .trash(requested, kind, now)
-        .map_err(failed)?;
+        .trash(requested, kind, now, &mut Walk::new(config.walk, cancel))
+        .map_err(|error| match error {
+            TrashError::Cancelled => cancelled(),
+            error => failed(error),
+        })?;
     let restore = match kind {
         Kind::File => UNTRASH_FILE,
         Kind::Dir => UNTRASH_DIRECTORY,

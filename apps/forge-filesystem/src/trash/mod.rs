@@ -61,6 +61,16 @@ pub enum TrashError {
     Protected { relative: PathBuf, rule: String },
     #[error("Refusing to trash {}: it contains the protected path {rule}", .relative.display())]
     HoldsProtected { relative: PathBuf, rule: String },
+    #[error(
+        "Refusing to trash {}: it holds too much to be checked for a .git inside ({bound}); trash its parts instead",
+        .relative.display()
+    )]
+    Unchecked {
+        relative: PathBuf,
+        bound: crate::walk::Bound,
+    },
+    #[error("trash_directory was cancelled")]
+    Cancelled,
     #[error("No such file or directory: {}", .relative.display())]
     NotFound { relative: PathBuf },
     #[error("{} is a {}; use {tool} for it", .relative.display(), kind_word(*.actual))]
@@ -171,14 +181,37 @@ impl Trash {
         Ok(())
     }
 
-    /// Move `requested` (a `kind`) into the trash, stamped with `now` (UTC).
-    pub fn trash(&self, requested: &str, kind: Kind, now: DateTime) -> Result<Moved, TrashError> {
+    /// Move `requested` (a `kind`) into the trash, stamped with `now` (UTC). A folder is
+    /// looked through first, within `walk`'s bounds: one holding a `.git` (a nested
+    /// repository, a submodule, a worktree) is refused as `.git` itself is.
+    pub fn trash(
+        &self,
+        requested: &str,
+        kind: Kind,
+        now: DateTime,
+        walk: &mut crate::walk::Walk<'_>,
+    ) -> Result<Moved, TrashError> {
         let entry = self.repo.resolve_entry(requested)?;
         check_protection(&entry.relative)?;
         self.check_operator_rules(requested, &entry.path, &entry.relative)?;
         let relative = entry.relative;
         let metadata = lstat(&entry.path, &relative)?;
         check_kind(&relative, &metadata, kind, "trash_file", "trash_directory")?;
+        if metadata.is_dir() {
+            match nested_git(&entry.path, walk) {
+                Ok(None) => {}
+                Ok(Some(git)) => {
+                    return Err(TrashError::HoldsProtected {
+                        rule: relative.join(git).display().to_string(),
+                        relative,
+                    });
+                }
+                Err(crate::walk::Stop::Bound(bound)) => {
+                    return Err(TrashError::Unchecked { relative, bound });
+                }
+                Err(crate::walk::Stop::Cancelled) => return Err(TrashError::Cancelled),
+            }
+        }
         let name = relative
             .file_name()
             .and_then(|name| name.to_str())
@@ -414,6 +447,32 @@ fn check_kind(
     })
 }
 
+/// The first `.git` (a folder, or a file: a worktree's or a submodule's) under `folder`,
+/// relative to it; symlinks are not followed, and a folder that cannot be read is skipped.
+fn nested_git(
+    folder: &Path,
+    walk: &mut crate::walk::Walk<'_>,
+) -> Result<Option<PathBuf>, crate::walk::Stop> {
+    let mut folders = vec![PathBuf::new()];
+    while let Some(inside) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(folder.join(&inside)) else {
+            continue;
+        };
+        for entry in entries {
+            walk.entry()?;
+            let Ok(entry) = entry else { continue };
+            let name = entry.file_name();
+            if name == ".git" {
+                return Ok(Some(inside.join(name)));
+            }
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                folders.push(inside.join(name));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// Refuse the root, protected paths, and folders holding a protected path.
 pub fn check_protection(relative: &Path) -> Result<(), TrashError> {
     if relative.as_os_str().is_empty() {
@@ -458,6 +517,30 @@ fn move_failure(error: MoveError, from: &Path, to: &Path) -> TrashError {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_nested_git_is_found_within_the_walks_bounds() {
+        use crate::walk::{Bound, Stop, Walk, WalkLimits};
+        let dir = tempfile::tempdir().expect("tempdir");
+        for folder in ["a/b/c", "a/d", "e/.git"] {
+            std::fs::create_dir_all(dir.path().join(folder)).expect("mkdir");
+        }
+        let cancel = server_kit::CancellationToken::new();
+        let limits = |max_walk_entries| WalkLimits {
+            max_walk_entries,
+            ..WalkLimits::default()
+        };
+        let found = nested_git(dir.path(), &mut Walk::new(limits(100), &cancel));
+        assert_eq!(found, Ok(Some(PathBuf::from("e/.git"))));
+        let none = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
+        assert_eq!(none, Ok(None));
+        // A symlink to a folder holding a .git is not followed.
+        std::os::unix::fs::symlink(dir.path().join("e"), dir.path().join("a/link")).expect("ln");
+        let linked = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
+        assert_eq!(linked, Ok(None));
+        let bounded = nested_git(dir.path(), &mut Walk::new(limits(2), &cancel));
+        assert_eq!(bounded, Err(Stop::Bound(Bound::WalkEntries(2))));
+    }
 
     #[test]
     fn protection_rules() {

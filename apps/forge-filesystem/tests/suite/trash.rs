@@ -160,6 +160,9 @@ async fn refusals_table() {
         ".internal/dist/index.html",
         ".internal/.astro/types.d.ts",
         ".internal/src/page.astro",
+        "vendor/lib/.git/HEAD",
+        "vendor/lib/src/a.rs",
+        "modules/sub/.git",
     ] {
         put(&fx.repo, file, "x");
     }
@@ -193,6 +196,17 @@ async fn refusals_table() {
             "Refusing to trash .internal: it contains the protected path .internal/node_modules".to_owned(),
         ),
         ("trash_directory", ".", "Refusing to trash the repository root itself".to_owned()),
+        // A nested repository (its .git a folder), a submodule or worktree (a .git file).
+        (
+            "trash_directory",
+            "vendor",
+            "Refusing to trash vendor: it contains the protected path vendor/lib/.git".to_owned(),
+        ),
+        (
+            "trash_directory",
+            "modules",
+            "Refusing to trash modules: it contains the protected path modules/sub/.git".to_owned(),
+        ),
         (
             "trash_file",
             "../outside.md",
