@@ -585,6 +585,65 @@ fn dependencies_point_down_and_the_architecture_doc_shows_the_graph() {
 }
 
 #[test]
+fn kubernetes_pods_cannot_reach_the_clouds_metadata_services() {
+    let manifests = k8s();
+    let deployment = manifests
+        .iter()
+        .find(|m| m.kind() == "Deployment")
+        .expect("a Deployment");
+    let pod_labels = &deployment.document["spec"]["template"]["metadata"]["labels"];
+    let policy = manifests
+        .iter()
+        .find(|m| m.kind() == "NetworkPolicy")
+        .expect("a NetworkPolicy");
+    let spec = &policy.document["spec"];
+    // It selects the pods (every label it matches is one of theirs).
+    let selector = spec["podSelector"]["matchLabels"]
+        .as_object()
+        .expect("matchLabels");
+    assert!(!selector.is_empty());
+    for (key, value) in selector {
+        assert_eq!(&pod_labels[key], value, "{key}");
+    }
+    assert_eq!(spec["policyTypes"], serde_json::json!(["Egress"]));
+    // One rule, whose blocks leave out the metadata addresses, and nothing else of the
+    // link-local range (NodeLocal DNSCache lives there).
+    let rules = spec["egress"].as_array().expect("egress rules");
+    assert_eq!(
+        rules.len(),
+        1,
+        "another rule could allow what this one leaves out"
+    );
+    let blocks: Vec<(&str, Vec<&str>)> = rules[0]["to"]
+        .as_array()
+        .expect("to")
+        .iter()
+        .map(|to| {
+            let block = &to["ipBlock"];
+            let except = block["except"]
+                .as_array()
+                .map(|list| list.iter().filter_map(|v| v.as_str()).collect())
+                .unwrap_or_default();
+            (block["cidr"].as_str().expect("cidr"), except)
+        })
+        .collect();
+    assert_eq!(
+        blocks,
+        vec![
+            (
+                "0.0.0.0/0",
+                vec![
+                    "169.254.169.254/32",
+                    "169.254.170.2/32",
+                    "100.100.100.200/32"
+                ]
+            ),
+            ("::/0", vec!["fd00:ec2::254/128"]),
+        ]
+    );
+}
+
+#[test]
 fn kubernetes_runs_two_replicas_that_drain_one_at_a_time_with_sticky_sessions() {
     let manifests = k8s();
     let find = |kind: &str| {
