@@ -20,13 +20,20 @@
 //! Bounded as a read is: a file of more than `FORGE_FS_MAX_READ_BYTES` is not edited, edits
 //! that would make the text longer than that fail (checked before the text is built: the
 //! indentation a line match adds to every new line could otherwise multiply it), and a diff
-//! whose JSON form passes it is cut, with a notice saying so.
+//! whose JSON form passes it is cut, with a notice saying so. One call takes at most
+//! [`MAX_EDITS`] edits, each a pass over the file, within `FORGE_FS_MAX_SECONDS` (the clock
+//! and the call's cancellation are read before each edit); nothing is written unless all
+//! of them apply.
 
 use std::path::Path;
 
 use crate::diff::{fenced, unified_patch};
 use crate::oserror::FsError;
+use crate::walk::{Bound, Stop, Walk};
 use crate::write::write_atomic;
+
+/// Most edits one `edit_file` call takes.
+pub const MAX_EDITS: usize = 1_000;
 
 /// One replacement.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,10 +65,25 @@ pub enum EditError {
         "Cannot edit: the edited text would have more than {max_bytes} bytes, the most one read takes (FORGE_FS_MAX_READ_BYTES); nothing was written. Write it with write_file, or split the file"
     )]
     Grown { max_bytes: u64 },
+    #[error("edit_file takes at most {max} edits in one call; {count} were given")]
+    TooManyEdits { count: usize, max: usize },
+    #[error("edit_file stopped before its end: {bound}; nothing was written. Give fewer edits")]
+    Stopped { bound: Bound },
+    #[error("edit_file was cancelled")]
+    Cancelled,
     #[error(transparent)]
     Read(#[from] crate::read::ReadError),
     #[error(transparent)]
     Fs(#[from] FsError),
+}
+
+impl From<Stop> for EditError {
+    fn from(stop: Stop) -> Self {
+        match stop {
+            Stop::Bound(bound) => Self::Stopped { bound },
+            Stop::Cancelled => Self::Cancelled,
+        }
+    }
 }
 
 /// Read `path`, apply `edits`, write the result unless `dry_run`, and return
@@ -74,8 +96,15 @@ pub fn edit_file(
     edits: &[Edit],
     dry_run: bool,
     max_bytes: u64,
+    walk: &mut Walk<'_>,
 ) -> Result<String, EditError> {
     use std::io::Read;
+    if edits.len() > MAX_EDITS {
+        return Err(EditError::TooManyEdits {
+            count: edits.len(),
+            max: MAX_EDITS,
+        });
+    }
     let file = crate::read::open_regular(path)?;
     let size = file.metadata().map_err(FsError::on("fstat", path))?.len();
     if size > max_bytes {
@@ -94,40 +123,58 @@ pub fn edit_file(
         path: path.to_path_buf(),
     })?;
     let original = normalize_line_endings(original);
-    let modified = apply_edits(&original, edits, max_bytes)?;
+    let modified = apply_edits(&original, edits, max_bytes, walk)?;
     let patch = unified_patch(&path.to_string_lossy(), &original, &modified);
     if !dry_run {
         write_atomic(path, modified.as_bytes())?;
     }
-    Ok(answered(fenced(&patch), max_bytes, dry_run))
+    Ok(answered(patch, max_bytes, dry_run))
 }
 
-/// The diff as answered: cut when its JSON form would pass `max_bytes` (two texts of up to
-/// `max_bytes` each, control characters escaped to six bytes), with a notice saying so.
-fn answered(mut diff: String, max_bytes: u64, dry_run: bool) -> String {
+/// The fenced diff as answered: when its JSON form would pass `max_bytes` (two texts of up to
+/// `max_bytes` each, control characters escaped to six bytes), the patch is cut to fit, ended
+/// at a line, fenced, and followed by a notice saying so.
+fn answered(mut patch: String, max_bytes: u64, dry_run: bool) -> String {
     let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
-    if let Some(kept) = crate::answer::fit_escaped(&diff, max, crate::answer::Part::First) {
-        diff.truncate(kept.end);
-        let done = if dry_run {
-            "nothing was written (dryRun)"
-        } else {
-            "the edit was written whole"
-        };
-        diff.push_str(&format!(
-            "\n\n[forge-filesystem cut this diff: it passes the {max_bytes} bytes one answer takes (FORGE_FS_MAX_READ_BYTES); these are its first {} bytes, and {done}. Read the file with head or tail to see the rest]",
-            kept.end
-        ));
+    let whole = fenced(&patch);
+    if crate::answer::fit_escaped(&whole, max, crate::answer::Part::First).is_none() {
+        return whole;
     }
-    diff
+    // Room for the fences (the cut patch has no longer run of backticks than the whole)
+    // and the newline that ends a line cut in the middle (two bytes escaped), all counted
+    // as the JSON answer carries them.
+    let fences = crate::answer::escaped_size(&whole) - crate::answer::escaped_size(&patch);
+    let room = max.saturating_sub(fences + 2);
+    let kept = crate::answer::fit_escaped(&patch, room, crate::answer::Part::First)
+        .map_or(patch.len(), |kept| kept.end);
+    patch.truncate(kept);
+    if !patch.is_empty() && !patch.ends_with('\n') {
+        patch.push('\n');
+    }
+    let done = if dry_run {
+        "nothing was written (dryRun)"
+    } else {
+        "the edit was written whole"
+    };
+    format!(
+        "{}[forge-filesystem cut this diff: it passes the {max_bytes} bytes one answer takes (FORGE_FS_MAX_READ_BYTES); these are its first {kept} bytes, and {done}. Read the file with head or tail to see the rest]",
+        fenced(&patch)
+    )
 }
 
 /// Apply `edits` in order to `content` (already LF-normalised); [`EditError::Grown`] as soon
 /// as the text would pass `max_bytes`, before it is built.
-pub fn apply_edits(content: &str, edits: &[Edit], max_bytes: u64) -> Result<String, EditError> {
+pub fn apply_edits(
+    content: &str,
+    edits: &[Edit],
+    max_bytes: u64,
+    walk: &mut Walk<'_>,
+) -> Result<String, EditError> {
     let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
     let grown = || EditError::Grown { max_bytes };
     let mut modified = content.to_owned();
     for (index, edit) in edits.iter().enumerate() {
+        walk.check()?;
         let old = normalize_line_endings(edit.old_text.clone());
         let new = normalize_line_endings(edit.new_text.clone());
         if old.is_empty() {
@@ -308,14 +355,14 @@ mod tests {
             new_text: "b".into(),
         }];
         assert!(matches!(
-            edit_file(&fifo, &edit, true, 1000),
+            edit_file(&fifo, &edit, true, 1000, &mut unbounded()),
             Err(EditError::Read(crate::read::ReadError::NotRegular {
                 kind: "FIFO",
                 ..
             }))
         ));
         assert!(matches!(
-            edit_file(&big, &edit, false, 99),
+            edit_file(&big, &edit, false, 99, &mut unbounded()),
             Err(EditError::TooLarge {
                 size: 100,
                 max_bytes: 99,
@@ -323,7 +370,7 @@ mod tests {
             })
         ));
         assert_eq!(std::fs::read_to_string(&big).ok(), Some("a".repeat(100)));
-        assert!(edit_file(&big, &edit, false, 100).is_ok());
+        assert!(edit_file(&big, &edit, false, 100, &mut unbounded()).is_ok());
         assert_eq!(
             std::fs::read_to_string(&big).ok(),
             Some(format!("b{}", "a".repeat(99)))
@@ -333,6 +380,66 @@ mod tests {
     use super::*;
 
     use pretty_assertions::assert_eq;
+    use server_kit::CancellationToken;
+
+    use crate::walk::WalkLimits;
+
+    /// A walk with the default bounds and a token nobody cancels.
+    fn unbounded() -> Walk<'static> {
+        Walk::new(
+            WalkLimits::default(),
+            Box::leak(Box::new(CancellationToken::new())),
+        )
+    }
+
+    fn apply(content: &str, edits: &[Edit], max_bytes: u64) -> Result<String, EditError> {
+        apply_edits(content, edits, max_bytes, &mut unbounded())
+    }
+
+    #[test]
+    fn edits_are_counted_and_stop_with_the_clock_or_a_cancel() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f.txt");
+        std::fs::write(&path, "a\n").expect("write");
+        let many = vec![edit("a", "a"); MAX_EDITS + 1];
+        assert!(matches!(
+            edit_file(&path, &many, false, 1000, &mut unbounded()),
+            Err(EditError::TooManyEdits {
+                count: 1001,
+                max: MAX_EDITS
+            })
+        ));
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let mut cancelled = Walk::new(WalkLimits::default(), &cancel);
+        assert!(matches!(
+            edit_file(&path, &[edit("a", "b")], false, 1000, &mut cancelled),
+            Err(EditError::Cancelled)
+        ));
+        let fresh = CancellationToken::new();
+        let limits = WalkLimits {
+            max_time: std::time::Duration::ZERO,
+            ..WalkLimits::default()
+        };
+        let error = edit_file(
+            &path,
+            &[edit("a", "b")],
+            false,
+            1000,
+            &mut Walk::new(limits, &fresh),
+        )
+        .expect_err("out of time");
+        assert!(
+            matches!(
+                error,
+                EditError::Stopped {
+                    bound: Bound::Time(_)
+                }
+            ),
+            "{error}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).ok(), Some("a\n".to_owned()));
+    }
 
     /// The first run of whole lines, as trying each start in turn finds it; and a file of
     /// 200,000 equal lines with a wanted run of 20,000 of them and one other is answered
@@ -415,7 +522,7 @@ mod tests {
         ];
         for (name, content, edits, expected) in cases {
             assert_eq!(
-                apply_edits(content, &edits, u64::MAX).expect(name),
+                apply(content, &edits, u64::MAX).expect(name),
                 expected,
                 "{name}"
             );
@@ -424,7 +531,7 @@ mod tests {
 
     #[test]
     fn a_missing_edit_fails_the_whole_list() {
-        let error = apply_edits("a\nb\n", &[edit("a", "A"), edit("zzz", "y")], u64::MAX)
+        let error = apply("a\nb\n", &[edit("a", "A"), edit("zzz", "y")], u64::MAX)
             .expect_err("second edit has no match");
         assert_eq!(
             error.to_string(),
@@ -434,7 +541,7 @@ mod tests {
 
     #[test]
     fn empty_old_text_is_refused() {
-        let error = apply_edits("a", &[edit("", "x")], u64::MAX).expect_err("empty oldText");
+        let error = apply("a", &[edit("", "x")], u64::MAX).expect_err("empty oldText");
         assert!(matches!(error, EditError::EmptyOldText { index: 0 }));
     }
 
@@ -445,41 +552,43 @@ mod tests {
         let content = format!("{}x\n{}", " ".repeat(1000), " y\n".repeat(200));
         let old = format!("x{}", "\n\ty".repeat(200));
         let new = format!("z{}", "\n  w".repeat(200));
-        let error = apply_edits(&content, &[edit(&old, &new)], 10_000).expect_err("grown");
+        let error = apply(&content, &[edit(&old, &new)], 10_000).expect_err("grown");
         assert!(
             matches!(error, EditError::Grown { max_bytes: 10_000 }),
             "{error}"
         );
-        let grown = apply_edits(&content, &[edit(&old, &new)], u64::MAX).expect("no cap");
+        let grown = apply(&content, &[edit(&old, &new)], u64::MAX).expect("no cap");
         assert!(grown.len() > 200_000, "{}", grown.len());
         // Exact replacements: the text may reach the cap, not pass it.
-        let at_cap = apply_edits("abc", &[edit("b", "bbbb")], 6).expect("at the cap");
+        let at_cap = apply("abc", &[edit("b", "bbbb")], 6).expect("at the cap");
         assert_eq!(at_cap, "abbbbc");
         assert!(matches!(
-            apply_edits("abc", &[edit("b", "bbbb")], 5),
+            apply("abc", &[edit("b", "bbbb")], 5),
             Err(EditError::Grown { max_bytes: 5 })
         ));
         // A line match that lands on the cap exactly is taken.
         assert_eq!(
-            apply_edits("  a\nb", &[edit("a ", "cd")], 6).expect("line match at the cap"),
+            apply("  a\nb", &[edit("a ", "cd")], 6).expect("line match at the cap"),
             "  cd\nb"
         );
         assert!(matches!(
-            apply_edits("  a\nb", &[edit("a ", "cd")], 5),
+            apply("  a\nb", &[edit("a ", "cd")], 5),
             Err(EditError::Grown { max_bytes: 5 })
         ));
     }
 
     #[test]
-    fn a_diff_past_the_cap_is_cut_and_says_so() {
-        let diff = format!("```diff\n{}\n```\n\n", "\u{1}".repeat(100));
-        assert_eq!(answered(diff.clone(), 10_000, true), diff);
-        let cut = answered(diff, 100, true);
+    fn a_diff_past_the_cap_is_cut_at_a_line_fenced_and_says_so() {
+        let patch = format!("+{}\n+b\n", "\u{1}".repeat(100));
+        assert_eq!(answered(patch.clone(), 10_000, true), fenced(&patch));
+        let cut = answered(patch, 100, true);
         let (kept, notice) = cut
-            .split_once("\n\n[forge-filesystem cut this diff")
+            .split_once("[forge-filesystem cut this diff")
             .expect("notice");
+        // The fence is closed before the notice, and the cut line ended.
+        assert!(kept.starts_with("```diff\n+\u{1}"), "{kept:?}");
+        assert!(kept.ends_with("\n```\n\n"), "{kept:?}");
         assert!(crate::answer::escaped_size(kept) <= 100, "{kept:?}");
-        assert!(kept.starts_with("```diff\n\u{1}"), "{kept:?}");
         assert!(notice.contains("nothing was written (dryRun)"), "{notice}");
         assert!(answered("\u{1}".repeat(100), 100, false).contains("the edit was written whole"));
     }

@@ -105,7 +105,7 @@ fn irregular(file_type: std::fs::FileType) -> Option<&'static str> {
 
 /// Open `path` for reading if it is a regular file (or a folder): checked before the open,
 /// opened without blocking, and checked again on the open file (it may have been swapped),
-/// hard links included (one name only, as [`crate::paths::Root::resolve`] requires).
+/// hard links included (one name only, as [`crate::paths::AllowedRoot::resolve`] requires).
 pub(crate) fn open_regular(path: &Path) -> Result<File, ReadError> {
     use std::os::unix::fs::MetadataExt as _;
     let refuse = |kind| ReadError::NotRegular {

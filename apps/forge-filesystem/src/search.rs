@@ -22,8 +22,8 @@
 //! walking. A search that reaches a bound answers the matches found so far, followed by a
 //! notice naming the bound; a cancelled one stops at once. The patterns are bounded too: at
 //! most [`MAX_EXCLUDES`] exclude patterns of at most [`MAX_PATTERN_BYTES`] each (and the
-//! pattern itself), the excludes matched as one set, and the clock is read while entries are
-//! matched as well as while they are read.
+//! pattern itself), the plain excludes matched as one set (the negated ones, rare, each on
+//! its own), and the clock is read while entries are matched as well as while they are read.
 
 use std::ffi::OsString;
 use std::fs::{self, FileType};

@@ -70,7 +70,8 @@ const DROPPED_KEYS: [&str; 3] = ["$schema", "$id", "$comment"];
 /// - drops `$schema`, `$id` and `$comment` at every level;
 /// - a missing or non-object schema, or one whose top-level `type` is not `"object"` (every
 ///   provider refuses a tool whose input is not an object), becomes
-///   `{"type": "object", "properties": {}}`;
+///   `{"type": "object", "properties": {}}`; a `type` list naming `"object"`
+///   (`["object", "null"]`) becomes `"object"`, the rest kept;
 /// - the top level gets `"type": "object"` and `"properties": {}` when absent
 ///   (OpenAI refuses an object schema without `properties`).
 ///
@@ -82,8 +83,13 @@ pub fn normalize_schema(schema: Value) -> Value {
     };
     strip_keys(&mut top);
     let object = Value::String("object".to_owned());
-    if top.get("type").is_some_and(|kind| *kind != object) {
-        top = Map::new();
+    match top.get("type") {
+        None => {}
+        Some(kind) if *kind == object => {}
+        Some(Value::Array(kinds)) if kinds.contains(&object) => {
+            top.insert("type".to_owned(), object.clone());
+        }
+        Some(_) => top = Map::new(),
     }
     top.entry("type").or_insert(object);
     if top.get("type") == Some(&Value::String("object".to_owned())) {
@@ -167,8 +173,13 @@ mod tests {
                 json!({"type": "object", "properties": {}}),
             ),
             (
-                "a top-level type list is not an object either",
+                "a top-level type list naming object is an object",
                 json!({"type": ["object", "null"], "properties": {"x": {}}}),
+                json!({"type": "object", "properties": {"x": {}}}),
+            ),
+            (
+                "a top-level type list without object is not",
+                json!({"type": ["string", "null"], "maxLength": 3}),
                 json!({"type": "object", "properties": {}}),
             ),
         ];

@@ -113,8 +113,13 @@ where
     W: for<'w> MakeWriter<'w> + Send + Sync + 'static,
 {
     use tracing_subscriber::Layer as _;
+    use tracing_subscriber::filter::{FilterExt as _, LevelFilter};
     use tracing_subscriber::layer::SubscriberExt as _;
-    let filter = EnvFilter::try_new(filter)?;
+    // The credentials' filter goes with the log filter, in the logs' own filter: a global one
+    // beside per-layer filters would take away the level hint every disabled event's
+    // call site is skipped by. With a hint of its own, `and` keeps the log filter's.
+    let filter =
+        EnvFilter::try_new(filter)?.and(no_credentials().with_max_level_hint(LevelFilter::TRACE));
     let logs = match format {
         LogFormat::Text => tracing_subscriber::fmt::layer()
             .with_ansi(false)
@@ -136,10 +141,7 @@ where
             .boxed(),
     };
     Ok(Box::new(
-        tracing_subscriber::registry()
-            .with(traces)
-            .with(logs)
-            .with(no_credentials()),
+        tracing_subscriber::registry().with(traces).with(logs),
     ))
 }
 
@@ -219,23 +221,35 @@ mod tests {
 
     #[test]
     fn rmcp_oauth_debug_events_are_never_logged() {
-        let capture = Capture::default();
-        let subscriber =
-            subscriber(LogFormat::Text, "trace", false, capture.clone()).expect("valid filter");
-        tracing::subscriber::with_default(subscriber, || {
-            tracing::debug!(target: "rmcp::transport::auth", "code CODE-1");
-            tracing::trace!(target: "rmcp::transport::auth::inner", "token TOKEN-1");
-            tracing::info!(target: "rmcp::transport::auth", "discovery done");
-            tracing::debug!(target: "rmcp::transport::streamable_http_client", "other debug");
-        });
-        let logs =
-            String::from_utf8(capture.0.lock().expect("not poisoned").clone()).expect("utf-8 logs");
-        assert!(
-            !logs.contains("CODE-1") && !logs.contains("TOKEN-1"),
-            "{logs}"
-        );
-        assert!(logs.contains("discovery done"), "{logs}");
-        assert!(logs.contains("other debug"), "{logs}");
+        let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+        for traced in [false, true] {
+            let capture = Capture::default();
+            let subscriber = if traced {
+                traced_subscriber(
+                    LogFormat::Text,
+                    "trace",
+                    capture.clone(),
+                    layer_again(&provider),
+                )
+            } else {
+                subscriber(LogFormat::Text, "trace", false, capture.clone())
+            }
+            .expect("valid filter");
+            tracing::subscriber::with_default(subscriber, || {
+                tracing::debug!(target: "rmcp::transport::auth", "code CODE-1");
+                tracing::trace!(target: "rmcp::transport::auth::inner", "token TOKEN-1");
+                tracing::info!(target: "rmcp::transport::auth", "discovery done");
+                tracing::debug!(target: "rmcp::transport::streamable_http_client", "other debug");
+            });
+            let logs = String::from_utf8(capture.0.lock().expect("not poisoned").clone())
+                .expect("utf-8 logs");
+            assert!(
+                !logs.contains("CODE-1") && !logs.contains("TOKEN-1"),
+                "{traced}: {logs}"
+            );
+            assert!(logs.contains("discovery done"), "{traced}: {logs}");
+            assert!(logs.contains("other debug"), "{traced}: {logs}");
+        }
     }
 
     fn log_with(format: LogFormat) -> String {

@@ -256,21 +256,22 @@ pub const MAX_LABEL_BYTES: usize = 128;
 /// Every label of the series that counts label sets past [`MAX_SERIES`].
 pub const OVERFLOW_LABEL: &str = "_overflow";
 
-/// The key of a new series of `labels` in a family that holds `held` series.
+/// `label` as a series keeps it: at most [`MAX_LABEL_BYTES`], cut on a character boundary.
+/// Every recording and lookup cuts first, so a long label finds its series.
+fn cut(label: &str) -> &str {
+    let mut end = label.len().min(MAX_LABEL_BYTES);
+    while !label.is_char_boundary(end) {
+        end -= 1;
+    }
+    &label[..end]
+}
+
+/// The key of a new series of `labels` (already [`cut`]) in a family that holds `held`.
 fn key<const N: usize>(labels: [&str; N], held: usize) -> Vec<String> {
     if held >= MAX_SERIES {
         return vec![OVERFLOW_LABEL.to_owned(); N];
     }
-    labels
-        .iter()
-        .map(|label| {
-            let mut end = label.len().min(MAX_LABEL_BYTES);
-            while !label.is_char_boundary(end) {
-                end -= 1;
-            }
-            label[..end].to_owned()
-        })
-        .collect()
+    labels.iter().map(|label| (*label).to_owned()).collect()
 }
 
 /// A series' label values, as the map keeps them (owned) or as a recording passes them
@@ -348,6 +349,7 @@ impl Scalars {
 
     /// Apply `f` to the series of `labels`, made (at 0) when new.
     fn update<const N: usize>(&self, labels: [&str; N], f: impl FnOnce(&mut f64)) {
+        let labels = labels.map(cut);
         let mut series = lock(&self.series);
         match series.get_mut(&labels as &dyn LabelValues) {
             Some(value) => f(value),
@@ -359,6 +361,7 @@ impl Scalars {
     }
 
     fn get<const N: usize>(&self, labels: [&str; N]) -> f64 {
+        let labels = labels.map(cut);
         lock(&self.series)
             .get(&labels as &dyn LabelValues)
             .copied()
@@ -457,6 +460,7 @@ impl Histograms {
         labels: [&str; N],
         f: impl FnOnce(&mut HistogramSnapshot) -> R,
     ) -> R {
+        let labels = labels.map(cut);
         let mut series = lock(&self.series);
         if let Some(entry) = series.get_mut(&labels as &dyn LabelValues) {
             return f(entry);
@@ -538,9 +542,10 @@ mod tests {
         let long = format!("a{}", "é".repeat(MAX_LABEL_BYTES));
         counter.inc([&long]);
         histogram.observe([&long], 0.5);
-        let cut = &long[..MAX_LABEL_BYTES - 1];
-        assert_eq!(counter.get([cut]), 1.0);
-        assert_eq!(histogram.get([cut]).count, 1);
+        let kept = &long[..MAX_LABEL_BYTES - 1];
+        assert_eq!(counter.get([kept]), 1.0);
+        assert_eq!(counter.get([&long]), 1.0, "a long label finds its series");
+        assert_eq!(histogram.get([kept]).count, 1);
         for i in 0..MAX_SERIES + 5 {
             counter.inc([&format!("t{i}")]);
             histogram.observe([&format!("t{i}")], 0.5);
@@ -558,6 +563,12 @@ mod tests {
         assert_eq!(counter.get([OVERFLOW_LABEL]), 6.0);
         assert_eq!(histogram.get([OVERFLOW_LABEL]).count, 6);
         assert_eq!(counter.get(["t9998"]), 1.0);
+        // A series kept goes on counting once the family is full, a long label's too.
+        counter.inc([&long]);
+        histogram.observe([&long], 0.5);
+        assert_eq!(counter.get([kept]), 2.0);
+        assert_eq!(histogram.get([kept]).count, 2);
+        assert_eq!(counter.get([OVERFLOW_LABEL]), 6.0);
     }
 
     #[test]

@@ -56,6 +56,9 @@ pub enum SkipReason {
     /// A way to run a `server.json` server that was not taken (`crate::registry`).
     #[error("{reason}")]
     Registry { reason: String },
+    /// Its name is written in tool names as another server's is (`my.fs`, `my_fs`).
+    #[error("its name is written {prefix:?} in tool names, as the name of the server {other:?} is")]
+    NameClash { other: String, prefix: String },
 }
 
 /// One entry that was left out.
@@ -233,10 +236,17 @@ impl Store {
                     self.update_server(&existing.id, &merged).await?;
                     report.updated.push(spec.name.clone());
                 }
-                None => {
-                    self.create_server(spec).await?;
-                    report.created.push(spec.name.clone());
-                }
+                // A name that clashes is left out, and the rest goes on (some may be written).
+                None => match self.create_server(spec).await {
+                    Ok(_) => report.created.push(spec.name.clone()),
+                    Err(StoreError::ServerNameClash { other, prefix, .. }) => {
+                        report.skipped.push(Skipped {
+                            name: spec.name.clone(),
+                            reason: SkipReason::NameClash { other, prefix },
+                        });
+                    }
+                    Err(error) => return Err(error),
+                },
             }
         }
         Ok(report)

@@ -8,8 +8,10 @@
 //! 1. each part is sanitised: every character outside `[a-zA-Z0-9_-]`
 //!    becomes `_`;
 //! 2. the name is `server__tool`;
-//! 3. a name longer than 64 characters keeps its first 55 and gets `_` plus
-//!    8 hex digits of a SHA-256 of the raw server and tool names;
+//! 3. a name longer than 64 characters keeps its first 55, less any `_` they end
+//!    with, and gets `_` plus 8 hex digits of a SHA-256 of the raw server and tool
+//!    names (so a hashed name holds `__` only where its own server's part ends: it is
+//!    never another server's plain name);
 //! 4. routes are named in sorted (server, tool) order; a route whose name is
 //!    already taken (by an earlier route or a reserved native tool name) gets
 //!    the hashed form of rule 3 even when short, with a counter mixed into
@@ -19,8 +21,9 @@
 //! The store refuses server names that would make rule 2 ambiguous
 //! (`store::validate::unambiguous_server_name`: no `_` or `.` after one another or at
 //! the end, and no two servers written alike): the first `__` of a plain name is then
-//! where its server's part ends, so a server's new tool can only ever take a name from
-//! another tool of the same server, never another server's.
+//! where its server's part ends (and a hashed name has no `__` past it, rule 3), so a
+//! server's new tool can only ever take a name from another tool of the same server,
+//! never another server's.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -145,7 +148,7 @@ fn candidate(route: &ToolRoute, attempt: u32) -> String {
     let digest = hex::encode(hasher.finalize());
     let keep = MAX_TOOL_NAME_LEN - HASH_LEN - 1;
     // Sanitised names are ASCII: byte slicing is character slicing.
-    let prefix = &plain[..plain.len().min(keep)];
+    let prefix = plain[..plain.len().min(keep)].trim_end_matches('_');
     format!("{prefix}_{}", &digest[..HASH_LEN])
 }
 
@@ -233,6 +236,29 @@ mod tests {
                 assert_eq!(names.resolve(qualified), Some(route), "{name}");
             }
         }
+    }
+
+    #[test]
+    fn a_hashed_name_is_never_another_servers_plain_name() {
+        // A server of 63 characters whose 55th is `.`: its hashed names kept `A[..54]__`,
+        // which a server named `A[..54]` could list as a tool of its own.
+        let long_server = format!("{}.bbbbbbbb", "a".repeat(54));
+        let short_server = "a".repeat(54);
+        let names = QualifiedToolNames::build([route(&long_server, "x")]);
+        let (hashed, _) = names.iter().next().expect("one name");
+        assert!(!hashed.contains("__"), "{hashed}");
+        let digest = &hashed[hashed.len() - HASH_LEN..];
+        let both =
+            QualifiedToolNames::build([route(&long_server, "x"), route(&short_server, digest)]);
+        assert_eq!(both.qualified(&long_server, "x"), Some(hashed));
+        assert_eq!(both.len(), 2);
+        // Under 54 characters the kept part ends inside the separator: it goes too.
+        let at_53 = format!("{}__{}", "s".repeat(53), "t".repeat(20));
+        let names = QualifiedToolNames::build([route(&"s".repeat(53), &"t".repeat(20))]);
+        let (hashed, _) = names.iter().next().expect("one name");
+        assert!(at_53.starts_with(&hashed[..53]), "{hashed}");
+        assert_eq!(&hashed[53..54], "_");
+        assert_ne!(&hashed[54..55], "_", "{hashed}");
     }
 
     #[test]

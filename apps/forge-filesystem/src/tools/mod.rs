@@ -18,7 +18,7 @@ use server_kit::{
 };
 
 use crate::config::{Config, RootSetting};
-use crate::edit::{Edit, edit_file};
+use crate::edit::{Edit, EditError, edit_file};
 use crate::listing::{ListError, list_directory};
 use crate::paths::{AllowedRoot, RootError};
 use crate::read::{ReadError, ReadSpan, read_text};
@@ -82,7 +82,7 @@ impl Toolbox for FilesystemTools {
             }
             EDIT_FILE => {
                 let params: EditFileParams = call.parse()?;
-                blocking(move || edit(&config, params)).await
+                blocking(move || edit(&config, params, &cancel)).await
             }
             LIST_DIRECTORY => {
                 let params: PathParams = call.parse()?;
@@ -208,7 +208,11 @@ fn write_file(config: &Config, params: WriteFileParams) -> Result<ToolOutput, To
     )))
 }
 
-fn edit(config: &Config, params: EditFileParams) -> Result<ToolOutput, ToolFailure> {
+fn edit(
+    config: &Config,
+    params: EditFileParams,
+    cancel: &CancellationToken,
+) -> Result<ToolOutput, ToolFailure> {
     let root = open_root(&config.workspace_root)?;
     let path = root.resolve(&params.path).map_err(failed)?;
     protect_write(config, &root, &params.path, &path)?;
@@ -220,7 +224,18 @@ fn edit(config: &Config, params: EditFileParams) -> Result<ToolOutput, ToolFailu
             new_text: edit.new_text,
         })
         .collect();
-    let diff = edit_file(&path, &edits, params.dry_run, config.max_read_bytes).map_err(failed)?;
+    let mut walk = Walk::new(config.walk, cancel);
+    let diff = edit_file(
+        &path,
+        &edits,
+        params.dry_run,
+        config.max_read_bytes,
+        &mut walk,
+    )
+    .map_err(|error| match error {
+        EditError::Cancelled => cancelled(),
+        error => failed(error),
+    })?;
     Ok(ToolOutput::text_with_content(diff))
 }
 

@@ -223,4 +223,41 @@ async fn import_creates_new_and_updates_existing_keeping_their_settings(
     Ok(())
 }
 
-backend_tests!(import_creates_new_and_updates_existing_keeping_their_settings);
+async fn a_name_that_clashes_is_skipped_and_the_rest_imported(db: &TestDb) -> anyhow::Result<()> {
+    db.store
+        .create_server(&McpServerSpec::new("my.fs", "a"))
+        .await?;
+    let plan = parse_mcp_servers(
+        r#"{"mcpServers": {"my_fs": {"command": "b"}, "other": {"command": "c"}, "other.x": {"command": "d"}, "other_x": {"command": "e"}}}"#,
+    )?;
+    let report = db.store.import_servers(&plan).await?;
+    let clash = |other: &str, prefix: &str| SkipReason::NameClash {
+        other: other.into(),
+        prefix: prefix.into(),
+    };
+    assert_eq!(
+        report,
+        ImportReport {
+            created: vec!["other".into(), "other.x".into()],
+            updated: vec![],
+            skipped: vec![
+                skipped("my_fs", clash("my.fs", "my_fs")),
+                skipped("other_x", clash("other.x", "other_x")),
+            ],
+        }
+    );
+    let names: Vec<String> = db
+        .store
+        .servers()
+        .await?
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, vec!["my.fs", "other", "other.x"]);
+    Ok(())
+}
+
+backend_tests!(
+    import_creates_new_and_updates_existing_keeping_their_settings,
+    a_name_that_clashes_is_skipped_and_the_rest_imported
+);
