@@ -2,6 +2,9 @@
 //! and description), cached by path and file identity (size, modification
 //! and change times, inode), so a repeated call re-reads only the files that
 //! changed. A file that changes on disk is read again on the next call.
+//!
+//! What a tool reads is opened by [`open_own_file`]: never through a symlink, so a link in
+//! the repository to a file outside it (`/proc/self/environ`, a key) gives nothing away.
 
 use std::collections::HashMap;
 use std::fs;
@@ -88,6 +91,26 @@ const MAX_ENTRIES: usize = 50_000;
 /// Bytes of a markdown file read for its facts.
 const MAX_FACTS_BYTES: u64 = 1024 * 1024;
 
+/// The regular file at `path` opened for reading, unless its last component is a symlink
+/// (the walks follow no symlinked folder) or it is not a regular file (a FIFO would block).
+pub fn open_own_file(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(std::io::Error::other("not a regular file"))
+    }
+}
+
+/// Whether `path` is a regular file of its own (not a symlink to one).
+pub fn is_own_file(path: &Path) -> bool {
+    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
+}
+
 /// Facts by path, shared by all calls of one server.
 #[derive(Debug, Default)]
 pub struct FactsCache {
@@ -97,7 +120,12 @@ pub struct FactsCache {
 impl FactsCache {
     /// The facts of the markdown file at `path`; `None` when it cannot be read.
     pub fn facts(&self, path: &Path) -> Option<Arc<Facts>> {
-        let stamp = Stamp::of(&fs::metadata(path).ok()?);
+        // The link's own metadata: a symlink is not a file of its own, and has no facts.
+        let meta = fs::symlink_metadata(path).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let stamp = Stamp::of(&meta);
         if let Ok(entries) = self.entries.lock()
             && let Some((cached, facts)) = entries.get(path)
             && *cached == stamp
@@ -107,7 +135,7 @@ impl FactsCache {
         // Facts come from the frontmatter and the first paragraph: the start of the file is
         // enough, and a file of gigabytes (sparse, or a symlink to one) costs no more.
         let mut bytes = Vec::new();
-        fs::File::open(path)
+        open_own_file(path)
             .ok()?
             .take(MAX_FACTS_BYTES)
             .read_to_end(&mut bytes)
@@ -152,6 +180,23 @@ mod tests {
                 PhaseSource::ReadmeLine
             )
         );
+    }
+
+    #[test]
+    fn nothing_is_read_through_a_symlink() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outside = tempfile::tempdir().expect("outside");
+        let secret = outside.path().join("key.md");
+        fs::write(&secret, "# Key\n\nTOKEN-123\n").expect("write");
+        let link = dir.path().join("README.md");
+        std::os::unix::fs::symlink(&secret, &link).expect("link");
+        let cache = FactsCache::default();
+        assert!(cache.facts(&secret).is_some(), "the file itself has facts");
+        assert_eq!(cache.facts(&link), None);
+        assert!(open_own_file(&link).is_err());
+        assert!(!is_own_file(&link));
+        assert!(is_own_file(&secret));
+        assert!(open_own_file(dir.path()).is_err(), "a folder is not a file");
     }
 
     #[test]

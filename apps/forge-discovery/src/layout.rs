@@ -15,7 +15,8 @@
 //! output (`target`, `dist`, `build`, `out`, `__pycache__`, `coverage`) are
 //! skipped everywhere. Names given by a caller are matched against what is on
 //! disk (exactly, then ignoring case) and never joined onto a path, so `..`
-//! cannot leave the repository.
+//! cannot leave the repository; symlinked folders are not walked and no file is read
+//! through a symlink (`crate::facts::open_own_file`), so a link cannot either.
 
 use std::fs;
 use std::io::{self, Read as _};
@@ -405,7 +406,7 @@ impl<'a> Repo<'a> {
         let path = skill.dir.join(SKILL_FILE);
         // One byte past the cap says whether it was cut; nothing past it is read.
         let mut bytes = Vec::new();
-        fs::File::open(&path)
+        crate::facts::open_own_file(&path)
             .and_then(|file| {
                 file.take(MAX_SKILL_BYTES as u64 + 1)
                     .read_to_end(&mut bytes)
@@ -529,7 +530,7 @@ fn subdirectories(dir: &Path) -> Result<Vec<(String, PathBuf)>, LayoutError> {
 /// `README.md` in `dir`, matched ignoring case.
 fn find_readme(dir: &Path) -> Option<PathBuf> {
     let exact = dir.join("README.md");
-    if exact.is_file() {
+    if crate::facts::is_own_file(&exact) {
         return Some(exact);
     }
     fs::read_dir(dir).ok()?.flatten().find_map(|entry| {
@@ -537,7 +538,7 @@ fn find_readme(dir: &Path) -> Option<PathBuf> {
         let is_readme = name
             .to_str()
             .is_some_and(|n| n.eq_ignore_ascii_case("readme.md"));
-        (is_readme && entry.path().is_file()).then(|| entry.path())
+        (is_readme && entry.file_type().is_ok_and(|t| t.is_file())).then(|| entry.path())
     })
 }
 
@@ -548,7 +549,7 @@ fn project_dirs(department: &Department) -> Result<Vec<(String, PathBuf)>, Layou
 fn skill_dirs(department: &Department) -> Result<Vec<(String, PathBuf)>, LayoutError> {
     Ok(subdirectories(&department.dir.join(SKILLS_DIR))?
         .into_iter()
-        .filter(|(_, dir)| dir.join(SKILL_FILE).is_file())
+        .filter(|(_, dir)| crate::facts::is_own_file(&dir.join(SKILL_FILE)))
         .collect())
 }
 

@@ -124,7 +124,9 @@ fn walk(dir: &Path, prefix: &str, files: &mut Vec<RepoFile>) -> Result<(), WalkE
         let path = format!("{prefix}{name}");
         if file_type.is_dir() {
             walk(&entry.path(), &format!("{path}/"), files)?;
-        } else if is_markdown(&name) && entry.path().is_file() {
+        // The entry's own type: a symlink is neither, and is not followed (a link to a file
+        // outside the repository would put what it holds in the index).
+        } else if is_markdown(&name) && file_type.is_file() {
             files.push(RepoFile {
                 path,
                 absolute: entry.path(),
@@ -330,6 +332,12 @@ mod tests {
             fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
             fs::write(path, "x").expect("write");
         }
+        // Links to a file outside, and to a folder outside, are not followed.
+        let outside = tempfile::tempdir().expect("outside");
+        fs::write(outside.path().join("secret.md"), "key").expect("write");
+        std::os::unix::fs::symlink(outside.path().join("secret.md"), dir.path().join("k.md"))
+            .expect("link");
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("Forge/out")).expect("link");
         let paths: Vec<String> = markdown_files(dir.path())
             .expect("walk")
             .into_iter()

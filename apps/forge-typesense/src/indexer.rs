@@ -107,7 +107,7 @@ pub async fn index(
     report.files = files.len();
     let mut documents = Vec::with_capacity(files.len());
     for file in files {
-        match fs::read(&file.absolute) {
+        match read_capped(&file.absolute) {
             Ok(bytes) => documents.push(document::document(
                 &file.path,
                 &String::from_utf8_lossy(&bytes),
@@ -248,6 +248,28 @@ fn stale<'a>(stored: &'a HashMap<String, String>, current: &HashSet<String>) -> 
     gone
 }
 
+/// Most bytes of a file the indexer reads: a document keeps at most
+/// [`document::MAX_CONTENT_BYTES`] of its body, so a larger file (a sparse one of 100 GB)
+/// is read only so far.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The first [`MAX_FILE_BYTES`] of the file at `path`, which must not be a symlink (one put
+/// there after the walk is refused by the open itself).
+fn read_capped(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,6 +281,22 @@ mod tests {
             Value::Object(map) => map,
             _ => Map::new(),
         }
+    }
+
+    #[test]
+    fn a_file_is_read_up_to_the_cap_and_never_through_a_link() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let big = dir.path().join("big.md");
+        let file = fs::File::create(&big).expect("create");
+        file.set_len(MAX_FILE_BYTES * 4).expect("sparse");
+        assert_eq!(
+            read_capped(&big).expect("read").len() as u64,
+            MAX_FILE_BYTES
+        );
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&big, &link).expect("link");
+        assert!(read_capped(&link).is_err());
+        assert!(read_capped(dir.path()).is_err(), "a folder");
     }
 
     #[test]

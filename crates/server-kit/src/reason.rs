@@ -79,11 +79,23 @@ impl ToolFailure {
     }
 
     /// The one stderr line that reports this failure: the server, the code,
-    /// the tool and the message, with newlines escaped so it stays one line,
-    /// and cut at [`STDERR_MESSAGE_CHARS`] characters (a tool's whole reply
-    /// can be its failure message; the log needs only its start).
+    /// the tool and the message, with newlines escaped so it stays one line (and every
+    /// other control or line-breaking character written `\u{…}`, so a command's output in
+    /// the message cannot rewrite the line or fake another: `\r`, ESC, U+2028), and cut at
+    /// [`STDERR_MESSAGE_CHARS`] characters (a tool's whole reply can be its failure message;
+    /// the log needs only its start).
     pub fn stderr_line(&self, server: &str, tool: &str) -> String {
-        let mut message = self.message.replace('\\', "\\\\").replace('\n', "\\n");
+        let mut message = String::with_capacity(self.message.len());
+        for c in self.message.chars() {
+            match c {
+                '\\' => message.push_str("\\\\"),
+                '\n' => message.push_str("\\n"),
+                c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') => {
+                    message.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+                }
+                c => message.push(c),
+            }
+        }
         if let Some((cut, _)) = message.char_indices().nth(STDERR_MESSAGE_CHARS) {
             message.truncate(cut);
             message.push('…');
@@ -134,6 +146,11 @@ mod tests {
         assert_eq!(
             failure.stderr_line("forge-typesense", "search_knowledge"),
             "forge-typesense: reason=stdio.not_configured tool=search_knowledge set TYPESENSE_URL\\nand TYPESENSE_SEARCH_KEY"
+        );
+        let spoof = ToolFailure::tool("out\r\u{1b}[2Kforge-bash: reason=stdio.x\u{2028}y\\z");
+        assert_eq!(
+            spoof.stderr_line("forge-bash", "run"),
+            "forge-bash: reason=stdio.tool_error tool=run out\\u{d}\\u{1b}[2Kforge-bash: reason=stdio.x\\u{2028}y\\\\z"
         );
     }
 }
