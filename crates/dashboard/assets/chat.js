@@ -319,17 +319,38 @@
     return typeof value === "string" ? value : JSON.stringify(value, null, 2);
   }
 
+  // Characters that show as nothing, or move what follows them (a model's tool input may
+  // hide a command behind them): format characters (bidi overrides, zero-width), controls
+  // other than the layout's newlines, separators other than the plain space, and the
+  // blank-looking fillers (Hangul, Braille).
+  const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\u0000-\u0009\u000B-\u001F\u007F-\u009F\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u2800]/gu;
+
+  /** `text` with every hidden character written `\u{…}`, and how many there were. */
+  function visible(text) {
+    let hidden = 0;
+    const shown = text.replace(HIDDEN, (c) => {
+      hidden += 1;
+      return "\\u{" + c.codePointAt(0).toString(16) + "}";
+    });
+    return { shown, hidden };
+  }
+
   function renderTool(part) {
     const state = part.state || "input-streaming";
     const box = el("div", { class: "tool", "data-tool-call": part.toolCallId, "data-state": state },
       el("p", {}, el("strong", {}, part.toolName), " ", el("span", { class: "muted" }, state.replace(/-/g, " "))));
     const inputId = "input-" + String(part.toolCallId).replace(/[^A-Za-z0-9_-]/g, "_");
+    let input = { shown: "", hidden: 0 };
     if (part.input !== undefined) {
+      input = visible(json(part.input));
+      // A call that asks shows its whole input: nothing of it below a scrolled fold.
+      const whole = state === "approval-requested" ? { class: "whole" } : {};
       box.append(el("p", { class: "muted" }, "Input"),
-        el("pre", { id: inputId, "aria-label": `input of ${part.toolName}` }, json(part.input)));
+        el("pre", { id: inputId, "aria-label": `input of ${part.toolName}`, ...whole }, input.shown));
     }
     if (state === "output-available") {
-      box.append(el("p", { class: "muted" }, "Output"), el("pre", { "aria-label": `output of ${part.toolName}` }, json(part.output)));
+      box.append(el("p", { class: "muted" }, "Output"),
+        el("pre", { "aria-label": `output of ${part.toolName}` }, visible(json(part.output)).shown));
     } else if (state === "output-error") {
       box.append(el("p", { class: "error" }, part.errorText || "the call failed"));
     } else if (state === "output-denied" || (part.approval && part.approval.approved === false)) {
@@ -342,7 +363,12 @@
         button.addEventListener("click", () => answer(part, approved));
         actions.append(button);
       }
-      box.append(el("p", {}, "This tool asks before it runs."), actions);
+      const length = [...json(part.input === undefined ? "" : part.input)].length;
+      const warning = input.hidden
+        ? ` Careful: ${input.hidden} of its characters are invisible or change the text's direction; each is shown as \\u{…}.`
+        : "";
+      box.append(el("p", { class: input.hidden ? "error" : "" },
+        `This tool asks before it runs. Its input, above, has ${length} characters.${warning}`), actions);
     } else if (state === "approval-responded") {
       box.append(el("p", { class: "muted" }, "Approved; running…"));
     }

@@ -163,6 +163,7 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .merge(admin_router)
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(middleware::map_response(not_sniffed_nor_stored))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(refuse_declared_oversize(state.config.max_body_bytes))
         .with_state(state);
@@ -208,6 +209,23 @@ impl Precheck for DeclaredBodyLimit {
             .into_response()
         })
     }
+}
+
+/// Every API answer is read as the type it says (`nosniff`: a tool name in `/metrics` or
+/// a server's text in JSON is never taken for a page) and kept by no cache (a new key, a
+/// server's config), unless the route said otherwise.
+async fn not_sniffed_nor_stored(
+    mut response: axum::response::Response,
+) -> axum::response::Response {
+    use axum::http::{HeaderValue, header};
+    let headers = response.headers_mut();
+    headers
+        .entry(header::X_CONTENT_TYPE_OPTIONS)
+        .or_insert(HeaderValue::from_static("nosniff"));
+    headers
+        .entry(header::CACHE_CONTROL)
+        .or_insert(HeaderValue::from_static("no-store"));
+    response
 }
 
 async fn no_route() -> ApiError {

@@ -260,7 +260,21 @@ fn escape(text: &str) -> String {
 
 /// At most `max` characters of `text`, control characters left out.
 fn printable(text: &str, max: usize) -> String {
-    text.chars().filter(|c| !c.is_control()).take(max).collect()
+    text.chars()
+        .filter(|&c| !c.is_control() && !reorders_or_hides(c))
+        .take(max)
+        .collect()
+}
+
+/// Format characters that change the direction of what follows or show as nothing (bidi
+/// embeddings, overrides and isolates, zero-width characters, tags): an authorization
+/// server's text must read on BotCraft's page as it was sent.
+fn reorders_or_hides(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}'
+    )
 }
 
 /// A page of its own on BotCraft's origin: nothing loaded, not framed, not sniffed.
@@ -293,6 +307,16 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn an_authorization_servers_text_is_shown_as_sent() {
+        assert_eq!(
+            printable("access_denied\r\n\u{202e}yek ruoy retne\u{200b} now", 500),
+            "access_deniedyek ruoy retne now"
+        );
+        assert_eq!(printable("\u{2066}a\u{2069}b\u{e0041}c", 500), "abc");
+        assert_eq!(printable("é漢 text", 3), "é漢 ");
+    }
 
     #[test]
     fn the_client_metadata_document_is_for_https_only() {

@@ -485,7 +485,9 @@ pub struct ResourceQuery {
 
 /// `resources/read` of `uri` on the server (started if needed): the first contents as bytes
 /// (a blob decoded) under the resource's MIME type, always as an attachment with
-/// `nosniff`, so a resource is never rendered as a page of BotCraft's origin. The link a
+/// `nosniff`, and under a sandboxing CSP (`sandbox; default-src 'none'`) and
+/// `Cross-Origin-Resource-Policy: same-origin`, so a resource is never rendered as a page
+/// of BotCraft's origin, nor embedded by another site. The link a
 /// chat tool result gives for a binary resource.
 pub async fn resource(
     State(state): State<AppState>,
@@ -582,6 +584,16 @@ pub async fn resource(
             (
                 axum::http::header::X_CONTENT_TYPE_OPTIONS,
                 axum::http::HeaderValue::from_static("nosniff"),
+            ),
+            // Should a browser render it anyway (an HTML or SVG resource), it runs nothing
+            // and reads nothing of BotCraft's origin, and no other site embeds it.
+            (
+                axum::http::header::CONTENT_SECURITY_POLICY,
+                axum::http::HeaderValue::from_static("sandbox; default-src 'none'"),
+            ),
+            (
+                axum::http::HeaderName::from_static("cross-origin-resource-policy"),
+                axum::http::HeaderValue::from_static("same-origin"),
             ),
         ],
         bytes,

@@ -546,12 +546,16 @@ async fn a_resource_is_read_as_bytes_through_the_api() -> anyhow::Result<()> {
         (
             header("content-type"),
             header("content-disposition"),
-            header("x-content-type-options")
+            header("x-content-type-options"),
+            header("content-security-policy"),
+            header("cross-origin-resource-policy"),
         ),
         (
             Some("image/png".to_owned()),
             Some("attachment".to_owned()),
-            Some("nosniff".to_owned())
+            Some("nosniff".to_owned()),
+            Some("sandbox; default-src 'none'".to_owned()),
+            Some("same-origin".to_owned()),
         )
     );
     let png = base64::engine::general_purpose::STANDARD

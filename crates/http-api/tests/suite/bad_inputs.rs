@@ -323,6 +323,36 @@ async fn bad_requests_get_json_errors_with_4xx() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Every API answer, an error and the metrics' text included, says `nosniff` and
+/// `no-store`; a route that chose its own cache rule keeps it.
+#[tokio::test]
+async fn api_answers_are_neither_sniffed_nor_stored() -> anyhow::Result<()> {
+    let fx = Fixture::new([]).await?;
+    let bearer = format!("Bearer {ADMIN_KEY}");
+    for (path, auth) in [
+        ("/api/health", None),
+        ("/metrics", None),
+        ("/api/servers", Some(bearer.as_str())),
+        ("/api/keys", Some(bearer.as_str())),
+        ("/api/nothing-here", None),
+        ("/api/servers", None),
+    ] {
+        let mut builder = Request::get(path);
+        if let Some(auth) = auth {
+            builder = builder.header("authorization", auth);
+        }
+        let answer = fx.send(builder.body(Body::empty())?).await?;
+        let header = |name: &str| answer.headers.get(name).and_then(|v| v.to_str().ok());
+        assert_eq!(
+            (header("x-content-type-options"), header("cache-control")),
+            (Some("nosniff"), Some("no-store")),
+            "{path} ({})",
+            answer.status
+        );
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn health_is_public_with_states_only_and_shows_no_env_values() -> anyhow::Result<()> {
     let fx = Fixture::new([]).await?;
