@@ -38,8 +38,9 @@ const script = (marker) => [
   run("call-approve", "echo approved-by-a-person"),
   { text: "The command printed approved-by-a-person." },
   search("search-2"),
-  // Filler that shows as nothing, and a bidi override: the approval shows each as \u{…}.
-  run("call-deny", `touch ${marker}${"\u3164".repeat(40)}\u202E #`),
+  // Filler that shows as nothing, and a bidi override, in a comment (so that the command,
+  // were it run, would make the marker): the approval shows each as \u{…}.
+  run("call-deny", `touch ${marker} #${"\u3164".repeat(40)}\u202E`),
   { text: "Understood: I did not run it." },
   search("search-3", "take a screenshot of the browser page"),
   call("shot", "playwright__browser_take_screenshot", {}),
@@ -145,7 +146,7 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     assert.equal(await input.inputValue(), "");
     const denied = page.locator('[data-tool-call="call-deny"]');
     const shownInput = await denied.locator("pre").first().innerText();
-    assert.ok(shownInput.includes("\\u{3164}".repeat(40) + "\\u{202e} #"), shownInput);
+    assert.ok(shownInput.includes(" #" + "\\u{3164}".repeat(40) + "\\u{202e}"), shownInput);
     await denied.getByText("Careful: 41 of its characters are invisible").waitFor();
     await page.getByRole("button", { name: "deny forge-bash__run", exact: true }).click();
     await page.locator('[data-tool-call="call-deny"][data-state="output-denied"]').waitFor();

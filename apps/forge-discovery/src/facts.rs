@@ -13,7 +13,7 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::markdown::{Document, SUMMARY_MAX_CHARS, phase_line};
+use crate::markdown::{DESCRIPTION_MAX_CHARS, Document, SUMMARY_MAX_CHARS, cap_chars, phase_line};
 use server_kit::markdown::first_paragraph;
 
 /// Where a project's phase came from.
@@ -57,6 +57,7 @@ impl Facts {
             description: document
                 .frontmatter
                 .text("description")
+                .map(|description| cap_chars(&description, DESCRIPTION_MAX_CHARS))
                 .or_else(|| first_paragraph(document.body, SUMMARY_MAX_CHARS)),
             name: document.frontmatter.text("name"),
             phase,
@@ -104,11 +105,6 @@ pub fn open_own_file(path: &Path) -> std::io::Result<fs::File> {
     } else {
         Err(std::io::Error::other("not a regular file"))
     }
-}
-
-/// Whether `path` is a regular file of its own (not a symlink to one).
-pub fn is_own_file(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_file())
 }
 
 /// Facts by path, shared by all calls of one server.
@@ -194,9 +190,18 @@ mod tests {
         assert!(cache.facts(&secret).is_some(), "the file itself has facts");
         assert_eq!(cache.facts(&link), None);
         assert!(open_own_file(&link).is_err());
-        assert!(!is_own_file(&link));
-        assert!(is_own_file(&secret));
         assert!(open_own_file(dir.path()).is_err(), "a folder is not a file");
+    }
+
+    #[test]
+    fn a_description_is_cut_at_the_agent_skills_limit() {
+        let long = "d".repeat(5000);
+        let facts = Facts::from_text(&format!("---\nname: x\ndescription: {long}\n---\n"));
+        let description = facts.description.expect("description");
+        assert_eq!(description.chars().count(), DESCRIPTION_MAX_CHARS);
+        assert!(description.ends_with('…'), "{description}");
+        let short = Facts::from_text("---\ndescription: PDFs.\n---\n");
+        assert_eq!(short.description.as_deref(), Some("PDFs."));
     }
 
     #[test]

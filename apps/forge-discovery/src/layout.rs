@@ -16,7 +16,8 @@
 //! skipped everywhere. Names given by a caller are matched against what is on
 //! disk (exactly, then ignoring case) and never joined onto a path, so `..`
 //! cannot leave the repository; symlinked folders are not walked and no file is read
-//! through a symlink (`crate::facts::open_own_file`), so a link cannot either.
+//! through a symlink (`crate::facts::open_own_file`), so a link cannot either: a README or
+//! SKILL.md that is a link still makes its department or skill, with nothing read from it.
 
 use std::fs;
 use std::io::{self, Read as _};
@@ -530,7 +531,7 @@ fn subdirectories(dir: &Path) -> Result<Vec<(String, PathBuf)>, LayoutError> {
 /// `README.md` in `dir`, matched ignoring case.
 fn find_readme(dir: &Path) -> Option<PathBuf> {
     let exact = dir.join("README.md");
-    if crate::facts::is_own_file(&exact) {
+    if exact.is_file() {
         return Some(exact);
     }
     fs::read_dir(dir).ok()?.flatten().find_map(|entry| {
@@ -538,7 +539,7 @@ fn find_readme(dir: &Path) -> Option<PathBuf> {
         let is_readme = name
             .to_str()
             .is_some_and(|n| n.eq_ignore_ascii_case("readme.md"));
-        (is_readme && entry.file_type().is_ok_and(|t| t.is_file())).then(|| entry.path())
+        (is_readme && entry.path().is_file()).then(|| entry.path())
     })
 }
 
@@ -549,7 +550,7 @@ fn project_dirs(department: &Department) -> Result<Vec<(String, PathBuf)>, Layou
 fn skill_dirs(department: &Department) -> Result<Vec<(String, PathBuf)>, LayoutError> {
     Ok(subdirectories(&department.dir.join(SKILLS_DIR))?
         .into_iter()
-        .filter(|(_, dir)| crate::facts::is_own_file(&dir.join(SKILL_FILE)))
+        .filter(|(_, dir)| dir.join(SKILL_FILE).is_file())
         .collect())
 }
 

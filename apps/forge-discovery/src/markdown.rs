@@ -13,6 +13,10 @@ pub use server_kit::markdown::{cap_chars, split_frontmatter};
 /// The longest summary we show; longer paragraphs end in `…`.
 pub const SUMMARY_MAX_CHARS: usize = 240;
 
+/// Longest skill description kept, in characters: the Agent Skills format's own limit for
+/// `description` (a longer one is cut, ending in `…`).
+pub const DESCRIPTION_MAX_CHARS: usize = 1024;
+
 /// A markdown file split into its frontmatter and body.
 #[derive(Debug, Default)]
 pub struct Document<'a> {

@@ -147,6 +147,11 @@ fn answered(mut patch: String, max_bytes: u64, dry_run: bool) -> String {
     let room = max.saturating_sub(fences + 2);
     let kept = crate::answer::fit_escaped(&patch, room, crate::answer::Part::First)
         .map_or(patch.len(), |kept| kept.end);
+    // Whole lines only: a line cut in the middle would read as a line of the file. One line
+    // longer than the room is kept in part, and ended.
+    let kept = patch[..kept]
+        .rfind('\n')
+        .map_or(kept, |newline| newline + 1);
     patch.truncate(kept);
     if !patch.is_empty() && !patch.ends_with('\n') {
         patch.push('\n');
@@ -591,6 +596,18 @@ mod tests {
         assert!(crate::answer::escaped_size(kept) <= 100, "{kept:?}");
         assert!(notice.contains("nothing was written (dryRun)"), "{notice}");
         assert!(answered("\u{1}".repeat(100), 100, false).contains("the edit was written whole"));
+        // Lines that fit whole: the cut falls between two of them.
+        let lines = "+abcdefg\n".repeat(30);
+        let cut = answered(lines, 100, false);
+        let (kept, _) = cut.split_once("[forge-filesystem cut").expect("notice");
+        let inside = kept
+            .strip_prefix("```diff\n")
+            .and_then(|rest| rest.strip_suffix("```\n\n"))
+            .expect("fenced");
+        assert!(
+            !inside.is_empty() && inside.lines().all(|line| line == "+abcdefg"),
+            "{inside:?}"
+        );
     }
 
     #[test]

@@ -320,10 +320,12 @@
   }
 
   // Characters that show as nothing, or move what follows them (a model's tool input may
-  // hide a command behind them): format characters (bidi overrides, zero-width), controls
-  // other than the layout's newlines, separators other than the plain space, and the
-  // blank-looking fillers (Hangul, Braille).
-  const HIDDEN = /[\p{Cf}\p{Zl}\p{Zp}\u0000-\u0009\u000B-\u001F\u007F-\u009F\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u115F\u1160\u3164\uFFA0\u2800]/gu;
+  // hide a command behind them): Unicode's default-ignorable characters (zero-width, bidi
+  // controls, variation selectors, tags, Hangul fillers) but the joiner and the emoji
+  // presentation selectors ordinary emoji use, controls other than tab and line ends, the
+  // line and paragraph separators, and the blank Braille pattern. Spaces of other widths
+  // show as spaces and are left alone.
+  const HIDDEN = /(?![\u200D\uFE0E\uFE0F])[\p{Default_Ignorable_Code_Point}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u2800]/gu;
 
   /** `text` with every hidden character written `\u{…}`, and how many there were. */
   function visible(text) {
@@ -361,6 +363,11 @@
         const button = el("button", { type: "button", "data-decision": label.toLowerCase(),
           "aria-label": `${label.toLowerCase()} ${part.toolName}`, "aria-describedby": inputId }, label);
         button.addEventListener("click", () => answer(part, approved));
+        // A key held down answers once: its repeats, landing on the next call's Approve as the
+        // focus moves there, answer nothing.
+        button.addEventListener("keydown", (event) => {
+          if (event.repeat) event.preventDefault();
+        });
         actions.append(button);
       }
       const length = [...json(part.input === undefined ? "" : part.input)].length;

@@ -614,9 +614,10 @@ fn kubernetes_pods_cannot_reach_the_clouds_metadata_services() {
         1,
         "another rule could allow what this one leaves out"
     );
-    let blocks: Vec<(&str, Vec<&str>)> = rules[0]["to"]
-        .as_array()
-        .expect("to")
+    let peers = rules[0]["to"].as_array().expect("to");
+    // The cluster's own pods (kube-dns, the database) by selector, never an address range.
+    assert_eq!(peers[0], serde_json::json!({"namespaceSelector": {}}));
+    let blocks: Vec<(&str, Vec<&str>)> = peers[1..]
         .iter()
         .map(|to| {
             let block = &to["ipBlock"];
@@ -635,10 +636,11 @@ fn kubernetes_pods_cannot_reach_the_clouds_metadata_services() {
                 vec![
                     "169.254.169.254/32",
                     "169.254.170.2/32",
+                    "169.254.170.23/32",
                     "100.100.100.200/32"
                 ]
             ),
-            ("::/0", vec!["fd00:ec2::254/128"]),
+            ("::/0", vec!["fd00:ec2::254/128", "fd00:ec2::23/128"]),
         ]
     );
 }

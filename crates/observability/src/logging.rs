@@ -115,9 +115,10 @@ where
     use tracing_subscriber::Layer as _;
     use tracing_subscriber::filter::{FilterExt as _, LevelFilter};
     use tracing_subscriber::layer::SubscriberExt as _;
-    // The credentials' filter goes with the log filter, in the logs' own filter: a global one
-    // beside per-layer filters would take away the level hint every disabled event's
-    // call site is skipped by. With a hint of its own, `and` keeps the log filter's.
+    // The credentials' filter goes with the log filter, in the logs' own filter: a global
+    // filter beside per-layer filters leaves no call site "never" interesting, so every
+    // disabled event would be filtered again at each call. `and` keeps the log filter's
+    // interest and, the credentials' filter having a hint of its own, its level hint.
     let filter =
         EnvFilter::try_new(filter)?.and(no_credentials().with_max_level_hint(LevelFilter::TRACE));
     let logs = match format {

@@ -85,26 +85,37 @@ impl ToolFailure {
     /// [`STDERR_MESSAGE_CHARS`] characters (a tool's whole reply can be its failure message;
     /// the log needs only its start).
     pub fn stderr_line(&self, server: &str, tool: &str) -> String {
-        let mut message = String::with_capacity(self.message.len());
-        for c in self.message.chars() {
-            match c {
-                '\\' => message.push_str("\\\\"),
-                '\n' => message.push_str("\\n"),
-                c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}' | '\u{85}') => {
-                    message.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
-                }
-                c => message.push(c),
-            }
-        }
-        if let Some((cut, _)) = message.char_indices().nth(STDERR_MESSAGE_CHARS) {
-            message.truncate(cut);
-            message.push('…');
-        }
         format!(
-            "{server}: reason={} tool={tool} {message}",
-            self.code.as_str()
+            "{server}: reason={} tool={} {}",
+            self.code.as_str(),
+            one_line(tool, STDERR_MESSAGE_CHARS),
+            one_line(&self.message, STDERR_MESSAGE_CHARS)
         )
     }
+}
+
+/// `text` for one stderr line: `\` and newlines escaped, every other control or
+/// line-breaking character written `\u{…}` (so text from a command or a client cannot
+/// rewrite the line or fake another: `\r`, ESC, U+2028), cut at `max` characters (then
+/// ending in `…`). Every failure line of BotCraft's stdio servers and its bridge goes
+/// through it.
+pub fn one_line(text: &str, max: usize) -> String {
+    let mut line = String::with_capacity(text.len().min(max * 2));
+    for c in text.chars() {
+        match c {
+            '\\' => line.push_str("\\\\"),
+            '\n' => line.push_str("\\n"),
+            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                line.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
+            }
+            c => line.push(c),
+        }
+    }
+    if let Some((cut, _)) = line.char_indices().nth(max) {
+        line.truncate(cut);
+        line.push('…');
+    }
+    line
 }
 
 #[cfg(test)]

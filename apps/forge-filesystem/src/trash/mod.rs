@@ -69,6 +69,12 @@ pub enum TrashError {
         relative: PathBuf,
         bound: crate::walk::Bound,
     },
+    #[error(
+        "Refusing to trash {}: {} inside it cannot be read, so it cannot be checked for a .git",
+        .relative.display(),
+        .inside.display()
+    )]
+    UnreadableInside { relative: PathBuf, inside: PathBuf },
     #[error("trash_directory was cancelled")]
     Cancelled,
     #[error("No such file or directory: {}", .relative.display())]
@@ -199,10 +205,16 @@ impl Trash {
         check_kind(&relative, &metadata, kind, "trash_file", "trash_directory")?;
         if metadata.is_dir() {
             match nested_git(&entry.path, walk) {
-                Ok(None) => {}
-                Ok(Some(git)) => {
+                Ok(Holds::Nothing) => {}
+                Ok(Holds::Git(git)) => {
                     return Err(TrashError::HoldsProtected {
                         rule: relative.join(git).display().to_string(),
+                        relative,
+                    });
+                }
+                Ok(Holds::Unreadable(inside)) => {
+                    return Err(TrashError::UnreadableInside {
+                        inside: relative.join(inside),
                         relative,
                     });
                 }
@@ -449,28 +461,45 @@ fn check_kind(
 
 /// The first `.git` (a folder, or a file: a worktree's or a submodule's) under `folder`,
 /// relative to it; symlinks are not followed, and a folder that cannot be read is skipped.
-fn nested_git(
-    folder: &Path,
-    walk: &mut crate::walk::Walk<'_>,
-) -> Result<Option<PathBuf>, crate::walk::Stop> {
+fn nested_git(folder: &Path, walk: &mut crate::walk::Walk<'_>) -> Result<Holds, crate::walk::Stop> {
     let mut folders = vec![PathBuf::new()];
     while let Some(inside) = folders.pop() {
-        let Ok(entries) = std::fs::read_dir(folder.join(&inside)) else {
-            continue;
+        let entries = match std::fs::read_dir(folder.join(&inside)) {
+            Ok(entries) => entries,
+            // Gone since it was listed: nothing in it to trash.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(_) => return Ok(Holds::Unreadable(inside)),
         };
         for entry in entries {
             walk.entry()?;
-            let Ok(entry) = entry else { continue };
+            let Ok(entry) = entry else {
+                return Ok(Holds::Unreadable(inside));
+            };
             let name = entry.file_name();
             if name == ".git" {
-                return Ok(Some(inside.join(name)));
+                return Ok(Holds::Git(inside.join(name)));
             }
-            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+            // Dependencies and build output hold no repository worth keeping, and are the
+            // folders large enough to reach the walk's bounds.
+            let skipped = name
+                .to_str()
+                .is_some_and(|name| server_kit::markdown::SKIPPED_NAMES.contains(&name));
+            if !skipped && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 folders.push(inside.join(name));
             }
         }
     }
-    Ok(None)
+    Ok(Holds::Nothing)
+}
+
+/// What [`nested_git`] found under a folder.
+#[derive(Debug, PartialEq, Eq)]
+enum Holds {
+    Nothing,
+    /// A `.git`, relative to the folder.
+    Git(PathBuf),
+    /// A folder that could not be read (so what it holds is not known).
+    Unreadable(PathBuf),
 }
 
 /// Refuse the root, protected paths, and folders holding a protected path.
@@ -531,13 +560,17 @@ mod tests {
             ..WalkLimits::default()
         };
         let found = nested_git(dir.path(), &mut Walk::new(limits(100), &cancel));
-        assert_eq!(found, Ok(Some(PathBuf::from("e/.git"))));
+        assert_eq!(found, Ok(Holds::Git(PathBuf::from("e/.git"))));
         let none = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
-        assert_eq!(none, Ok(None));
+        assert_eq!(none, Ok(Holds::Nothing));
+        // Dependencies are not looked through.
+        std::fs::create_dir_all(dir.path().join("a/node_modules/dep/.git")).expect("mkdir");
+        let deps = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
+        assert_eq!(deps, Ok(Holds::Nothing));
         // A symlink to a folder holding a .git is not followed.
         std::os::unix::fs::symlink(dir.path().join("e"), dir.path().join("a/link")).expect("ln");
         let linked = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
-        assert_eq!(linked, Ok(None));
+        assert_eq!(linked, Ok(Holds::Nothing));
         let bounded = nested_git(dir.path(), &mut Walk::new(limits(2), &cancel));
         assert_eq!(bounded, Err(Stop::Bound(Bound::WalkEntries(2))));
     }

@@ -163,9 +163,10 @@ pub fn app_with_routes(state: AppState) -> (Router, Vec<RouteSpec>) {
         .merge(admin_router)
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(middleware::map_response(not_sniffed_nor_stored))
         .layer(DefaultBodyLimit::max(state.config.max_body_bytes))
         .layer(refuse_declared_oversize(state.config.max_body_bytes))
+        // Outermost: the answers of the layers above (an early 413) get the headers too.
+        .layer(middleware::map_response(not_sniffed_nor_stored))
         .with_state(state);
     (router, routes)
 }

@@ -217,14 +217,19 @@ pub async fn callback(State(state): State<AppState>, Query(query): Query<Callbac
 /// The client ID metadata document (draft-ietf-oauth-client-id-metadata-document): served
 /// when BotCraft has a public HTTPS address, whose `/oauth/client-metadata.json` is then its
 /// client id.
-pub async fn client_metadata(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
+pub async fn client_metadata(State(state): State<AppState>) -> Result<Response, ApiError> {
     let Some(document) = state.config.oauth_client_metadata.as_ref() else {
         return Err(ApiError::not_found(
             "no_client_metadata",
             "BotCraft has no public HTTPS address (BOTCRAFT_PUBLIC_URL), so it has no client ID metadata document",
         ));
     };
-    Ok(Json(document.clone()))
+    // Public and the same for everyone: authorization servers may keep it a while.
+    Ok((
+        [(header::CACHE_CONTROL, "public, max-age=300")],
+        Json(document.clone()),
+    )
+        .into_response())
 }
 
 /// The client ID metadata document of a BotCraft reached at `public_url` (HTTPS only).

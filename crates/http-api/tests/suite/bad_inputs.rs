@@ -350,6 +350,20 @@ async fn api_answers_are_neither_sniffed_nor_stored() -> anyhow::Result<()> {
             answer.status
         );
     }
+    // A body declared too large is refused before the routes: its 413 says so too.
+    let oversize = Request::post("/api/servers")
+        .header("authorization", bearer.as_str())
+        .header("content-length", (BODY_LIMIT + 1).to_string())
+        .body(Body::empty())?;
+    let refused = fx.send(oversize).await?;
+    assert_eq!(refused.status, 413);
+    assert_eq!(
+        refused
+            .headers
+            .get("x-content-type-options")
+            .and_then(|v| v.to_str().ok()),
+        Some("nosniff")
+    );
     Ok(())
 }
 

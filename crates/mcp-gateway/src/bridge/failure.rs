@@ -59,17 +59,15 @@ impl BridgeFailure {
         self.code.as_str()
     }
 
-    /// The one stderr line for this failure: newlines escaped, the message cut at
-    /// [`STDERR_MESSAGE_CHARS`] characters.
+    /// The one stderr line for this failure: the tool (the client's name for it) and the
+    /// message each on one line ([`server_kit::one_line`]: control characters escaped), the
+    /// message cut at [`STDERR_MESSAGE_CHARS`] characters.
     pub fn stderr_line(&self, tool: &str) -> String {
-        let mut message = self.message.replace('\\', "\\\\").replace('\n', "\\n");
-        if let Some((cut, _)) = message.char_indices().nth(STDERR_MESSAGE_CHARS) {
-            message.truncate(cut);
-            message.push('…');
-        }
         format!(
-            "{BRIDGE_NAME}: reason={} tool={tool} {message}",
-            self.reason()
+            "{BRIDGE_NAME}: reason={} tool={} {}",
+            self.reason(),
+            server_kit::one_line(tool, STDERR_MESSAGE_CHARS),
+            server_kit::one_line(&self.message, STDERR_MESSAGE_CHARS)
         )
     }
 }

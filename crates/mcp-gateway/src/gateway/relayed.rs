@@ -78,6 +78,26 @@ fn supports(data: Option<&Value>, revision: &ProtocolVersion) -> bool {
 /// Pages of one list gathered per server at most (a server that pages forever is cut).
 const MAX_PAGES: usize = 50;
 
+/// Bytes (as JSON) of the items of one merged list at most, every server's together: a
+/// server whose pages are each as large as a line may be still cannot make BotCraft hold
+/// gigabytes for one `resources/list`. Items past it are left out, and the log says so.
+pub const MAX_MERGED_LIST_BYTES: usize = 32 * 1024 * 1024;
+
+/// Keeps the items of `page` that fit in what is `left` of the merged list's bytes; `false`
+/// once one did not fit (the list is then full).
+fn take_within(items: &mut Vec<Value>, page: &[Value], left: &mut usize) -> bool {
+    for item in page {
+        let size = serde_json::to_vec(item).map_or(usize::MAX, |json| json.len());
+        if size > *left {
+            *left = 0;
+            return false;
+        }
+        *left -= size;
+        items.push(item.clone());
+    }
+    true
+}
+
 /// What a relayed request failed with, as the client sees it.
 pub(crate) fn relay_error(server: &str, error: BackendError) -> ErrorData {
     match error {
@@ -296,8 +316,17 @@ impl<B: GatewayBackend> GatewayServer<B> {
             .await
             .map_err(|error| relay_error("", error))?;
         let mut gathered: Vec<(String, Vec<Value>)> = Vec::new();
+        let mut left = MAX_MERGED_LIST_BYTES;
         for server in servers {
-            match self.all_pages(bot, &server, kind, context).await {
+            if left == 0 {
+                tracing::warn!(
+                    bot,
+                    server,
+                    "a merged list is full; this server is left out"
+                );
+                continue;
+            }
+            match self.all_pages(bot, &server, kind, context, &mut left).await {
                 Ok(items) => gathered.push((server, items)),
                 Err(error) if error.code == ErrorCode::METHOD_NOT_FOUND => {}
                 Err(error) => {
@@ -349,6 +378,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
         server: &str,
         kind: Listing,
         context: &RequestContext<RoleServer>,
+        left: &mut usize,
     ) -> Result<Vec<Value>, ErrorData> {
         let mut items = Vec::new();
         let mut cursor: Option<String> = None;
@@ -361,8 +391,14 @@ impl<B: GatewayBackend> GatewayServer<B> {
                     .relay(bot, server, kind.request(params), context)
                     .await?,
             )?;
-            if let Some(Value::Array(list)) = page.get(kind.field()) {
-                items.extend(list.iter().cloned());
+            if let Some(Value::Array(list)) = page.get(kind.field())
+                && !take_within(&mut items, list, left)
+            {
+                tracing::warn!(
+                    server,
+                    "a merged list passed {MAX_MERGED_LIST_BYTES} bytes; the rest is left out"
+                );
+                return Ok(items);
             }
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(next) => cursor = Some(next.to_owned()),
@@ -564,5 +600,30 @@ pub(crate) fn severity(level: LoggingLevel) -> u8 {
         LoggingLevel::Critical => 5,
         LoggingLevel::Alert => 6,
         LoggingLevel::Emergency => 7,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+    use serde_json::json;
+
+    #[test]
+    fn a_merged_list_keeps_the_items_that_fit_and_then_no_more() {
+        let item = |n: usize| json!({"uri": format!("file:///{}", "x".repeat(n))});
+        let size = |value: &Value| serde_json::to_vec(value).expect("json").len();
+        let page = vec![item(10), item(20), item(5)];
+        let mut left = size(&page[0]) + size(&page[1]) + 1;
+        let mut items = Vec::new();
+        assert!(!take_within(&mut items, &page, &mut left));
+        assert_eq!(items, page[..2].to_vec());
+        assert_eq!(left, 0, "full: no later page is taken");
+        assert!(!take_within(&mut items, &[item(0)], &mut left));
+        assert_eq!(items.len(), 2);
+        let mut roomy = usize::MAX / 2;
+        let mut all = Vec::new();
+        assert!(take_within(&mut all, &page, &mut roomy));
+        assert_eq!(all, page);
     }
 }
