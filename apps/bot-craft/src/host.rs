@@ -137,6 +137,9 @@ pub struct Keys {
 pub async fn load_keys(data_dir: &Path, store: &store::Store) -> Result<Keys, String> {
     let unbound = secrets::SecretKey::load(|name| std::env::var(name).ok(), Some(data_dir))
         .map_err(|error| error.to_string())?;
+    if let Some(warning) = unshared_key_warning(store.backend(), unbound.source()) {
+        eprintln!("botcraft: {warning}");
+    }
     let share = store
         .key_share()
         .await
@@ -145,6 +148,19 @@ pub async fn load_keys(data_dir: &Path, store: &store::Store) -> Result<Keys, St
         bound: unbound.bound_to(share.as_bytes()),
         unbound,
     })
+}
+
+/// What to say when the key is the one made in this replica's data folder while the store is
+/// PostgreSQL, which replicas share: each replica would have a key of its own (approvals one
+/// signs refused by the others, tokens one seals unreadable by the others).
+fn unshared_key_warning(backend: store::Backend, source: &secrets::KeySource) -> Option<String> {
+    match (backend, source) {
+        (store::Backend::Postgres, secrets::KeySource::Generated(path)) => Some(format!(
+            "the secret key is the one made in {}: every replica of a PostgreSQL store needs the same key (approvals one signs, and OAuth tokens one seals, are refused by the others); set BOTCRAFT_SECRET_KEY or BOTCRAFT_SECRET_KEY_FILE",
+            path.display()
+        )),
+        _ => None,
+    }
 }
 
 /// OAuth for remote servers: tokens sealed with [`Keys`] (records sealed before the binding
@@ -483,7 +499,19 @@ fn claim(path: &Path, refusal: &str) -> anyhow::Result<std::fs::File> {
 
 #[cfg(test)]
 mod tests {
-    use super::reconnect_hint;
+    use super::{reconnect_hint, unshared_key_warning};
+
+    #[test]
+    fn a_key_made_in_one_replicas_folder_is_said_of_with_postgresql_only() {
+        use secrets::KeySource;
+        let made = KeySource::Generated("/data/secret.key".into());
+        let warning = unshared_key_warning(store::Backend::Postgres, &made).expect("said");
+        assert!(warning.contains("/data/secret.key") && warning.contains("BOTCRAFT_SECRET_KEY"));
+        assert_eq!(unshared_key_warning(store::Backend::Sqlite, &made), None);
+        for given in [KeySource::Variable, KeySource::File("/run/key".into())] {
+            assert_eq!(unshared_key_warning(store::Backend::Postgres, &given), None);
+        }
+    }
 
     #[test]
     fn a_needs_auth_error_names_the_dashboard_and_the_api_route_for_the_server_or_the_bot() {

@@ -299,6 +299,28 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let chat_keys = credentials::chat_keys(&args);
+    let bot_keys: Vec<&str> = args
+        .bot_keys
+        .as_deref()
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|entry| entry.split_once('=').map(|(_, key)| key.trim()))
+        .collect();
+    for warning in [
+        args.api_key
+            .is_some()
+            .then(|| {
+                credentials::short_keys_warning("BOTCRAFT_API_KEY", keys.iter().map(String::as_str))
+            })
+            .flatten(),
+        credentials::short_keys_warning("BOTCRAFT_CHAT_KEYS", chat_keys.iter().map(String::as_str)),
+        credentials::short_keys_warning(mcp_gateway::BOT_KEYS_ENV, bot_keys),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        eprintln!("botcraft: {warning}");
+    }
     let secrets = credentials::known(&args, &keys, &chat_keys, &url, &trace_settings);
     if let Some(file) = &args.seed.tool_env_file {
         let withheld = mcp_lifecycle::Withheld {

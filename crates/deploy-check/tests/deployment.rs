@@ -379,7 +379,9 @@ fn kubernetes_keys_come_from_a_secret_not_the_config_map() {
         .iter()
         .find(|m| m.kind() == "Secret")
         .expect("a Secret");
-    for key in ["BOTCRAFT_API_KEY", "DATABASE_URL"] {
+    // The secret key too: the data folder is an emptyDir per pod, where each replica would
+    // make a key of its own, and the replicas must share one (approvals, sealed tokens).
+    for key in ["BOTCRAFT_API_KEY", "DATABASE_URL", "BOTCRAFT_SECRET_KEY"] {
         assert!(
             secret.document["stringData"].get(key).is_some(),
             "{key} not in the Secret"

@@ -74,6 +74,30 @@ pub(super) fn admin_keys(args: &ServeArgs) -> anyhow::Result<Vec<String>> {
     )
 }
 
+/// Fewest characters a key configured by variable should have: a shorter one can be guessed
+/// online (a refused key costs one lookup; failures are not slowed down).
+const MIN_KEY_CHARS: usize = 16;
+
+/// What to say of the keys of `variable` that are shorter than [`MIN_KEY_CHARS`] (by
+/// position, never the key), or `None`.
+pub(super) fn short_keys_warning<'a>(
+    variable: &str,
+    keys: impl IntoIterator<Item = &'a str>,
+) -> Option<String> {
+    let short: Vec<String> = keys
+        .into_iter()
+        .enumerate()
+        .filter(|(_, key)| key.chars().count() < MIN_KEY_CHARS)
+        .map(|(index, _)| (index + 1).to_string())
+        .collect();
+    (!short.is_empty()).then(|| {
+        format!(
+            "{variable}: key {} of fewer than {MIN_KEY_CHARS} characters can be guessed; use long random keys (openssl rand -hex 32)",
+            short.join(", ")
+        )
+    })
+}
+
 /// The chat keys of `BOTCRAFT_CHAT_KEYS` (comma-separated).
 pub(super) fn chat_keys(args: &ServeArgs) -> Vec<String> {
     args.chat_keys
@@ -140,6 +164,18 @@ pub(super) fn known(
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn short_configured_keys_are_said_by_position_only() {
+        assert_eq!(
+            short_keys_warning("BOTCRAFT_API_KEY", ["a-long-enough-key-1234", "short-key"]),
+            Some("BOTCRAFT_API_KEY: key 2 of fewer than 16 characters can be guessed; use long random keys (openssl rand -hex 32)".to_owned())
+        );
+        assert_eq!(
+            short_keys_warning("BOTCRAFT_CHAT_KEYS", ["0123456789abcdef"]),
+            None
+        );
+    }
 
     #[test]
     fn secret_flags_on_the_command_line_are_found() {
