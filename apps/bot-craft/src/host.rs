@@ -156,7 +156,7 @@ pub async fn load_keys(data_dir: &Path, store: &store::Store) -> Result<Keys, St
 fn unshared_key_warning(backend: store::Backend, source: &secrets::KeySource) -> Option<String> {
     match (backend, source) {
         (store::Backend::Postgres, secrets::KeySource::Generated(path)) => Some(format!(
-            "the secret key is the one made in {}: every replica of a PostgreSQL store needs the same key (approvals one signs, and OAuth tokens one seals, are refused by the others); set BOTCRAFT_SECRET_KEY or BOTCRAFT_SECRET_KEY_FILE",
+            "the secret key is the one in {}: if more than one BotCraft shares this PostgreSQL database, each needs this same key (approvals one signs, and OAuth tokens one seals, are refused by the others): point BOTCRAFT_SECRET_KEY_FILE at this file, or copy its value into BOTCRAFT_SECRET_KEY, on every replica (a new value would leave the stored OAuth tokens unreadable)",
             path.display()
         )),
         _ => None,

@@ -299,21 +299,27 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         );
     }
     let chat_keys = credentials::chat_keys(&args);
-    let bot_keys: Vec<&str> = args
+    // Bot keys as `BotKeys::parse` reads them (`BOT=KEY`, trimmed), named by their bot.
+    let bot_keys: Vec<(String, &str)> = args
         .bot_keys
         .as_deref()
         .unwrap_or_default()
         .split(',')
-        .filter_map(|entry| entry.split_once('=').map(|(_, key)| key.trim()))
+        .filter_map(|entry| entry.split_once('='))
+        .map(|(bot, key)| (format!("bot {}", bot.trim()), key.trim()))
         .collect();
+    let api_keys = args.api_key.is_some().then(|| {
+        credentials::short_keys_warning(
+            "BOTCRAFT_API_KEY",
+            credentials::numbered(keys.iter().map(String::as_str)),
+        )
+    });
     for warning in [
-        args.api_key
-            .is_some()
-            .then(|| {
-                credentials::short_keys_warning("BOTCRAFT_API_KEY", keys.iter().map(String::as_str))
-            })
-            .flatten(),
-        credentials::short_keys_warning("BOTCRAFT_CHAT_KEYS", chat_keys.iter().map(String::as_str)),
+        api_keys.flatten(),
+        credentials::short_keys_warning(
+            "BOTCRAFT_CHAT_KEYS",
+            credentials::numbered(chat_keys.iter().map(String::as_str)),
+        ),
         credentials::short_keys_warning(mcp_gateway::BOT_KEYS_ENV, bot_keys),
     ]
     .into_iter()

@@ -624,6 +624,29 @@ mod tests {
     }
 
     #[test]
+    fn a_linked_readme_makes_a_department_with_nothing_read_from_it() {
+        let dir = sample();
+        let outside = tempfile::tempdir().expect("outside");
+        write(outside.path(), "key.md", "---\nsummary: TOKEN-123\n---\n");
+        fs::create_dir_all(dir.path().join("Linked")).expect("mkdir");
+        std::os::unix::fs::symlink(
+            outside.path().join("key.md"),
+            dir.path().join("Linked/README.md"),
+        )
+        .expect("link");
+        let cache = FactsCache::default();
+        let repo = Repo::open(dir.path(), &cache).expect("open");
+        let linked: Vec<String> = repo
+            .department_summaries()
+            .expect("departments")
+            .into_iter()
+            .filter(|d| d.name == "Linked")
+            .map(|d| format!("{} {:?}", d.name, d.summary))
+            .collect();
+        assert_eq!(linked, ["Linked None"]);
+    }
+
+    #[test]
     fn phases_come_from_frontmatter_then_a_phase_line() {
         let dir = sample();
         let cache = FactsCache::default();

@@ -321,11 +321,11 @@
 
   // Characters that show as nothing, or move what follows them (a model's tool input may
   // hide a command behind them): Unicode's default-ignorable characters (zero-width, bidi
-  // controls, variation selectors, tags, Hangul fillers) but the joiner and the emoji
-  // presentation selectors ordinary emoji use, controls other than tab and line ends, the
-  // line and paragraph separators, and the blank Braille pattern. Spaces of other widths
-  // show as spaces and are left alone.
-  const HIDDEN = /(?![\u200D\uFE0E\uFE0F])[\p{Default_Ignorable_Code_Point}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u2800]/gu;
+  // controls, variation selectors, tags, Hangul fillers) but the joiner and the
+  // presentation selectors right after an emoji (as 👩‍💻 and ❤️ hold them), controls other
+  // than tab and line ends, the line and paragraph separators, and the blank Braille
+  // pattern. Spaces of other widths show as spaces and are left alone.
+  const HIDDEN = /(?!(?<=\p{Extended_Pictographic}[\u{1F3FB}-\u{1F3FF}]?)[\u200D\uFE0E\uFE0F])[\p{Default_Ignorable_Code_Point}\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u2028\u2029\u2800]/gu;
 
   /** `text` with every hidden character written `\u{…}`, and how many there were. */
   function visible(text) {

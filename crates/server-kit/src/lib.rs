@@ -27,7 +27,7 @@ pub mod settings;
 mod toolbox;
 
 pub use handler::KitServer;
-pub use reason::{ReasonCode, STDERR_MESSAGE_CHARS, ToolFailure, one_line};
+pub use reason::{ReasonCode, STDERR_MESSAGE_CHARS, ToolFailure, one_line, one_word};
 pub use runner::{RunOptions, init_logging, run, run_with, serve};
 pub use settings::{PathSetting, SettingError, Settings};
 pub use toolbox::{Identity, ToolCall, ToolOutput, Toolbox, empty_schema, tool_spec};

@@ -88,24 +88,47 @@ impl ToolFailure {
         format!(
             "{server}: reason={} tool={} {}",
             self.code.as_str(),
-            one_line(tool, STDERR_MESSAGE_CHARS),
+            one_word(tool, STDERR_MESSAGE_CHARS),
             one_line(&self.message, STDERR_MESSAGE_CHARS)
         )
     }
 }
 
-/// `text` for one stderr line: `\` and newlines escaped, every other control or
-/// line-breaking character written `\u{…}` (so text from a command or a client cannot
-/// rewrite the line or fake another: `\r`, ESC, U+2028), cut at `max` characters (then
-/// ending in `…`). Every failure line of BotCraft's stdio servers and its bridge goes
-/// through it.
+/// `text` for one stderr line: `\` and newlines escaped, every other control,
+/// line-breaking or direction-changing character written `\u{…}` (so text from a command or
+/// a client cannot rewrite the line, fake another, or reorder what it shows: `\r`, ESC,
+/// U+2028, U+202E), cut at `max` characters (then ending in `…`). Every failure line of
+/// BotCraft's stdio servers and its bridge goes through it.
 pub fn one_line(text: &str, max: usize) -> String {
+    escaped(text, max, |_| false)
+}
+
+/// [`one_line`] for a field that ends at a space (a tool's name in a failure line): its
+/// spaces written `\u{20}` too, so that it cannot write a field of its own
+/// (`tool=x reason=…`).
+pub fn one_word(text: &str, max: usize) -> String {
+    escaped(text, max, |c| c == ' ')
+}
+
+fn escaped(text: &str, max: usize, also: impl Fn(char) -> bool) -> String {
     let mut line = String::with_capacity(text.len().min(max * 2));
     for c in text.chars() {
         match c {
             '\\' => line.push_str("\\\\"),
             '\n' => line.push_str("\\n"),
-            c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+            c if c.is_control()
+                || also(c)
+                || matches!(
+                    c,
+                    '\u{2028}'
+                        | '\u{2029}'
+                        | '\u{061c}'
+                        | '\u{200e}'
+                        | '\u{200f}'
+                        | '\u{202a}'..='\u{202e}'
+                        | '\u{2066}'..='\u{2069}'
+                ) =>
+            {
                 line.push_str(&format!("\\u{{{:x}}}", u32::from(c)));
             }
             c => line.push(c),
@@ -162,6 +185,11 @@ mod tests {
         assert_eq!(
             spoof.stderr_line("forge-bash", "run"),
             "forge-bash: reason=stdio.tool_error tool=run out\\u{d}\\u{1b}[2Kforge-bash: reason=stdio.x\\u{2028}y\\\\z"
+        );
+        let reordered = ToolFailure::tool("a\u{202e}b");
+        assert_eq!(
+            reordered.stderr_line("forge-bash", "x reason=stdio.fake"),
+            "forge-bash: reason=stdio.tool_error tool=x\\u{20}reason=stdio.fake a\\u{202e}b"
         );
     }
 }

@@ -78,24 +78,35 @@ pub(super) fn admin_keys(args: &ServeArgs) -> anyhow::Result<Vec<String>> {
 /// online (a refused key costs one lookup; failures are not slowed down).
 const MIN_KEY_CHARS: usize = 16;
 
-/// What to say of the keys of `variable` that are shorter than [`MIN_KEY_CHARS`] (by
-/// position, never the key), or `None`.
+/// What to say of the keys of `variable` that are shorter than [`MIN_KEY_CHARS`], each
+/// named by its label (its position among the keys given, or its bot; never the key), or
+/// `None`. Empty entries are no keys and are not counted.
 pub(super) fn short_keys_warning<'a>(
     variable: &str,
-    keys: impl IntoIterator<Item = &'a str>,
+    keys: impl IntoIterator<Item = (String, &'a str)>,
 ) -> Option<String> {
     let short: Vec<String> = keys
         .into_iter()
-        .enumerate()
-        .filter(|(_, key)| key.chars().count() < MIN_KEY_CHARS)
-        .map(|(index, _)| (index + 1).to_string())
+        .filter(|(_, key)| !key.is_empty() && key.chars().count() < MIN_KEY_CHARS)
+        .map(|(label, _)| label)
         .collect();
     (!short.is_empty()).then(|| {
         format!(
-            "{variable}: key {} of fewer than {MIN_KEY_CHARS} characters can be guessed; use long random keys (openssl rand -hex 32)",
+            "{variable}: {} of fewer than {MIN_KEY_CHARS} characters can be guessed; use long random keys (openssl rand -hex 32)",
             short.join(", ")
         )
     })
+}
+
+/// The keys of a comma-separated list, labelled `key N` by their place among the non-empty
+/// ones.
+pub(super) fn numbered<'a>(keys: impl IntoIterator<Item = &'a str>) -> Vec<(String, &'a str)> {
+    keys.into_iter()
+        .map(str::trim)
+        .filter(|key| !key.is_empty())
+        .enumerate()
+        .map(|(index, key)| (format!("key {}", index + 1), key))
+        .collect()
 }
 
 /// The chat keys of `BOTCRAFT_CHAT_KEYS` (comma-separated).
@@ -168,12 +179,28 @@ mod tests {
     #[test]
     fn short_configured_keys_are_said_by_position_only() {
         assert_eq!(
-            short_keys_warning("BOTCRAFT_API_KEY", ["a-long-enough-key-1234", "short-key"]),
+            short_keys_warning(
+                "BOTCRAFT_API_KEY",
+                numbered(["a-long-enough-key-1234", "", "short-key", " "])
+            ),
             Some("BOTCRAFT_API_KEY: key 2 of fewer than 16 characters can be guessed; use long random keys (openssl rand -hex 32)".to_owned())
         );
         assert_eq!(
-            short_keys_warning("BOTCRAFT_CHAT_KEYS", ["0123456789abcdef"]),
+            short_keys_warning("BOTCRAFT_CHAT_KEYS", numbered(["0123456789abcdef", ""])),
             None
+        );
+        assert_eq!(
+            short_keys_warning(
+                "BOTCRAFT_BOT_KEYS",
+                [
+                    ("bot forge".to_owned(), "abc"),
+                    ("bot b".to_owned(), "0123456789abcdef")
+                ]
+            )
+            .as_deref(),
+            Some(
+                "BOTCRAFT_BOT_KEYS: bot forge of fewer than 16 characters can be guessed; use long random keys (openssl rand -hex 32)"
+            )
         );
     }
 

@@ -479,11 +479,12 @@ fn nested_git(folder: &Path, walk: &mut crate::walk::Walk<'_>) -> Result<Holds, 
             if name == ".git" {
                 return Ok(Holds::Git(inside.join(name)));
             }
-            // Dependencies and build output hold no repository worth keeping, and are the
-            // folders large enough to reach the walk's bounds.
+            // Installed dependencies and compilers' caches, made again by a build, hold no
+            // repository worth keeping and are the folders large enough to reach the walk's
+            // bounds; other build output (`build/llvm` may be a clone) is looked through.
             let skipped = name
                 .to_str()
-                .is_some_and(|name| server_kit::markdown::SKIPPED_NAMES.contains(&name));
+                .is_some_and(|name| REMADE_FOLDERS.contains(&name));
             if !skipped && entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                 folders.push(inside.join(name));
             }
@@ -491,6 +492,9 @@ fn nested_git(folder: &Path, walk: &mut crate::walk::Walk<'_>) -> Result<Holds, 
     }
     Ok(Holds::Nothing)
 }
+
+/// Folders [`nested_git`] does not look into.
+const REMADE_FOLDERS: [&str; 3] = ["node_modules", "target", "__pycache__"];
 
 /// What [`nested_git`] found under a folder.
 #[derive(Debug, PartialEq, Eq)]
@@ -563,7 +567,7 @@ mod tests {
         assert_eq!(found, Ok(Holds::Git(PathBuf::from("e/.git"))));
         let none = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
         assert_eq!(none, Ok(Holds::Nothing));
-        // Dependencies are not looked through.
+        // Installed dependencies are not looked through; other build output is.
         std::fs::create_dir_all(dir.path().join("a/node_modules/dep/.git")).expect("mkdir");
         let deps = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
         assert_eq!(deps, Ok(Holds::Nothing));
@@ -571,6 +575,9 @@ mod tests {
         std::os::unix::fs::symlink(dir.path().join("e"), dir.path().join("a/link")).expect("ln");
         let linked = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
         assert_eq!(linked, Ok(Holds::Nothing));
+        std::fs::create_dir_all(dir.path().join("a/build/llvm/.git")).expect("mkdir");
+        let clone = nested_git(&dir.path().join("a"), &mut Walk::new(limits(100), &cancel));
+        assert_eq!(clone, Ok(Holds::Git(PathBuf::from("build/llvm/.git"))));
         let bounded = nested_git(dir.path(), &mut Walk::new(limits(2), &cancel));
         assert_eq!(bounded, Err(Stop::Bound(Bound::WalkEntries(2))));
     }

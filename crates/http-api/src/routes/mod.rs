@@ -202,12 +202,23 @@ impl Precheck for DeclaredBodyLimit {
             .and_then(|value| value.to_str().ok())
             .and_then(declared_length)?;
         (declared > limit as u64).then(|| {
-            ApiError::new(
+            let mut response = ApiError::new(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 "body_too_large",
                 format!("the body is {declared} bytes; the limit is {limit}"),
             )
-            .into_response()
+            .into_response();
+            // `serve` puts this check in front of every router, the API's headers included.
+            let headers = response.headers_mut();
+            headers.insert(
+                axum::http::header::X_CONTENT_TYPE_OPTIONS,
+                axum::http::HeaderValue::from_static("nosniff"),
+            );
+            headers.insert(
+                axum::http::header::CACHE_CONTROL,
+                axum::http::HeaderValue::from_static("no-store"),
+            );
+            response
         })
     }
 }

@@ -66,7 +66,7 @@ impl BridgeFailure {
         format!(
             "{BRIDGE_NAME}: reason={} tool={} {}",
             self.reason(),
-            server_kit::one_line(tool, STDERR_MESSAGE_CHARS),
+            server_kit::one_word(tool, STDERR_MESSAGE_CHARS),
             server_kit::one_line(&self.message, STDERR_MESSAGE_CHARS)
         )
     }

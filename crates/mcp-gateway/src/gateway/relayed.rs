@@ -84,10 +84,13 @@ const MAX_PAGES: usize = 50;
 pub const MAX_MERGED_LIST_BYTES: usize = 32 * 1024 * 1024;
 
 /// Keeps the items of `page` that fit in what is `left` of the merged list's bytes; `false`
-/// once one did not fit (the list is then full).
-fn take_within(items: &mut Vec<Value>, page: &[Value], left: &mut usize) -> bool {
+/// once one did not fit (the list is then full). Each item is counted as the client gets it:
+/// `extra` more bytes (what naming it after its server adds) and a comma.
+fn take_within(items: &mut Vec<Value>, page: &[Value], left: &mut usize, extra: usize) -> bool {
     for item in page {
-        let size = serde_json::to_vec(item).map_or(usize::MAX, |json| json.len());
+        let size = serde_json::to_vec(item)
+            .map_or(usize::MAX, |json| json.len())
+            .saturating_add(extra + 1);
         if size > *left {
             *left = 0;
             return false;
@@ -326,7 +329,13 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 );
                 continue;
             }
-            match self.all_pages(bot, &server, kind, context, &mut left).await {
+            let before = left;
+            let listed = self.all_pages(bot, &server, kind, context, &mut left).await;
+            if listed.is_err() {
+                // Its items are left out: their bytes go back to the others.
+                left = before;
+            }
+            match listed {
                 Ok(items) => gathered.push((server, items)),
                 Err(error) if error.code == ErrorCode::METHOD_NOT_FOUND => {}
                 Err(error) => {
@@ -391,8 +400,11 @@ impl<B: GatewayBackend> GatewayServer<B> {
                     .relay(bot, server, kind.request(params), context)
                     .await?,
             )?;
+            // A URI gains `botcraft://SERVER/`, a prompt's name at most the 64 characters of
+            // a qualified name.
+            let extra = "botcraft://".len() + server.len() + 1 + toolset::naming::MAX_TOOL_NAME_LEN;
             if let Some(Value::Array(list)) = page.get(kind.field())
-                && !take_within(&mut items, list, left)
+                && !take_within(&mut items, list, left, extra)
             {
                 tracing::warn!(
                     server,
@@ -614,16 +626,17 @@ mod tests {
         let item = |n: usize| json!({"uri": format!("file:///{}", "x".repeat(n))});
         let size = |value: &Value| serde_json::to_vec(value).expect("json").len();
         let page = vec![item(10), item(20), item(5)];
-        let mut left = size(&page[0]) + size(&page[1]) + 1;
+        // Each counted with 7 bytes more and its comma.
+        let mut left = size(&page[0]) + size(&page[1]) + 2 * 8 + 1;
         let mut items = Vec::new();
-        assert!(!take_within(&mut items, &page, &mut left));
+        assert!(!take_within(&mut items, &page, &mut left, 7));
         assert_eq!(items, page[..2].to_vec());
         assert_eq!(left, 0, "full: no later page is taken");
-        assert!(!take_within(&mut items, &[item(0)], &mut left));
+        assert!(!take_within(&mut items, &[item(0)], &mut left, 0));
         assert_eq!(items.len(), 2);
         let mut roomy = usize::MAX / 2;
         let mut all = Vec::new();
-        assert!(take_within(&mut all, &page, &mut roomy));
+        assert!(take_within(&mut all, &page, &mut roomy, 7));
         assert_eq!(all, page);
     }
 }
