@@ -389,6 +389,17 @@ pub async fn follow_other_replicas(
             let Some(manager) = manager.upgrade() else {
                 return;
             };
+            // OAuth records kept in memory are read again: another replica signed out,
+            // authorized or refreshed.
+            match &change {
+                Some(store::StoreChange::OAuthRecord { mcp_server_id }) => {
+                    manager.oauth_records_changed(Some(mcp_server_id)).await;
+                }
+                Some(store::StoreChange::Everything) | None => {
+                    manager.oauth_records_changed(None).await;
+                }
+                Some(_) => {}
+            }
             if touches_servers {
                 match manager.load_configs().await {
                     Ok(()) => {

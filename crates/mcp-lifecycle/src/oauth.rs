@@ -188,6 +188,22 @@ pub(crate) fn auth_failed(config: &ServerConfig, error: &AuthError) -> Lifecycle
 }
 
 impl OAuthFlows {
+    /// The records kept in memory of server `server_id` (every principal's), or of every
+    /// server (`None`), are read from the store again at their next use.
+    pub(crate) async fn forget_cached(&self, server_id: Option<&str>) {
+        let kept: Vec<Arc<ServerCredentials>> = self
+            .credentials
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .filter(|((id, _), _)| server_id.is_none_or(|wanted| id == wanted))
+            .map(|(_, credentials)| Arc::clone(credentials))
+            .collect();
+        for credentials in kept {
+            credentials.forget_cached().await;
+        }
+    }
+
     /// The record of `config`'s server, or (`principal`) that principal's own record for it,
     /// as usable at `config`'s URL: bound to its resource. Once the URL has another resource
     /// (the config changed), the credentials of the old one are replaced here, so the stored

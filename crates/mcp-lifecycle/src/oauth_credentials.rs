@@ -267,6 +267,12 @@ impl ServerCredentials {
         Ok(())
     }
 
+    /// Drop the record kept in memory: the next use reads the store again (another replica
+    /// wrote or deleted it: a sign-out there is a sign-out here).
+    pub async fn forget_cached(&self) {
+        *self.cache.lock().await = None;
+    }
+
     /// Forget the record (sign out).
     pub async fn clear(&self) -> Result<(), AuthError> {
         let mut cache = self.cache.lock().await;
@@ -472,6 +478,34 @@ mod tests {
             sealer(),
             canonical_resource(url),
         )
+    }
+
+    /// Another replica signs out (the stored record goes): the record kept here is used until
+    /// the store's change is heard, then read again, and gone.
+    #[tokio::test]
+    async fn a_record_kept_in_memory_is_read_again_once_forgotten() {
+        let records: Arc<dyn ServerRecords> = Arc::new(SealedRecords::default());
+        let here = at(&records, AUTHORIZED_AT, None);
+        here.put(authorized()).await.expect("sealed");
+        assert!(here.record().await.expect("read").is_some());
+        records
+            .delete_oauth_record("s1", None)
+            .await
+            .expect("signed out elsewhere");
+        assert!(
+            here.record().await.expect("read").is_some(),
+            "kept in memory"
+        );
+        here.forget_cached().await;
+        assert!(here.record().await.expect("read").is_none());
+        // And a record written elsewhere is read once forgotten.
+        at(&records, AUTHORIZED_AT, None)
+            .put(authorized())
+            .await
+            .expect("authorized elsewhere");
+        assert!(here.record().await.expect("read").is_none(), "kept: none");
+        here.forget_cached().await;
+        assert!(here.record().await.expect("read").is_some());
     }
 
     #[tokio::test]

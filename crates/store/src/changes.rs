@@ -56,6 +56,10 @@ pub enum StoreChange {
     /// Another replica captured a server's tool list (a replica's own capture reaches its
     /// caches through its manager, not through the store).
     ToolCache { mcp_server_id: String },
+    /// Another replica wrote or deleted an OAuth record of a server (the server's own, or a
+    /// bot's own for it): a sign-out, an authorization, a refresh. Records kept in memory
+    /// are read again.
+    OAuthRecord { mcp_server_id: String },
     /// Anything may have changed: this replica may have missed announcements while it was
     /// not listening. Drop every cache.
     Everything,

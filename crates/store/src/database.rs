@@ -194,6 +194,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         "tool cache generation",
         include_str!("../migrations/postgres/0016_tool_cache_generation.sql"),
     ),
+    (
+        17,
+        "oauth record generation",
+        include_str!("../migrations/postgres/0017_oauth_record_generation.sql"),
+    ),
 ];
 
 /// The URL of an SQLite database in `path`, created on first use.

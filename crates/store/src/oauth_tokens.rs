@@ -3,6 +3,11 @@
 //! it cannot read, so a database dump holds no usable token. Deleted with the server.
 //! `"McpOAuthBotToken"`: a bot's own record for a server (the per-bot override), sealed the
 //! same way, deleted with the server or the bot.
+//!
+//! Every write and delete is announced to the other replicas
+//! ([`crate::StoreChange::OAuthRecord`]), and raises the store's generation (PostgreSQL's
+//! migration 17), so a replica that keeps a record in memory reads it again: a sign-out
+//! through one replica reaches them all.
 
 use sqlx::Row;
 
@@ -26,7 +31,16 @@ impl Store {
         .execute(self.pool())
         .await
         .map_err(|error| server_reference_error(error, mcp_server_id))?;
+        self.oauth_record_changed(mcp_server_id).await;
         Ok(())
+    }
+
+    /// Tell the other replicas that a record of server `mcp_server_id` changed.
+    async fn oauth_record_changed(&self, mcp_server_id: &str) {
+        self.announce(crate::StoreChange::OAuthRecord {
+            mcp_server_id: mcp_server_id.to_owned(),
+        })
+        .await;
     }
 
     /// Server `mcp_server_id`'s sealed OAuth record, if it has one.
@@ -44,6 +58,7 @@ impl Store {
             .bind(mcp_server_id)
             .execute(self.pool())
             .await?;
+        self.oauth_record_changed(mcp_server_id).await;
         Ok(())
     }
 }
@@ -69,7 +84,10 @@ impl Store {
         .execute(self.pool())
         .await;
         match written {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.oauth_record_changed(mcp_server_id).await;
+                Ok(())
+            }
             Err(error) if is_foreign_key_violation(&error) => {
                 let server = sqlx::query(r#"SELECT 1 AS "found" FROM "McpServer" WHERE "id" = $1"#)
                     .bind(mcp_server_id)
@@ -128,6 +146,7 @@ impl Store {
             .bind(bot_id)
             .execute(self.pool())
             .await?;
+        self.oauth_record_changed(mcp_server_id).await;
         Ok(())
     }
 }

@@ -379,6 +379,13 @@ impl McpServerManager {
         Ok(())
     }
 
+    /// The OAuth records of the server with id `server_id` (`None`: of every server) changed
+    /// in the store, written by another replica: the ones kept in memory are read again at
+    /// their next use (a sign-out there takes the tokens away here too).
+    pub async fn oauth_records_changed(&self, server_id: Option<&str>) {
+        self.inner.oauth.forget_cached(server_id).await;
+    }
+
     /// Forget `server`'s OAuth record (its tokens and client registration). The principals
     /// with an authorization of their own keep it.
     pub async fn oauth_sign_out(&self, server: &str) -> Result<(), LifecycleError> {

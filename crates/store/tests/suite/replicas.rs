@@ -166,6 +166,10 @@ async fn never_announced(db: &TestDb) -> anyhow::Result<()> {
         .create_server(&store::McpServerSpec::new("s", "cmd"))
         .await?;
     db.store.put_tool_cache(&server.id, &[]).await?;
+    db.store.put_oauth_record(&server.id, "sealed-1").await?;
+    db.store
+        .put_bot_oauth_record(&server.id, &bot.id, "sealed-2")
+        .await?;
     let other = Store::connect(&db.url).await?;
     let _listener = other
         .listen_to_peers_polling(Duration::from_millis(50))
@@ -183,6 +187,15 @@ async fn never_announced(db: &TestDb) -> anyhow::Result<()> {
             r#"UPDATE "McpToolCache" SET "tools" = '[{"name":"t"}]' WHERE "mcpServerId" = $1"#,
             &server.id,
         ),
+        // A sign-out, of the server and of a bot's own record (migration 17).
+        (
+            r#"DELETE FROM "McpOAuthToken" WHERE "mcpServerId" = $1"#,
+            &server.id,
+        ),
+        (
+            r#"DELETE FROM "McpOAuthBotToken" WHERE "mcpServerId" = $1"#,
+            &server.id,
+        ),
     ];
     for (write, id) in writes {
         let before = other.version();
@@ -192,6 +205,48 @@ async fn never_announced(db: &TestDb) -> anyhow::Result<()> {
         assert_eq!(other.version(), before + 1, "{write}");
     }
     admin.close().await;
+    other.close().await;
+    Ok(())
+}
+
+/// An OAuth record written or deleted (an authorization, a refresh, a sign-out) is announced
+/// to the other replicas, which read their records again. PostgreSQL only (the harness says
+/// "skipped" without one).
+#[tokio::test]
+async fn oauth_record_writes_are_announced() -> anyhow::Result<()> {
+    let Some(db) = super::harness::postgres().await? else {
+        return Ok(());
+    };
+    let result = oauth_announced(&db).await;
+    db.finish().await?;
+    result
+}
+
+async fn oauth_announced(db: &TestDb) -> anyhow::Result<()> {
+    let bot = db.store.create_bot(&BotSpec::new("b", "openai:m")).await?;
+    let server = db
+        .store
+        .create_server(&McpServerSpec::new("s", "cmd"))
+        .await?;
+    let other = Store::connect(&db.url).await?;
+    let _listener = other
+        .listen_to_peers_polling(Duration::from_secs(3600))
+        .await?;
+    let mut heard = other.changes();
+    db.store.put_oauth_record(&server.id, "sealed").await?;
+    db.store
+        .put_bot_oauth_record(&server.id, &bot.id, "sealed")
+        .await?;
+    db.store
+        .delete_bot_oauth_record(&server.id, &bot.id)
+        .await?;
+    db.store.delete_oauth_record(&server.id).await?;
+    let changed = StoreChange::OAuthRecord {
+        mcp_server_id: server.id.clone(),
+    };
+    for _ in 0..4 {
+        assert_eq!(next(&mut heard).await?, changed);
+    }
     other.close().await;
     Ok(())
 }
