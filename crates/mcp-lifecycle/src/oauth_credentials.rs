@@ -326,11 +326,34 @@ impl CredentialStore for CredentialHandle {
     }
 
     /// A refused refresh token is dropped, so the next request does not try it again: the
-    /// server is then `needs-auth` until someone signs in (no refresh loop).
+    /// server is then `needs-auth` until someone signs in (no refresh loop). Only while the
+    /// stored record still holds that token: another replica that refreshed at the same
+    /// moment (a provider that rotates refresh tokens refuses the older one) stored new
+    /// tokens, which are kept, and used from now on here too.
     async fn on_refresh_token_rejected(
         &self,
-        _credentials: &StoredCredentials,
+        rejected: &StoredCredentials,
     ) -> Result<(), AuthError> {
+        use oauth2::TokenResponse as _;
+        let refresh_token = |credentials: &StoredCredentials| {
+            credentials
+                .token_response
+                .as_ref()
+                .and_then(|response| response.refresh_token())
+                .map(|token| token.secret().clone())
+        };
+        self.shared.forget_cached().await;
+        let stored = self
+            .shared
+            .record()
+            .await?
+            .and_then(|record| record.credentials);
+        if let Some(stored) = stored
+            && refresh_token(&stored) != refresh_token(rejected)
+        {
+            tracing::info!(server = %self.shared.server, "a refresh token was refused, but the record holds newer tokens (refreshed elsewhere meanwhile); they are used");
+            return Ok(());
+        }
         tracing::warn!(server = %self.shared.server, "the authorization server refused the refresh token; the server needs authorization again");
         self.shared.drop_tokens().await
     }
@@ -478,6 +501,55 @@ mod tests {
             sealer(),
             canonical_resource(url),
         )
+    }
+
+    /// A refused refresh token drops the tokens only while the store still holds it: when
+    /// another replica refreshed meanwhile (a rotating provider refused the older token),
+    /// its new tokens are kept.
+    #[tokio::test]
+    async fn a_refused_refresh_token_drops_only_itself() {
+        let with_refresh = |token: &str| {
+            let mut record = authorized();
+            let mut credentials = record.credentials.take().expect("tokens");
+            credentials.token_response = serde_json::from_value(json!({
+                "access_token": "at",
+                "token_type": "bearer",
+                "refresh_token": token,
+            }))
+            .expect("a token response");
+            record.credentials = Some(credentials);
+            record
+        };
+        for (stored, dropped) in [("rt-new", false), ("rt-old", true)] {
+            let records: Arc<dyn ServerRecords> = Arc::new(SealedRecords::default());
+            let here = Arc::new(at(&records, AUTHORIZED_AT, None));
+            here.put(with_refresh("rt-old")).await.expect("sealed");
+            let rejected = here
+                .record()
+                .await
+                .expect("read")
+                .and_then(|record| record.credentials)
+                .expect("tokens");
+            // What the store holds when the refusal comes.
+            at(&records, AUTHORIZED_AT, None)
+                .put(with_refresh(stored))
+                .await
+                .expect("written");
+            let handle = CredentialHandle {
+                shared: Arc::clone(&here),
+                client: authorized().client,
+            };
+            handle
+                .on_refresh_token_rejected(&rejected)
+                .await
+                .expect("answered");
+            let left = at(&records, AUTHORIZED_AT, None)
+                .record()
+                .await
+                .expect("read")
+                .expect("the client stays");
+            assert_eq!(left.has_token(), !dropped, "stored {stored}");
+        }
     }
 
     /// Another replica signs out (the stored record goes): the record kept here is used until

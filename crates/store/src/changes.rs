@@ -107,12 +107,14 @@ impl Default for ChangeLog {
 }
 
 impl Store {
-    /// Raised by every write of servers, bots or bindings.
+    /// Raised by every write of servers, bots or bindings (and tool lists captured
+    /// elsewhere), not by OAuth records: what the caches of those watch.
     pub fn version(&self) -> u64 {
         self.log.version.load(Ordering::SeqCst)
     }
 
-    /// Every later write of servers, bots or bindings.
+    /// Every later write of servers, bots or bindings, and what other replicas announce
+    /// ([`StoreChange`]).
     pub fn changes(&self) -> broadcast::Receiver<StoreChange> {
         self.log.events.subscribe()
     }
@@ -129,7 +131,11 @@ impl Store {
     }
 
     fn apply(&self, change: StoreChange) {
-        self.log.version.fetch_add(1, Ordering::SeqCst);
+        // The version is what caches of servers, bots and bindings watch: an OAuth record
+        // changes none of them (its event alone has them read again).
+        if !matches!(change, StoreChange::OAuthRecord { .. }) {
+            self.log.version.fetch_add(1, Ordering::SeqCst);
+        }
         let _ = self.log.events.send(change);
     }
 

@@ -37,7 +37,7 @@
 
 use crate::config::ServerConfig;
 use crate::error::LifecycleError;
-use crate::manager::McpServerManager;
+use crate::manager::{McpServerManager, Slot};
 use crate::oauth::{
     OAuthSettings, OAuthStatus, PENDING_TTL, Pending, auth_failed, authorization_manager,
     bind_to_token_endpoint, browser_safe, eligible, needs_auth_error,
@@ -381,9 +381,44 @@ impl McpServerManager {
 
     /// The OAuth records of the server with id `server_id` (`None`: of every server) changed
     /// in the store, written by another replica: the ones kept in memory are read again at
-    /// their next use (a sign-out there takes the tokens away here too).
+    /// their next use (a sign-out there takes the tokens away here too), and a principal's
+    /// own connection whose record is gone closes, so that its calls go on the server's
+    /// again, as on the replica that signed it out.
     pub async fn oauth_records_changed(&self, server_id: Option<&str>) {
         self.inner.oauth.forget_cached(server_id).await;
+        for (_, slot) in self.slots() {
+            let own: Vec<(String, Arc<Slot>)> = slot
+                .principal_slots
+                .lock()
+                .map(|slots| {
+                    slots
+                        .iter()
+                        .map(|(p, s)| (p.clone(), Arc::clone(s)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let id = slot.config().id.clone();
+            if own.is_empty() || server_id.is_some_and(|wanted| wanted != id) {
+                continue;
+            }
+            let Ok(owners) = self.inner.records.oauth_principals(&id).await else {
+                continue;
+            };
+            for (principal, connection) in own {
+                if owners.contains(&principal) {
+                    continue;
+                }
+                let removed = slot
+                    .principal_slots
+                    .lock()
+                    .ok()
+                    .and_then(|mut slots| slots.remove(&principal));
+                if removed.is_some() {
+                    self.stop_slot(&connection, crate::spans::StopReason::Credentials)
+                        .await;
+                }
+            }
+        }
     }
 
     /// Forget `server`'s OAuth record (its tokens and client registration). The principals

@@ -574,6 +574,27 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
         ),
         (team_before + 1, bob_before)
     );
+
+    // Connected again for Bob, then signed out through another replica (his record deleted
+    // in the store, the change heard here): back on the team's here too, not `needs-auth`.
+    authorize_as(&fx.manager, &origin, Some(&bob.id), "bob").await?;
+    assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
+    fx.store
+        .delete_bot_oauth_record(&server.id, &bob.id)
+        .await?;
+    fx.manager.oauth_records_changed(Some(&server.id)).await;
+    let (team_before, bob_before) = (
+        calls_of(&origin, "team").await?,
+        calls_of(&origin, "bob").await?,
+    );
+    assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
+    assert_eq!(
+        (
+            calls_of(&origin, "team").await?,
+            calls_of(&origin, "bob").await?
+        ),
+        (team_before + 1, bob_before)
+    );
     fx.manager.stop_all().await;
     Ok(())
 }
