@@ -45,6 +45,9 @@ pub enum UiRole {
     Assistant,
 }
 
+/// Most calls with an approval's answer one request may carry in its last message.
+pub const MAX_ANSWERED_CALLS: usize = 256;
+
 /// A part that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum UiMessageError {
@@ -56,6 +59,8 @@ pub enum UiMessageError {
         part: usize,
         field: &'static str,
     },
+    #[error("the last message answers {count} tool calls that asked; a turn settles at most {max}")]
+    TooManyAnswers { count: usize, max: usize },
 }
 
 /// A conversation as a turn starts from it.
@@ -82,6 +87,15 @@ pub fn read_conversation(messages: &[UiMessage]) -> Result<Conversation, UiMessa
         .last()
         .is_some_and(|message| message.role == UiRole::Assistant);
     let converted = convert(messages, last_is_assistant.then_some(&mut resumed))?;
+    // A turn asks about the calls of its last step (at most 32 by default, 256 at most): a
+    // client's answers past that are not the model's calls, and each would be checked and
+    // logged.
+    if resumed.len() > MAX_ANSWERED_CALLS {
+        return Err(UiMessageError::TooManyAnswers {
+            count: resumed.len(),
+            max: MAX_ANSWERED_CALLS,
+        });
+    }
     Ok(Conversation {
         messages: converted,
         resumed,
@@ -359,6 +373,33 @@ mod tests {
         assert_eq!(
             to_provider_messages(&messages),
             Ok(vec![Message::user("go"), Message::user("again")])
+        );
+    }
+
+    #[test]
+    fn a_last_message_answering_more_calls_than_a_turn_asks_is_refused() {
+        let answered = |count: usize| -> Vec<UiMessage> {
+            let parts: Vec<Value> = (0..count)
+                .map(|i| {
+                    json!({"type": "dynamic-tool", "toolName": "t", "toolCallId": format!("c{i}"),
+                           "state": "approval-responded", "input": {},
+                           "approval": {"id": format!("ap{i}"), "approved": true}})
+                })
+                .collect();
+            serde_json::from_value(json!([
+                {"id": "u", "role": "user", "parts": [{"type": "text", "text": "go"}]},
+                {"id": "a", "role": "assistant", "parts": parts},
+            ]))
+            .expect("UIMessage JSON")
+        };
+        let settled = read_conversation(&answered(MAX_ANSWERED_CALLS)).expect("at the cap");
+        assert_eq!(settled.resumed.len(), MAX_ANSWERED_CALLS);
+        assert_eq!(
+            read_conversation(&answered(MAX_ANSWERED_CALLS + 1)).map(|c| c.resumed.len()),
+            Err(UiMessageError::TooManyAnswers {
+                count: MAX_ANSWERED_CALLS + 1,
+                max: MAX_ANSWERED_CALLS
+            })
         );
     }
 

@@ -76,7 +76,8 @@ impl ChatTurn {
                             input: Ok(call.input.clone()),
                         }),
                         Err(why) => {
-                            tracing::warn!(tool = %call.name, call = %call.id, why, "an approval was refused");
+                            // Debug: the name and id come from the client, escaped in the log.
+                            tracing::warn!(tool = ?call.name, call = ?call.id, why, "an approval was refused");
                             emitter
                                 .send(TurnEvent::ToolOutputError {
                                     call_id: call.id.clone(),
