@@ -115,6 +115,9 @@ pub async fn chat(
     let bot = find_bot(&state, &request.bot_id).await?;
     let conversation = read_conversation(&request.messages)
         .map_err(|error| ApiError::bad_request("bad_messages", error.to_string()))?;
+    // The request as sent (every part decoded, the ones the model never reads included) is
+    // not kept for the turn: a JSON answer waits for the whole turn in this function.
+    drop(request);
     let messages = conversation.messages;
     if messages.is_empty() {
         return Err(ApiError::bad_request(
