@@ -435,6 +435,14 @@ async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_on
 }
 
 /// How many `/mcp` requests the fake authorization server let through for `user`.
+/// The calls the authorization server saw with the team's token and with Bob's.
+async fn team_and_bob(origin: &str) -> anyhow::Result<(u64, u64)> {
+    Ok((
+        calls_of(origin, "team").await?,
+        calls_of(origin, "bob").await?,
+    ))
+}
+
 async fn calls_of(origin: &str, user: &str) -> anyhow::Result<u64> {
     Ok(counters(origin).await?["calls_by_user"][user]
         .as_u64()
@@ -562,17 +570,12 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
         fx.manager.principal_authorizations("hosted").await?,
         Vec::new()
     );
-    let (team_before, bob_before) = (
-        calls_of(&origin, "team").await?,
-        calls_of(&origin, "bob").await?,
-    );
+    let before = team_and_bob(&origin).await?;
     assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
     assert_eq!(
-        (
-            calls_of(&origin, "team").await?,
-            calls_of(&origin, "bob").await?
-        ),
-        (team_before + 1, bob_before)
+        team_and_bob(&origin).await?,
+        (before.0 + 1, before.1),
+        "on the team's"
     );
 
     // Connected again for Bob, then signed out through another replica (his record deleted
@@ -583,17 +586,12 @@ async fn a_bot_with_its_own_account_calls_on_its_own_connection_and_the_others_k
         .delete_bot_oauth_record(&server.id, &bob.id)
         .await?;
     fx.manager.oauth_records_changed(Some(&server.id)).await;
-    let (team_before, bob_before) = (
-        calls_of(&origin, "team").await?,
-        calls_of(&origin, "bob").await?,
-    );
+    let before = team_and_bob(&origin).await?;
     assert_eq!(text(&call(&bob.id).await?), SIMPLE_TEXT);
     assert_eq!(
-        (
-            calls_of(&origin, "team").await?,
-            calls_of(&origin, "bob").await?
-        ),
-        (team_before + 1, bob_before)
+        team_and_bob(&origin).await?,
+        (before.0 + 1, before.1),
+        "on the team's"
     );
     fx.manager.stop_all().await;
     Ok(())
