@@ -28,6 +28,8 @@ pub struct PipeConnection {
     pub service: RunningService<RoleClient, ClientSide>,
     /// Requests past rmcp's service loop, on the same pipe ([`mcp_wire::lane`]).
     pub lane: mcp_wire::DirectLane,
+    /// The connection's progress on the server's relay (its requests' and the lane's).
+    pub connection: crate::relay::ConnectionId,
 }
 
 /// `initialize` over a pipe within `init_timeout`, abandoned as soon as the server exits.
@@ -47,8 +49,13 @@ where
     let mut wire = mcp_wire::LineTransport::new(read, write);
     let lane = wire.direct_lane();
     let transport = crate::tap::ProgressTap::new(wire, relay, None);
+    let connection = transport.connection();
     let service = handshake_over(init_timeout, transport, exit, client, cancel).await?;
-    Ok(PipeConnection { service, lane })
+    Ok(PipeConnection {
+        service,
+        lane,
+        connection,
+    })
 }
 
 /// `initialize` over `transport` within `init_timeout`, abandoned as soon as the server exits

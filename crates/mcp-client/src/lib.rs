@@ -12,6 +12,8 @@
 //!   or challengeable ([`Auth`], [`challenge_in`]), its 2026-07-28 link
 //!   ([`StatelessLink`]), the `traceparent` header on each POST, progress in wire order
 //!   ([`ProgressTap`]), and its loss as the connection's exit ([`ConnectionLoss`]).
+//! - [`Subscribers`]: the resource subscriptions BotCraft's clients hold on a server,
+//!   counted, so that one client's `resources/unsubscribe` never ends another's.
 //!
 //! It knows no store, no manager and no bots: spawning, sandboxing, restarts, health and
 //! tool lists are `mcp-lifecycle`'s, which builds on this crate.
@@ -25,6 +27,7 @@ pub mod relay;
 mod remote;
 pub mod sse;
 mod stateless_link;
+pub mod subscribers;
 mod tap;
 mod trace_header;
 
@@ -34,7 +37,8 @@ pub use handshake::{HandshakeFailure, PipeConnection, handshake, handshake_over}
 pub use http::{cut_urls, http_client, shown_url};
 pub use loss::{ConnectionLoss, ExitInfo};
 pub use mcp_wire::{DirectLane, lane};
-pub use relay::{PROGRESS_BACKLOG, Relay, Unattended};
+pub use relay::{ConnectionId, PROGRESS_BACKLOG, Relay, Unattended};
 pub use remote::{ConnectError, RemoteConnection, RemoteTarget, RemoteTransport, connect};
 pub use stateless_link::StatelessLink;
+pub use subscribers::{MAX_RESOURCE_URI_BYTES, Subscribers};
 pub use tap::ProgressTap;

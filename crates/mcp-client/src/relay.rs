@@ -8,7 +8,9 @@
 //!   **progress** belong to a request in flight. Each request forwarded (the manager's
 //!   `forward`) registers its client as a [`Caller`] for as long as it runs (a request with no
 //!   client to ask, a chat turn's, registers [`Unattended`]). Progress is routed by the
-//!   progress token BotCraft put on the upstream request and re-labelled with the client's
+//!   connection and the progress token BotCraft put on the upstream request (each connection
+//!   numbers its tokens from the same start: a restarted server's, a remote server's
+//!   connection and its 2026-07-28 link; [`ConnectionId`]) and re-labelled with the client's
 //!   own token (at most [`PROGRESS_BACKLOG`] waiting per caller: a client that stops reading
 //!   loses progress, it does not hold memory). A server request goes to the one request in
 //!   flight on the server, if its client declared the capability, or to that client when
@@ -210,15 +212,21 @@ fn bounded_log(mut params: LoggingMessageNotificationParam) -> LoggingMessageNot
 /// first progress before [`Registration::route_progress`] ran).
 const UNROUTED_KEPT: usize = 64;
 
+/// One connection to the server ([`Relay::connection`]): BotCraft's client numbers the
+/// progress tokens of its requests per connection (rmcp's counter and the lane's start again
+/// on each), so a token means a request only together with the connection it came on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ConnectionId(u64);
+
 #[derive(Default)]
 struct Callers {
     next: u64,
     /// In registration order.
     active: Vec<Registered>,
-    /// Upstream progress token → registration id.
-    tokens: HashMap<ProgressToken, u64, foldhash::fast::RandomState>,
-    /// Progress that came before its token was routed, oldest first.
-    unrouted: std::collections::VecDeque<ProgressNotificationParam>,
+    /// (connection, upstream progress token) → registration id.
+    tokens: HashMap<(ConnectionId, ProgressToken), u64, foldhash::fast::RandomState>,
+    /// Progress that came before its token was routed, oldest first, with its connection.
+    unrouted: std::collections::VecDeque<(ConnectionId, ProgressNotificationParam)>,
 }
 
 impl Callers {
@@ -238,6 +246,8 @@ pub struct Relay {
     server: String,
     events: broadcast::Sender<ServerEvent>,
     callers: Mutex<Callers>,
+    connections: std::sync::atomic::AtomicU64,
+    subscribers: Arc<crate::subscribers::Subscribers>,
 }
 
 impl std::fmt::Debug for Relay {
@@ -257,7 +267,30 @@ impl Relay {
             server: server.into(),
             events: broadcast::channel(EVENT_BACKLOG).0,
             callers: Mutex::new(Callers::default()),
+            connections: std::sync::atomic::AtomicU64::new(0),
+            subscribers: Arc::default(),
         })
+    }
+
+    /// Who holds which of the server's resource subscriptions ([`crate::subscribers`]).
+    pub fn subscribers(&self) -> Arc<crate::subscribers::Subscribers> {
+        Arc::clone(&self.subscribers)
+    }
+
+    /// A new connection to the server, whose progress is told apart from every other's.
+    pub fn connection(&self) -> ConnectionId {
+        ConnectionId(
+            self.connections
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// `connection` ended: what it left unrouted is dropped, and its tokens route nothing
+    /// more (a later connection reusing a number cannot receive them).
+    pub fn connection_ended(&self, connection: ConnectionId) {
+        let mut callers = self.callers();
+        callers.unrouted.retain(|(from, _)| *from != connection);
+        callers.tokens.retain(|(from, _), _| *from != connection);
     }
 
     fn callers(&self) -> std::sync::MutexGuard<'_, Callers> {
@@ -283,7 +316,11 @@ impl Relay {
         let event = match event {
             ServerEvent::Log(params) => ServerEvent::Log(bounded_log(params)),
             // No subscription can name a URI this long: nobody's.
-            ServerEvent::ResourceUpdated { uri } if uri.len() > MAX_NAME_BYTES * 8 => return,
+            ServerEvent::ResourceUpdated { uri }
+                if uri.len() > crate::subscribers::MAX_RESOURCE_URI_BYTES =>
+            {
+                return;
+            }
             other => other,
         };
         let _ = self.events.send(event);
@@ -311,37 +348,42 @@ impl Relay {
         }
     }
 
-    /// Route progress under upstream token `upstream` to the registration `id` (and what
-    /// already came under it).
-    fn route_progress(&self, id: u64, upstream: ProgressToken) {
+    /// Route progress under upstream token `upstream` on `connection` to the registration
+    /// `id` (and what already came under it).
+    fn route_progress(&self, id: u64, connection: ConnectionId, upstream: ProgressToken) {
         let mut callers = self.callers();
-        callers.tokens.insert(upstream.clone(), id);
-        let early: std::collections::VecDeque<ProgressNotificationParam> = {
+        let early: std::collections::VecDeque<(ConnectionId, ProgressNotificationParam)> = {
             let (mine, rest) = callers
                 .unrouted
                 .drain(..)
-                .partition(|p| p.progress_token == upstream);
+                .partition(|(from, p)| *from == connection && p.progress_token == upstream);
             callers.unrouted = rest;
             mine
         };
-        for params in early {
+        callers.tokens.insert((connection, upstream), id);
+        for (_, params) in early {
             callers.queue(id, params);
         }
     }
 
-    /// A progress notification, in wire order ([`crate::tap`]): queued for its caller.
-    pub fn enqueue_progress(&self, params: ProgressNotificationParam) {
+    /// A progress notification that came on `connection`, in wire order ([`crate::tap`]):
+    /// queued for its caller.
+    pub fn enqueue_progress(&self, connection: ConnectionId, params: ProgressNotificationParam) {
         let Some(params) = bounded_progress(params) else {
             return;
         };
         let mut callers = self.callers();
-        match callers.tokens.get(&params.progress_token).copied() {
+        match callers
+            .tokens
+            .get(&(connection, params.progress_token.clone()))
+            .copied()
+        {
             Some(id) => callers.queue(id, params),
             None => {
                 if callers.unrouted.len() == UNROUTED_KEPT {
                     callers.unrouted.pop_front();
                 }
-                callers.unrouted.push_back(params);
+                callers.unrouted.push_back((connection, params));
             }
         }
     }
@@ -465,9 +507,9 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// Progress the server reports under `upstream` goes to this caller.
-    pub fn route_progress(&self, upstream: ProgressToken) {
-        self.relay.route_progress(self.id, upstream);
+    /// Progress the server reports under `upstream` on `connection` goes to this caller.
+    pub fn route_progress(&self, connection: ConnectionId, upstream: ProgressToken) {
+        self.relay.route_progress(self.id, connection, upstream);
     }
 
     /// Wait until the progress that arrived so far reached the caller.
@@ -698,9 +740,13 @@ mod tests {
         }
         let relay = Relay::new("fixture");
         let registration = relay.register(Arc::new(Stalled), Some(token("client")));
-        registration.route_progress(token("up"));
+        let conn = relay.connection();
+        registration.route_progress(conn, token("up"));
         for n in 0..10_000 {
-            relay.enqueue_progress(ProgressNotificationParam::new(token("up"), f64::from(n)));
+            relay.enqueue_progress(
+                conn,
+                ProgressNotificationParam::new(token("up"), f64::from(n)),
+            );
         }
         let callers = relay.callers();
         let queue = callers.active[0].queue.as_ref().expect("a queue");
@@ -718,19 +764,23 @@ mod tests {
         let relay = Relay::new("fixture");
         let (a, seen_a) = recorder("a", vec![]);
         let (b, seen_b) = recorder("b", vec![]);
+        let conn = relay.connection();
         let ra = relay.register(a, Some(token("client-a")));
         // Progress that comes before its token is routed is kept and delivered first.
-        relay.enqueue_progress(ProgressNotificationParam::new(token("up-1"), 0.0));
-        ra.route_progress(token("up-1"));
+        relay.enqueue_progress(conn, ProgressNotificationParam::new(token("up-1"), 0.0));
+        ra.route_progress(conn, token("up-1"));
         let rb = relay.register(b, Some(token("client-b")));
-        rb.route_progress(token("up-2"));
+        rb.route_progress(conn, token("up-2"));
         for (upstream, progress) in [
             ("up-2", 10.0),
             ("up-1", 50.0),
             ("up-9", 1.0),
             ("up-1", 100.0),
         ] {
-            relay.enqueue_progress(ProgressNotificationParam::new(token(upstream), progress));
+            relay.enqueue_progress(
+                conn,
+                ProgressNotificationParam::new(token(upstream), progress),
+            );
         }
         ra.flush().await;
         rb.flush().await;
@@ -747,12 +797,56 @@ mod tests {
             vec![("b:client-b".to_owned(), 10.0)]
         );
         drop(ra);
-        relay.enqueue_progress(ProgressNotificationParam::new(token("up-1"), 60.0));
+        relay.enqueue_progress(conn, ProgressNotificationParam::new(token("up-1"), 60.0));
         rb.flush().await;
         assert_eq!(
             seen_a.lock().expect("test value").len(),
             3,
             "nothing after the caller left"
         );
+    }
+
+    /// A token is a request's only on the connection it was sent on: the same number on
+    /// another connection (a remote server's 2026-07-28 link, a restarted server) reaches
+    /// another caller, never this one; what an ended connection left unrouted reaches
+    /// nobody on the next.
+    #[tokio::test]
+    async fn progress_is_routed_by_connection_and_token() {
+        let relay = Relay::new("fixture");
+        let (main, link) = (relay.connection(), relay.connection());
+        let (victim, seen_victim) = recorder("victim", vec![]);
+        let (other, seen_other) = recorder("other", vec![]);
+        let rv = relay.register(victim, Some(token("v")));
+        rv.route_progress(main, token("7"));
+        let ro = relay.register(other, Some(token("o")));
+        ro.route_progress(link, token("7"));
+        relay.enqueue_progress(main, ProgressNotificationParam::new(token("7"), 1.0));
+        relay.enqueue_progress(link, ProgressNotificationParam::new(token("7"), 2.0));
+        // Unrouted progress of a connection that then ends.
+        relay.enqueue_progress(main, ProgressNotificationParam::new(token("8"), 3.0));
+        relay.connection_ended(main);
+        let next = relay.connection();
+        let (next_caller, seen_next) = recorder("next", vec![]);
+        let rn = relay.register(next_caller, Some(token("n")));
+        rn.route_progress(next, token("8"));
+        {
+            let callers = relay.callers();
+            assert!(callers.unrouted.iter().all(|(from, _)| *from != main));
+            assert!(callers.tokens.keys().all(|(from, _)| *from != main));
+        }
+        // The victim's token on the ended connection routes nothing more.
+        relay.enqueue_progress(main, ProgressNotificationParam::new(token("7"), 4.0));
+        rv.flush().await;
+        ro.flush().await;
+        rn.flush().await;
+        assert_eq!(
+            *seen_victim.lock().expect("test value"),
+            vec![("victim:v".to_owned(), 1.0)]
+        );
+        assert_eq!(
+            *seen_other.lock().expect("test value"),
+            vec![("other:o".to_owned(), 2.0)]
+        );
+        assert_eq!(*seen_next.lock().expect("test value"), vec![]);
     }
 }

@@ -58,6 +58,8 @@ pub struct RemoteConnection {
     pub exit: watch::Receiver<Option<ExitInfo>>,
     /// The 2026-07-28 link (streamable HTTP only), opened when first needed.
     pub link: Option<Arc<StatelessLink>>,
+    /// The connection's progress on the server's relay.
+    pub connection: crate::relay::ConnectionId,
 }
 
 /// Why a remote connection did not open.
@@ -85,7 +87,7 @@ pub async fn connect(
     let relay = client.relay();
     let timeout = target.init_timeout;
     let mut link = None;
-    let started = match target.transport {
+    let (connection, started) = match target.transport {
         RemoteTransport::StreamableHttp => {
             let headers: HashMap<HeaderName, HeaderValue> = target
                 .headers
@@ -99,13 +101,21 @@ pub async fn connect(
                 link = link_for(&target, &headers, authorized.clone(), &relay);
                 let transport = StreamableHttpClientTransport::with_client(authorized, settings);
                 let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
-                handshake_over(timeout, transport, &exit, client, &cancel).await
+                let connection = transport.connection();
+                (
+                    connection,
+                    handshake_over(timeout, transport, &exit, client, &cancel).await,
+                )
             } else {
                 let http = TraceHeader(http);
                 link = link_for(&target, &headers, http.clone(), &relay);
                 let transport = StreamableHttpClientTransport::with_client(http, settings);
                 let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
-                handshake_over(timeout, transport, &exit, client, &cancel).await
+                let connection = transport.connection();
+                (
+                    connection,
+                    handshake_over(timeout, transport, &exit, client, &cancel).await,
+                )
             }
         }
         RemoteTransport::Sse => {
@@ -123,7 +133,11 @@ pub async fn connect(
                 }
             };
             let transport = ProgressTap::new(transport, relay, Some(Arc::clone(&lost)));
-            handshake_over(timeout, transport, &exit, client, &cancel).await
+            let connection = transport.connection();
+            (
+                connection,
+                handshake_over(timeout, transport, &exit, client, &cancel).await,
+            )
         }
     };
     match started {
@@ -133,6 +147,7 @@ pub async fn connect(
             lost,
             exit,
             link,
+            connection,
         }),
         Err(HandshakeFailure::Refused(error)) => match challenge_in(error.as_ref()) {
             Some(challenge) if oauth => Err(ConnectError::NeedsAuth { challenge }),

@@ -26,7 +26,7 @@ use rmcp::transport::streamable_http_client::{
 };
 
 use crate::client::CLIENT_NAME;
-use crate::relay::Relay;
+use crate::relay::{ConnectionId, Relay};
 use crate::tap::ProgressTap;
 
 /// The handler of a link: it takes no requests from the server (2026-07-28 servers send
@@ -43,7 +43,7 @@ impl ClientHandler for LinkClient {
     }
 }
 
-type Opened = Option<RunningService<RoleClient, LinkClient>>;
+type Opened = Option<(RunningService<RoleClient, LinkClient>, ConnectionId)>;
 
 /// The link of one remote connection, opened at most once, when first asked for; closed
 /// with the connection (dropping it cancels its service).
@@ -83,6 +83,7 @@ impl StatelessLink {
                 None,
             );
             let server = server.clone();
+            let connection = transport.connection();
             Box::pin(async move {
                 let mode = ClientLifecycleMode::Discover {
                     preferred_versions: vec![ProtocolVersion::V_2026_07_28],
@@ -93,7 +94,7 @@ impl StatelessLink {
                 )
                 .await
                 {
-                    Ok(Ok(service)) => Some(service),
+                    Ok(Ok(service)) => Some((service, connection)),
                     Ok(Err(error)) => {
                         // URLs in the error are cut to what may be shown (a query can hold a
                         // token), as every remote error is.
@@ -121,12 +122,13 @@ impl StatelessLink {
         }
     }
 
-    /// The link's peer, opening it the first time; `None` when the server has none.
-    pub async fn peer(&self) -> Option<Peer<RoleClient>> {
+    /// The link's peer and its connection on the relay (what routes the progress of its
+    /// requests), opening it the first time; `None` when the server has none.
+    pub async fn peer(&self) -> Option<(Peer<RoleClient>, ConnectionId)> {
         self.link
             .get_or_init(|| (self.open)())
             .await
             .as_ref()
-            .map(|service| service.peer().clone())
+            .map(|(service, connection)| (service.peer().clone(), *connection))
     }
 }

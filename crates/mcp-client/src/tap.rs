@@ -15,19 +15,39 @@ use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 
 use crate::loss::ConnectionLoss;
-use crate::relay::Relay;
+use crate::relay::{ConnectionId, Relay};
 
-/// `inner`, with progress notifications queued on `relay` as they arrive.
+/// `inner`, with progress notifications queued on `relay` as they arrive, as the progress of
+/// one connection ([`Self::connection`]); dropped, the connection ends on the relay.
 pub struct ProgressTap<T> {
     inner: T,
     relay: Arc<Relay>,
+    connection: ConnectionId,
     /// Told when the transport ends (a remote connection's "exit").
     lost: Option<Arc<ConnectionLoss>>,
 }
 
 impl<T> ProgressTap<T> {
     pub fn new(inner: T, relay: Arc<Relay>, lost: Option<Arc<ConnectionLoss>>) -> Self {
-        Self { inner, relay, lost }
+        let connection = relay.connection();
+        Self {
+            inner,
+            relay,
+            connection,
+            lost,
+        }
+    }
+
+    /// The connection this transport carries: what routes its requests' progress
+    /// ([`crate::relay::Registration::route_progress`]).
+    pub fn connection(&self) -> ConnectionId {
+        self.connection
+    }
+}
+
+impl<T> Drop for ProgressTap<T> {
+    fn drop(&mut self) {
+        self.relay.connection_ended(self.connection);
     }
 }
 
@@ -66,7 +86,8 @@ impl<T: Transport<RoleClient>> Transport<RoleClient> for ProgressTap<T> {
             ..
         }) = &message
         {
-            self.relay.enqueue_progress(progress.params.clone());
+            self.relay
+                .enqueue_progress(self.connection, progress.params.clone());
         }
         Some(message)
     }

@@ -214,4 +214,8 @@ impl GatewayBackend for ToolsetBackend {
     fn server_events(&self, server: &str) -> Option<broadcast::Receiver<ServerEvent>> {
         self.toolsets.manager().server_events(server).ok()
     }
+
+    fn subscribers(&self, server: &str) -> Option<std::sync::Arc<mcp_client::Subscribers>> {
+        self.toolsets.manager().server_subscribers(server).ok()
+    }
 }

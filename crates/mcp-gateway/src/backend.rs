@@ -152,4 +152,12 @@ pub trait GatewayBackend: Send + Sync + 'static {
         let _ = server;
         None
     }
+
+    /// Who holds which of `server`'s resource subscriptions, shared by every session of
+    /// every face over this backend's servers; `None` when the backend keeps no count (each
+    /// session's unsubscribe then goes on as it came, for what the session holds).
+    fn subscribers(&self, server: &str) -> Option<std::sync::Arc<mcp_client::Subscribers>> {
+        let _ = server;
+        None
+    }
 }

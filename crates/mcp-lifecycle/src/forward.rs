@@ -96,6 +96,15 @@ impl McpServerManager {
         Ok(self.slot(server)?.relay.subscribe())
     }
 
+    /// Who holds which of `server`'s resource subscriptions (shared by every face and
+    /// session, like its connection).
+    pub fn server_subscribers(
+        &self,
+        server: &str,
+    ) -> Result<Arc<mcp_client::Subscribers>, LifecycleError> {
+        Ok(self.slot(server)?.relay.subscribers())
+    }
+
     /// How many follow `server`'s notifications now (each open session of a bot that binds
     /// it, on the gateway).
     pub fn server_event_followers(&self, server: &str) -> Result<usize, LifecycleError> {
@@ -330,13 +339,15 @@ impl Exchange<'_> {
         // request goes on its link instead (the client's revision and capabilities given as
         // the request's own metadata, over the link's), else as one of the connection's.
         let mut peer = process.peer().clone();
+        let mut connection = process.connection();
         let mut own_meta = None;
         if process.is_remote() {
             let named = take_request_revision(&mut request);
             if named.is_some()
-                && let Some(link) = process.stateless_peer().await
+                && let Some((link, link_connection)) = process.stateless_peer().await
             {
                 peer = link;
+                connection = link_connection;
                 own_meta = named;
             }
         }
@@ -353,7 +364,7 @@ impl Exchange<'_> {
             }
         };
         if let Some(registration) = self.registration {
-            registration.route_progress(handle.progress_token.clone());
+            registration.route_progress(connection, handle.progress_token.clone());
         }
         self.record(&handle.id, &peer);
         // The handle is consumed by either branch; cancel needs its id and peer.
@@ -382,7 +393,7 @@ impl Exchange<'_> {
             Err(error) => return Err(Stop::Failed(self.unsent(error).await)),
         };
         if let Some(registration) = self.registration {
-            registration.route_progress(sent.progress.clone());
+            registration.route_progress(process.connection(), sent.progress.clone());
         }
         self.record(&sent.id, process.peer());
         // The write is under the timeout and the client's cancel too: a server that stops

@@ -35,6 +35,8 @@ pub struct McpProcess {
     server: String,
     backing: Backing,
     peer: Peer<RoleClient>,
+    /// The connection's progress on the server's relay.
+    connection: mcp_client::ConnectionId,
     /// A pipe's requests past rmcp's service loop (a child, an in-process server).
     lane: Option<mcp_client::DirectLane>,
     service: tokio::sync::Mutex<Option<RunningService<RoleClient, ClientSide>>>,
@@ -288,8 +290,13 @@ impl McpProcess {
         )
         .await
         {
-            Ok(PipeConnection { service, lane }) => Ok(Self {
+            Ok(PipeConnection {
+                service,
+                lane,
+                connection,
+            }) => Ok(Self {
                 server: config.name.clone(),
+                connection,
                 backing: Backing::Child {
                     pid,
                     identity,
@@ -363,8 +370,13 @@ impl McpProcess {
         let (read, write) = tokio::io::split(client_end);
         let never = tokio_util::sync::CancellationToken::new();
         match handshake(config.init_timeout, read, write, &exit, client, &never).await {
-            Ok(PipeConnection { service, lane }) => Ok(Self {
+            Ok(PipeConnection {
+                service,
+                lane,
+                connection,
+            }) => Ok(Self {
                 server: config.name.clone(),
+                connection,
                 backing: Backing::InProcess { task: abort },
                 peer: service.peer().clone(),
                 lane: Some(lane),
@@ -393,9 +405,11 @@ impl McpProcess {
             lost,
             exit,
             link,
+            connection,
         } = connection;
         Self {
             server: config.name.clone(),
+            connection,
             backing: Backing::Remote { url, lost, link },
             peer: service.peer().clone(),
             lane: None,
@@ -415,9 +429,12 @@ impl McpProcess {
         matches!(self.backing, Backing::Remote { .. })
     }
 
-    /// The peer for a 2026-07-28 request to a remote server: its link, opened the first time
-    /// (`None` for a stdio server, an SSE one, or one without that revision).
-    pub(crate) async fn stateless_peer(&self) -> Option<Peer<RoleClient>> {
+    /// The peer for a 2026-07-28 request to a remote server, with its connection on the relay:
+    /// its link, opened the first time (`None` for a stdio server, an SSE one, or one without
+    /// that revision).
+    pub(crate) async fn stateless_peer(
+        &self,
+    ) -> Option<(Peer<RoleClient>, mcp_client::ConnectionId)> {
         match &self.backing {
             Backing::Remote {
                 link: Some(link), ..
@@ -613,6 +630,11 @@ impl McpProcess {
     /// The rmcp peer of the connection (forwarded requests).
     pub(crate) fn peer(&self) -> &Peer<RoleClient> {
         &self.peer
+    }
+
+    /// The connection's progress on the server's relay (its peer's requests and its lane's).
+    pub(crate) fn connection(&self) -> mcp_client::ConnectionId {
+        self.connection
     }
 
     /// The pipe's lane past rmcp's service loop, for a server that can take it: a child or

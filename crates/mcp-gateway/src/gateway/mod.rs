@@ -134,6 +134,9 @@ struct Session {
     prompts: Mutex<BTreeMap<String, toolset::ToolRoute>>,
     /// (server, the server's URI) this session subscribed to.
     subscribed: Mutex<BTreeSet<(String, String)>>,
+    /// The servers' ledgers of those subscriptions ([`mcp_client::Subscribers`]), left when
+    /// the session closes; the task that leaves them is started with the first.
+    ledgers: Mutex<BTreeMap<String, Arc<mcp_client::Subscribers>>>,
     /// The level the client asked for with `logging/setLevel`; no log messages before.
     log_level: Mutex<Option<LoggingLevel>>,
     /// The tools last listed.
@@ -167,6 +170,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 scope: OnceLock::new(),
                 prompts: Mutex::new(BTreeMap::new()),
                 subscribed: Mutex::new(BTreeSet::new()),
+                ledgers: Mutex::new(BTreeMap::new()),
                 log_level: Mutex::new(None),
                 listed: Arc::new(Mutex::new(None)),
                 closed: closed.clone(),
@@ -591,25 +595,13 @@ impl<B: GatewayBackend> ServerHandler for GatewayServer<B> {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (bot, scope) = self.who(&context.extensions)?;
+        self.who(&context.extensions)?;
+        // The level filters what this session hears, and goes no further: a server's
+        // connection is shared by every session of every bot that uses it, so a level sent
+        // on would be everyone's (a `debug` would have the server tell this client about
+        // other bots' calls, an `emergency` would silence it for all of them).
         *lock(&self.session.log_level) = Some(request.level);
-        let servers = match &scope {
-            GatewayScope::Server(server) => vec![server.clone()],
-            GatewayScope::Bot => self.backend.bot_servers(&bot).await.map_err(list_error)?,
-        };
-        let mut last_error = None;
-        for server in &servers {
-            let forwarded =
-                ClientRequest::SetLevelRequest(rmcp::model::Request::new(request.clone()));
-            if let Err(error) = self.relay(&bot, server, forwarded, &context).await {
-                last_error = Some(error);
-            }
-        }
-        match (scope, last_error) {
-            // One server: its answer is the answer. Merged: the level is BotCraft's to keep.
-            (GatewayScope::Server(_), Some(error)) => Err(error),
-            _ => Ok(()),
-        }
+        Ok(())
     }
 }
 

@@ -38,6 +38,9 @@ use toolset::{QualifiedToolNames, ToolRoute};
 use super::{GatewayServer, lock};
 use crate::backend::{BackendError, GatewayBackend};
 pub(crate) use crate::relay::expect;
+
+/// The most resources one session follows at once.
+pub(crate) const MAX_SUBSCRIPTIONS_PER_SESSION: usize = 1024;
 use crate::relay::{
     Declared, GatewayScope, SessionCaller, forwarded_meta, mark_complete, qualify_uri, split_uri,
 };
@@ -495,7 +498,11 @@ impl<B: GatewayBackend> GatewayServer<B> {
     }
 
     /// `resources/subscribe` (`on`) or `resources/unsubscribe` of `uri`, routed to its server
-    /// under the server's URI; the session remembers what it follows.
+    /// under the server's URI; the session remembers what it follows. The server's
+    /// subscriptions are every session's ([`mcp_client::subscribers`]): a subscribe always
+    /// goes on (the server may have restarted since), an unsubscribe only for a URI this
+    /// session holds and no other session does; one this session does not hold is answered
+    /// here and changes nothing.
     pub(crate) async fn relay_subscription(
         &self,
         uri: &str,
@@ -504,23 +511,82 @@ impl<B: GatewayBackend> GatewayServer<B> {
     ) -> Result<(), ErrorData> {
         let (bot, scope) = self.who(&context.extensions)?;
         let (server, raw) = self.route_uri(&scope, uri)?;
+        if raw.len() > mcp_client::MAX_RESOURCE_URI_BYTES {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "the resource URI is {} bytes long; BotCraft follows URIs of at most {} bytes",
+                    raw.len(),
+                    mcp_client::MAX_RESOURCE_URI_BYTES
+                ),
+                None,
+            ));
+        }
         let key = (server.to_owned(), raw.to_owned());
-        let request = if on {
-            ClientRequest::SubscribeRequest(rmcp::model::Request::new(
-                rmcp::model::SubscribeRequestParams::new(raw),
-            ))
-        } else {
-            // Forget first: no update for it once the client asked to stop.
-            lock(&self.session.subscribed).remove(&key);
-            ClientRequest::UnsubscribeRequest(rmcp::model::Request::new(
-                rmcp::model::UnsubscribeRequestParams::new(raw),
-            ))
+        let subscribers = self.backend.subscribers(server);
+        // Held while the server is told: one server's subscription changes go in order.
+        let mut ledger = match &subscribers {
+            Some(subscribers) => Some(subscribers.ledger().await),
+            None => None,
         };
+        if !on {
+            // Forget first: no update for it once the client asked to stop.
+            if !lock(&self.session.subscribed).remove(&key) {
+                return Ok(());
+            }
+            if !ledger.as_mut().is_none_or(|ledger| ledger.leave(raw)) {
+                return Ok(());
+            }
+            let request = ClientRequest::UnsubscribeRequest(rmcp::model::Request::new(
+                rmcp::model::UnsubscribeRequestParams::new(raw),
+            ));
+            return self.relay(&bot, server, request, context).await.map(drop);
+        }
+        let held = lock(&self.session.subscribed).contains(&key);
+        if !held && lock(&self.session.subscribed).len() >= MAX_SUBSCRIPTIONS_PER_SESSION {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "this session follows {MAX_SUBSCRIPTIONS_PER_SESSION} resources, the most BotCraft lets one session follow: unsubscribe from one first"
+                ),
+                None,
+            ));
+        }
+        let request = ClientRequest::SubscribeRequest(rmcp::model::Request::new(
+            rmcp::model::SubscribeRequestParams::new(raw),
+        ));
         self.relay(&bot, server, request, context).await?;
-        if on {
-            lock(&self.session.subscribed).insert(key);
+        if lock(&self.session.subscribed).insert(key)
+            && let (Some(ledger), Some(subscribers)) = (ledger.as_mut(), subscribers.as_ref())
+        {
+            ledger.join(raw);
+            self.hold_ledger(server, std::sync::Arc::clone(subscribers));
         }
         Ok(())
+    }
+
+    /// Keep `server`'s ledger for the session, and, the first time, start what leaves the
+    /// session's subscriptions when it closes (the server is not told: it may be stopped,
+    /// and its updates for a URI nobody follows reach nobody).
+    fn hold_ledger(&self, server: &str, subscribers: std::sync::Arc<mcp_client::Subscribers>) {
+        let first = {
+            let mut ledgers = lock(&self.session.ledgers);
+            let first = ledgers.is_empty();
+            ledgers.entry(server.to_owned()).or_insert(subscribers);
+            first
+        };
+        if !first {
+            return;
+        }
+        let session = std::sync::Arc::clone(&self.session);
+        drop(tokio::spawn(async move {
+            session.closed.cancelled().await;
+            let held = std::mem::take(&mut *lock(&session.subscribed));
+            let ledgers = std::mem::take(&mut *lock(&session.ledgers));
+            for (server, uri) in held {
+                if let Some(subscribers) = ledgers.get(&server) {
+                    subscribers.ledger().await.leave(&uri);
+                }
+            }
+        }));
     }
 
     /// `resources/read`; on the merged face the contents' URIs are named back.

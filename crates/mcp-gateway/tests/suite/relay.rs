@@ -2,7 +2,8 @@
 //! test-support's conformance fixture (run over stdio): elicitation reaching the gateway's
 //! client and its answer flowing back, refused when the client did not declare it; progress
 //! in order before the result; resources and prompts under merged names on `/mcp` and under
-//! their own on `/mcp/fixture`.
+//! their own on `/mcp/fixture`; a session's log level and resource subscriptions its own, never
+//! another's to change through the shared connection.
 
 #![allow(deprecated)] // logging is legacy in 2026-07-28; 2025-11-25 servers (the fixture) use it
 
@@ -474,6 +475,107 @@ async fn a_2026_client_gets_the_server_s_input_required_result_and_its_retry_com
         "{refused}"
     );
     session.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}
+
+/// A client's `logging/setLevel` is its session's filter and goes no further: the fixture's
+/// connection is every session's, so one client's `emergency`, sent after another client asked
+/// for `info`, must not silence the server for that other client.
+#[tokio::test]
+async fn a_sessions_log_level_is_its_own_and_never_reaches_the_shared_server() -> anyhow::Result<()>
+{
+    let setup = setup().await?;
+    let client = Client::default();
+    let listening = connect(&setup.served.url, client.clone()).await?;
+    listening
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await?;
+    let quiet = connect(&setup.served.url, Client::default()).await?;
+    quiet
+        .peer()
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Emergency,
+        ))
+        .await?;
+    setup
+        .manager
+        .call_tool("fixture", "test_tool_with_logging", None)
+        .await?;
+    tokio::time::timeout(Duration::from_secs(20), client.logged.notified())
+        .await
+        .map_err(|_| anyhow::anyhow!("the info-level client heard no log message"))?;
+    quiet.cancel().await?;
+    listening.cancel().await?;
+    setup.manager.stop_all().await;
+    Ok(())
+}
+
+/// How many URIs the fixture's connection is subscribed to (it counts them itself).
+async fn subscribed_upstream(setup: &Setup) -> anyhow::Result<String> {
+    let touched = setup
+        .manager
+        .call_tool("fixture", "test_touch_resource", None)
+        .await?;
+    Ok(text_of(&touched))
+}
+
+/// A subscription belongs to the session that made it: another session's unsubscribe of the
+/// same URI (one it never subscribed to, or its own while the first still holds it) does not
+/// end it upstream; the last holder's does. A URI longer than BotCraft follows is refused.
+#[tokio::test]
+async fn one_session_cannot_end_another_sessions_subscription() -> anyhow::Result<()> {
+    use rmcp::model::{SubscribeRequestParams, UnsubscribeRequestParams};
+    let setup = setup().await?;
+    let uri = "botcraft://fixture/test://static-text";
+    let victim = connect(&setup.served.url, Client::default()).await?;
+    let other = connect(&setup.served.url, Client::default()).await?;
+    victim
+        .peer()
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await?;
+    other
+        .peer()
+        .unsubscribe(UnsubscribeRequestParams::new(uri))
+        .await?;
+    assert_eq!(
+        subscribed_upstream(&setup).await?,
+        "updated 1 subscribed resource(s)"
+    );
+    other
+        .peer()
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await?;
+    other
+        .peer()
+        .unsubscribe(UnsubscribeRequestParams::new(uri))
+        .await?;
+    assert_eq!(
+        subscribed_upstream(&setup).await?,
+        "updated 1 subscribed resource(s)"
+    );
+    victim
+        .peer()
+        .unsubscribe(UnsubscribeRequestParams::new(uri))
+        .await?;
+    assert_eq!(
+        subscribed_upstream(&setup).await?,
+        "updated 0 subscribed resource(s)"
+    );
+    let long = format!("botcraft://fixture/test://{}", "x".repeat(9 * 1024));
+    let refused = victim
+        .peer()
+        .subscribe(SubscribeRequestParams::new(long))
+        .await;
+    assert!(
+        format!("{refused:?}").contains("BotCraft follows URIs of at most 8192 bytes"),
+        "{refused:?}"
+    );
+    victim.cancel().await?;
+    other.cancel().await?;
     setup.manager.stop_all().await;
     Ok(())
 }
