@@ -8,8 +8,9 @@
 //!   challenge; then it is `needs-auth`. A server that never challenges never sees OAuth.
 //!   SSE servers take static headers only.
 //! - **Discovery** (protected-resource metadata from the challenge or the well-known paths,
-//!   then authorization-server metadata with the OAuth and OpenID fallbacks), **PKCE S256**,
-//!   the **`resource` indicator** on every token request and **`iss`** checking (RFC 9207)
+//!   then authorization-server metadata with the OAuth and OpenID fallbacks), **PKCE S256**
+//!   (an authorization server whose metadata does not list S256 is refused, as the spec has
+//!   it; [`pkce_refusal`]), the **`resource` indicator** on every token request and **`iss`** checking (RFC 9207)
 //!   are rmcp's. Metadata on private or loopback addresses is accepted only for a server
 //!   that is itself on one (rmcp's rule).
 //! - **Client registration**, in the spec's order: a client ID metadata document (when the
@@ -255,12 +256,12 @@ fn oauth_base(url: &str) -> String {
 }
 
 /// An `AuthorizationManager` for `endpoint`, its metadata resolved (from `challenge` when
-/// there is one), with the metadata it was given.
+/// there is one), with the metadata it was given and whether the server published it.
 pub(crate) async fn authorization_manager(
     config: &ServerConfig,
     endpoint: &RemoteEndpoint,
     challenge: Option<&str>,
-) -> Result<(AuthorizationManager, AuthorizationMetadata), LifecycleError> {
+) -> Result<(AuthorizationManager, AuthorizationMetadata, bool), LifecycleError> {
     let manager = AuthorizationManager::new(oauth_base(&endpoint.url).as_str())
         .await
         .map_err(|error| auth_failed(config, &error))?;
@@ -270,7 +271,38 @@ pub(crate) async fn authorization_manager(
         .map_err(|error| auth_failed(config, &error))?;
     let mut manager = manager;
     manager.set_metadata(resolution.metadata.clone());
-    Ok((manager, resolution.metadata))
+    Ok((
+        manager,
+        resolution.metadata,
+        resolution.source.is_discovered(),
+    ))
+}
+
+/// Why an authorization may not start at an authorization server whose metadata the server
+/// published (`discovered`): the MCP authorization spec (2025-11-25) has a client verify PKCE
+/// support there and refuse to proceed when `code_challenge_methods_supported` is absent (the
+/// server does not support PKCE) or does not list `S256`, the one method BotCraft uses.
+/// Endpoints made up for a 2025-03-26 server that publishes no metadata (rmcp's legacy
+/// fallback) have nothing to verify: S256 is sent, as that revision requires.
+pub(crate) fn pkce_refusal(metadata: &AuthorizationMetadata, discovered: bool) -> Option<String> {
+    if !discovered {
+        return None;
+    }
+    match &metadata.code_challenge_methods_supported {
+        Some(methods) if methods.iter().any(|method| method == "S256") => None,
+        Some(_) => Some(
+            "its authorization server does not support PKCE with S256 \
+             (code_challenge_methods_supported lists no S256), which the MCP authorization \
+             spec requires"
+                .to_owned(),
+        ),
+        None => Some(
+            "its authorization server's metadata has no code_challenge_methods_supported: it \
+             does not say it supports PKCE, and the MCP authorization spec has a client refuse \
+             to proceed"
+                .to_owned(),
+        ),
+    }
 }
 
 /// The HTTP client a connection to an OAuth server uses: `http` with a token from the
@@ -296,7 +328,7 @@ pub(crate) async fn authorized_client(
     let Some(record) = record.filter(OAuthRecord::has_token) else {
         return Ok(None);
     };
-    let (mut manager, mut metadata) = authorization_manager(config, endpoint, None).await?;
+    let (mut manager, mut metadata, _) = authorization_manager(config, endpoint, None).await?;
     let current_issuer = metadata.issuer.clone();
     let stored_issuer = record
         .credentials

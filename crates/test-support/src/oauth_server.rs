@@ -14,7 +14,9 @@
 //!   `/mcp` requests are counted per user (`calls_by_user`): whose account a client used.
 //! - `/admin/*` drives tests: `GET /admin/state` (counters), `POST /admin/lifetime?secs=N[&advertised=M]`
 //!   (lifetime of the next tokens, and the `expires_in` told to the client if it differs), `POST /admin/revoke-refresh`, `POST /admin/revoke-access`,
-//!   `POST /admin/revoke-user?user=U` (that user's access and refresh tokens).
+//!   `POST /admin/revoke-user?user=U` (that user's access and refresh tokens),
+//!   `POST /admin/pkce-methods?methods=A,B` (the metadata's `code_challenge_methods_supported`;
+//!   without `methods`, the field is left out).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -65,6 +67,9 @@ struct Inner {
     /// that looks expired to the client while the server still accepts it, so that a test
     /// reaches "at expiry" without waiting for the clock.
     advertised_secs: Option<u64>,
+    /// `code_challenge_methods_supported` in the metadata, when changed from `["S256"]`
+    /// (`Some(None)`: the field left out).
+    pkce_methods: Option<Option<Vec<String>>>,
 }
 
 /// The server's state, shared by its handlers.
@@ -123,6 +128,7 @@ impl OAuthServer {
             .route("/admin/revoke-refresh", post(admin_revoke_refresh))
             .route("/admin/revoke-access", post(admin_revoke_access))
             .route("/admin/revoke-user", post(admin_revoke_user))
+            .route("/admin/pkce-methods", post(admin_pkce_methods))
             .with_state(self.clone());
         guarded.merge(oauth)
     }
@@ -176,7 +182,8 @@ async fn resource_metadata(State(server): State<OAuthServer>) -> Json<Value> {
 
 async fn server_metadata(State(server): State<OAuthServer>) -> Json<Value> {
     let o = &server.origin;
-    Json(json!({
+    let pkce = server.lock().pkce_methods.clone();
+    let mut metadata = json!({
         "issuer": o,
         "authorization_endpoint": format!("{o}/authorize"),
         "token_endpoint": format!("{o}/token"),
@@ -187,7 +194,17 @@ async fn server_metadata(State(server): State<OAuthServer>) -> Json<Value> {
         "token_endpoint_auth_methods_supported": ["none"],
         "scopes_supported": ["mcp:tools", "offline_access"],
         "authorization_response_iss_parameter_supported": true,
-    }))
+    });
+    match pkce {
+        None => {}
+        Some(None) => {
+            metadata
+                .as_object_mut()
+                .map(|m| m.remove("code_challenge_methods_supported"));
+        }
+        Some(Some(methods)) => metadata["code_challenge_methods_supported"] = json!(methods),
+    }
+    Json(metadata)
 }
 
 async fn register(State(server): State<OAuthServer>, Json(body): Json<Value>) -> Response {
@@ -410,4 +427,20 @@ mod tests {
         assert_eq!(pairs.get("b").map(String::as_str), Some("x y"));
         assert_eq!(pairs.get("c").map(String::as_str), Some("a b"));
     }
+}
+
+#[derive(Deserialize)]
+struct PkceMethods {
+    methods: Option<String>,
+}
+
+async fn admin_pkce_methods(
+    State(server): State<OAuthServer>,
+    Query(pkce): Query<PkceMethods>,
+) -> StatusCode {
+    server.lock().pkce_methods = Some(
+        pkce.methods
+            .map(|methods| methods.split(',').map(str::to_owned).collect()),
+    );
+    StatusCode::NO_CONTENT
 }

@@ -8,8 +8,9 @@
 //!   challenge; then it is `needs-auth`. A server that never challenges never sees OAuth.
 //!   SSE servers take static headers only.
 //! - **Discovery** (protected-resource metadata from the challenge or the well-known paths,
-//!   then authorization-server metadata with the OAuth and OpenID fallbacks), **PKCE S256**,
-//!   the **`resource` indicator** on every token request and **`iss`** checking (RFC 9207)
+//!   then authorization-server metadata with the OAuth and OpenID fallbacks), **PKCE S256**
+//!   (an authorization server whose metadata does not list S256 is refused, as the spec has
+//!   it), the **`resource` indicator** on every token request and **`iss`** checking (RFC 9207)
 //!   are rmcp's. Metadata on private or loopback addresses is accepted only for a server
 //!   that is itself on one (rmcp's rule).
 //! - **Client registration**, in the spec's order: a client ID metadata document (when the
@@ -40,7 +41,7 @@ use crate::error::LifecycleError;
 use crate::manager::{McpServerManager, Slot};
 use crate::oauth::{
     OAuthSettings, OAuthStatus, PENDING_TTL, Pending, auth_failed, authorization_manager,
-    bind_to_token_endpoint, browser_safe, eligible, needs_auth_error,
+    bind_to_token_endpoint, browser_safe, eligible, needs_auth_error, pkce_refusal,
 };
 use crate::oauth_credentials::{ClientRecord, CredentialHandle, OAuthRecord};
 use crate::records::ServerRecords;
@@ -87,8 +88,15 @@ impl McpServerManager {
             });
         };
         let challenge = slot.lock().auth_challenge.clone();
-        let (mut manager, metadata) =
+        let (mut manager, metadata, discovered) =
             authorization_manager(&config, &endpoint, challenge.as_deref()).await?;
+        if let Some(reason) = pkce_refusal(&metadata, discovered) {
+            return Err(LifecycleError::OAuth {
+                server: config.name.clone(),
+                url: shown_url(&endpoint.url),
+                reason,
+            });
+        }
         // The code, the PKCE verifier, a client's secret and the tokens travel to these: only
         // over https (plain http only to a loopback host), as the browser's endpoint.
         for (what, url) in [

@@ -354,6 +354,57 @@ async fn a_refused_authorization_ends_its_flow_and_an_unknown_state_is_refused()
     Ok(())
 }
 
+/// The MCP authorization spec has a client verify PKCE in the authorization server's
+/// metadata: absent `code_challenge_methods_supported`, or one without `S256`, is refused
+/// before anything is registered or sent to a browser; with S256 listed (among others) the
+/// flow starts with an S256 challenge.
+#[tokio::test]
+async fn an_authorization_server_without_s256_pkce_is_refused_before_registration()
+-> anyhow::Result<()> {
+    let cases: [(&str, Option<&str>); 4] = [
+        (
+            "/admin/pkce-methods",
+            Some("code_challenge_methods_supported"),
+        ),
+        ("/admin/pkce-methods?methods=plain", Some("lists no S256")),
+        ("/admin/pkce-methods?methods=", Some("lists no S256")),
+        ("/admin/pkce-methods?methods=plain,S256", None),
+    ];
+    for (setting, refused) in cases {
+        let (_served, origin) = oauth_fixture(3600)?;
+        admin(&origin, setting).await?;
+        let fx = oauth_fx(&origin, "first key of enough length").await?;
+        let started = fx.manager.oauth_start("hosted").await;
+        let registrations = counters(&origin).await?["registrations"].as_u64();
+        match refused {
+            Some(words) => {
+                let Err(error @ LifecycleError::OAuth { .. }) = &started else {
+                    panic!("{setting}: expected a refusal, got {started:?}");
+                };
+                let message = error.to_string();
+                assert!(
+                    message.contains(words) && message.contains("PKCE"),
+                    "{setting}: {message}"
+                );
+                assert_eq!(registrations, Some(0), "{setting}");
+            }
+            None => {
+                let url = started?;
+                assert_eq!(
+                    query_of(&url)
+                        .get("code_challenge_method")
+                        .map(String::as_str),
+                    Some("S256"),
+                    "{setting}"
+                );
+                assert_eq!(registrations, Some(1), "{setting}");
+            }
+        }
+        fx.manager.stop_all().await;
+    }
+    Ok(())
+}
+
 #[tokio::test]
 async fn twenty_calls_at_expiry_refresh_once_and_a_refused_refresh_needs_auth_once()
 -> anyhow::Result<()> {
