@@ -40,7 +40,7 @@ pub struct SeedSettings {
     #[arg(long, env = "BOTCRAFT_PLAYWRIGHT_NO_SANDBOX", value_name = "BOOL")]
     pub playwright_no_sandbox: Option<bool>,
     /// Arguments after `--headless` instead of the defaults (repeat the flag for each);
-    /// default: --isolated [--no-sandbox] --executable-path /usr/bin/chromium.
+    /// default: --isolated --no-webmcp [--no-sandbox] --executable-path /usr/bin/chromium.
     #[arg(
         long = "playwright-arg",
         value_name = "ARG",

@@ -7,7 +7,9 @@
 //! - its program's folder, the folders of its `PATH`, and for a Node program the
 //!   `node_modules` tree it lives in, to read and execute;
 //! - the workspace and a private temporary folder (its `TMPDIR` and `HOME`) to read, write
-//!   and execute;
+//!   and execute — the workspace to read and execute only when the policy lists it among its
+//!   `readOnly` entries (a server that may write one folder of it lists that one among its
+//!   `readWrite` ones: Playwright's output folder);
 //! - the device files every program expects ([`DEVICES`]) and `/dev/shm`.
 //!
 //! Nothing else: BotCraft's data folder, its checkout, other users' homes and the machine's
@@ -116,7 +118,15 @@ impl Plan {
         for entry in read_only {
             plan.add_entry(entry, false, forbidden);
         }
-        for dir in [&context.workspace, &context.private_tmp]
+        // Listed read-only, the workspace is only that (its entry above added it so).
+        let workspace_read_only = context.workspace.as_ref().is_some_and(|workspace| {
+            let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.clone());
+            read_only
+                .iter()
+                .any(|entry| std::fs::canonicalize(entry).is_ok_and(|entry| entry == workspace))
+        });
+        let workspace = context.workspace.as_ref().filter(|_| !workspace_read_only);
+        for dir in [workspace, context.private_tmp.as_ref()]
             .into_iter()
             .flatten()
         {

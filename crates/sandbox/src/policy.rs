@@ -11,7 +11,9 @@
 //! - `enabled`: confine the server (the default); `false` runs it as BotCraft runs it.
 //! - `readWrite` / `readOnly`: folders or files beyond what every sandboxed server gets (the
 //!   system folders read-only, the workspace and a private temporary folder read-write, its
-//!   program read and execute). Entries may name the server's own variables as `${VAR}`.
+//!   program read and execute). Entries may name the server's own variables as `${VAR}`. The
+//!   workspace itself listed in `readOnly` makes it read-only for the server (a folder of it
+//!   in `readWrite` is then the only part it writes).
 //! - `network`: `"all"` (the default), `"none"`, or a list of TCP ports the server may
 //!   connect to, each a number or a URL (`"${TYPESENSE_URL}"`: its port, or the scheme's).
 

@@ -112,6 +112,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "tool vector use",
         include_str!("../migrations/sqlite/0014_tool_vector_use.sql"),
     ),
+    (
+        15,
+        "playwright webmcp and drop",
+        include_str!("../migrations/sqlite/0015_playwright_webmcp_and_drop.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -198,6 +203,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         17,
         "oauth record generation",
         include_str!("../migrations/postgres/0017_oauth_record_generation.sql"),
+    ),
+    (
+        18,
+        "playwright webmcp and drop",
+        include_str!("../migrations/postgres/0018_playwright_webmcp_and_drop.sql"),
     ),
 ];
 

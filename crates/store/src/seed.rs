@@ -14,10 +14,16 @@ use sandbox::{NetworkEntry, NetworkPolicy, SandboxPolicy};
 pub const PLAYWRIGHT_MCP_PACKAGE: &str = "@playwright/mcp@0.0.83";
 
 /// The default extra arguments for Playwright MCP on a headless Linux host: a fresh profile
-/// per session and the system Chromium. Add `--no-sandbox` where Chromium's sandbox cannot
-/// work (as root, in most containers): [`playwright_extra_args`].
-pub const DEFAULT_PLAYWRIGHT_EXTRA_ARGS: &[&str] =
-    &["--isolated", "--executable-path", "/usr/bin/chromium"];
+/// per session, no tools a page registers (WebMCP: a page would add tools, with
+/// descriptions of its own, to every bot bound to Playwright, and to the stored tool list)
+/// and the system Chromium. Add `--no-sandbox` where Chromium's sandbox cannot work (as
+/// root, in most containers): [`playwright_extra_args`].
+pub const DEFAULT_PLAYWRIGHT_EXTRA_ARGS: &[&str] = &[
+    "--isolated",
+    "--no-webmcp",
+    "--executable-path",
+    "/usr/bin/chromium",
+];
 
 /// The default extra arguments, with `--no-sandbox` when asked for.
 pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
@@ -26,7 +32,7 @@ pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
         .map(|arg| (*arg).to_owned())
         .collect();
     if no_sandbox {
-        args.insert(1, "--no-sandbox".to_owned());
+        args.insert(2, "--no-sandbox".to_owned());
     }
     args
 }
@@ -35,12 +41,14 @@ pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
 pub const PLAYWRIGHT_OUTPUT_DIR: &str = ".playwright-mcp";
 
 /// Playwright MCP's tools that run code the model wrote in the browser's Node process or page
-/// (`browser_run_code_unsafe` reaches Node's `child_process`), or send a local file to a page:
-/// the seeded binding asks before them (globs, so renamed or added variants ask too).
+/// (`browser_run_code_unsafe` reaches Node's `child_process`), or send a local file to a page
+/// (`browser_file_upload`, and `browser_drop`, which drops files onto it): the seeded binding
+/// asks before them (globs, so renamed or added variants ask too).
 pub const PLAYWRIGHT_ASKING_TOOLS: &[&str] = &[
     "browser_run_code*",
     "browser_evaluate*",
     "browser_file_upload*",
+    "browser_drop*",
 ];
 
 /// The model of the default bot when none is configured (`provider:model`).
@@ -99,15 +107,33 @@ impl SeedConfig {
     /// `--output-dir` in the workspace (screenshots, snapshots), unless the extra arguments
     /// name one: never BotCraft's working folder.
     fn playwright_output_args(&self) -> Vec<String> {
-        if self
-            .playwright_extra_args
-            .iter()
-            .any(|arg| arg.starts_with("--output-dir"))
-        {
+        if self.named_output_dir().is_some() {
             return Vec::new();
         }
-        let dir = std::path::Path::new(&self.workspace_root).join(PLAYWRIGHT_OUTPUT_DIR);
-        vec!["--output-dir".to_owned(), dir.display().to_string()]
+        vec!["--output-dir".to_owned(), self.playwright_output_dir()]
+    }
+
+    /// The output folder the extra arguments name (`--output-dir DIR` or `--output-dir=DIR`).
+    fn named_output_dir(&self) -> Option<String> {
+        let args = &self.playwright_extra_args;
+        args.iter()
+            .enumerate()
+            .find_map(|(at, arg)| match arg.strip_prefix("--output-dir") {
+                Some("") => args.get(at + 1).cloned(),
+                Some(rest) => rest.strip_prefix('=').map(str::to_owned),
+                None => None,
+            })
+    }
+
+    /// Where Playwright writes: the folder the extra arguments name, else
+    /// [`PLAYWRIGHT_OUTPUT_DIR`] in the workspace.
+    fn playwright_output_dir(&self) -> String {
+        self.named_output_dir().unwrap_or_else(|| {
+            std::path::Path::new(&self.workspace_root)
+                .join(PLAYWRIGHT_OUTPUT_DIR)
+                .display()
+                .to_string()
+        })
     }
 
     fn forge_binary(&self, name: &str) -> String {
@@ -172,6 +198,14 @@ impl SeedConfig {
                         .chain(self.playwright_extra_args.iter().cloned())
                         .chain(self.playwright_output_args()),
                 )
+                // The workspace is read-only to it, bar its output folder: a file name the model
+                // gives a screenshot or a saved response body is a path in the workspace, and a
+                // page's bytes written to a repository's `.git/config` or a script would run
+                // the next time someone uses them.
+                .sandbox(SandboxPolicy {
+                    read_only: vec![self.workspace_root.clone()],
+                    ..SandboxPolicy::default().read_write(self.playwright_output_dir())
+                })
                 .timeout(60_000)
                 .instructions(
                     "Headless Chromium browser. Use browser_navigate for URLs, browser_snapshot to \

@@ -197,6 +197,81 @@ fn what_a_tool_may_do_works_and_the_rest_is_refused() {
     );
 }
 
+/// The workspace listed read-only is only that: the server reads it and writes the one
+/// folder of it its policy lists read-write (Playwright's output folder), nothing else of it
+/// (not a repository's `.git`).
+#[test]
+fn a_read_only_workspace_is_written_only_where_the_policy_says() {
+    if skipped("read-only workspace") {
+        return;
+    }
+    let at = layout();
+    let output = at.workspace.join(".playwright-mcp");
+    let git = at.workspace.join("repo/.git");
+    std::fs::create_dir_all(&output).expect("mkdir");
+    std::fs::create_dir_all(&git).expect("mkdir");
+    std::fs::write(git.join("config"), "[core]\n").expect("write");
+    let context = SpawnContext {
+        program: Some(PathBuf::from("/bin/sh")),
+        path_env: Some("/usr/bin:/bin".into()),
+        workspace: Some(at.workspace.clone()),
+        private_tmp: Some(at.tmp.clone()),
+        forbidden: vec![at.data.clone()],
+    };
+    let plan = Plan::new(
+        &context,
+        &[output.display().to_string()],
+        &[at.workspace.display().to_string()],
+        NetworkPlan::All,
+    );
+    assert!(!plan.read_write.contains(&at.workspace), "{plan:?}");
+    let cases = [
+        (
+            "read the workspace",
+            "cat repo/.git/config".to_owned(),
+            true,
+        ),
+        (
+            "write the output folder",
+            "echo x > .playwright-mcp/shot.png && cat .playwright-mcp/shot.png".to_owned(),
+            true,
+        ),
+        (
+            "write a repository's .git",
+            "echo '[core] fsmonitor = evil' > repo/.git/config".to_owned(),
+            false,
+        ),
+        (
+            "make a file in the workspace",
+            "echo x > note.txt".to_owned(),
+            false,
+        ),
+        (
+            "write the private tmp",
+            format!("echo x > {}/t", at.tmp.display()),
+            true,
+        ),
+    ];
+    let outcomes: Vec<(&str, bool)> = cases
+        .iter()
+        .map(|(what, script, _)| {
+            (
+                *what,
+                confined(&plan, &at.workspace, script).status.success(),
+            )
+        })
+        .collect();
+    let expected: Vec<(&str, bool)> = cases
+        .iter()
+        .map(|(what, _, works)| (*what, *works))
+        .collect();
+    assert_eq!(outcomes, expected);
+    assert_eq!(
+        std::fs::read_to_string(git.join("config")).expect("read"),
+        "[core]\n"
+    );
+}
+
 #[test]
 fn the_network_is_what_the_plan_allows() {
     if skipped("network") {

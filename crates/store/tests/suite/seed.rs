@@ -92,7 +92,14 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 "forge-typesense".to_owned(),
                 policy(serde_json::json!({"network": ["${TYPESENSE_URL}"]}))
             ),
-            ("playwright".to_owned(), policy(serde_json::json!({}))),
+            // Playwright reads the workspace and writes only its output folder.
+            (
+                "playwright".to_owned(),
+                policy(serde_json::json!({
+                    "readWrite": ["/workspace/.playwright-mcp"],
+                    "readOnly": ["/workspace"]
+                }))
+            ),
         ]
     );
     let env = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
@@ -150,6 +157,7 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                     "@playwright/mcp@0.0.83",
                     "--headless",
                     "--isolated",
+                    "--no-webmcp",
                     "--no-sandbox",
                     "--executable-path",
                     "/usr/bin/chromium",
@@ -194,6 +202,7 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                     "browser_run_code*",
                     "browser_evaluate*",
                     "browser_file_upload*",
+                    "browser_drop*",
                 ])),
                 _ => store::ApprovalPolicy::Never,
             };
@@ -296,6 +305,7 @@ fn playwright_command_and_args_come_from_configuration() {
                 vec![
                     "--headless",
                     "--isolated",
+                    "--no-webmcp",
                     "--executable-path",
                     "/usr/bin/chromium",
                     "--output-dir",
@@ -388,7 +398,7 @@ async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> an
             approval(&forge.id, &bash.id).await?,
         ),
         (
-            store::ApprovalPolicy::Tools(names(store::PLAYWRIGHT_ASKING_TOOLS)),
+            store::ApprovalPolicy::Tools(names(&store::PLAYWRIGHT_ASKING_TOOLS[..3])),
             store::ApprovalPolicy::Never,
             store::ApprovalPolicy::Always,
         )
@@ -396,8 +406,90 @@ async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> an
     Ok(())
 }
 
+/// The migration after 12 on a store seeded before it (Playwright's arguments without
+/// `--no-webmcp`, the forge binding asking for migration 12's globs): the arguments gain
+/// `--no-webmcp` after `--isolated` and the binding asks before `browser_drop*` too; a
+/// server whose arguments an operator changed, and another bot's binding, are kept.
+async fn the_webmcp_migration_moves_a_seeded_playwright_along(db: &TestDb) -> anyhow::Result<()> {
+    db.store.seed(&SeedConfig::new("/bin")).await?;
+    let forge = db.store.bot_by_name("forge").await?.context("forge")?;
+    let other = db
+        .store
+        .create_bot(&store::BotSpec::new("other", "openai:gpt-test"))
+        .await?;
+    let playwright = db
+        .store
+        .server_by_name("playwright")
+        .await?
+        .context("playwright")?;
+    // As a store seeded before it has them.
+    let old_args: Vec<String> = playwright
+        .args
+        .iter()
+        .filter(|arg| *arg != "--no-webmcp")
+        .cloned()
+        .collect();
+    let mut spec = store::McpServerSpec::new("playwright", &playwright.command).args(old_args);
+    spec.sandbox = playwright.sandbox.clone();
+    spec.timeout = playwright.timeout;
+    db.store.update_server(&playwright.id, &spec).await?;
+    let edited = db
+        .store
+        .create_server(
+            &store::McpServerSpec::new("browser", "playwright-mcp")
+                .args(["--isolated", "--headless"]),
+        )
+        .await?;
+    let old_globs = BindingSpec {
+        approval: store::ApprovalPolicy::Tools(names(&store::PLAYWRIGHT_ASKING_TOOLS[..3])),
+        ..BindingSpec::default()
+    };
+    db.store.bind(&forge.id, &playwright.id, &old_globs).await?;
+    db.store.bind(&other.id, &playwright.id, &old_globs).await?;
+    let sql = include_str!("../../migrations/sqlite/0015_playwright_webmcp_and_drop.sql");
+    assert_eq!(
+        sql,
+        include_str!("../../migrations/postgres/0018_playwright_webmcp_and_drop.sql")
+    );
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&db.url).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
+        .execute(&pool)
+        .await?;
+    pool.close().await;
+    let moved = db
+        .store
+        .server_by_name("playwright")
+        .await?
+        .context("playwright")?;
+    assert_eq!(moved.args, playwright.args, "the seed's arguments again");
+    let kept = db.store.server(&edited.id).await?.context("browser")?;
+    assert_eq!(kept.args, names(&["--isolated", "--headless"]));
+    let approval = |bot: &str| {
+        let (bot, server) = (bot.to_owned(), playwright.id.clone());
+        async move {
+            anyhow::Ok(
+                db.store
+                    .binding(&bot, &server)
+                    .await?
+                    .context("a binding")?
+                    .approval,
+            )
+        }
+    };
+    assert_eq!(
+        (approval(&forge.id).await?, approval(&other.id).await?),
+        (
+            store::ApprovalPolicy::Tools(names(store::PLAYWRIGHT_ASKING_TOOLS)),
+            store::ApprovalPolicy::Tools(names(&store::PLAYWRIGHT_ASKING_TOOLS[..3])),
+        )
+    );
+    Ok(())
+}
+
 backend_tests!(
     migration_12_makes_the_seeded_playwright_binding_ask,
+    the_webmcp_migration_moves_a_seeded_playwright_along,
     seed_writes_the_five_servers_and_the_forge_bot,
     seeding_twice_changes_nothing_and_keeps_edits,
     seed_restores_a_deleted_server_and_its_binding,
