@@ -134,9 +134,11 @@ struct Session {
     prompts: Mutex<BTreeMap<String, toolset::ToolRoute>>,
     /// (server, the server's URI) this session subscribed to.
     subscribed: Mutex<BTreeSet<(String, String)>>,
-    /// The servers' ledgers of those subscriptions ([`mcp_client::Subscribers`]), left when
-    /// the session closes; the task that leaves them is started with the first.
-    ledgers: Mutex<BTreeMap<String, Arc<mcp_client::Subscribers>>>,
+    /// The ledger each of those subscriptions joined ([`mcp_client::Subscribers`]), left
+    /// when the session closes (locked before `subscribed` where both are).
+    ledgers: Mutex<BTreeMap<(String, String), Arc<mcp_client::Subscribers>>>,
+    /// The task that leaves them at the close was started (with the first).
+    leaving: std::sync::atomic::AtomicBool,
     /// The level the client asked for with `logging/setLevel`; no log messages before.
     log_level: Mutex<Option<LoggingLevel>>,
     /// The tools last listed.
@@ -171,6 +173,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 prompts: Mutex::new(BTreeMap::new()),
                 subscribed: Mutex::new(BTreeSet::new()),
                 ledgers: Mutex::new(BTreeMap::new()),
+                leaving: std::sync::atomic::AtomicBool::new(false),
                 log_level: Mutex::new(None),
                 listed: Arc::new(Mutex::new(None)),
                 closed: closed.clone(),

@@ -522,17 +522,21 @@ impl<B: GatewayBackend> GatewayServer<B> {
             ));
         }
         let key = (server.to_owned(), raw.to_owned());
-        let subscribers = self.backend.subscribers(server);
-        // Held while the server is told: one server's subscription changes go in order.
-        let mut ledger = match &subscribers {
-            Some(subscribers) => Some(subscribers.ledger().await),
-            None => None,
-        };
         if !on {
             // Forget first: no update for it once the client asked to stop.
-            if !lock(&self.session.subscribed).remove(&key) {
-                return Ok(());
-            }
+            let joined = {
+                let mut joined = lock(&self.session.ledgers);
+                if !lock(&self.session.subscribed).remove(&key) {
+                    return Ok(());
+                }
+                joined.remove(&key)
+            };
+            // The ledger it joined (a server replaced since has another one), held while the
+            // server is told.
+            let mut ledger = match &joined {
+                Some(subscribers) => Some(subscribers.ledger().await),
+                None => None,
+            };
             if !ledger.as_mut().is_none_or(|ledger| ledger.leave(raw)) {
                 return Ok(());
             }
@@ -550,41 +554,50 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 None,
             ));
         }
+        let subscribers = self.backend.subscribers(server);
+        // Held while the server is told: one server's subscription changes go in order.
+        let mut ledger = match &subscribers {
+            Some(subscribers) => Some(subscribers.ledger().await),
+            None => None,
+        };
         let request = ClientRequest::SubscribeRequest(rmcp::model::Request::new(
             rmcp::model::SubscribeRequestParams::new(raw),
         ));
         self.relay(&bot, server, request, context).await?;
-        if lock(&self.session.subscribed).insert(key)
-            && let (Some(ledger), Some(subscribers)) = (ledger.as_mut(), subscribers.as_ref())
+        let mut joined = lock(&self.session.ledgers);
+        // Closing, the session leaves what it holds (under this lock): nothing more to hold.
+        if self.session.closed.is_cancelled() || !lock(&self.session.subscribed).insert(key.clone())
         {
+            return Ok(());
+        }
+        if let (Some(ledger), Some(subscribers)) = (ledger.as_mut(), subscribers.as_ref()) {
             ledger.join(raw);
-            self.hold_ledger(server, std::sync::Arc::clone(subscribers));
+            joined.insert(key, std::sync::Arc::clone(subscribers));
+            if !self
+                .session
+                .leaving
+                .swap(true, std::sync::atomic::Ordering::Relaxed)
+            {
+                self.leave_when_closed();
+            }
         }
         Ok(())
     }
 
-    /// Keep `server`'s ledger for the session, and, the first time, start what leaves the
-    /// session's subscriptions when it closes (the server is not told: it may be stopped,
-    /// and its updates for a URI nobody follows reach nobody).
-    fn hold_ledger(&self, server: &str, subscribers: std::sync::Arc<mcp_client::Subscribers>) {
-        let first = {
-            let mut ledgers = lock(&self.session.ledgers);
-            let first = ledgers.is_empty();
-            ledgers.entry(server.to_owned()).or_insert(subscribers);
-            first
-        };
-        if !first {
-            return;
-        }
+    /// When the session closes, leave every subscription it holds, in the ledger each joined
+    /// (the server is not told: it may be stopped, and its updates for a URI nobody follows
+    /// reach nobody).
+    fn leave_when_closed(&self) {
         let session = std::sync::Arc::clone(&self.session);
         drop(tokio::spawn(async move {
             session.closed.cancelled().await;
-            let held = std::mem::take(&mut *lock(&session.subscribed));
-            let ledgers = std::mem::take(&mut *lock(&session.ledgers));
-            for (server, uri) in held {
-                if let Some(subscribers) = ledgers.get(&server) {
-                    subscribers.ledger().await.leave(&uri);
-                }
+            let joined = {
+                let mut joined = lock(&session.ledgers);
+                lock(&session.subscribed).clear();
+                std::mem::take(&mut *joined)
+            };
+            for ((_, uri), subscribers) in joined {
+                subscribers.ledger().await.leave(&uri);
             }
         }));
     }
