@@ -132,7 +132,22 @@ impl Plan {
         {
             plan.add_write(dir, forbidden);
         }
+        let workspace = context.workspace.as_ref().map(|workspace| {
+            std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.clone())
+        });
         for entry in read_write {
+            // A folder named inside the workspace must be inside it once resolved: a link
+            // planted there by whatever writes the workspace (a command, another server) would
+            // otherwise hand this server another folder to write.
+            if let Some(workspace) = &workspace
+                && Path::new(entry).starts_with(workspace)
+                && std::fs::canonicalize(entry).is_ok_and(|real| !real.starts_with(workspace))
+            {
+                plan.dropped.push(format!(
+                    "{entry:?}: leads out of the workspace through a link"
+                ));
+                continue;
+            }
             plan.add_entry(entry, true, forbidden);
         }
         plan.devices = DEVICES

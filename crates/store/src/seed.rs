@@ -125,15 +125,17 @@ impl SeedConfig {
             })
     }
 
-    /// Where Playwright writes: the folder the extra arguments name, else
-    /// [`PLAYWRIGHT_OUTPUT_DIR`] in the workspace.
+    /// Where Playwright writes: the folder the extra arguments name (a relative one is
+    /// Playwright's working folder's, the workspace), else [`PLAYWRIGHT_OUTPUT_DIR`] in the
+    /// workspace.
     fn playwright_output_dir(&self) -> String {
-        self.named_output_dir().unwrap_or_else(|| {
-            std::path::Path::new(&self.workspace_root)
-                .join(PLAYWRIGHT_OUTPUT_DIR)
-                .display()
-                .to_string()
-        })
+        let dir = self
+            .named_output_dir()
+            .unwrap_or_else(|| PLAYWRIGHT_OUTPUT_DIR.to_owned());
+        std::path::Path::new(&self.workspace_root)
+            .join(dir)
+            .display()
+            .to_string()
     }
 
     fn forge_binary(&self, name: &str) -> String {

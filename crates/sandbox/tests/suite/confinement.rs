@@ -270,6 +270,27 @@ fn a_read_only_workspace_is_written_only_where_the_policy_says() {
         std::fs::read_to_string(git.join("config")).expect("read"),
         "[core]\n"
     );
+    // The output folder replaced by a link out of the workspace: dropped, not followed.
+    let outside = at.root.join("outside");
+    std::fs::create_dir(&outside).expect("mkdir");
+    std::fs::remove_dir_all(&output).expect("rm");
+    std::os::unix::fs::symlink(&outside, &output).expect("symlink");
+    let plan = Plan::new(
+        &context,
+        &[output.display().to_string()],
+        &[at.workspace.display().to_string()],
+        NetworkPlan::All,
+    );
+    assert!(!plan.read_write.contains(&outside), "{plan:?}");
+    assert!(
+        plan.dropped
+            .iter()
+            .any(|why| why.contains("leads out of the workspace through a link")),
+        "{plan:?}"
+    );
+    let output = confined(&plan, &at.workspace, "echo evil > .playwright-mcp/config");
+    assert!(!output.status.success());
+    assert!(!outside.join("config").exists());
 }
 
 #[test]
