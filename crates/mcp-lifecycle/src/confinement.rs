@@ -7,7 +7,8 @@
 //!   and the user's own holds their keys);
 //! - its `readWrite` / `readOnly` entries are expanded against its own environment
 //!   (`${WORKSPACE_ROOT}`); an entry naming an unset variable is left out, and a read-write
-//!   folder that does not exist yet is made (the tool user's);
+//!   folder that does not exist yet is made the tool user's: here, or, where BotCraft may
+//!   not give a folder away or write where it goes, by the child once it is that user;
 //! - it starts in the workspace;
 //! - the ruleset is built here and entered by the child after it dropped to the tool user.
 
@@ -168,19 +169,33 @@ pub(crate) fn confine(
     let values = |pairs: &[(String, String)]| -> Vec<String> {
         pairs.iter().map(|(_, value)| value.clone()).collect()
     };
-    let (read_write, read_only) = (values(&read_write_pairs), values(&read_only_pairs));
+    let (mut read_write, read_only) = (values(&read_write_pairs), values(&read_only_pairs));
+    // A missing read-write folder is made here and given to the tool user; where this
+    // process may not (no `CAP_CHOWN`, or no right to write the folder it goes in: the
+    // image's workspace is the tool user's), the child makes it once it is that user.
+    let mut made_by_child = Vec::new();
     for (entry, value) in &read_write_pairs {
         let path = Path::new(value);
-        if path.is_absolute() && !path.exists() {
-            make_private_dir(path, run_as).map_err(|error| {
-                failed(
+        if !path.is_absolute() || path.exists() {
+            continue;
+        }
+        match make_private_dir(path, run_as) {
+            Ok(()) => {}
+            Err(_) if run_as.is_some() && path.parent().is_some_and(Path::exists) => {
+                // Made but not given away: the child makes it again, its own.
+                let _ = std::fs::remove_dir(path);
+                read_write.retain(|kept| kept != value);
+                made_by_child.push(path.to_path_buf());
+            }
+            Err(error) => {
+                return Err(failed(
                     config,
                     format!(
                         "cannot make the read-write folder {entry}: {}",
                         error.kind()
                     ),
-                )
-            })?;
+                ));
+            }
         }
     }
     // An entry naming an unset variable allows nothing (the server has no such service).
@@ -193,7 +208,10 @@ pub(crate) fn confine(
         private_tmp: None,
         forbidden: settings.forbidden.clone(),
     };
-    let plan = Plan::new(&context, &read_write, &read_only, network);
+    let mut plan = Plan::new(&context, &read_write, &read_only, network);
+    for path in &made_by_child {
+        plan.make_in_child(path, &context);
+    }
     dropped.extend(plan.dropped.iter().map(|reason| {
         read_write_pairs
             .iter()

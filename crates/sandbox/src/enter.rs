@@ -84,6 +84,9 @@ pub struct Prepared {
     ruleset: Option<OwnedFd>,
     /// The private folder the child makes (as its own user, mode 0700) and may use whole.
     private_dir: Option<CString>,
+    /// Read-write folders the child makes if they are missing (as its own user, mode 0700;
+    /// a folder already there is taken, a link is not) and may use whole.
+    made_dirs: Vec<CString>,
     /// The rights of a read-write folder, as the kernel's bits.
     write_bits: u64,
 }
@@ -112,6 +115,12 @@ impl Prepared {
         let private_dir = private_dir
             .map(|dir| CString::new(dir.as_os_str().as_bytes()))
             .transpose()
+            .map_err(|_| SandboxError::Nul)?;
+        let made_dirs = plan
+            .made_by_child
+            .iter()
+            .map(|dir| CString::new(dir.as_os_str().as_bytes()))
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|_| SandboxError::Nul)?;
         let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(abi))?;
         if matches!(plan.network, NetworkPlan::Connect(_)) {
@@ -146,6 +155,7 @@ impl Prepared {
         Ok(Self {
             ruleset: created.into(),
             private_dir,
+            made_dirs,
             write_bits,
         })
     }
@@ -163,6 +173,18 @@ impl Prepared {
             // SAFETY: mkdir(2) with a NUL-terminated path this value owns.
             if unsafe { libc::mkdir(dir.as_ptr(), 0o700) } != 0 {
                 return Err(std::io::Error::last_os_error());
+            }
+            if let Some(fd) = &self.ruleset {
+                self.allow_private_dir(fd, dir)?;
+            }
+        }
+        for dir in &self.made_dirs {
+            // SAFETY: mkdir(2) with a NUL-terminated path this value owns.
+            if unsafe { libc::mkdir(dir.as_ptr(), 0o700) } != 0 {
+                let error = std::io::Error::last_os_error();
+                if error.raw_os_error() != Some(libc::EEXIST) {
+                    return Err(error);
+                }
             }
             if let Some(fd) = &self.ruleset {
                 self.allow_private_dir(fd, dir)?;

@@ -70,6 +70,9 @@ pub struct Plan {
     pub read_exec: Vec<PathBuf>,
     pub read_write: Vec<PathBuf>,
     pub devices: Vec<PathBuf>,
+    /// Read-write folders that do not exist yet, made by the child as the tool user
+    /// ([`Plan::make_in_child`]).
+    pub made_by_child: Vec<PathBuf>,
     pub network: NetworkPlan,
     /// Policy entries left out, with why (for the operator's log).
     pub dropped: Vec<String>,
@@ -88,6 +91,7 @@ impl Plan {
             read_exec: Vec::new(),
             read_write: Vec::new(),
             devices: Vec::new(),
+            made_by_child: Vec::new(),
             network,
             dropped: Vec::new(),
         };
@@ -140,8 +144,7 @@ impl Plan {
             // planted there by whatever writes the workspace (a command, another server) would
             // otherwise hand this server another folder to write.
             if let Some(workspace) = &workspace
-                && Path::new(entry).starts_with(workspace)
-                && std::fs::canonicalize(entry).is_ok_and(|real| !real.starts_with(workspace))
+                && leads_out_of(Path::new(entry), workspace)
             {
                 plan.dropped.push(format!(
                     "{entry:?}: leads out of the workspace through a link"
@@ -156,6 +159,48 @@ impl Plan {
             .filter(|path| path.exists())
             .collect();
         plan
+    }
+
+    /// A read-write folder that does not exist yet, to be made by the child once it is the
+    /// tool user (a parent that may not give a folder to another user, without `CAP_CHOWN`,
+    /// cannot make one the tool user may write), in a folder that exists. `false` (and the
+    /// reason kept) when it cannot be: a relative path, a missing parent, or a parent named
+    /// through the workspace that leads out of it. (A new folder holds nothing: it may go
+    /// where BotCraft's data folder is, as the workspace of `scripts/run.sh` does.)
+    pub fn make_in_child(&mut self, path: &Path, context: &SpawnContext) -> bool {
+        let shown = path.display();
+        let parent = match path.parent() {
+            Some(parent) if path.is_absolute() && path.file_name().is_some() => parent,
+            _ => {
+                self.dropped.push(format!(
+                    "{shown:?}: not an absolute folder path once expanded"
+                ));
+                return false;
+            }
+        };
+        let Ok(real_parent) = std::fs::canonicalize(parent) else {
+            self.dropped
+                .push(format!("{shown:?}: its parent folder does not exist"));
+            return false;
+        };
+        let workspace = context.workspace.as_ref().map(|workspace| {
+            std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.clone())
+        });
+        let leads_out = workspace.as_ref().is_some_and(|workspace| {
+            let through = parent.ancestors().any(|folder| {
+                std::fs::canonicalize(folder).is_ok_and(|folder| folder == *workspace)
+            });
+            through && !real_parent.starts_with(workspace)
+        });
+        if leads_out {
+            self.dropped.push(format!(
+                "{shown:?}: leads out of the workspace through a link"
+            ));
+            return false;
+        }
+        self.made_by_child
+            .push(real_parent.join(path.file_name().unwrap_or_default()));
+        true
     }
 
     fn add_entry(&mut self, entry: &str, write: bool, forbidden: &[PathBuf]) {
@@ -205,6 +250,16 @@ impl Plan {
             self.read_write.push(path);
         }
     }
+}
+
+/// Whether `entry`, named through the workspace (a folder on its path is the workspace,
+/// however written: through a link, with `..`), resolves outside it.
+fn leads_out_of(entry: &Path, workspace: &Path) -> bool {
+    let through = entry
+        .ancestors()
+        .skip(1)
+        .any(|folder| std::fs::canonicalize(folder).is_ok_and(|folder| folder == workspace));
+    through && std::fs::canonicalize(entry).is_ok_and(|real| !real.starts_with(workspace))
 }
 
 /// The folders a program needs to run: its own (as named and as resolved), and the topmost
@@ -264,6 +319,50 @@ pub fn network_plan(
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    /// A read-write folder named through the workspace, however the workspace is written (as
+    /// it is, through a link, with `..`), is dropped when a link leads it out; one that stays
+    /// inside is kept.
+    #[test]
+    fn a_write_entry_through_the_workspace_that_leads_out_is_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = std::fs::canonicalize(dir.path()).expect("canonical");
+        let (workspace, outside) = (root.join("ws"), root.join("outside"));
+        for folder in [&workspace, &outside, &workspace.join("inside")] {
+            std::fs::create_dir_all(folder).expect("mkdir");
+        }
+        std::os::unix::fs::symlink(&outside, workspace.join("out")).expect("symlink");
+        std::os::unix::fs::symlink(&workspace, root.join("link")).expect("symlink");
+        let context = SpawnContext {
+            workspace: Some(workspace.clone()),
+            ..SpawnContext::default()
+        };
+        let plan_of = |entry: PathBuf| {
+            Plan::new(
+                &context,
+                &[entry.display().to_string()],
+                &[],
+                NetworkPlan::All,
+            )
+        };
+        for entry in [
+            workspace.join("out"),
+            root.join("link/out"),
+            workspace.join("../ws/out"),
+        ] {
+            let plan = plan_of(entry.clone());
+            assert!(!plan.read_write.contains(&outside), "{entry:?}: {plan:?}");
+            assert!(
+                plan.dropped.iter().any(|why| why.contains("leads out")),
+                "{entry:?}: {plan:?}"
+            );
+        }
+        let plan = plan_of(root.join("link/inside"));
+        assert!(
+            plan.read_write.contains(&workspace.join("inside")),
+            "{plan:?}"
+        );
+    }
 
     #[test]
     fn the_data_folder_is_never_in_a_plan_but_a_workspace_inside_it_is() {

@@ -125,9 +125,9 @@ impl SeedConfig {
             })
     }
 
-    /// Where Playwright writes: the folder the extra arguments name (a relative one is
-    /// Playwright's working folder's, the workspace), else [`PLAYWRIGHT_OUTPUT_DIR`] in the
-    /// workspace.
+    /// Where Playwright writes: the folder the extra arguments name (a relative one is taken
+    /// in the workspace, where a sandboxed server starts), else [`PLAYWRIGHT_OUTPUT_DIR`] in
+    /// the workspace.
     fn playwright_output_dir(&self) -> String {
         let dir = self
             .named_output_dir()

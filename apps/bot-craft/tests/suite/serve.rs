@@ -850,12 +850,18 @@ async fn a_fresh_clone_runs_with_scripts_run_sh_and_the_readme_example_works() -
         .find_map(|line| line.split("run.sh: workspace created: ").nth(1))
         .map(|path| Path::new(path.trim()).to_path_buf())
         .context("the workspace run.sh made")?;
+    let images = || -> anyhow::Result<usize> {
+        Ok(std::fs::read_dir(workspace.join(".playwright-mcp"))?
+            .flatten()
+            .filter(|entry| entry.file_name().to_string_lossy().ends_with(".png"))
+            .count())
+    };
+    let before = images()?;
     let (ok, shot, err) = tokio::task::block_in_place(|| {
         in_clone(&["tools", "call", "playwright", "browser_take_screenshot"])
     })?;
     assert!(ok && !shot.contains("\"isError\": true"), "{err}\n{shot}");
-    let outputs = std::fs::read_dir(workspace.join(".playwright-mcp"))?.count();
-    assert!(outputs > 0, "no file in the output folder");
+    assert_eq!(images()?, before + 1, "the screenshot in the output folder");
     if sandbox::availability() == sandbox::Availability::Unavailable {
         test_skip::skipped("playwright writes outside its output folder", "no Landlock");
     } else {
@@ -872,6 +878,10 @@ async fn a_fresh_clone_runs_with_scripts_run_sh_and_the_readme_example_works() -
         assert!(
             !workspace.join("planted.png").exists(),
             "a file outside the output folder was written: {err}\n{refused}"
+        );
+        assert!(
+            refused.contains("EACCES") || err.contains("EACCES"),
+            "refused by the sandbox: {err}\n{refused}"
         );
     }
     let servers: Value = reqwest::Client::new()

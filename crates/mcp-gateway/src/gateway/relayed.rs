@@ -22,6 +22,7 @@
 #![allow(deprecated)] // logging is legacy in 2026-07-28; 2025-11-25 sessions use it
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use mcp_client::relay::ServerEvent;
 use mcp_lifecycle::ForwardFor;
@@ -522,6 +523,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
             ));
         }
         let key = (server.to_owned(), raw.to_owned());
+        let current = self.backend.subscribers(server);
         if !on {
             // Forget first: no update for it once the client asked to stop.
             let joined = {
@@ -531,19 +533,47 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 }
                 joined.remove(&key)
             };
-            // The ledger it joined (a server replaced since has another one), held while the
-            // server is told.
-            let mut ledger = match &joined {
+            // A ledger of a server replaced since: left, and the server named so now is told
+            // only if nobody holds the URI in its own ledger.
+            if let Some(joined) = &joined
+                && !current.as_ref().is_some_and(|now| Arc::ptr_eq(now, joined))
+            {
+                joined.ledger().await.leave(raw);
+            }
+            // Held while the server is told.
+            let mut ledger = match &current {
                 Some(subscribers) => Some(subscribers.ledger().await),
                 None => None,
             };
-            if !ledger.as_mut().is_none_or(|ledger| ledger.leave(raw)) {
+            if let (Some(ledger), Some(joined), Some(now)) = (ledger.as_mut(), &joined, &current)
+                && Arc::ptr_eq(now, joined)
+            {
+                ledger.leave(raw);
+            }
+            if ledger
+                .as_ref()
+                .is_some_and(|ledger| ledger.holders(raw) > 0)
+            {
                 return Ok(());
             }
             let request = ClientRequest::UnsubscribeRequest(rmcp::model::Request::new(
                 rmcp::model::UnsubscribeRequestParams::new(raw),
             ));
             return self.relay(&bot, server, request, context).await.map(drop);
+        }
+        // Held in a ledger of a server replaced since: left there first, then held anew.
+        let stale = {
+            let mut joined = lock(&self.session.ledgers);
+            match (joined.get(&key), &current) {
+                (Some(old), Some(now)) if !Arc::ptr_eq(old, now) => {
+                    lock(&self.session.subscribed).remove(&key);
+                    joined.remove(&key)
+                }
+                _ => None,
+            }
+        };
+        if let Some(old) = stale {
+            old.ledger().await.leave(raw);
         }
         let held = lock(&self.session.subscribed).contains(&key);
         if !held && lock(&self.session.subscribed).len() >= MAX_SUBSCRIPTIONS_PER_SESSION {
@@ -554,9 +584,8 @@ impl<B: GatewayBackend> GatewayServer<B> {
                 None,
             ));
         }
-        let subscribers = self.backend.subscribers(server);
         // Held while the server is told: one server's subscription changes go in order.
-        let mut ledger = match &subscribers {
+        let mut ledger = match &current {
             Some(subscribers) => Some(subscribers.ledger().await),
             None => None,
         };
@@ -570,9 +599,9 @@ impl<B: GatewayBackend> GatewayServer<B> {
         {
             return Ok(());
         }
-        if let (Some(ledger), Some(subscribers)) = (ledger.as_mut(), subscribers.as_ref()) {
+        if let (Some(ledger), Some(subscribers)) = (ledger.as_mut(), current.as_ref()) {
             ledger.join(raw);
-            joined.insert(key, std::sync::Arc::clone(subscribers));
+            joined.insert(key, Arc::clone(subscribers));
             if !self
                 .session
                 .leaving
@@ -588,7 +617,7 @@ impl<B: GatewayBackend> GatewayServer<B> {
     /// (the server is not told: it may be stopped, and its updates for a URI nobody follows
     /// reach nobody).
     fn leave_when_closed(&self) {
-        let session = std::sync::Arc::clone(&self.session);
+        let session = Arc::clone(&self.session);
         drop(tokio::spawn(async move {
             session.closed.cancelled().await;
             let joined = {

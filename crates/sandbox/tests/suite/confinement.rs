@@ -291,6 +291,27 @@ fn a_read_only_workspace_is_written_only_where_the_policy_says() {
     let output = confined(&plan, &at.workspace, "echo evil > .playwright-mcp/config");
     assert!(!output.status.success());
     assert!(!outside.join("config").exists());
+    // A missing output folder is made by the child (as the tool user) and written there; a
+    // link planted where it goes fails the spawn instead of being followed.
+    let made = at.workspace.join("made-by-child");
+    let mut plan = Plan::new(
+        &context,
+        &[],
+        &[at.workspace.display().to_string()],
+        NetworkPlan::All,
+    );
+    assert!(plan.make_in_child(&made, &context), "{plan:?}");
+    let output = confined(&plan, &at.workspace, "echo x > made-by-child/shot.png");
+    assert!(output.status.success(), "{output:?}");
+    assert!(made.join("shot.png").exists());
+    std::fs::remove_dir_all(&made).expect("rm");
+    std::os::unix::fs::symlink(&outside, &made).expect("symlink");
+    let planted = confined_with(&plan, None, &at.workspace, "echo evil > made-by-child/x");
+    assert!(
+        planted.is_err() || planted.is_ok_and(|output| !output.status.success()),
+        "a planted link is not followed"
+    );
+    assert!(!outside.join("x").exists());
 }
 
 #[test]
