@@ -8,44 +8,10 @@
 //! bidirectional overrides and invisible characters could reorder or hide text; a long run
 //! of spaces could push the part that matters off the screen.
 
+use observability::shown::invisible;
+
 /// How many spaces in a row are printed as they are; a longer run is written `␠×N`.
 const MAX_SPACE_RUN: usize = 8;
-
-/// Characters that change how text reads without showing themselves: Unicode's format
-/// characters (bidirectional controls, zero-width characters, the byte-order mark, tags),
-/// the line and paragraph separators, and the fillers that print as blanks.
-fn invisible(c: char) -> bool {
-    matches!(
-        c,
-        '\u{00AD}'
-            | '\u{034F}'
-            | '\u{0600}'..='\u{0605}'
-            | '\u{061C}'
-            | '\u{06DD}'
-            | '\u{070F}'
-            | '\u{08E2}'
-            | '\u{115F}'
-            | '\u{1160}'
-            | '\u{17B4}'
-            | '\u{17B5}'
-            | '\u{180B}'..='\u{180F}'
-            | '\u{200B}'..='\u{200F}'
-            | '\u{2028}'..='\u{202E}'
-            | '\u{2060}'..='\u{206F}'
-            | '\u{2800}'
-            | '\u{3164}'
-            | '\u{FE00}'..='\u{FE0F}'
-            | '\u{FEFF}'
-            | '\u{FFA0}'
-            | '\u{FFF9}'..='\u{FFFB}'
-            | '\u{110BD}'
-            | '\u{110CD}'
-            | '\u{13430}'..='\u{1343F}'
-            | '\u{1BCA0}'..='\u{1BCA3}'
-            | '\u{1D173}'..='\u{1D17A}'
-            | '\u{E0000}'..='\u{E0FFF}'
-    )
-}
 
 /// `text` safe to print on a terminal: control characters (C0 but newline and tab, DEL, C1)
 /// and invisible ones ([`invisible`]) are written as `\u{…}`, a run of more than eight

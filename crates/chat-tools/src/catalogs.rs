@@ -481,7 +481,8 @@ mod tests {
 
     /// The name the model calls a tool by is the catalog's (made unique there), not its
     /// server's raw name: `acme.docs`'s `search` is `acme_docs__search`, and a server named
-    /// `acme_docs`, whose `search` the catalog had to name otherwise, does not take it.
+    /// `acme_docs`, whose `search` the catalog had to name otherwise, does not take it (nor
+    /// any name tier: its own name, `search`, is not what was written).
     #[tokio::test]
     async fn the_catalogs_qualified_name_names_its_tool() {
         let mut dotted = entry("acme.docs", "search", "Search the documentation");
@@ -504,7 +505,7 @@ mod tests {
             found,
             vec![
                 ("acme_docs__search", "exact"),
-                ("acme_docs__search_2", "exact")
+                ("acme_docs__search_2", "ranked")
             ]
         );
     }

@@ -1,6 +1,11 @@
-//! URLs as they may be shown in logs, errors and health reports: credentials are sometimes
-//! passed in a URL's user information (`https://user:password@host`), its query
-//! (`?api_key=…`) or its fragment, so those parts are never shown.
+//! Text as it may be shown.
+//!
+//! - URLs in logs, errors and health reports ([`shown_url`], [`cut_urls`]): credentials are
+//!   sometimes passed in a URL's user information (`https://user:password@host`), its query
+//!   (`?api_key=…`) or its fragment, so those parts are never shown.
+//! - Untrusted text (a server's tool descriptions, an authorization server's error, a
+//!   model's text): the characters that change how it reads without showing themselves
+//!   ([`invisible`]), which every place that shows such text escapes or drops.
 
 /// `url` as it may be shown: `scheme://host[:port]/path`, its user information replaced by
 /// `…@` and its query and fragment by `?…` (each marks that there was one).
@@ -80,6 +85,42 @@ pub fn cut_urls(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Characters that change how text reads without showing themselves: Unicode's format
+/// characters (bidirectional controls, zero-width characters, the byte-order mark, tags),
+/// the line and paragraph separators, and the fillers that print as blanks.
+pub fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{0600}'..='\u{0605}'
+            | '\u{061C}'
+            | '\u{06DD}'
+            | '\u{070F}'
+            | '\u{08E2}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{17B4}'
+            | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}'
+            | '\u{2800}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{110BD}'
+            | '\u{110CD}'
+            | '\u{13430}'..='\u{1343F}'
+            | '\u{1BCA0}'..='\u{1BCA3}'
+            | '\u{1D173}'..='\u{1D17A}'
+            | '\u{E0000}'..='\u{E0FFF}'
+    )
 }
 
 #[cfg(test)]

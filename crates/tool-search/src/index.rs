@@ -527,22 +527,31 @@ impl ToolIndex {
     }
 
     fn mark_names(&self, text: &str, tiers: &mut [u8]) {
-        let whole = name_key(text);
+        // Only text written as an identifier names a tool (`read_text_file`, `readTextFile`,
+        // `fs__read`): prose whose letters happen to spell a tool's name ("run shell
+        // command", "GitHub", "forge-bash") is ranked by what it says, so a server cannot
+        // take the first place for a sentence by naming its tool after it.
+        //
         // Text that is a tool's qualified name as the model calls it (`server__tool`, as the
-        // catalog made it unique) names that tool more surely than the same text as another tool's bare
-        // name, or as another server's name read the same way (`forge_filesystem`): a server
-        // cannot take the first place for `forge-filesystem__read_text_file` by naming a
-        // tool, or itself, so.
-        let mut mark = |written: &str, key: &str, tier: u8| {
-            let hash = key_hash(key);
+        // catalog made it unique) names that tool more surely than the same text as another
+        // tool's bare name, or as another server's name read the same way
+        // (`forge_filesystem`): a server cannot take the first place for
+        // `forge-filesystem__read_text_file` by naming a tool, or itself, so. Otherwise a
+        // bare name names the tools whose names split into the same words.
+        let mut mark = |written: &str| {
+            let key = name_key(written);
+            let words = split_words(written);
+            let hash = key_hash(&key);
             for (segment, seg) in self.segments.iter().enumerate() {
-                if let Some(docs) = seg.name_keys.get(key, hash) {
+                if let Some(docs) = seg.name_keys.get(&key, hash) {
                     for &doc in docs {
                         let named = &seg.docs[doc as usize];
-                        let tier = if tier == 2 && is_qualified_name(written, named) {
+                        let tier = if is_qualified_name(written, named) {
                             3
+                        } else if split_words(&named.name) == words {
+                            2
                         } else {
-                            tier
+                            continue;
                         };
                         let t = &mut tiers[self.starts[segment] + doc as usize];
                         *t = (*t).max(tier);
@@ -550,15 +559,19 @@ impl ToolIndex {
                 }
             }
         };
-        mark(text.trim(), &whole, 2);
-        // A word written as an identifier names a tool.
+        let trimmed = text.trim();
+        let whole_named = identifier_shaped(trimmed);
+        if whole_named {
+            mark(trimmed);
+        }
         for word in text.split_whitespace() {
             let word = word.trim_matches(|c: char| !c.is_alphanumeric() && c != '_');
-            if split_words(word).len() > 1 {
-                mark(word, &name_key(word), 2);
+            if identifier_shaped(word) {
+                mark(word);
             }
         }
-        if whole.chars().count() >= 6 {
+        let whole = name_key(trimmed);
+        if whole_named && whole.chars().count() >= 6 {
             for (segment, seg) in self.segments.iter().enumerate() {
                 for key in seg.name_key_list() {
                     if key.len().abs_diff(whole.len()) <= 1 && one_edit_apart(key, &whole) {
@@ -583,6 +596,20 @@ impl ToolIndex {
                 .collect(),
         )
     }
+}
+
+/// Whether `word` is written as an identifier: no space, and a `_` or `.` inside, or lower
+/// camel case (`readTextFile`). Prose words split into several too (`GitHub`, `e-mail`,
+/// `forge-bash`, `s3`, `PDFs`) and must not name a tool.
+fn identifier_shaped(word: &str) -> bool {
+    let inner = word.trim_matches(|c: char| !c.is_alphanumeric());
+    if inner.is_empty() || inner.chars().any(char::is_whitespace) {
+        return false;
+    }
+    let separated = inner.trim_matches(['_', '.']).contains(['_', '.']);
+    let camel = inner.chars().next().is_some_and(char::is_lowercase)
+        && inner.chars().any(char::is_uppercase);
+    separated || camel
 }
 
 /// Whether `written` is the name the model calls `doc` by: its catalog's qualified name

@@ -266,20 +266,11 @@ fn escape(text: &str) -> String {
 /// At most `max` characters of `text`, control characters left out.
 fn printable(text: &str, max: usize) -> String {
     text.chars()
-        .filter(|&c| !c.is_control() && !reorders_or_hides(c))
+        // Characters that reorder or hide what follows: an authorization server's text
+        // must read on BotCraft's page as it was sent.
+        .filter(|&c| !c.is_control() && !observability::shown::invisible(c))
         .take(max)
         .collect()
-}
-
-/// Format characters that change the direction of what follows or show as nothing (bidi
-/// embeddings, overrides and isolates, zero-width characters, tags): an authorization
-/// server's text must read on BotCraft's page as it was sent.
-fn reorders_or_hides(c: char) -> bool {
-    matches!(
-        c,
-        '\u{061c}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
-            | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{e0000}'..='\u{e007f}'
-    )
 }
 
 /// A page of its own on BotCraft's origin: nothing loaded, not framed, not sniffed.

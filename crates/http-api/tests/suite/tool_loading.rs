@@ -373,7 +373,8 @@ async fn tool_search_route_ranks_the_cached_catalog_without_starting_servers() -
             &json!("fake"),
             &json!("echo"),
             &json!("fake__echo"),
-            &json!("exact")
+            // A plain word names no tool (only an identifier does): first by its ranking.
+            &json!("ranked")
         )
     );
     assert!(first["score"].as_f64().unwrap_or(0.0) > 0.0);

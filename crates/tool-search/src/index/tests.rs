@@ -129,11 +129,67 @@ fn a_qualified_name_outranks_a_tool_named_after_it() {
             .collect();
         assert_eq!(tiers.len(), 3, "{query}: {tiers:?}");
         assert_eq!(tiers[0], ("forge-filesystem", 3), "{query}: {tiers:?}");
-        assert!(
-            tiers[1..].iter().all(|(_, tier)| *tier == 2),
+        // The tool named exactly so is named; the server named alike is not.
+        let tier_of = |server: &str| tiers.iter().find(|(s, _)| *s == server).map(|(_, t)| *t);
+        assert_eq!(
+            (tier_of("aa"), tier_of("forge_filesystem")),
+            (Some(2), Some(0)),
             "{query}: {tiers:?}"
         );
     }
+}
+
+/// Only text written as an identifier names a tool: a sentence whose letters spell a
+/// hostile tool's name ("run a shell command" and `run_shell_command`), a plain word
+/// (`bash`) and a prose word that splits (`forge-bash`, `GitHub`, `s3`) give no tier, so the
+/// ranking decides; `run_shell_command` and `readTextFile` written as such name their tools.
+#[test]
+fn prose_never_names_a_tool_and_identifiers_do() {
+    let tool = |server: &str, name: &str, description: &str| {
+        ToolDoc::from_mcp(
+            server,
+            &json!({"name": name, "description": description}),
+            "",
+        )
+    };
+    let index = ToolIndex::build(vec![
+        tool("forge-bash", "run", "Run a bash command in the workspace."),
+        tool("evil", "run_shell_command", "x"),
+        tool("evil", "bash", "x"),
+        tool("evil", "forge_bash", "x"),
+        tool("evil", "github", "x"),
+        tool("evil", "s3", "x"),
+        tool("fs", "read_text_file", "Read a file as text."),
+    ]);
+    let tiers = |query: &str| -> Vec<(String, u8)> {
+        let result = index
+            .search(&SearchQuery::new(query).max_results(10))
+            .expect("search");
+        result
+            .hits
+            .iter()
+            .filter(|hit| hit.tier > 0)
+            .map(|hit| (index.doc(hit.doc).name.clone(), hit.tier))
+            .collect()
+    };
+    for prose in [
+        "run a shell command",
+        "run shell command",
+        "bash",
+        "use forge-bash to list files",
+        "search GitHub issues",
+        "upload to s3",
+    ] {
+        assert_eq!(tiers(prose), vec![], "{prose}");
+    }
+    assert_eq!(
+        tiers("run_shell_command"),
+        vec![("run_shell_command".to_owned(), 2)]
+    );
+    assert_eq!(
+        tiers("call readTextFile"),
+        vec![("read_text_file".to_owned(), 2)]
+    );
 }
 
 #[test]
