@@ -179,9 +179,12 @@ pub(crate) fn confine(
         if !path.is_absolute() || path.exists() {
             continue;
         }
+        // Only a folder whose parent is there already: the child makes one level, and what
+        // this process made on the way to it would not be the tool user's.
+        let parent_there = path.parent().is_some_and(Path::exists);
         match make_private_dir(path, run_as) {
             Ok(()) => {}
-            Err(_) if run_as.is_some() && path.parent().is_some_and(Path::exists) => {
+            Err(_) if run_as.is_some() && parent_there => {
                 // Made but not given away: the child makes it again, its own.
                 let _ = std::fs::remove_dir(path);
                 read_write.retain(|kept| kept != value);

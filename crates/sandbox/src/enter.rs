@@ -69,6 +69,12 @@ pub enum SandboxError {
     Ruleset(#[from] landlock::RulesetError),
     #[error("the private folder's path holds a NUL byte")]
     Nul,
+    #[error("the sandbox cannot prepare the folder {path} its server makes: {source}")]
+    MadeDir {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the sandbox cannot open {path}: {source}")]
     Open {
         path: String,
@@ -85,8 +91,10 @@ pub struct Prepared {
     /// The private folder the child makes (as its own user, mode 0700) and may use whole.
     private_dir: Option<CString>,
     /// Read-write folders the child makes if they are missing (as its own user, mode 0700;
-    /// a folder already there is taken, a link is not) and may use whole.
-    made_dirs: Vec<CString>,
+    /// a folder already there is taken, a link is not) and may use whole: each as the folder
+    /// it goes in, opened here, and its name there (no link on its path swapped in later is
+    /// followed).
+    made_dirs: Vec<(OwnedFd, CString)>,
     /// The rights of a read-write folder, as the kernel's bits.
     write_bits: u64,
 }
@@ -119,9 +127,21 @@ impl Prepared {
         let made_dirs = plan
             .made_by_child
             .iter()
-            .map(|dir| CString::new(dir.as_os_str().as_bytes()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| SandboxError::Nul)?;
+            .map(|dir| {
+                let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+                    return Err(SandboxError::MadeDir {
+                        path: dir.display().to_string(),
+                        source: std::io::ErrorKind::InvalidInput.into(),
+                    });
+                };
+                let parent_fd = open_folder(parent).map_err(|source| SandboxError::MadeDir {
+                    path: dir.display().to_string(),
+                    source,
+                })?;
+                let name = CString::new(name.as_bytes()).map_err(|_| SandboxError::Nul)?;
+                Ok((parent_fd, name))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let mut ruleset = Ruleset::default().handle_access(AccessFs::from_all(abi))?;
         if matches!(plan.network, NetworkPlan::Connect(_)) {
             ruleset = ruleset.handle_access(AccessNet::from_all(abi))?;
@@ -178,16 +198,29 @@ impl Prepared {
                 self.allow_private_dir(fd, dir)?;
             }
         }
-        for dir in &self.made_dirs {
-            // SAFETY: mkdir(2) with a NUL-terminated path this value owns.
-            if unsafe { libc::mkdir(dir.as_ptr(), 0o700) } != 0 {
+        for (parent, name) in &self.made_dirs {
+            // SAFETY: mkdirat(2) in a folder descriptor and with a NUL-terminated name this
+            // value owns.
+            if unsafe { libc::mkdirat(parent.as_raw_fd(), name.as_ptr(), 0o700) } != 0 {
                 let error = std::io::Error::last_os_error();
                 if error.raw_os_error() != Some(libc::EEXIST) {
                     return Err(error);
                 }
             }
             if let Some(fd) = &self.ruleset {
-                self.allow_private_dir(fd, dir)?;
+                // SAFETY: openat(2) in a folder descriptor this value owns, with a name it
+                // owns; the descriptor is closed by `allow_dir` on every path.
+                let dir_fd = unsafe {
+                    libc::openat(
+                        parent.as_raw_fd(),
+                        name.as_ptr(),
+                        libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                    )
+                };
+                if dir_fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                self.allow_dir(fd, dir_fd)?;
             }
         }
         if let Some(fd) = &self.ruleset {
@@ -221,6 +254,13 @@ impl Prepared {
         if dir_fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
+        self.allow_dir(ruleset, dir_fd)
+    }
+
+    /// Add the rule for the open folder `dir_fd` (an `O_PATH` descriptor), read-write, and
+    /// close it.
+    #[allow(unsafe_code)]
+    fn allow_dir(&self, ruleset: &OwnedFd, dir_fd: libc::c_int) -> std::io::Result<()> {
         let attr = PathBeneathAttr {
             allowed_access: self.write_bits,
             parent_fd: dir_fd,
@@ -254,4 +294,24 @@ impl Prepared {
 /// The rights that apply to a file that is not a folder.
 fn file_rights(abi: ABI) -> BitFlags<AccessFs> {
     AccessFs::from_file(abi)
+}
+
+/// `folder` opened as a path descriptor (closed on exec), for the child to make a folder in.
+#[allow(unsafe_code)]
+fn open_folder(folder: &std::path::Path) -> std::io::Result<OwnedFd> {
+    use std::os::fd::FromRawFd as _;
+    let path = CString::new(folder.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: open(2) with a NUL-terminated path owned here.
+    let fd = unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just opened and owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }

@@ -598,18 +598,30 @@ impl ToolIndex {
     }
 }
 
-/// Whether `word` is written as an identifier: no space, and a `_` or `.` inside, or lower
-/// camel case (`readTextFile`). Prose words split into several too (`GitHub`, `e-mail`,
-/// `forge-bash`, `s3`, `PDFs`) and must not name a tool.
+/// Whether `word` is written as an identifier: no space, and a `_` inside, or lower camel
+/// case whose first word has two letters or more and whose later words are capitalised
+/// (`readTextFile`). Prose words split into several too (`GitHub`, `e-mail`, `forge-bash`,
+/// `s3`, `PDFs`, `iPhone`, `macOS`, `package.json`) and must not name a tool.
 fn identifier_shaped(word: &str) -> bool {
     let inner = word.trim_matches(|c: char| !c.is_alphanumeric());
     if inner.is_empty() || inner.chars().any(char::is_whitespace) {
         return false;
     }
-    let separated = inner.trim_matches(['_', '.']).contains(['_', '.']);
-    let camel = inner.chars().next().is_some_and(char::is_lowercase)
-        && inner.chars().any(char::is_uppercase);
-    separated || camel
+    if inner.trim_matches('_').contains('_') {
+        return true;
+    }
+    let first_word = inner.chars().take_while(|c| c.is_lowercase()).count();
+    let chars: Vec<char> = inner.chars().collect();
+    let capitalised = chars
+        .windows(2)
+        .any(|pair| pair[0].is_uppercase() && pair[1].is_lowercase());
+    first_word >= 2
+        && first_word < chars.len()
+        && chars[first_word].is_uppercase()
+        && capitalised
+        && !chars
+            .windows(2)
+            .any(|pair| pair[0].is_uppercase() && pair[1].is_uppercase())
 }
 
 /// Whether `written` is the name the model calls `doc` by: its catalog's qualified name

@@ -159,6 +159,9 @@ fn prose_never_names_a_tool_and_identifiers_do() {
         tool("evil", "forge_bash", "x"),
         tool("evil", "github", "x"),
         tool("evil", "s3", "x"),
+        tool("evil", "mac_os", "x"),
+        tool("evil", "i_phone", "x"),
+        tool("evil", "package_json", "x"),
         tool("fs", "read_text_file", "Read a file as text."),
     ]);
     let tiers = |query: &str| -> Vec<(String, u8)> {
@@ -179,6 +182,8 @@ fn prose_never_names_a_tool_and_identifiers_do() {
         "use forge-bash to list files",
         "search GitHub issues",
         "upload to s3",
+        "is it on macOS or an iPhone",
+        "edit package.json",
     ] {
         assert_eq!(tiers(prose), vec![], "{prose}");
     }
