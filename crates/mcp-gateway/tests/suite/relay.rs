@@ -533,38 +533,34 @@ async fn one_session_cannot_end_another_sessions_subscription() -> anyhow::Resul
     let uri = "botcraft://fixture/test://static-text";
     let victim = connect(&setup.served.url, Client::default()).await?;
     let other = connect(&setup.served.url, Client::default()).await?;
-    victim
-        .peer()
-        .subscribe(SubscribeRequestParams::new(uri))
-        .await?;
-    other
-        .peer()
-        .unsubscribe(UnsubscribeRequestParams::new(uri))
-        .await?;
-    assert_eq!(
-        subscribed_upstream(&setup).await?,
-        "updated 1 subscribed resource(s)"
-    );
-    other
-        .peer()
-        .subscribe(SubscribeRequestParams::new(uri))
-        .await?;
-    other
-        .peer()
-        .unsubscribe(UnsubscribeRequestParams::new(uri))
-        .await?;
-    assert_eq!(
-        subscribed_upstream(&setup).await?,
-        "updated 1 subscribed resource(s)"
-    );
-    victim
-        .peer()
-        .unsubscribe(UnsubscribeRequestParams::new(uri))
-        .await?;
-    assert_eq!(
-        subscribed_upstream(&setup).await?,
-        "updated 0 subscribed resource(s)"
-    );
+    // (who, subscribes or unsubscribes, how many URIs the fixture's connection then follows)
+    let steps = [
+        ("victim", true, None),
+        ("other", false, Some(1)),
+        ("other", true, None),
+        ("other", false, Some(1)),
+        ("victim", false, Some(0)),
+    ];
+    for (at, (who, on, following)) in steps.into_iter().enumerate() {
+        let peer = if who == "victim" {
+            victim.peer()
+        } else {
+            other.peer()
+        };
+        if on {
+            peer.subscribe(SubscribeRequestParams::new(uri)).await?;
+        } else {
+            peer.unsubscribe(UnsubscribeRequestParams::new(uri)).await?;
+        }
+        if let Some(count) = following {
+            assert_eq!(
+                subscribed_upstream(&setup).await?,
+                format!("updated {count} subscribed resource(s)"),
+                "step {at}: {who} {}",
+                if on { "subscribed" } else { "unsubscribed" }
+            );
+        }
+    }
     let long = format!("botcraft://fixture/test://{}", "x".repeat(9 * 1024));
     let refused = victim
         .peer()

@@ -35,15 +35,19 @@ fn layout() -> Layout {
     }
 }
 
-fn plan(at: &Layout, network: NetworkPlan) -> Plan {
-    let context = SpawnContext {
+/// What BotCraft knows when it spawns `/bin/sh` in this layout.
+fn context(at: &Layout) -> SpawnContext {
+    SpawnContext {
         program: Some(PathBuf::from("/bin/sh")),
         path_env: Some("/usr/bin:/bin".into()),
         workspace: Some(at.workspace.clone()),
         private_tmp: Some(at.tmp.clone()),
         forbidden: vec![at.data.clone()],
-    };
-    Plan::new(&context, &[], &[], network)
+    }
+}
+
+fn plan(at: &Layout, network: NetworkPlan) -> Plan {
+    Plan::new(&context(at), &[], &[], network)
 }
 
 /// `sh -c script` confined by `plan`, in the workspace.
@@ -211,13 +215,7 @@ fn a_read_only_workspace_is_written_only_where_the_policy_says() {
     std::fs::create_dir_all(&output).expect("mkdir");
     std::fs::create_dir_all(&git).expect("mkdir");
     std::fs::write(git.join("config"), "[core]\n").expect("write");
-    let context = SpawnContext {
-        program: Some(PathBuf::from("/bin/sh")),
-        path_env: Some("/usr/bin:/bin".into()),
-        workspace: Some(at.workspace.clone()),
-        private_tmp: Some(at.tmp.clone()),
-        forbidden: vec![at.data.clone()],
-    };
+    let context = context(&at);
     let plan = Plan::new(
         &context,
         &[output.display().to_string()],

@@ -339,9 +339,10 @@ fn seed_names_no_outdated_server() {
     );
 }
 
-/// Migration 12 on a store seeded before it: the forge bot's Playwright binding, still
-/// `never`, asks before the code-running tools; any other choice stays as it was.
-async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> anyhow::Result<()> {
+/// A seeded store with a second bot: (the forge bot, the other bot, the Playwright server).
+async fn seeded_with_another_bot(
+    db: &TestDb,
+) -> anyhow::Result<(store::Bot, store::Bot, store::McpServer)> {
     db.store.seed(&SeedConfig::new("/bin")).await?;
     let forge = db.store.bot_by_name("forge").await?.context("forge")?;
     let other = db
@@ -353,6 +354,26 @@ async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> an
         .server_by_name("playwright")
         .await?
         .context("playwright")?;
+    Ok((forge, other, playwright))
+}
+
+/// Run a data migration's SQL as the migrator runs it; its text is one for both backends
+/// (kept so).
+async fn run_migration(db: &TestDb, sqlite: &str, postgres: &str) -> anyhow::Result<()> {
+    assert_eq!(sqlite, postgres);
+    sqlx::any::install_default_drivers();
+    let pool = sqlx::AnyPool::connect(&db.url).await?;
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sqlite.to_owned()))
+        .execute(&pool)
+        .await?;
+    pool.close().await;
+    Ok(())
+}
+
+/// Migration 12 on a store seeded before it: the forge bot's Playwright binding, still
+/// `never`, asks before the code-running tools; any other choice stays as it was.
+async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> anyhow::Result<()> {
+    let (forge, other, playwright) = seeded_with_another_bot(db).await?;
     let bash = db
         .store
         .server_by_name("forge-bash")
@@ -367,18 +388,12 @@ async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> an
         ..BindingSpec::default()
     };
     db.store.bind(&forge.id, &bash.id, &always).await?;
-    // One text for both backends (kept so), run as the migrator runs it.
-    let sql = include_str!("../../migrations/sqlite/0012_seeded_playwright_asks.sql");
-    assert_eq!(
-        sql,
-        include_str!("../../migrations/postgres/0012_seeded_playwright_asks.sql")
-    );
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(&db.url).await?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-        .execute(&pool)
-        .await?;
-    pool.close().await;
+    run_migration(
+        db,
+        include_str!("../../migrations/sqlite/0012_seeded_playwright_asks.sql"),
+        include_str!("../../migrations/postgres/0012_seeded_playwright_asks.sql"),
+    )
+    .await?;
     let approval = |bot: &str, server: &str| {
         let (bot, server) = (bot.to_owned(), server.to_owned());
         async move {
@@ -411,17 +426,7 @@ async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> an
 /// `--no-webmcp` after `--isolated` and the binding asks before `browser_drop*` too; a
 /// server whose arguments an operator changed, and another bot's binding, are kept.
 async fn the_webmcp_migration_moves_a_seeded_playwright_along(db: &TestDb) -> anyhow::Result<()> {
-    db.store.seed(&SeedConfig::new("/bin")).await?;
-    let forge = db.store.bot_by_name("forge").await?.context("forge")?;
-    let other = db
-        .store
-        .create_bot(&store::BotSpec::new("other", "openai:gpt-test"))
-        .await?;
-    let playwright = db
-        .store
-        .server_by_name("playwright")
-        .await?
-        .context("playwright")?;
+    let (forge, other, playwright) = seeded_with_another_bot(db).await?;
     // As a store seeded before it has them.
     let old_args: Vec<String> = playwright
         .args
@@ -446,17 +451,12 @@ async fn the_webmcp_migration_moves_a_seeded_playwright_along(db: &TestDb) -> an
     };
     db.store.bind(&forge.id, &playwright.id, &old_globs).await?;
     db.store.bind(&other.id, &playwright.id, &old_globs).await?;
-    let sql = include_str!("../../migrations/sqlite/0015_playwright_webmcp_and_drop.sql");
-    assert_eq!(
-        sql,
-        include_str!("../../migrations/postgres/0018_playwright_webmcp_and_drop.sql")
-    );
-    sqlx::any::install_default_drivers();
-    let pool = sqlx::AnyPool::connect(&db.url).await?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sql))
-        .execute(&pool)
-        .await?;
-    pool.close().await;
+    run_migration(
+        db,
+        include_str!("../../migrations/sqlite/0015_playwright_webmcp_and_drop.sql"),
+        include_str!("../../migrations/postgres/0018_playwright_webmcp_and_drop.sql"),
+    )
+    .await?;
     let moved = db
         .store
         .server_by_name("playwright")
