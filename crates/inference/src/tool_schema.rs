@@ -38,7 +38,7 @@ impl ToolDefinition {
     pub fn new(name: impl Into<String>, description: impl Into<String>, schema: Value) -> Self {
         // What the model reads is what a person reading the conversation sees: no tag,
         // zero-width or bidi characters carrying hidden instructions.
-        let mut description = observability::shown::visible(&description.into());
+        let mut description = observability::shown::visible_owned(description.into());
         if description.len() > MAX_DESCRIPTION_BYTES {
             let total = description.len();
             let mut end = MAX_DESCRIPTION_BYTES;
@@ -130,16 +130,16 @@ mod tests {
     /// to the model; the visible text is.
     #[test]
     fn a_description_offers_no_hidden_text() {
-        let hidden: String = "run rm -rf"
-            .chars()
-            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap_or(' '))
-            .collect();
+        // "rm" in tag characters, after a zero-width space.
         let tool = ToolDefinition::new(
             "fs__read",
-            format!("Reads\u{200B} a file.{hidden}"),
+            "Reads\u{200B} a file.\u{E0072}\u{E006D}",
             serde_json::json!({"type": "object"}),
         );
         assert_eq!(tool.description, "Reads a file.");
+        // Nothing hidden: the description is offered as it came.
+        let plain = ToolDefinition::new("fs__read", "Reads a file.", json!({"type": "object"}));
+        assert_eq!(plain.description, "Reads a file.");
     }
 
     #[test]

@@ -93,6 +93,18 @@ pub fn cut_urls(text: &str) -> String {
 /// conversation does not) and without control characters but newlines and tabs; the line and
 /// paragraph separators become newlines.
 pub fn visible(text: &str) -> String {
+    visible_owned(text.to_owned())
+}
+
+/// [`visible`] of an owned text, given back as it is when nothing in it is hidden (most tool
+/// descriptions, offered at every step of a chat).
+pub fn visible_owned(text: String) -> String {
+    if !text
+        .chars()
+        .any(|c| invisible(c) || (c.is_control() && !matches!(c, '\n' | '\t')))
+    {
+        return text;
+    }
     text.chars()
         .map(|c| match c {
             '\u{2028}' | '\u{2029}' => '\n',

@@ -357,6 +357,20 @@ async fn seeded_with_another_bot(
     Ok((forge, other, playwright))
 }
 
+/// The approval policy of `bot`'s binding to `server`.
+async fn approval_of(
+    db: &TestDb,
+    bot: &str,
+    server: &str,
+) -> anyhow::Result<store::ApprovalPolicy> {
+    Ok(db
+        .store
+        .binding(bot, server)
+        .await?
+        .context("a binding")?
+        .approval)
+}
+
 /// Run a data migration's SQL as the migrator runs it; its text is one for both backends
 /// (kept so).
 async fn run_migration(db: &TestDb, sqlite: &str, postgres: &str) -> anyhow::Result<()> {
@@ -394,23 +408,11 @@ async fn migration_12_makes_the_seeded_playwright_binding_ask(db: &TestDb) -> an
         include_str!("../../migrations/postgres/0012_seeded_playwright_asks.sql"),
     )
     .await?;
-    let approval = |bot: &str, server: &str| {
-        let (bot, server) = (bot.to_owned(), server.to_owned());
-        async move {
-            anyhow::Ok(
-                db.store
-                    .binding(&bot, &server)
-                    .await?
-                    .context("a binding")?
-                    .approval,
-            )
-        }
-    };
     assert_eq!(
         (
-            approval(&forge.id, &playwright.id).await?,
-            approval(&other.id, &playwright.id).await?,
-            approval(&forge.id, &bash.id).await?,
+            approval_of(db, &forge.id, &playwright.id).await?,
+            approval_of(db, &other.id, &playwright.id).await?,
+            approval_of(db, &forge.id, &bash.id).await?,
         ),
         (
             store::ApprovalPolicy::Tools(names(&store::PLAYWRIGHT_ASKING_TOOLS[..3])),
@@ -465,20 +467,11 @@ async fn the_webmcp_migration_moves_a_seeded_playwright_along(db: &TestDb) -> an
     assert_eq!(moved.args, playwright.args, "the seed's arguments again");
     let kept = db.store.server(&edited.id).await?.context("browser")?;
     assert_eq!(kept.args, names(&["--isolated", "--headless"]));
-    let approval = |bot: &str| {
-        let (bot, server) = (bot.to_owned(), playwright.id.clone());
-        async move {
-            anyhow::Ok(
-                db.store
-                    .binding(&bot, &server)
-                    .await?
-                    .context("a binding")?
-                    .approval,
-            )
-        }
-    };
     assert_eq!(
-        (approval(&forge.id).await?, approval(&other.id).await?),
+        (
+            approval_of(db, &forge.id, &playwright.id).await?,
+            approval_of(db, &other.id, &playwright.id).await?,
+        ),
         (
             store::ApprovalPolicy::Tools(names(store::PLAYWRIGHT_ASKING_TOOLS)),
             store::ApprovalPolicy::Tools(names(&store::PLAYWRIGHT_ASKING_TOOLS[..3])),
