@@ -12,7 +12,8 @@
 //! description says why). One server cannot make every request of a bot huge, or make a
 //! provider refuse it. A description loses the characters that hide text from a person
 //! reading the conversation (tags, zero-width and bidi controls: `observability::shown`),
-//! so what the model reads is what can be seen.
+//! and so does each `description` and `title` in its schema, so what the model reads is
+//! what can be seen.
 
 use serde_json::{Map, Value};
 
@@ -72,6 +73,9 @@ const DROPPED_KEYS: [&str; 3] = ["$schema", "$id", "$comment"];
 
 /// Makes a tool input schema acceptable to every provider:
 /// - drops `$schema`, `$id` and `$comment` at every level;
+/// - a `description` or `title` at any level loses its hidden characters (as the tool's
+///   description does); enum values, defaults and property names keep what the server
+///   wrote, since changing them would change what the tool accepts;
 /// - a missing or non-object schema, or one whose top-level `type` is not `"object"` (every
 ///   provider refuses a tool whose input is not an object), becomes
 ///   `{"type": "object", "properties": {}}`; a `type` list naming `"object"`
@@ -103,9 +107,18 @@ pub fn normalize_schema(schema: Value) -> Value {
     Value::Object(top)
 }
 
+/// Keys whose text is prose for the model, shown without hidden characters at every level
+/// (what a property is for is read as much as the tool's description is).
+const PROSE_KEYS: [&str; 2] = ["description", "title"];
+
 fn strip_keys(map: &mut Map<String, Value>) {
     for key in DROPPED_KEYS {
         map.remove(key);
+    }
+    for key in PROSE_KEYS {
+        if let Some(Value::String(text)) = map.get_mut(key) {
+            *text = observability::shown::visible_owned(std::mem::take(text));
+        }
     }
     for value in map.values_mut() {
         strip_value(value);
@@ -140,6 +153,29 @@ mod tests {
         // Nothing hidden: the description is offered as it came.
         let plain = ToolDefinition::new("fs__read", "Reads a file.", json!({"type": "object"}));
         assert_eq!(plain.description, "Reads a file.");
+        // The same in the schema's prose, at any depth; what the tool accepts is kept.
+        let hidden = "\u{E0072}\u{E006D}";
+        let tool = ToolDefinition::new(
+            "fs__read",
+            "Reads a file.",
+            json!({"type": "object", "title": format!("Read{hidden}"), "properties": {
+                "path": {"type": "string", "description": format!("The path.\u{200B}{hidden}")},
+                "mode": {"type": "object", "properties": {"kind": {
+                    "type": "string", "title": format!("Kind{hidden}"),
+                    "enum": [format!("a{hidden}")], "default": format!("a{hidden}")}}},
+                format!("named{hidden}"): {"type": "string"}
+            }}),
+        );
+        assert_eq!(
+            tool.input_schema,
+            json!({"type": "object", "title": "Read", "properties": {
+                "path": {"type": "string", "description": "The path."},
+                "mode": {"type": "object", "properties": {"kind": {
+                    "type": "string", "title": "Kind",
+                    "enum": [format!("a{hidden}")], "default": format!("a{hidden}")}}},
+                format!("named{hidden}"): {"type": "string"}
+            }})
+        );
     }
 
     #[test]
