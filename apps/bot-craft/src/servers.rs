@@ -50,7 +50,8 @@ pub enum ServersCommand {
         #[arg(long)]
         instructions: Option<String>,
         /// The sandbox policy of a stdio server, as JSON (default `{}`: confined, network
-        /// open), e.g. `{"network": "none", "readWrite": ["/srv/cache"]}`.
+        /// open, no Unix sockets), e.g. `{"network": "none", "readWrite": ["/srv/cache"]}`;
+        /// a browser needs `{"unixSockets": true}`.
         #[arg(long, value_name = "JSON")]
         sandbox: Option<String>,
     },
@@ -409,7 +410,8 @@ async fn fetch_server_json(base: &str, name: &str, version: Option<&str>) -> any
 const MAX_REGISTRY_ANSWER_BYTES: usize = 4 * 1024 * 1024;
 
 /// A server's sandbox in a column: `off`, or `net:all`, `net:none`, `net:PORTS`, plus `+rw`
-/// when it names read-write paths (`-` for a remote server). The API's server shows it whole.
+/// when it names read-write paths, `+unix` when it may make Unix sockets (`-` for a remote
+/// server). The API's server shows it whole.
 fn sandbox_summary(server: &serde_json::Value) -> String {
     if server["url"].is_string() {
         return "-".to_owned();
@@ -433,5 +435,10 @@ fn sandbox_summary(server: &serde_json::Value) -> String {
     let writes = policy["readWrite"]
         .as_array()
         .is_some_and(|paths| !paths.is_empty());
-    format!("net:{network}{}", if writes { " +rw" } else { "" })
+    let sockets = policy["unixSockets"] == serde_json::Value::Bool(true);
+    format!(
+        "net:{network}{}{}",
+        if writes { " +rw" } else { "" },
+        if sockets { " +unix" } else { "" }
+    )
 }

@@ -235,7 +235,8 @@ function sandboxText(policy) {
   const network = Array.isArray(policy.network) ? `network: ports ${policy.network.join(", ")}`
     : `network: ${policy.network ?? "all"}`;
   const extra = (policy.readWrite || []).length ? ` · writes ${policy.readWrite.join(", ")}` : "";
-  return `sandboxed · ${network}${extra}`;
+  const sockets = policy.unixSockets ? " · unix sockets" : "";
+  return `sandboxed · ${network}${extra}${sockets}`;
 }
 
 // A bot's tools and whether each asks for approval before it runs.

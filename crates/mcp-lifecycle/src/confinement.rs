@@ -212,6 +212,7 @@ pub(crate) fn confine(
         forbidden: settings.forbidden.clone(),
     };
     let mut plan = Plan::new(&context, &read_write, &read_only, network);
+    plan.unix_sockets = policy.unix_sockets;
     for path in &made_by_child {
         plan.make_in_child(path, &context);
     }

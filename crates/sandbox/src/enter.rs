@@ -7,7 +7,10 @@
 //! links and renames across folders, truncation, device ioctls), TCP bind and connect
 //! (ABI 4) unless the network is open, and scoping (ABI 6): no signal to, and no abstract
 //! Unix socket of, a process outside the sandbox. Landlock also refuses `ptrace` (and with it
-//! `/proc/PID/mem`, `environ`, …) of any process outside the sandbox, and mounts.
+//! `/proc/PID/mem`, `environ`, …) of any process outside the sandbox, and mounts. What it has
+//! no rule for, a Unix socket with a path, the child's seccomp filter refuses to make
+//! ([`SyscallFilter`]) unless the policy allows it; the filter holds on a kernel without
+//! Landlock too.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -19,6 +22,7 @@ use landlock::{
 };
 
 use crate::plan::{NetworkPlan, Plan};
+use crate::syscall_filter::SyscallFilter;
 
 /// The newest Landlock ABI BotCraft asks for; older kernels get what they offer.
 const TARGET_ABI: ABI = ABI::V6;
@@ -97,6 +101,8 @@ pub struct Prepared {
     made_dirs: Vec<(OwnedFd, CString)>,
     /// The rights of a read-write folder, as the kernel's bits.
     write_bits: u64,
+    /// The seccomp filter the child installs last (`None`: the policy allows Unix sockets).
+    syscall_filter: Option<SyscallFilter>,
 }
 
 /// `struct landlock_path_beneath_attr` (packed in the kernel's UAPI).
@@ -177,11 +183,12 @@ impl Prepared {
             private_dir,
             made_dirs,
             write_bits,
+            syscall_filter: (!plan.unix_sockets).then(SyscallFilter::no_unix_sockets),
         })
     }
 
     /// In the child, between fork and exec: no new privileges, the private folder made and
-    /// allowed, then the ruleset. Only async-signal-safe system calls; nothing allocated.
+    /// allowed, then the ruleset, then the system-call filter. Only async-signal-safe system calls; nothing allocated.
     #[allow(unsafe_code)]
     pub fn enter(&self) -> std::io::Result<()> {
         // SAFETY: prctl(2) with integer arguments only.
@@ -236,6 +243,10 @@ impl Prepared {
             if restricted != 0 {
                 return Err(std::io::Error::last_os_error());
             }
+        }
+        // Last: with or without Landlock, the filter holds (it needs no_new_privs, set above).
+        if let Some(filter) = &self.syscall_filter {
+            filter.install()?;
         }
         Ok(())
     }

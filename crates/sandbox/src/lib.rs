@@ -6,13 +6,17 @@
 //!   read-write, the program's folders read and execute, BotCraft's data folder never;
 //! - [`Prepared`]: its enforcement with Landlock and no_new_privs, built in the parent and
 //!   entered by the child between fork and exec (`enter`), and [`availability`], what this
-//!   kernel offers.
+//!   kernel offers;
+//! - [`SyscallFilter`]: the seccomp filter entered last, which refuses Unix sockets of a
+//!   server's own making (Landlock has no rule for a socket file) unless its policy allows
+//!   them (`syscall_filter`).
 //!
 //! The launcher (`mcp-lifecycle`) decides when to use it; this crate knows no server.
 
 mod enter;
 mod plan;
 mod policy;
+mod syscall_filter;
 
 pub use enter::{Availability, Prepared, SandboxError, availability};
 pub use plan::{DEVICES, NetworkPlan, Plan, SYSTEM_READ_ONLY, SpawnContext, network_plan};
@@ -20,3 +24,4 @@ pub use policy::{
     MAX_ENTRY_LEN, MAX_PATHS, MAX_PORTS, NetworkEntry, NetworkPolicy, PolicyError, SandboxPolicy,
     port_of,
 };
+pub use syscall_filter::SyscallFilter;

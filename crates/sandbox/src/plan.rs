@@ -74,6 +74,10 @@ pub struct Plan {
     /// ([`Plan::make_in_child`]).
     pub made_by_child: Vec<PathBuf>,
     pub network: NetworkPlan,
+    /// Whether the server may make Unix sockets of its own (`socket(AF_UNIX)`); when not,
+    /// [`crate::SyscallFilter::no_unix_sockets`] refuses them. `false` unless the policy
+    /// says `"unixSockets": true`.
+    pub unix_sockets: bool,
     /// Policy entries left out, with why (for the operator's log).
     pub dropped: Vec<String>,
 }
@@ -93,6 +97,7 @@ impl Plan {
             devices: Vec::new(),
             made_by_child: Vec::new(),
             network,
+            unix_sockets: false,
             dropped: Vec::new(),
         };
         // Resolved once: a folder holding one of these is never allowed.

@@ -5,7 +5,7 @@
 //!
 //! ```json
 //! {"enabled": true, "readWrite": ["${FORGE_BASH_LOG_DIR}"], "readOnly": ["/srv/models"],
-//!  "network": "all"}
+//!  "network": "all", "unixSockets": false}
 //! ```
 //!
 //! - `enabled`: confine the server (the default); `false` runs it as BotCraft runs it.
@@ -16,6 +16,10 @@
 //!   in `readWrite` is then the only part it writes).
 //! - `network`: `"all"` (the default), `"none"`, or a list of TCP ports the server may
 //!   connect to, each a number or a URL (`"${TYPESENSE_URL}"`: its port, or the scheme's).
+//! - `unixSockets`: whether the server may make Unix sockets (default `false`: `socket(AF_UNIX)`
+//!   fails with "permission denied", so no socket file its uid may open is reachable: a
+//!   Docker daemon, a local database; `socketpair` works). Set it for a server whose job is
+//!   such a socket.
 
 use serde::{Deserialize, Serialize};
 
@@ -38,6 +42,8 @@ pub struct SandboxPolicy {
     pub read_only: Vec<String>,
     /// Where the server may connect over TCP.
     pub network: NetworkPolicy,
+    /// Whether the server may make Unix sockets (`socket(AF_UNIX)`; default no).
+    pub unix_sockets: bool,
 }
 
 impl Default for SandboxPolicy {
@@ -47,6 +53,7 @@ impl Default for SandboxPolicy {
             read_write: Vec::new(),
             read_only: Vec::new(),
             network: NetworkPolicy::All,
+            unix_sockets: false,
         }
     }
 }
@@ -281,6 +288,13 @@ mod tests {
                 ]))
                 .read_write("/srv/x"),
             ),
+            (
+                json!({"unixSockets": true}),
+                SandboxPolicy {
+                    unix_sockets: true,
+                    ..SandboxPolicy::default()
+                },
+            ),
         ];
         for (value, policy) in cases {
             assert_eq!(
@@ -300,6 +314,7 @@ mod tests {
             json!({"network": [70000]}),
             json!({"network": [true]}),
             json!({"enabled": "yes"}),
+            json!({"unixSockets": "yes"}),
             json!({"readWrite": "/srv"}),
             json!({"writable": ["/srv"]}),
         ] {

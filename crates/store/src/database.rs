@@ -117,6 +117,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "playwright webmcp and drop",
         include_str!("../migrations/sqlite/0015_playwright_webmcp_and_drop.sql"),
     ),
+    (
+        16,
+        "playwright unix sockets",
+        include_str!("../migrations/sqlite/0016_playwright_unix_sockets.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -208,6 +213,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         18,
         "playwright webmcp and drop",
         include_str!("../migrations/postgres/0018_playwright_webmcp_and_drop.sql"),
+    ),
+    (
+        19,
+        "playwright unix sockets",
+        include_str!("../migrations/postgres/0019_playwright_unix_sockets.sql"),
     ),
 ];
 

@@ -204,8 +204,12 @@ impl SeedConfig {
                 // gives a screenshot or a saved response body is a path in the workspace, and a
                 // page's bytes written to a repository's `.git/config` or a script would run
                 // the next time someone uses them.
+                // Chromium binds a Unix socket (its profile's `SingletonSocket`) and fails
+                // without one; only the tools that run the model's code (which ask) could use
+                // the permission for anything else.
                 .sandbox(SandboxPolicy {
                     read_only: vec![self.workspace_root.clone()],
+                    unix_sockets: true,
                     ..SandboxPolicy::default().read_write(self.playwright_output_dir())
                 })
                 .timeout(60_000)

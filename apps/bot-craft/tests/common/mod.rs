@@ -59,6 +59,8 @@ pub fn playwright_server(output: &Path) -> anyhow::Result<serde_json::Value> {
         ],
         "timeout": 60000,
         "initTimeout": 60000,
+        // Chromium binds a Unix socket (its profile's `SingletonSocket`).
+        "sandbox": {"unixSockets": true},
     }))
 }
 

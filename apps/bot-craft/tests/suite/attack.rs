@@ -46,6 +46,9 @@ const DEPLOYMENT_VAR: (&str, &str) = ("RAILWAY_ENVIRONMENT", "attack-suite");
 const TYPESENSE_ADMIN_KEY: &str = "ts-admin-attack-31b0";
 /// forge-typesense's key (its `${TYPESENSE_SEARCH_KEY}`): in that server's environment only.
 const TYPESENSE_SEARCH_KEY: &str = "ts-search-attack-77e2";
+/// What a local service (a Unix socket any user may connect to, as a PostgreSQL with `trust`
+/// or a Docker daemon is) hands whoever connects.
+const LOCAL_SERVICE_SECRET: &str = "local-service-secret-5e1d";
 const BOTCRAFT_UID: u32 = 61_001;
 const TOOL_UID: u32 = 61_002;
 
@@ -446,12 +449,44 @@ fn cases(at: &Attacked) -> Vec<Case> {
             json!({"path": "docs/linked-key"}),
         ),
         tool(
+            "a local service's Unix socket (a database with trust, a Docker daemon)",
+            "forge-bash",
+            "run",
+            run(format!(
+                "curl -sS --max-time 5 --unix-socket {} http://local/",
+                local_service_socket(at).display()
+            )),
+        ),
+        tool(
             "a file beside the workspace (BotCraft's checkout, run.sh)",
             "forge-bash",
             "run",
             run(format!("echo pwned > {}", outside.display())),
         ),
     ]
+}
+
+/// Where the local service listens: beside the workspace, open to every user.
+fn local_service_socket(at: &Attacked) -> std::path::PathBuf {
+    at.dir.path().join("service.sock")
+}
+
+/// A local service on `path` that answers every connection with [`LOCAL_SERVICE_SECRET`]
+/// (an HTTP answer, for curl), until the returned task is aborted.
+fn serve_local_service(path: &Path) -> anyhow::Result<tokio::task::JoinHandle<()>> {
+    use tokio::io::AsyncWriteExt as _;
+    let listener = tokio::net::UnixListener::bind(path)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o666))?;
+    Ok(tokio::spawn(async move {
+        while let Ok((mut stream, _)) = listener.accept().await {
+            let answer = format!(
+                "HTTP/1.0 200 OK\r\nContent-Length: {}\r\n\r\n{LOCAL_SERVICE_SECRET}",
+                LOCAL_SERVICE_SECRET.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+            let _ = stream.shutdown().await;
+        }
+    }))
 }
 
 /// The scripted model's turn for `case`: call the tool, then say "done".
@@ -493,8 +528,10 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
         ANTHROPIC_KEY.to_owned(),
         TYPESENSE_ADMIN_KEY.to_owned(),
         TYPESENSE_SEARCH_KEY.to_owned(),
+        LOCAL_SERVICE_SECRET.to_owned(),
         secret_key,
     ];
+    let local_service = serve_local_service(&local_service_socket(&at))?;
     // A server holding a key in its environment runs beside forge-bash while the cases run.
     let (status, body) = at
         .send(
@@ -613,6 +650,13 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
         said("/mcp from a foreign Origin").contains(" 403"),
         "{}",
         said("/mcp from a foreign Origin")
+    );
+    // The command ran and could not reach the service (no socket of its own to connect).
+    let socket_case = "a local service's Unix socket (a database with trust, a Docker daemon)";
+    assert!(
+        said(socket_case).contains("Couldn't connect"),
+        "{}",
+        said(socket_case)
     );
     for case in ["a git hook", "git config"] {
         assert!(
@@ -744,6 +788,7 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
         "written through the symlink"
     );
 
+    local_service.abort();
     drop(at);
     Ok(())
 }

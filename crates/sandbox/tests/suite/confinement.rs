@@ -338,3 +338,65 @@ fn the_network_is_what_the_plan_allows() {
     ];
     assert_eq!(outcomes, [true, true, false, false]);
 }
+
+/// Probes of the sockets a confined process may make, one line each: `ok` or `errno N`.
+const SOCKET_PROBE: &str = r#"
+import ctypes, socket, sys
+def probe(what, action):
+    try:
+        action()
+        print(what, "ok")
+    except OSError as error:
+        print(what, "errno", error.errno)
+def connect():
+    with socket.socket(socket.AF_UNIX) as unix:
+        unix.connect(sys.argv[1])
+def pair():
+    for end in socket.socketpair():
+        end.close()
+probe("unix", connect)
+probe("pair", pair)
+probe("tcp", lambda: socket.socket(socket.AF_INET).close())
+libc = ctypes.CDLL(None, use_errno=True)
+params = ctypes.create_string_buffer(120)
+ring = libc.syscall(int(sys.argv[2]), 4, params)
+print("io_uring", "ok" if ring >= 0 else "errno %d" % ctypes.get_errno())
+"#;
+
+/// Landlock has no rule for a Unix socket with a path (a local database's, a Docker
+/// daemon's): the system-call filter refuses to make one unless the plan allows it, while
+/// socket pairs and TCP sockets work and io_uring (which could make one past the filter)
+/// says it is not there. The filter needs no Landlock: this case runs on any kernel.
+#[test]
+fn unix_sockets_are_refused_unless_the_plan_allows_them() {
+    let at = layout();
+    let socket = at.root.join("service.sock");
+    let _service = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
+    let script = format!(
+        "/usr/bin/python3 -c '{SOCKET_PROBE}' {} {}",
+        socket.display(),
+        libc::SYS_io_uring_setup
+    );
+    let lines = |plan: &Plan| -> Vec<String> {
+        let output = confined(plan, &at.workspace, &script);
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let refused = plan(&at, NetworkPlan::All);
+    assert!(!refused.unix_sockets);
+    assert_eq!(
+        lines(&refused),
+        [
+            format!("unix errno {}", libc::EACCES),
+            "pair ok".to_owned(),
+            "tcp ok".to_owned(),
+            format!("io_uring errno {}", libc::ENOSYS),
+        ]
+    );
+    let mut allowed = plan(&at, NetworkPlan::All);
+    allowed.unix_sockets = true;
+    assert_eq!(lines(&allowed)[..3], ["unix ok", "pair ok", "tcp ok"]);
+}

@@ -61,7 +61,8 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
         .collect();
     let policy = |value: serde_json::Value| -> serde_json::Value {
         let mut full = serde_json::json!(
-            {"enabled": true, "readWrite": [], "readOnly": [], "network": "all"});
+            {"enabled": true, "readWrite": [], "readOnly": [], "network": "all",
+             "unixSockets": false});
         for (key, item) in value.as_object().into_iter().flatten() {
             full[key] = item.clone();
         }
@@ -92,12 +93,14 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 "forge-typesense".to_owned(),
                 policy(serde_json::json!({"network": ["${TYPESENSE_URL}"]}))
             ),
-            // Playwright reads the workspace and writes only its output folder.
+            // Playwright reads the workspace and writes only its output folder; Chromium
+            // binds a Unix socket.
             (
                 "playwright".to_owned(),
                 policy(serde_json::json!({
                     "readWrite": ["/workspace/.playwright-mcp"],
-                    "readOnly": ["/workspace"]
+                    "readOnly": ["/workspace"],
+                    "unixSockets": true
                 }))
             ),
         ]
@@ -375,12 +378,84 @@ async fn approval_of(
 /// (kept so).
 async fn run_migration(db: &TestDb, sqlite: &str, postgres: &str) -> anyhow::Result<()> {
     assert_eq!(sqlite, postgres);
+    run_sql(db, sqlite).await
+}
+
+/// A migration written for each dialect: the one of `db`'s backend.
+async fn run_dialect_migration(db: &TestDb, sqlite: &str, postgres: &str) -> anyhow::Result<()> {
+    let postgres_backend = db.url.starts_with("postgres");
+    run_sql(db, if postgres_backend { postgres } else { sqlite }).await
+}
+
+async fn run_sql(db: &TestDb, sql: &str) -> anyhow::Result<()> {
     sqlx::any::install_default_drivers();
     let pool = sqlx::AnyPool::connect(&db.url).await?;
-    sqlx::raw_sql(sqlx::AssertSqlSafe(sqlite.to_owned()))
+    sqlx::raw_sql(sqlx::AssertSqlSafe(sql.to_owned()))
         .execute(&pool)
         .await?;
     pool.close().await;
+    Ok(())
+}
+
+/// The Unix-socket migration on a store seeded before it: the `playwright` server's stored
+/// policy (as written then, with no `unixSockets`, or none at all) gains `unixSockets: true`
+/// and keeps the rest; a policy that says either way already, and every other server, are
+/// kept (they read as the new default, no sockets).
+async fn the_unix_socket_migration_lets_the_seeded_chromium_bind(
+    db: &TestDb,
+) -> anyhow::Result<()> {
+    let (_, _, playwright) = seeded_with_another_bot(db).await?;
+    let before = r#"{"enabled":true,"readWrite":["/workspace/.playwright-mcp"],"readOnly":["/workspace"],"network":"all"}"#;
+    let bash_before =
+        r#"{"enabled":true,"readWrite":["${FORGE_BASH_LOG_DIR}"],"readOnly":[],"network":"all"}"#;
+    let migrate = || {
+        run_dialect_migration(
+            db,
+            include_str!("../../migrations/sqlite/0016_playwright_unix_sockets.sql"),
+            include_str!("../../migrations/postgres/0019_playwright_unix_sockets.sql"),
+        )
+    };
+    let set = |server: &'static str, sandbox: Option<&'static str>| async move {
+        let value = sandbox.map_or_else(|| "NULL".to_owned(), |json| format!("'{json}'"));
+        run_sql(
+            db,
+            &format!(r#"UPDATE "McpServer" SET "sandbox" = {value} WHERE "name" = '{server}'"#),
+        )
+        .await
+    };
+    let policy_of = |name: &'static str| async move {
+        anyhow::Ok(db.store.server_by_name(name).await?.context(name)?.sandbox)
+    };
+    set("playwright", Some(before)).await?;
+    set("forge-bash", Some(bash_before)).await?;
+    migrate().await?;
+    assert_eq!(
+        (
+            policy_of("playwright").await?,
+            policy_of("forge-bash").await?
+        ),
+        (
+            sandbox::SandboxPolicy {
+                unix_sockets: true,
+                ..playwright.sandbox.clone()
+            },
+            serde_json::from_str::<sandbox::SandboxPolicy>(bash_before)?,
+        )
+    );
+    // No policy stored (a store older than sandboxes): the default, with sockets.
+    set("playwright", None).await?;
+    migrate().await?;
+    assert_eq!(
+        policy_of("playwright").await?,
+        sandbox::SandboxPolicy {
+            unix_sockets: true,
+            ..sandbox::SandboxPolicy::default()
+        }
+    );
+    // An operator's `false` stays.
+    set("playwright", Some(r#"{"unixSockets":false}"#)).await?;
+    migrate().await?;
+    assert!(!policy_of("playwright").await?.unix_sockets);
     Ok(())
 }
 
@@ -483,6 +558,7 @@ async fn the_webmcp_migration_moves_a_seeded_playwright_along(db: &TestDb) -> an
 backend_tests!(
     migration_12_makes_the_seeded_playwright_binding_ask,
     the_webmcp_migration_moves_a_seeded_playwright_along,
+    the_unix_socket_migration_lets_the_seeded_chromium_bind,
     seed_writes_the_five_servers_and_the_forge_bot,
     seeding_twice_changes_nothing_and_keeps_edits,
     seed_restores_a_deleted_server_and_its_binding,

@@ -21,11 +21,14 @@ fn full_spec() -> McpServerSpec {
 }
 
 fn full_sandbox() -> sandbox::SandboxPolicy {
-    sandbox::SandboxPolicy::with_network(sandbox::NetworkPolicy::Connect(vec![
-        sandbox::NetworkEntry::Port(8108),
-        sandbox::NetworkEntry::Named("${API_URL}".into()),
-    ]))
-    .read_write("/srv/search")
+    sandbox::SandboxPolicy {
+        unix_sockets: true,
+        ..sandbox::SandboxPolicy::with_network(sandbox::NetworkPolicy::Connect(vec![
+            sandbox::NetworkEntry::Port(8108),
+            sandbox::NetworkEntry::Named("${API_URL}".into()),
+        ]))
+        .read_write("/srv/search")
+    }
 }
 
 async fn created_server_reads_back_whole(db: &TestDb) -> anyhow::Result<()> {
