@@ -73,9 +73,10 @@ const DROPPED_KEYS: [&str; 3] = ["$schema", "$id", "$comment"];
 
 /// Makes a tool input schema acceptable to every provider:
 /// - drops `$schema`, `$id` and `$comment` at every level;
-/// - a `description` or `title` at any level loses its hidden characters (as the tool's
-///   description does); enum values, defaults and property names keep what the server
-///   wrote, since changing them would change what the tool accepts;
+/// - a `description`, `title` or `markdownDescription` of the schema or of any schema in
+///   it loses its hidden characters (as the tool's description does); enum values,
+///   defaults, constants, examples and property names keep what the server wrote, since
+///   changing them would change what the tool accepts;
 /// - a missing or non-object schema, or one whose top-level `type` is not `"object"` (every
 ///   provider refuses a tool whose input is not an object), becomes
 ///   `{"type": "object", "properties": {}}`; a `type` list naming `"object"`
@@ -89,7 +90,7 @@ pub fn normalize_schema(schema: Value) -> Value {
         Value::Object(map) => map,
         _ => Map::new(),
     };
-    strip_keys(&mut top);
+    strip_keys(&mut top, true);
     let object = Value::String("object".to_owned());
     match top.get("type") {
         None => {}
@@ -108,27 +109,53 @@ pub fn normalize_schema(schema: Value) -> Value {
 }
 
 /// Keys whose text is prose for the model, shown without hidden characters at every level
-/// (what a property is for is read as much as the tool's description is).
-const PROSE_KEYS: [&str; 2] = ["description", "title"];
+/// of the schema (what a property is for is read as much as the tool's description is).
+const PROSE_KEYS: [&str; 3] = ["description", "title", "markdownDescription"];
 
-fn strip_keys(map: &mut Map<String, Value>) {
+/// Keywords whose value is data (what the tool accepts, or an example of it), not a schema:
+/// their text is kept as the server wrote it.
+const DATA_KEYS: [&str; 4] = ["default", "enum", "const", "examples"];
+
+/// Keywords whose value maps names to schemas (a property named `description` is a schema,
+/// not prose).
+const NAMED_SCHEMAS: [&str; 5] = [
+    "properties",
+    "patternProperties",
+    "$defs",
+    "definitions",
+    "dependentSchemas",
+];
+
+/// `map` with the dropped keys gone at every level; a schema's (`schema` true) prose keys
+/// also lose their hidden characters, and so do those of the schemas it holds.
+fn strip_keys(map: &mut Map<String, Value>, schema: bool) {
     for key in DROPPED_KEYS {
         map.remove(key);
     }
-    for key in PROSE_KEYS {
-        if let Some(Value::String(text)) = map.get_mut(key) {
-            *text = observability::shown::visible_owned(std::mem::take(text));
+    if schema {
+        for key in PROSE_KEYS {
+            if let Some(Value::String(text)) = map.get_mut(key) {
+                *text = observability::shown::visible_owned(std::mem::take(text));
+            }
         }
     }
-    for value in map.values_mut() {
-        strip_value(value);
+    for (key, value) in map.iter_mut() {
+        let key = key.as_str();
+        match value {
+            Value::Object(named) if schema && NAMED_SCHEMAS.contains(&key) => {
+                for held in named.values_mut() {
+                    strip_value(held, true);
+                }
+            }
+            _ => strip_value(value, schema && !DATA_KEYS.contains(&key)),
+        }
     }
 }
 
-fn strip_value(value: &mut Value) {
+fn strip_value(value: &mut Value, schema: bool) {
     match value {
-        Value::Object(map) => strip_keys(map),
-        Value::Array(items) => items.iter_mut().for_each(strip_value),
+        Value::Object(map) => strip_keys(map, schema),
+        Value::Array(items) => items.iter_mut().for_each(|item| strip_value(item, schema)),
         _ => {}
     }
 }
@@ -153,7 +180,8 @@ mod tests {
         // Nothing hidden: the description is offered as it came.
         let plain = ToolDefinition::new("fs__read", "Reads a file.", json!({"type": "object"}));
         assert_eq!(plain.description, "Reads a file.");
-        // The same in the schema's prose, at any depth; what the tool accepts is kept.
+        // The same in the schema's prose, at any depth (a property named `description` is a
+        // schema); what the tool accepts is kept, a default object's keys included.
         let hidden = "\u{E0072}\u{E006D}";
         let tool = ToolDefinition::new(
             "fs__read",
@@ -163,8 +191,11 @@ mod tests {
                 "mode": {"type": "object", "properties": {"kind": {
                     "type": "string", "title": format!("Kind{hidden}"),
                     "enum": [format!("a{hidden}")], "default": format!("a{hidden}")}}},
+                "description": {"type": "string", "markdownDescription": format!("Text{hidden}")},
+                "options": {"type": "object",
+                    "default": {"description": format!("kept{hidden}")}},
                 format!("named{hidden}"): {"type": "string"}
-            }}),
+            }, "$defs": {"id": {"description": format!("An id{hidden}")}}}),
         );
         assert_eq!(
             tool.input_schema,
@@ -173,8 +204,11 @@ mod tests {
                 "mode": {"type": "object", "properties": {"kind": {
                     "type": "string", "title": "Kind",
                     "enum": [format!("a{hidden}")], "default": format!("a{hidden}")}}},
+                "description": {"type": "string", "markdownDescription": "Text"},
+                "options": {"type": "object",
+                    "default": {"description": format!("kept{hidden}")}},
                 format!("named{hidden}"): {"type": "string"}
-            }})
+            }, "$defs": {"id": {"description": "An id"}}})
         );
     }
 

@@ -99,8 +99,8 @@ fn prepare_child(
     sandbox: Option<Arc<sandbox::Prepared>>,
 ) {
     // SAFETY: the closure runs in the child between fork and exec and only makes
-    // async-signal-safe system calls (write, setgroups, setresgid, setresuid, prctl,
-    // landlock_restrict_self); it
+    // async-signal-safe system calls (write, close_range, setgroups, setresgid, setresuid,
+    // prctl, landlock_restrict_self); it
     // allocates nothing and touches no memory shared with the parent. `cgroup_procs` is a
     // descriptor the parent keeps open until the spawn has returned.
     unsafe {
@@ -111,6 +111,15 @@ fn prepare_child(
                 // subreaper and /proc tracking; the parent checks where it landed.
                 let _ = libc::write(fd, b"0".as_ptr().cast(), 1);
             }
+            // No descriptor BotCraft itself inherited without close-on-exec (a socket of
+            // whatever started it) reaches the server: every one past stdio closes on exec.
+            // Kernels before 5.11 refuse the flag; nothing else here needs it.
+            let _ = libc::syscall(
+                libc::SYS_close_range,
+                3 as libc::c_uint,
+                libc::c_uint::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
             if let Some((uid, gid)) = ids {
                 RunAs::drop_privileges(uid, gid)?;
             }

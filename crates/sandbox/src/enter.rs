@@ -183,7 +183,9 @@ impl Prepared {
             private_dir,
             made_dirs,
             write_bits,
-            syscall_filter: (!plan.unix_sockets).then(SyscallFilter::no_unix_sockets),
+            syscall_filter: (!plan.unix_sockets)
+                .then(SyscallFilter::no_unix_sockets)
+                .flatten(),
         })
     }
 

@@ -17,9 +17,9 @@
 //! - `network`: `"all"` (the default), `"none"`, or a list of TCP ports the server may
 //!   connect to, each a number or a URL (`"${TYPESENSE_URL}"`: its port, or the scheme's).
 //! - `unixSockets`: whether the server may make Unix sockets (default `false`: `socket(AF_UNIX)`
-//!   fails with "permission denied", so no socket file its uid may open is reachable: a
-//!   Docker daemon, a local database; `socketpair` works). Set it for a server whose job is
-//!   such a socket.
+//!   and a datagram `socketpair` fail with "permission denied", so no socket file its uid
+//!   may open is reachable: a Docker daemon, a local database; a stream pair works). Set it
+//!   for a server whose job is such a socket, or a browser (Chromium binds one).
 
 use serde::{Deserialize, Serialize};
 

@@ -356,6 +356,10 @@ def pair():
         end.close()
 probe("unix", connect)
 probe("pair", pair)
+def datagram_pair():
+    for end in socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM):
+        end.close()
+probe("datagram pair", datagram_pair)
 probe("tcp", lambda: socket.socket(socket.AF_INET).close())
 libc = ctypes.CDLL(None, use_errno=True)
 params = ctypes.create_string_buffer(120)
@@ -364,8 +368,9 @@ print("io_uring", "ok" if ring >= 0 else "errno %d" % ctypes.get_errno())
 "#;
 
 /// Landlock has no rule for a Unix socket with a path (a local database's, a Docker
-/// daemon's): the system-call filter refuses to make one unless the plan allows it, while
-/// socket pairs and TCP sockets work and io_uring (which could make one past the filter)
+/// daemon's): the system-call filter refuses to make one (or a datagram pair, which may send
+/// to a datagram socket file) unless the plan allows it, while stream pairs and TCP sockets
+/// work and io_uring (which could make one past the filter)
 /// says it is not there. The filter needs no Landlock: this case runs on any kernel.
 #[test]
 fn unix_sockets_are_refused_unless_the_plan_allows_them() {
@@ -392,11 +397,15 @@ fn unix_sockets_are_refused_unless_the_plan_allows_them() {
         [
             format!("unix errno {}", libc::EACCES),
             "pair ok".to_owned(),
+            format!("datagram pair errno {}", libc::EACCES),
             "tcp ok".to_owned(),
             format!("io_uring errno {}", libc::ENOSYS),
         ]
     );
     let mut allowed = plan(&at, NetworkPlan::All);
     allowed.unix_sockets = true;
-    assert_eq!(lines(&allowed)[..3], ["unix ok", "pair ok", "tcp ok"]);
+    assert_eq!(
+        lines(&allowed)[..4],
+        ["unix ok", "pair ok", "datagram pair ok", "tcp ok"]
+    );
 }
