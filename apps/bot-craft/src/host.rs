@@ -39,8 +39,9 @@ pub async fn open_store(data: &DataArgs, seed: Option<&SeedSettings>) -> anyhow:
 /// `--server-env` / `BOTCRAFT_SERVER_ENV`, for every command that runs MCP servers.
 #[derive(Debug, Clone, clap::Args)]
 pub struct ServerEnvArgs {
-    /// Variables MCP server configs may read through `${VAR}`, besides TYPESENSE_URL and
-    /// TYPESENSE_SEARCH_KEY (comma-separated). BotCraft's own secrets never resolve.
+    /// Variables MCP server configs may read through `${VAR}`, besides TYPESENSE_URL,
+    /// TYPESENSE_SEARCH_KEY and BROWSER_EGRESS_PROXY (comma-separated). BotCraft's own
+    /// secrets never resolve.
     #[arg(
         long,
         env = "BOTCRAFT_SERVER_ENV",
@@ -48,6 +49,48 @@ pub struct ServerEnvArgs {
         value_name = "NAMES"
     )]
     pub server_env: String,
+    /// Hosts the browser may reach although they are not on the public internet
+    /// (comma-separated `host`, `host:port` or `[IPv6]:port`: `localhost:3000,10.0.0.5`).
+    /// Everything else of this host and its networks, cloud metadata addresses included, is
+    /// refused by the egress proxy BotCraft starts for it.
+    #[arg(
+        long,
+        env = "BOTCRAFT_BROWSER_ALLOW",
+        default_value = "",
+        value_name = "HOSTS"
+    )]
+    pub browser_allow: String,
+}
+
+/// The variable server configs name BotCraft's egress proxy by (`${BROWSER_EGRESS_PROXY}`;
+/// the seeded Playwright's `PLAYWRIGHT_MCP_PROXY_SERVER`).
+pub const EGRESS_PROXY_VARIABLE: &str = "BROWSER_EGRESS_PROXY";
+
+/// The browser's egress proxy (`egress_proxy`), started for this process unless the
+/// operator names a proxy of their own in `BROWSER_EGRESS_PROXY`; its URL reaches server
+/// configs as `${BROWSER_EGRESS_PROXY}`. Serves while the value is kept.
+pub async fn egress_proxy(
+    args: &ServerEnvArgs,
+    settings: &mut ManagerSettings,
+) -> anyhow::Result<Option<egress_proxy::EgressProxy>> {
+    if settings
+        .env
+        .get(EGRESS_PROXY_VARIABLE)
+        .is_some_and(|url| !url.trim().is_empty())
+    {
+        eprintln!(
+            "botcraft: the browser's traffic goes to the proxy in {EGRESS_PROXY_VARIABLE} (BotCraft's egress rules are not applied)"
+        );
+        return Ok(None);
+    }
+    let rules = egress_proxy::EgressRules::parse(&args.browser_allow)?;
+    let proxy = egress_proxy::EgressProxy::start(rules)
+        .await
+        .context("start the browser's egress proxy")?;
+    settings
+        .env
+        .insert(EGRESS_PROXY_VARIABLE.to_owned(), proxy.url());
+    Ok(Some(proxy))
 }
 
 /// How this process hosts MCP servers.
@@ -112,7 +155,7 @@ pub fn sandbox_settings(
             );
         }
         sandbox::Availability::Unavailable => eprintln!(
-            "botcraft: sandbox: unavailable: this kernel has no Landlock, so MCP servers run unconfined (no new privileges only); see docs/deployment.md"
+            "botcraft: sandbox: unavailable: this kernel has no Landlock, so MCP servers run unconfined (no new privileges and the Unix-socket filter only); see docs/deployment.md"
         ),
     }
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());

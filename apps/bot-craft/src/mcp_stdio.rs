@@ -84,7 +84,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
     // folder); each server also dies with this process (its parent-death signal).
     let registry = crate::host::local_pid_registry(&command.data.data_dir)?;
     let tool_tmp = crate::host::tool_tmp_root();
-    let settings = crate::host::manager_settings(crate::host::HostOptions {
+    let mut settings = crate::host::manager_settings(crate::host::HostOptions {
         server_env: &command.server_env.server_env,
         cgroups: true,
         pid_registry: Some(registry),
@@ -103,6 +103,7 @@ async fn run_local(command: McpStdioCommand) -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "http://127.0.0.1:3000".to_owned()),
         ),
     });
+    let _egress = crate::host::egress_proxy(&command.server_env, &mut settings).await?;
     let manager = McpServerManager::new(server_records::records(store.clone()), settings);
     manager.load_configs().await?;
     // On PostgreSQL, writes made through a `serve` reach this aggregator too.

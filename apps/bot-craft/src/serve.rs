@@ -293,6 +293,7 @@ pub async fn run(mut args: ServeArgs) -> anyhow::Result<()> {
         sandbox,
     });
     settings.listing.enabled = args.list_tools == "auto";
+    let _egress = crate::host::egress_proxy(&args.server_env, &mut settings).await?;
     if !settings.listing.enabled {
         eprintln!(
             "botcraft: tools are listed only when a server starts (BOTCRAFT_LIST_TOOLS=off): MCP clients and tool_search see a server's tools once something started it"

@@ -3,7 +3,8 @@
 //! never logged.
 //!
 //! A reference resolves only when the [`EnvPolicy`] allows its name: by default the names the
-//! seed uses (`TYPESENSE_URL`, `TYPESENSE_SEARCH_KEY`), plus what the operator adds. BotCraft's
+//! seed uses (`TYPESENSE_URL`, `TYPESENSE_SEARCH_KEY`, `BROWSER_EGRESS_PROXY`), plus what the
+//! operator adds. BotCraft's
 //! own secrets (its keys, the provider keys, the database URL, their `*_FILE` forms) are never
 //! allowed, whatever the list says. So a config created through the API, or imported from a
 //! desktop client's `mcpServers` file, cannot pull a secret into its process: it fails to
@@ -29,7 +30,12 @@ pub const SECRET_NAMES: &[&str] = &[
 ];
 
 /// The names `${VAR}` may read by default: those the seed's configs use.
-pub const DEFAULT_ALLOWED_REFERENCES: &[&str] = &["TYPESENSE_URL", "TYPESENSE_SEARCH_KEY"];
+pub const DEFAULT_ALLOWED_REFERENCES: &[&str] = &[
+    "TYPESENSE_URL",
+    "TYPESENSE_SEARCH_KEY",
+    // The browser's egress proxy, which the host starts (the seeded Playwright's).
+    "BROWSER_EGRESS_PROXY",
+];
 
 /// Which `${VAR}` references resolve.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -379,7 +385,11 @@ mod tests {
                     ..
                 }) => assert_eq!(
                     (variable.as_str(), secret, allowed.as_str()),
-                    (name, is_secret, "TYPESENSE_SEARCH_KEY, TYPESENSE_URL"),
+                    (
+                        name,
+                        is_secret,
+                        "BROWSER_EGRESS_PROXY, TYPESENSE_SEARCH_KEY, TYPESENSE_URL"
+                    ),
                     "{template}"
                 ),
                 other => panic!("{template}: expected EnvNotAllowed, got {other:?}"),

@@ -119,8 +119,8 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (
         16,
-        "playwright unix sockets",
-        include_str!("../migrations/sqlite/0016_playwright_unix_sockets.sql"),
+        "playwright sockets and egress",
+        include_str!("../migrations/sqlite/0016_playwright_sockets_and_egress.sql"),
     ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
@@ -216,8 +216,8 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     ),
     (
         19,
-        "playwright unix sockets",
-        include_str!("../migrations/postgres/0019_playwright_unix_sockets.sql"),
+        "playwright sockets and egress",
+        include_str!("../migrations/postgres/0019_playwright_sockets_and_egress.sql"),
     ),
 ];
 

@@ -37,6 +37,11 @@ pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
     args
 }
 
+/// The variable Playwright MCP reads its proxy from, and the seeded value: the host's egress
+/// proxy (`egress-proxy`, started by `botcraft serve` and `mcp-stdio --local`).
+pub const PLAYWRIGHT_PROXY_VARIABLE: &str = "PLAYWRIGHT_MCP_PROXY_SERVER";
+pub const PLAYWRIGHT_PROXY_VALUE: &str = "${BROWSER_EGRESS_PROXY}";
+
 /// Where in the workspace the seeded Playwright writes its screenshots and snapshots.
 pub const PLAYWRIGHT_OUTPUT_DIR: &str = ".playwright-mcp";
 
@@ -192,6 +197,10 @@ impl SeedConfig {
                      go to a trash that can be listed, restored and emptied.",
                 ),
             McpServerSpec::new("playwright", &self.playwright_command)
+                // The browser's traffic goes through the host's egress proxy, which lets it
+                // reach the public internet only: a page cannot send it to cloud metadata,
+                // this host's services or the networks it sits in.
+                .env(PLAYWRIGHT_PROXY_VARIABLE, PLAYWRIGHT_PROXY_VALUE)
                 .args(
                     self.playwright_args
                         .iter()

@@ -32,6 +32,9 @@ use common::{Api, Served, bin_dir, spawn_served};
 #[path = "attack/false_blocks.rs"]
 mod false_blocks;
 use false_blocks::ordinary_work_is_not_blocked;
+#[path = "attack/browser_egress.rs"]
+mod browser_egress;
+use browser_egress::{WebFixture, a_page_cannot_send_the_browser_inward};
 #[path = "attack/forged_approval.rs"]
 mod forged_approval;
 use forged_approval::a_stolen_key_file_forges_no_approval;
@@ -75,6 +78,8 @@ struct Attacked {
     dir: tempfile::TempDir,
     admin: String,
     api: Api,
+    /// The pages the browser is sent to.
+    web: WebFixture,
     /// The two-user layout's PID namespace, ended with the case.
     _namespace: Option<PidNamespaceGroup>,
 }
@@ -96,6 +101,16 @@ impl Attacked {
 
     fn workspace(&self) -> std::path::PathBuf {
         self.dir.path().join("workspace")
+    }
+
+    /// Stop `server` through the admin API.
+    async fn stop(&self, server: &str) -> anyhow::Result<()> {
+        let path = format!("/api/servers/{server}/stop");
+        let (status, body) = self
+            .send(reqwest::Method::POST, &path, &self.admin, None)
+            .await?;
+        anyhow::ensure!(status == 200, "stop {server}: {status} {body}");
+        Ok(())
     }
 
     async fn send(
@@ -165,6 +180,7 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         );
         return Ok(None);
     }
+    let web = WebFixture::start().await?;
     let dir = tempfile::tempdir()?;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
     let data = dir.path().join("data");
@@ -281,6 +297,7 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         .env("TYPESENSE_SEARCH_KEY", TYPESENSE_SEARCH_KEY)
         // Servers start when a case asks (no background listing of the seeded ones).
         .env("BOTCRAFT_LIST_TOOLS", "off")
+        .env("BOTCRAFT_BROWSER_ALLOW", web.allowed())
         .env("RUST_LOG", "info");
     if layout == Layout::TwoUsers {
         command
@@ -302,6 +319,7 @@ async fn launch(layout: Layout, llm: &FakeLlm) -> anyhow::Result<Option<Attacked
         served,
         dir,
         admin,
+        web,
         _namespace: namespace,
     };
     let admin = attacked.admin.clone();
@@ -762,6 +780,7 @@ async fn attack(layout: Layout) -> anyhow::Result<()> {
         );
     }
     ordinary_work_is_not_blocked(&at, layout, &llm).await?;
+    a_page_cannot_send_the_browser_inward(&at).await?;
     a_stolen_key_file_forges_no_approval(&at, &llm).await?;
     // A log folder planted as a symlink (as at /tmp/forge-bash before the server made it):
     // refused with a reason code, nothing written through it.

@@ -716,6 +716,9 @@ async fn a_fresh_clone_runs_with_scripts_run_sh_and_the_readme_example_works() -
         .env("OPENAI_API_KEY", OPENAI_KEY)
         .env("OPENAI_BASE_URL", llm.openai_base_url())
         .env("BOTCRAFT_BOT_KEYS", format!("forge={FRESH_BOT_KEY}"))
+        // The pages this test browses are on this host, which the browser's egress proxy
+        // refuses unless allowed.
+        .env("BOTCRAFT_BROWSER_ALLOW", "127.0.0.1")
         .env("RUST_LOG", "warn");
     let mut served = tokio::task::block_in_place(|| spawn_served(command))?;
     every_seeded_server_is_known_to_the_first_mcp_client(&served.url).await?;

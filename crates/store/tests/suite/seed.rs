@@ -167,7 +167,7 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                     "--output-dir",
                     "/workspace/.playwright-mcp"
                 ]),
-                env(&[]),
+                env(&[("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}")]),
                 60_000,
                 false
             ),
@@ -397,11 +397,12 @@ async fn run_sql(db: &TestDb, sql: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The Unix-socket migration on a store seeded before it: the `playwright` server's stored
-/// policy (as written then, with no `unixSockets`, or none at all) gains `unixSockets: true`
-/// and keeps the rest; a policy that says either way already, and every other server, are
-/// kept (they read as the new default, no sockets).
-async fn the_unix_socket_migration_lets_the_seeded_chromium_bind(
+/// The Playwright migration on a store seeded before it: the `playwright` server's
+/// environment gains the egress proxy's variable, and its stored policy (as written then,
+/// with no `unixSockets`, or none at all) gains `unixSockets: true` and keeps the rest; a policy that says either way already, a server of that name that
+/// runs something else, and every other server, are kept (they read as the new default, no
+/// sockets); a policy that is not JSON does not stop the migration.
+async fn the_playwright_migration_gives_sockets_and_the_egress_proxy(
     db: &TestDb,
 ) -> anyhow::Result<()> {
     let (_, _, playwright) = seeded_with_another_bot(db).await?;
@@ -411,24 +412,37 @@ async fn the_unix_socket_migration_lets_the_seeded_chromium_bind(
     let migrate = || {
         run_dialect_migration(
             db,
-            include_str!("../../migrations/sqlite/0016_playwright_unix_sockets.sql"),
-            include_str!("../../migrations/postgres/0019_playwright_unix_sockets.sql"),
+            include_str!("../../migrations/sqlite/0016_playwright_sockets_and_egress.sql"),
+            include_str!("../../migrations/postgres/0019_playwright_sockets_and_egress.sql"),
         )
     };
-    let set = |server: &'static str, sandbox: Option<&'static str>| async move {
-        let value = sandbox.map_or_else(|| "NULL".to_owned(), |json| format!("'{json}'"));
+    // `column` of `server` set to `value` (SQL: `NULL`, or a quoted text).
+    let set_column = |server: &'static str, column: &'static str, value: String| async move {
         run_sql(
             db,
-            &format!(r#"UPDATE "McpServer" SET "sandbox" = {value} WHERE "name" = '{server}'"#),
+            &format!(r#"UPDATE "McpServer" SET "{column}" = {value} WHERE "name" = '{server}'"#),
         )
         .await
     };
-    let policy_of = |name: &'static str| async move {
-        anyhow::Ok(db.store.server_by_name(name).await?.context(name)?.sandbox)
+    let set = |server: &'static str, sandbox: Option<&'static str>| {
+        let value = sandbox.map_or_else(|| "NULL".to_owned(), |json| format!("'{json}'"));
+        set_column(server, "sandbox", value)
     };
+    let set_env = |env: &'static str| set_column("playwright", "env", env.to_owned());
+    let server_of =
+        |name: &'static str| async move { db.store.server_by_name(name).await?.context(name) };
+    let policy_of = |name: &'static str| async move { anyhow::Ok(server_of(name).await?.sandbox) };
+    let env_of = |name: &'static str| async move { anyhow::Ok(server_of(name).await?.env) };
     set("playwright", Some(before)).await?;
     set("forge-bash", Some(bash_before)).await?;
+    // As seeded before the egress proxy: no environment.
+    set_env("NULL").await?;
     migrate().await?;
+    assert_eq!(
+        env_of("playwright").await?,
+        playwright.env,
+        "the seed's proxy variable"
+    );
     assert_eq!(
         (
             policy_of("playwright").await?,
@@ -452,8 +466,31 @@ async fn the_unix_socket_migration_lets_the_seeded_chromium_bind(
             ..sandbox::SandboxPolicy::default()
         }
     );
-    // An operator's `false` stays.
+    // An operator's `false` stays, and so does a proxy of their own.
     set("playwright", Some(r#"{"unixSockets":false}"#)).await?;
+    set_env(r#"'{"PLAYWRIGHT_MCP_PROXY_SERVER":"http://proxy.corp:3128","K":"v"}'"#).await?;
+    migrate().await?;
+    assert!(!policy_of("playwright").await?.unix_sockets);
+    assert_eq!(
+        env_of("playwright").await?,
+        BTreeMap::from([
+            (
+                "PLAYWRIGHT_MCP_PROXY_SERVER".to_owned(),
+                "http://proxy.corp:3128".to_owned()
+            ),
+            ("K".to_owned(), "v".to_owned()),
+        ])
+    );
+    // Text that is not JSON stops nothing (and is left to the store's own error).
+    set("playwright", Some("{not json")).await?;
+    migrate().await?;
+    // A server named `playwright` that runs something else is not given sockets.
+    set("playwright", Some(before)).await?;
+    run_sql(
+        db,
+        r#"UPDATE "McpServer" SET "command" = '/opt/other/browser', "args" = '[]' WHERE "name" = 'playwright'"#,
+    )
+    .await?;
     migrate().await?;
     assert!(!policy_of("playwright").await?.unix_sockets);
     Ok(())
@@ -558,7 +595,7 @@ async fn the_webmcp_migration_moves_a_seeded_playwright_along(db: &TestDb) -> an
 backend_tests!(
     migration_12_makes_the_seeded_playwright_binding_ask,
     the_webmcp_migration_moves_a_seeded_playwright_along,
-    the_unix_socket_migration_lets_the_seeded_chromium_bind,
+    the_playwright_migration_gives_sockets_and_the_egress_proxy,
     seed_writes_the_five_servers_and_the_forge_bot,
     seeding_twice_changes_nothing_and_keeps_edits,
     seed_restores_a_deleted_server_and_its_binding,

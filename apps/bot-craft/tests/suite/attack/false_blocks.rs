@@ -117,11 +117,13 @@ pub async fn ordinary_work_is_not_blocked(
 /// sandbox policy: a page loads, its snapshot is written in the workspace with the page's
 /// text, and a screenshot comes back as an image.
 async fn playwright_loads_a_page_and_takes_a_screenshot(at: &Attacked) -> anyhow::Result<()> {
-    let page = test_support::serve_page(
-        "<!doctype html><html><body><h1>Sandboxed browsing works</h1></body></html>".to_owned(),
-    )
-    .await?;
-    let browser = playwright_server(&at.workspace().join(".playwright-mcp"))?;
+    let page = &at.web.page;
+    let mut browser = playwright_server(&at.workspace().join(".playwright-mcp"))?;
+    // As seeded: through the egress proxy, which allows this page (BOTCRAFT_BROWSER_ALLOW).
+    browser["env"] = Value::Object(serde_json::Map::from_iter([(
+        store::PLAYWRIGHT_PROXY_VARIABLE.to_owned(),
+        Value::from(store::PLAYWRIGHT_PROXY_VALUE),
+    )]));
     let (status, body) = at
         .send(
             reqwest::Method::POST,
@@ -166,14 +168,5 @@ async fn playwright_loads_a_page_and_takes_a_screenshot(at: &Attacked) -> anyhow
         "no image: {}",
         &shot[..shot.len().min(400)]
     );
-    let (status, body) = at
-        .send(
-            reqwest::Method::POST,
-            "/api/servers/browser/stop",
-            &at.admin,
-            None,
-        )
-        .await?;
-    anyhow::ensure!(status == 200, "stop the browser: {status} {body}");
-    Ok(())
+    at.stop("browser").await
 }

@@ -1,0 +1,266 @@
+//! [`EgressProxy`]: an HTTP proxy on loopback that takes a tool's web traffic (the seeded
+//! Playwright's browser points at it) and lets it reach only what [`EgressRules`] allow.
+//!
+//! - `CONNECT host:port` (HTTPS and WebSockets: what a browser sends through a proxy): the
+//!   host is resolved here, every address judged, and the tunnel made to those addresses
+//!   only, so a name that resolves again differently (DNS rebinding) reaches nothing new.
+//! - A plain-HTTP request in absolute form (`GET http://host/path`): judged the same way,
+//!   then sent on with its path alone and without hop-by-hop headers; one request per
+//!   connection.
+//! - A refusal is `403` with a text saying why, which is what the page shows.
+//!
+//! Bounded: at most [`MAX_CONNECTIONS`] connections at once (more are closed at once), 64 KiB
+//! of request head read within 10 s, 10 s to resolve and to connect.
+
+use std::convert::Infallible;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::header::{self, HeaderMap, HeaderName};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Semaphore;
+
+use crate::rules::EgressRules;
+
+/// Connections served at once; more are closed when accepted.
+pub const MAX_CONNECTIONS: usize = 512;
+/// The longest wait for a request's head, a name's addresses, or a connection.
+const WAIT: Duration = Duration::from_secs(10);
+/// Addresses of one name tried at most.
+const MAX_ADDRESSES: usize = 16;
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+/// The proxy, serving until dropped.
+#[derive(Debug)]
+pub struct EgressProxy {
+    address: SocketAddr,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for EgressProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+impl EgressProxy {
+    /// Listen on a free loopback port and serve `rules` there.
+    pub async fn start(rules: EgressRules) -> std::io::Result<Self> {
+        let listener = TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
+        let address = listener.local_addr()?;
+        let task = tokio::spawn(accept(listener, Arc::new(rules)));
+        Ok(Self { address, task })
+    }
+
+    /// Where it listens.
+    pub fn address(&self) -> SocketAddr {
+        self.address
+    }
+
+    /// Its URL, as a proxy setting takes it (`http://127.0.0.1:PORT`).
+    pub fn url(&self) -> String {
+        format!("http://{}", self.address)
+    }
+}
+
+async fn accept(listener: TcpListener, rules: Arc<EgressRules>) {
+    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    loop {
+        let stream = match listener.accept().await {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                tracing::warn!(%error, "the browser's egress proxy cannot accept");
+                // Out of descriptors or memory: give the connections being served a moment
+                // to end instead of spinning on the same error.
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            continue;
+        };
+        let rules = rules.clone();
+        tokio::spawn(async move {
+            let _slot = slot;
+            let service = hyper::service::service_fn(move |request| {
+                let rules = rules.clone();
+                async move { Ok::<_, Infallible>(handle(request, &rules).await) }
+            });
+            let _ = hyper::server::conn::http1::Builder::new()
+                .max_buf_size(64 * 1024)
+                .keep_alive(false)
+                .timer(TokioTimer::new())
+                .header_read_timeout(WAIT)
+                .serve_connection(TokioIo::new(stream), service)
+                .with_upgrades()
+                .await;
+        });
+    }
+}
+
+async fn handle(request: Request<Incoming>, rules: &EgressRules) -> Response<Body> {
+    if request.method() == Method::CONNECT {
+        tunnel(request, rules).await
+    } else {
+        forward(request, rules).await
+    }
+}
+
+/// `CONNECT host:port`: judged, connected, then the upgraded connection joined to it.
+async fn tunnel(request: Request<Incoming>, rules: &EgressRules) -> Response<Body> {
+    let Some((host, port)) = request
+        .uri()
+        .authority()
+        .and_then(|authority| Some((authority.host().to_owned(), authority.port_u16()?)))
+    else {
+        return text(StatusCode::BAD_REQUEST, "CONNECT needs host:port".into());
+    };
+    let upstream = match reach(&host, port, rules).await {
+        Ok(upstream) => upstream,
+        Err(answer) => return answer,
+    };
+    tokio::spawn(async move {
+        let Ok(upgraded) = hyper::upgrade::on(request).await else {
+            return;
+        };
+        let mut client = TokioIo::new(upgraded);
+        let mut upstream = upstream;
+        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+    });
+    Response::new(empty())
+}
+
+/// `GET http://host/path`: judged, connected, sent on with its path alone.
+async fn forward(request: Request<Incoming>, rules: &EgressRules) -> Response<Body> {
+    let uri = request.uri().clone();
+    if uri.scheme_str() != Some("http") {
+        return text(
+            StatusCode::BAD_REQUEST,
+            "this is a proxy: send http:// URLs in absolute form, and CONNECT for the rest".into(),
+        );
+    }
+    let Some(host) = uri.host().map(str::to_owned) else {
+        return text(StatusCode::BAD_REQUEST, "the URL names no host".into());
+    };
+    let port = uri.port_u16().unwrap_or(80);
+    let upstream = match reach(&host, port, rules).await {
+        Ok(upstream) => upstream,
+        Err(answer) => return answer,
+    };
+    let (mut parts, body) = request.into_parts();
+    parts.uri = match uri.path_and_query() {
+        Some(path) => path.as_str().parse().unwrap_or_default(),
+        None => hyper::Uri::from_static("/"),
+    };
+    strip_hop_by_hop(&mut parts.headers);
+    let Ok((mut sender, connection)) =
+        hyper::client::conn::http1::handshake(TokioIo::new(upstream)).await
+    else {
+        return text(StatusCode::BAD_GATEWAY, format!("{host}:{port}: no HTTP"));
+    };
+    tokio::spawn(connection);
+    match sender.send_request(Request::from_parts(parts, body)).await {
+        Ok(response) => {
+            let (mut parts, body) = response.into_parts();
+            strip_hop_by_hop(&mut parts.headers);
+            Response::from_parts(parts, body.boxed())
+        }
+        Err(error) => text(
+            StatusCode::BAD_GATEWAY,
+            format!("{host}:{port} did not answer: {error}"),
+        ),
+    }
+}
+
+/// A connection to `host:port` if the rules allow every address it resolves to (an answer
+/// to send back otherwise).
+async fn reach(host: &str, port: u16, rules: &EgressRules) -> Result<TcpStream, Response<Body>> {
+    let addresses = match resolve(host, port).await {
+        Ok(addresses) if !addresses.is_empty() => addresses,
+        _ => {
+            return Err(text(
+                StatusCode::BAD_GATEWAY,
+                format!("{host}: no address found"),
+            ));
+        }
+    };
+    let ips: Vec<IpAddr> = addresses.iter().map(SocketAddr::ip).collect();
+    if let Err(refusal) = rules.verdict(host, port, &ips) {
+        tracing::info!(%refusal, "a tool's web request refused");
+        return Err(text(StatusCode::FORBIDDEN, refusal.to_string()));
+    }
+    match tokio::time::timeout(WAIT, TcpStream::connect(&addresses[..])).await {
+        Ok(Ok(stream)) => Ok(stream),
+        _ => Err(text(
+            StatusCode::BAD_GATEWAY,
+            format!("{host}:{port}: cannot connect"),
+        )),
+    }
+}
+
+/// The addresses of `host` (an address as written, or a name looked up), at most
+/// [`MAX_ADDRESSES`].
+async fn resolve(host: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = bare.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let found = tokio::time::timeout(WAIT, tokio::net::lookup_host((bare, port)))
+        .await
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
+    Ok(found.take(MAX_ADDRESSES).collect())
+}
+
+/// Headers of one hop only, and those the `Connection` header names.
+fn strip_hop_by_hop(headers: &mut HeaderMap) {
+    let named: Vec<HeaderName> = headers
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    for name in named {
+        headers.remove(name);
+    }
+    for name in [
+        header::CONNECTION,
+        header::PROXY_AUTHORIZATION,
+        header::PROXY_AUTHENTICATE,
+        header::TE,
+        header::TRAILER,
+        header::UPGRADE,
+        HeaderName::from_static("keep-alive"),
+        HeaderName::from_static("proxy-connection"),
+    ] {
+        headers.remove(name);
+    }
+}
+
+fn text(status: StatusCode, body: String) -> Response<Body> {
+    let mut response = Response::new(
+        Full::new(Bytes::from(body))
+            .map_err(|never| match never {})
+            .boxed(),
+    );
+    *response.status_mut() = status;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        header::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
+}
+
+fn empty() -> Body {
+    Full::new(Bytes::new())
+        .map_err(|never| match never {})
+        .boxed()
+}

@@ -1,0 +1,242 @@
+//! Where a tool's web traffic may go: [`EgressRules`], the public internet plus the hosts an
+//! operator allows (`BOTCRAFT_BROWSER_ALLOW`), and [`Refusal`], why a destination is not.
+
+use std::net::IpAddr;
+
+use crate::address::{AddressClass, refused_class};
+
+/// The variable operators list allowed non-public hosts in.
+pub const ALLOW_VARIABLE: &str = "BOTCRAFT_BROWSER_ALLOW";
+
+/// The longest list of allowed hosts read.
+pub const MAX_ALLOWED: usize = 256;
+
+/// The public internet, and the hosts listed as allowed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EgressRules {
+    allowed: Vec<Allowed>,
+}
+
+/// One allowed host: a name or an address as a URL writes it, on one port or any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Allowed {
+    host: Host,
+    port: Option<u16>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Host {
+    Name(String),
+    Address(IpAddr),
+}
+
+/// A list of allowed hosts that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RulesError {
+    #[error(
+        "{ALLOW_VARIABLE}: {entry:?} is not a host, host:port, or [IPv6]:port (e.g. localhost:3000, 10.0.0.5, intranet.example.com)"
+    )]
+    BadEntry { entry: String },
+    #[error("{ALLOW_VARIABLE}: more than {MAX_ALLOWED} hosts")]
+    TooMany,
+}
+
+/// Why a destination is refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// The host as the request named it.
+    pub host: String,
+    pub port: u16,
+    /// The address it is (or resolves to) that is not public.
+    pub address: IpAddr,
+    pub class: AddressClass,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "BotCraft refused {}:{}: it is {}, {}, and a tool's web traffic reaches only the public internet (an operator allows a host with {ALLOW_VARIABLE})",
+            self.host,
+            self.port,
+            self.address,
+            self.class.as_str()
+        )
+    }
+}
+
+impl EgressRules {
+    /// Rules from a comma-separated list of allowed hosts (`BOTCRAFT_BROWSER_ALLOW`):
+    /// `host`, `host:port`, `[IPv6]` or `[IPv6]:port`; blank entries are skipped.
+    pub fn parse(list: &str) -> Result<Self, RulesError> {
+        let mut allowed = Vec::new();
+        for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+            if allowed.len() == MAX_ALLOWED {
+                return Err(RulesError::TooMany);
+            }
+            allowed.push(parse_entry(entry).ok_or_else(|| RulesError::BadEntry {
+                entry: entry.chars().take(200).collect(),
+            })?);
+        }
+        Ok(Self { allowed })
+    }
+
+    /// Whether `host:port` may be reached, given the addresses it is or resolves to: a host
+    /// listed by name (on that port, or on any) may be whatever it resolves to; otherwise
+    /// every address must be public or listed.
+    pub fn verdict(&self, host: &str, port: u16, addresses: &[IpAddr]) -> Result<(), Refusal> {
+        let name = normalize(host);
+        let listed = |wanted: &Host| {
+            self.allowed
+                .iter()
+                .any(|allowed| allowed.host == *wanted && allowed.port.is_none_or(|p| p == port))
+        };
+        if listed(&Host::Name(name.clone())) {
+            return Ok(());
+        }
+        for address in addresses {
+            let Some(class) = refused_class(*address) else {
+                continue;
+            };
+            if !listed(&Host::Address(canonical(*address))) {
+                return Err(Refusal {
+                    host: name,
+                    port,
+                    address: *address,
+                    class,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `host`, `host:port`, `[v6]`, `[v6]:port`.
+fn parse_entry(entry: &str) -> Option<Allowed> {
+    let (host, port) = if let Some(rest) = entry.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']')?;
+        let port = match after {
+            "" => None,
+            _ => Some(after.strip_prefix(':')?.parse::<u16>().ok()?),
+        };
+        (inside, port)
+    } else if entry.matches(':').count() > 1 {
+        // A bare IPv6 address, no port.
+        (entry, None)
+    } else {
+        match entry.split_once(':') {
+            Some((host, port)) => (host, Some(port.parse::<u16>().ok()?)),
+            None => (entry, None),
+        }
+    };
+    if port == Some(0) {
+        return None;
+    }
+    let host = match normalize(host).parse::<IpAddr>() {
+        Ok(address) => Host::Address(canonical(address)),
+        Err(_) => {
+            let name = normalize(host);
+            let valid = !name.is_empty()
+                && name.len() <= 253
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+            if !valid {
+                return None;
+            }
+            Host::Name(name)
+        }
+    };
+    Some(Allowed { host, port })
+}
+
+/// A host as compared: lower case, without brackets or a final dot.
+fn normalize(host: &str) -> String {
+    host.trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase()
+}
+
+/// An address as compared: an IPv4-mapped IPv6 address as its IPv4 address.
+fn canonical(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn ip(text: &str) -> IpAddr {
+        text.parse().expect("address")
+    }
+
+    #[test]
+    fn public_addresses_pass_and_the_rest_only_when_listed() {
+        let rules =
+            EgressRules::parse("localhost:3000, 10.0.0.5, [fd00::1]:8080, Intranet.Example.com.")
+                .expect("rules");
+        let loopback = ip("127.0.0.1");
+        // (host, port, addresses, allowed)
+        let cases = [
+            ("example.com", 443, vec![ip("93.184.215.14")], true),
+            ("127.0.0.1", 80, vec![loopback], false),
+            ("localhost", 3000, vec![loopback, ip("::1")], true),
+            ("LOCALHOST.", 3000, vec![loopback], true),
+            ("localhost", 3001, vec![loopback], false),
+            ("intranet.example.com", 443, vec![ip("10.9.9.9")], true),
+            ("wiki", 80, vec![ip("10.0.0.5")], true),
+            ("wiki", 80, vec![ip("10.0.0.5"), ip("10.0.0.6")], false),
+            ("[::ffff:10.0.0.5]", 80, vec![ip("::ffff:10.0.0.5")], true),
+            ("[fd00::1]", 8080, vec![ip("fd00::1")], true),
+            ("[fd00::1]", 8081, vec![ip("fd00::1")], false),
+            (
+                "rebound.example",
+                80,
+                vec![ip("1.1.1.1"), ip("169.254.169.254")],
+                false,
+            ),
+        ];
+        for (host, port, addresses, allowed) in cases {
+            assert_eq!(
+                rules.verdict(host, port, &addresses).is_ok(),
+                allowed,
+                "{host}:{port} {addresses:?}"
+            );
+        }
+        let refusal = EgressRules::default()
+            .verdict("metadata.internal", 80, &[ip("169.254.169.254")])
+            .expect_err("refused");
+        assert_eq!(
+            refusal.to_string(),
+            "BotCraft refused metadata.internal:80: it is 169.254.169.254, a link-local address (where clouds serve instance metadata), and a tool's web traffic reaches only the public internet (an operator allows a host with BOTCRAFT_BROWSER_ALLOW)"
+        );
+    }
+
+    #[test]
+    fn entries_that_name_no_host_are_refused() {
+        for bad in [
+            "local host",
+            "host:",
+            "host:0",
+            "host:70000",
+            "[::1",
+            "[::1]x",
+            "http://host",
+            "a/b",
+        ] {
+            assert_eq!(
+                EgressRules::parse(bad),
+                Err(RulesError::BadEntry { entry: bad.into() }),
+                "{bad}"
+            );
+        }
+        assert_eq!(EgressRules::parse(" , "), Ok(EgressRules::default()));
+        let many = vec!["h"; MAX_ALLOWED + 1].join(",");
+        assert_eq!(EgressRules::parse(&many), Err(RulesError::TooMany));
+    }
+}
