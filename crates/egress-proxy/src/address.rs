@@ -27,6 +27,9 @@ pub enum AddressClass {
     Multicast,
     /// `240/4`, `192.0.0/24`, `198.18/15`, documentation ranges: no host of the internet.
     Reserved,
+    /// An address of one of this machine's own interfaces (a public one included: services
+    /// bound to every interface answer on it).
+    ThisMachine,
 }
 
 impl AddressClass {
@@ -41,6 +44,7 @@ impl AddressClass {
             Self::UniqueLocal => "a unique local IPv6 address",
             Self::Multicast => "a multicast or broadcast address",
             Self::Reserved => "a reserved address",
+            Self::ThisMachine => "an address of this machine",
         }
     }
 }
@@ -100,6 +104,23 @@ fn refused_v6(ip: Ipv6Addr) -> Option<AddressClass> {
     Some(class)
 }
 
+/// The addresses of this machine's interfaces now (they change: read at each request). An
+/// interface list that cannot be read gives none: the ranges above still hold.
+pub fn this_machine() -> Vec<IpAddr> {
+    let Ok(interfaces) = nix::ifaddrs::getifaddrs() else {
+        return Vec::new();
+    };
+    interfaces
+        .filter_map(|interface| interface.address)
+        .filter_map(|address| {
+            address
+                .as_sockaddr_in()
+                .map(|v4| IpAddr::V4(v4.ip()))
+                .or_else(|| address.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())))
+        })
+        .collect()
+}
+
 /// The IPv4 address an IPv6 one carries: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
 /// (`::a.b.c.d`, deprecated), NAT64's well-known prefix (`64:ff9b::/96`), 6to4 (`2002::/16`).
 fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
@@ -126,6 +147,11 @@ fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn this_machines_addresses_include_loopback() {
+        assert!(this_machine().contains(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    }
 
     #[test]
     fn every_non_public_range_is_refused_and_public_addresses_pass() {

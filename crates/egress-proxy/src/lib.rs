@@ -15,6 +15,6 @@ mod address;
 mod proxy;
 mod rules;
 
-pub use address::{AddressClass, refused_class};
-pub use proxy::{EgressProxy, MAX_CONNECTIONS};
+pub use address::{AddressClass, refused_class, this_machine};
+pub use proxy::{EgressProxy, MAX_CONNECTIONS, MAX_TUNNELS, TUNNEL_IDLE};
 pub use rules::{ALLOW_VARIABLE, EgressRules, MAX_ALLOWED, Refusal, RulesError};

@@ -9,12 +9,15 @@
 //!   connection.
 //! - A refusal is `403` with a text saying why, which is what the page shows.
 //!
-//! Bounded: at most [`MAX_CONNECTIONS`] connections at once (more are closed at once), 64 KiB
-//! of request head read within 10 s, 10 s to resolve and to connect.
+//! Bounded: at most [`MAX_CONNECTIONS`] connections reading a request at once (more are
+//! closed at once) and [`MAX_TUNNELS`] tunnels open (more are answered `503`), 64 KiB of
+//! request head read within 10 s, 10 s to resolve and to connect; a tunnel ends when either
+//! side ends it or nothing crosses it for [`TUNNEL_IDLE`].
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -27,10 +30,16 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
 
+use crate::address::this_machine;
 use crate::rules::EgressRules;
 
-/// Connections served at once; more are closed when accepted.
+/// Connections reading a request at once; more are closed when accepted.
 pub const MAX_CONNECTIONS: usize = 512;
+/// Tunnels open at once; more `CONNECT`s are answered `503`.
+pub const MAX_TUNNELS: usize = 256;
+/// A tunnel across which nothing has gone for this long is closed (a WebSocket's pings
+/// keep one open).
+pub const TUNNEL_IDLE: Duration = Duration::from_secs(300);
 /// The longest wait for a request's head, a name's addresses, or a connection.
 const WAIT: Duration = Duration::from_secs(10);
 /// Addresses of one name tried at most.
@@ -56,7 +65,11 @@ impl EgressProxy {
     pub async fn start(rules: EgressRules) -> std::io::Result<Self> {
         let listener = TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).await?;
         let address = listener.local_addr()?;
-        let task = tokio::spawn(accept(listener, Arc::new(rules)));
+        let shared = Arc::new(Shared {
+            rules,
+            tunnels: Arc::new(Semaphore::new(MAX_TUNNELS)),
+        });
+        let task = tokio::spawn(accept(listener, shared));
         Ok(Self { address, task })
     }
 
@@ -71,7 +84,13 @@ impl EgressProxy {
     }
 }
 
-async fn accept(listener: TcpListener, rules: Arc<EgressRules>) {
+/// What every connection uses.
+struct Shared {
+    rules: EgressRules,
+    tunnels: Arc<Semaphore>,
+}
+
+async fn accept(listener: TcpListener, shared: Arc<Shared>) {
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
         let stream = match listener.accept().await {
@@ -87,12 +106,12 @@ async fn accept(listener: TcpListener, rules: Arc<EgressRules>) {
         let Ok(slot) = slots.clone().try_acquire_owned() else {
             continue;
         };
-        let rules = rules.clone();
+        let shared = shared.clone();
         tokio::spawn(async move {
             let _slot = slot;
             let service = hyper::service::service_fn(move |request| {
-                let rules = rules.clone();
-                async move { Ok::<_, Infallible>(handle(request, &rules).await) }
+                let shared = shared.clone();
+                async move { Ok::<_, Infallible>(handle(request, &shared).await) }
             });
             let _ = hyper::server::conn::http1::Builder::new()
                 .max_buf_size(64 * 1024)
@@ -106,16 +125,16 @@ async fn accept(listener: TcpListener, rules: Arc<EgressRules>) {
     }
 }
 
-async fn handle(request: Request<Incoming>, rules: &EgressRules) -> Response<Body> {
+async fn handle(request: Request<Incoming>, shared: &Shared) -> Response<Body> {
     if request.method() == Method::CONNECT {
-        tunnel(request, rules).await
+        tunnel(request, shared).await
     } else {
-        forward(request, rules).await
+        forward(request, &shared.rules).await
     }
 }
 
 /// `CONNECT host:port`: judged, connected, then the upgraded connection joined to it.
-async fn tunnel(request: Request<Incoming>, rules: &EgressRules) -> Response<Body> {
+async fn tunnel(request: Request<Incoming>, shared: &Shared) -> Response<Body> {
     let Some((host, port)) = request
         .uri()
         .authority()
@@ -123,19 +142,76 @@ async fn tunnel(request: Request<Incoming>, rules: &EgressRules) -> Response<Bod
     else {
         return text(StatusCode::BAD_REQUEST, "CONNECT needs host:port".into());
     };
-    let upstream = match reach(&host, port, rules).await {
+    let Ok(slot) = shared.tunnels.clone().try_acquire_owned() else {
+        return text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("too many open connections (at most {MAX_TUNNELS})"),
+        );
+    };
+    let upstream = match reach(&host, port, &shared.rules).await {
         Ok(upstream) => upstream,
         Err(answer) => return answer,
     };
     tokio::spawn(async move {
+        let _slot = slot;
         let Ok(upgraded) = hyper::upgrade::on(request).await else {
             return;
         };
-        let mut client = TokioIo::new(upgraded);
-        let mut upstream = upstream;
-        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+        join(TokioIo::new(upgraded), upstream).await;
     });
     Response::new(empty())
+}
+
+/// Bytes both ways between `client` and `upstream` until either side ends or fails, or
+/// nothing crosses either way for [`TUNNEL_IDLE`]; then both are closed (a peer that stops
+/// reading or never closes holds nothing).
+async fn join<C, U>(client: C, upstream: U)
+where
+    C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    U: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let (mut client_read, mut client_write) = tokio::io::split(client);
+    let (mut upstream_read, mut upstream_write) = tokio::io::split(upstream);
+    let start = tokio::time::Instant::now();
+    // When bytes last crossed, in milliseconds since `start`.
+    let last = AtomicU64::new(0);
+    tokio::select! {
+        () = pass(&mut client_read, &mut upstream_write, start, &last) => {}
+        () = pass(&mut upstream_read, &mut client_write, start, &last) => {}
+        () = idle(start, &last) => {}
+    }
+}
+
+/// Copy `from` to `to` until the end or an error, noting each crossing in `last`.
+async fn pass<R, W>(from: &mut R, to: &mut W, start: tokio::time::Instant, last: &AtomicU64)
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut buffer = vec![0_u8; 16 * 1024];
+    loop {
+        let read = match from.read(&mut buffer).await {
+            Ok(read) if read > 0 => read,
+            _ => return,
+        };
+        if to.write_all(&buffer[..read]).await.is_err() {
+            return;
+        }
+        let now = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+        last.store(now, Ordering::Relaxed);
+    }
+}
+
+/// Returns once nothing has crossed for [`TUNNEL_IDLE`].
+async fn idle(start: tokio::time::Instant, last: &AtomicU64) {
+    loop {
+        let deadline = start + Duration::from_millis(last.load(Ordering::Relaxed)) + TUNNEL_IDLE;
+        if tokio::time::Instant::now() >= deadline {
+            return;
+        }
+        tokio::time::sleep_until(deadline).await;
+    }
 }
 
 /// `GET http://host/path`: judged, connected, sent on with its path alone.
@@ -193,8 +269,8 @@ async fn reach(host: &str, port: u16, rules: &EgressRules) -> Result<TcpStream, 
         }
     };
     let ips: Vec<IpAddr> = addresses.iter().map(SocketAddr::ip).collect();
-    if let Err(refusal) = rules.verdict(host, port, &ips) {
-        tracing::info!(%refusal, "a tool's web request refused");
+    if let Err(refusal) = rules.verdict(host, port, &ips, &this_machine()) {
+        tracing::info!(%refusal, address = %refusal.address, "a tool's web request refused");
         return Err(text(StatusCode::FORBIDDEN, refusal.to_string()));
     }
     match tokio::time::timeout(WAIT, TcpStream::connect(&addresses[..])).await {
@@ -263,4 +339,35 @@ fn empty() -> Body {
     Full::new(Bytes::new())
         .map_err(|never| match never {})
         .boxed()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt as _;
+
+    /// The browser closes its side: the tunnel ends, though the far side never speaks or
+    /// closes (it would otherwise hold two descriptors for good).
+    #[tokio::test]
+    async fn a_tunnel_ends_when_either_side_ends() {
+        let (client, client_peer) = tokio::io::duplex(1024);
+        let (upstream, _silent_upstream) = tokio::io::duplex(1024);
+        let joined = tokio::spawn(join(client, upstream));
+        drop(client_peer);
+        joined.await.expect("the tunnel ended");
+    }
+
+    /// Both sides open and silent: the tunnel ends [`TUNNEL_IDLE`] after the last bytes
+    /// crossed it, either way (a download the client sends nothing during stays open).
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_tunnel_ends() {
+        let (client, mut client_peer) = tokio::io::duplex(1024);
+        let (upstream, _upstream_peer) = tokio::io::duplex(1024);
+        let started = tokio::time::Instant::now();
+        let joined = tokio::spawn(join(client, upstream));
+        tokio::time::sleep(TUNNEL_IDLE / 2).await;
+        client_peer.write_all(b"ping").await.expect("write");
+        joined.await.expect("the tunnel ended");
+        assert!(started.elapsed() >= TUNNEL_IDLE + TUNNEL_IDLE / 2);
+    }
 }

@@ -52,14 +52,15 @@ pub struct Refusal {
     pub class: AddressClass,
 }
 
+/// What the page (and so the model) reads: the host and why, not the address it resolved
+/// to (a page would map the internal network's names with it; the log has it).
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "BotCraft refused {}:{}: it is {}, {}, and a tool's web traffic reaches only the public internet (an operator allows a host with {ALLOW_VARIABLE})",
+            "BotCraft refused {}:{}: it is {}, and a tool's web traffic reaches only the public internet (an operator allows a host with {ALLOW_VARIABLE})",
             self.host,
             self.port,
-            self.address,
             self.class.as_str()
         )
     }
@@ -81,24 +82,39 @@ impl EgressRules {
         Ok(Self { allowed })
     }
 
-    /// Whether `host:port` may be reached, given the addresses it is or resolves to: a host
-    /// listed by name (on that port, or on any) may be whatever it resolves to; otherwise
-    /// every address must be public or listed.
-    pub fn verdict(&self, host: &str, port: u16, addresses: &[IpAddr]) -> Result<(), Refusal> {
+    /// Whether `host:port` may be reached, given the addresses it is or resolves to and
+    /// this machine's own addresses (`this_machine`): a host listed as the request names it
+    /// (a name, or an address written as one; on that port or on any) may be whatever it
+    /// resolves to; otherwise every address must be public and not this machine's. An
+    /// address listed allows only requests that name it: a name that resolves to it is
+    /// judged as a name (else a page's own name, rebound to it, would pass).
+    pub fn verdict(
+        &self,
+        host: &str,
+        port: u16,
+        addresses: &[IpAddr],
+        this_machine: &[IpAddr],
+    ) -> Result<(), Refusal> {
         let name = normalize(host);
-        let listed = |wanted: &Host| {
-            self.allowed
-                .iter()
-                .any(|allowed| allowed.host == *wanted && allowed.port.is_none_or(|p| p == port))
+        let wanted = match name.parse::<IpAddr>() {
+            Ok(address) => Host::Address(canonical(address)),
+            Err(_) => Host::Name(name.clone()),
         };
-        if listed(&Host::Name(name.clone())) {
+        let listed = self
+            .allowed
+            .iter()
+            .any(|allowed| allowed.host == wanted && allowed.port.is_none_or(|p| p == port));
+        if listed {
             return Ok(());
         }
         for address in addresses {
-            let Some(class) = refused_class(*address) else {
-                continue;
-            };
-            if !listed(&Host::Address(canonical(*address))) {
+            let class = refused_class(*address).or_else(|| {
+                this_machine
+                    .iter()
+                    .any(|own| canonical(*own) == canonical(*address))
+                    .then_some(AddressClass::ThisMachine)
+            });
+            if let Some(class) = class {
                 return Err(Refusal {
                     host: name,
                     port,
@@ -181,6 +197,7 @@ mod tests {
             EgressRules::parse("localhost:3000, 10.0.0.5, [fd00::1]:8080, Intranet.Example.com.")
                 .expect("rules");
         let loopback = ip("127.0.0.1");
+        let own = [loopback, ip("203.0.113.9"), ip("2a01:4f8::9")];
         // (host, port, addresses, allowed)
         let cases = [
             ("example.com", 443, vec![ip("93.184.215.14")], true),
@@ -189,8 +206,10 @@ mod tests {
             ("LOCALHOST.", 3000, vec![loopback], true),
             ("localhost", 3001, vec![loopback], false),
             ("intranet.example.com", 443, vec![ip("10.9.9.9")], true),
-            ("wiki", 80, vec![ip("10.0.0.5")], true),
-            ("wiki", 80, vec![ip("10.0.0.5"), ip("10.0.0.6")], false),
+            ("10.0.0.5", 80, vec![ip("10.0.0.5")], true),
+            ("wiki", 80, vec![ip("10.0.0.5")], false),
+            ("this-host.example", 80, vec![ip("2a01:4f8::9")], false),
+            ("93.184.215.14", 80, vec![ip("93.184.215.14")], true),
             ("[::ffff:10.0.0.5]", 80, vec![ip("::ffff:10.0.0.5")], true),
             ("[fd00::1]", 8080, vec![ip("fd00::1")], true),
             ("[fd00::1]", 8081, vec![ip("fd00::1")], false),
@@ -203,17 +222,17 @@ mod tests {
         ];
         for (host, port, addresses, allowed) in cases {
             assert_eq!(
-                rules.verdict(host, port, &addresses).is_ok(),
+                rules.verdict(host, port, &addresses, &own).is_ok(),
                 allowed,
                 "{host}:{port} {addresses:?}"
             );
         }
         let refusal = EgressRules::default()
-            .verdict("metadata.internal", 80, &[ip("169.254.169.254")])
+            .verdict("metadata.internal", 80, &[ip("169.254.169.254")], &[])
             .expect_err("refused");
         assert_eq!(
             refusal.to_string(),
-            "BotCraft refused metadata.internal:80: it is 169.254.169.254, a link-local address (where clouds serve instance metadata), and a tool's web traffic reaches only the public internet (an operator allows a host with BOTCRAFT_BROWSER_ALLOW)"
+            "BotCraft refused metadata.internal:80: it is a link-local address (where clouds serve instance metadata), and a tool's web traffic reaches only the public internet (an operator allows a host with BOTCRAFT_BROWSER_ALLOW)"
         );
     }
 
