@@ -104,8 +104,10 @@ fn refused_v6(ip: Ipv6Addr) -> Option<AddressClass> {
     Some(class)
 }
 
-/// The addresses of this machine's interfaces now (they change: read at each request). An
-/// interface list that cannot be read gives none: the ranges above still hold.
+/// The addresses of this machine's interfaces now (they change: read at each request), as
+/// the process's network namespace sees them: in a container, the host's addresses are not
+/// among them, and neither is a public address a cloud maps to a VM by NAT. An interface
+/// list that cannot be read gives none: the ranges above still hold.
 pub fn this_machine() -> Vec<IpAddr> {
     let Ok(interfaces) = nix::ifaddrs::getifaddrs() else {
         return Vec::new();
@@ -123,7 +125,7 @@ pub fn this_machine() -> Vec<IpAddr> {
 
 /// The IPv4 address an IPv6 one carries: IPv4-mapped (`::ffff:a.b.c.d`), IPv4-compatible
 /// (`::a.b.c.d`, deprecated), NAT64's well-known prefix (`64:ff9b::/96`), 6to4 (`2002::/16`).
-fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
+pub(crate) fn embedded_v4(ip: Ipv6Addr) -> Option<Ipv4Addr> {
     let s = ip.segments();
     let tail = |high: u16, low: u16| {
         Ipv4Addr::new(

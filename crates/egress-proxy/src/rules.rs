@@ -174,10 +174,11 @@ fn normalize(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// An address as compared: an IPv4-mapped IPv6 address as its IPv4 address.
+/// An address as compared: an IPv6 address that carries an IPv4 one (mapped, compatible,
+/// NAT64, 6to4) as that IPv4 address, as `refused_class` judges it.
 fn canonical(address: IpAddr) -> IpAddr {
     match address {
-        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => crate::address::embedded_v4(v6).map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
     }
 }
@@ -197,7 +198,12 @@ mod tests {
             EgressRules::parse("localhost:3000, 10.0.0.5, [fd00::1]:8080, Intranet.Example.com.")
                 .expect("rules");
         let loopback = ip("127.0.0.1");
-        let own = [loopback, ip("203.0.113.9"), ip("2a01:4f8::9")];
+        let own = [
+            loopback,
+            ip("198.51.100.7"),
+            ip("93.184.215.99"),
+            ip("2a01:4f8::9"),
+        ];
         // (host, port, addresses, allowed)
         let cases = [
             ("example.com", 443, vec![ip("93.184.215.14")], true),
@@ -209,6 +215,13 @@ mod tests {
             ("10.0.0.5", 80, vec![ip("10.0.0.5")], true),
             ("wiki", 80, vec![ip("10.0.0.5")], false),
             ("this-host.example", 80, vec![ip("2a01:4f8::9")], false),
+            ("93.184.215.99", 80, vec![ip("93.184.215.99")], false),
+            (
+                "[64:ff9b::5db8:d763]",
+                80,
+                vec![ip("64:ff9b::5db8:d763")],
+                false,
+            ),
             ("93.184.215.14", 80, vec![ip("93.184.215.14")], true),
             ("[::ffff:10.0.0.5]", 80, vec![ip("::ffff:10.0.0.5")], true),
             ("[fd00::1]", 8080, vec![ip("fd00::1")], true),
@@ -227,6 +240,12 @@ mod tests {
                 "{host}:{port} {addresses:?}"
             );
         }
+        assert_eq!(
+            rules
+                .verdict("own.example", 443, &[ip("::ffff:93.184.215.99")], &own)
+                .map_err(|refusal| refusal.class),
+            Err(AddressClass::ThisMachine)
+        );
         let refusal = EgressRules::default()
             .verdict("metadata.internal", 80, &[ip("169.254.169.254")], &[])
             .expect_err("refused");
