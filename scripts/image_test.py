@@ -360,7 +360,10 @@ def main():
         port = free_port()
         api = Api(f"http://127.0.0.1:{port}", admin_key)
         env = {"BOTCRAFT_API_KEY": admin_key, "OPENAI_API_KEY": openai_key,
-               "OPENAI_BASE_URL": openai_base, "ANTHROPIC_API_KEY": anthropic_key}
+               "OPENAI_BASE_URL": openai_base, "ANTHROPIC_API_KEY": anthropic_key,
+               # The page Playwright loads is on this host, which the browser's egress proxy
+               # refuses unless allowed.
+               "BOTCRAFT_BROWSER_ALLOW": f"127.0.0.1:{page.server_address[1]}"}
         env.update(entry.split("=", 1) for entry in args.env)
         podman("volume", "create", volume)
         first = Container(args.image, name, volume, port, env)

@@ -22,7 +22,9 @@
 #   BOTCRAFT_DATA_DIR (.botcraft), BOTCRAFT_WORKSPACE_ROOT, BOTCRAFT_REPO_ROOT,
 #   BOTCRAFT_PLAYWRIGHT_COMMAND, BOTCRAFT_EMBEDDING_MODEL (set it to "" for
 #   BM25F-only search), BOTCRAFT_RUN_PROFILE (cargo profile: serve),
-#   BOTCRAFT_PREBUILT_BIN_DIR (use the binaries there; build nothing).
+#   BOTCRAFT_PREBUILT_BIN_DIR (use the binaries there; build nothing),
+#   BOTCRAFT_BROWSER_ALLOW (hosts of this machine or its networks the browser may
+#   open, e.g. localhost:5173: it reaches the public internet only otherwise).
 # Seeding happens once, into an empty store: later changes to these settings
 # apply to servers created afterwards (or edit them with `botcraft servers`).
 # Extra arguments go to `botcraft serve`.

@@ -50,7 +50,7 @@ pub struct ServerEnvArgs {
     )]
     pub server_env: String,
     /// Hosts the browser may reach although they are not on the public internet
-    /// (comma-separated `host`, `host:port` or `[IPv6]:port`: `localhost:3000,10.0.0.5`).
+    /// (comma-separated `host`, `host:port` or `[IPv6]:port`: `localhost:5173,10.0.0.5`).
     /// Everything else of this host and its networks, cloud metadata addresses included, is
     /// refused by the egress proxy BotCraft starts for it.
     #[arg(
@@ -73,17 +73,17 @@ pub async fn egress_proxy(
     args: &ServerEnvArgs,
     settings: &mut ManagerSettings,
 ) -> anyhow::Result<Option<egress_proxy::EgressProxy>> {
+    let rules = egress_proxy::EgressRules::parse(&args.browser_allow)?;
     if settings
         .env
         .get(EGRESS_PROXY_VARIABLE)
         .is_some_and(|url| !url.trim().is_empty())
     {
         eprintln!(
-            "botcraft: the browser's traffic goes to the proxy in {EGRESS_PROXY_VARIABLE} (BotCraft's egress rules are not applied)"
+            "botcraft: the browser's traffic goes to the proxy in {EGRESS_PROXY_VARIABLE} (BotCraft's egress rules, BOTCRAFT_BROWSER_ALLOW included, are not applied)"
         );
         return Ok(None);
     }
-    let rules = egress_proxy::EgressRules::parse(&args.browser_allow)?;
     let proxy = egress_proxy::EgressProxy::start(rules)
         .await
         .context("start the browser's egress proxy")?;

@@ -7,14 +7,16 @@
 //! - A plain-HTTP request in absolute form (`GET http://host/path`): judged the same way,
 //!   then sent on with its path alone and without hop-by-hop headers; one request per
 //!   connection.
-//! - A refusal is `403` with a text saying why, which is what the page shows.
+//! - A refusal is `403` with a text saying why: the page of a plain-HTTP request; for a
+//!   `CONNECT` (HTTPS, WebSockets) the browser shows only that the tunnel failed
+//!   (`ERR_TUNNEL_CONNECTION_FAILED`), and BotCraft's log says why (`warn`).
 //!
 //! Bounded: at most [`MAX_CONNECTIONS`] connections reading a request at once (more are
 //! closed at once) and [`MAX_TUNNELS`] tunnels open (more are answered `503`), 64 KiB of
 //! request head read within 10 s, 10 s to resolve and to connect, 60 s for a plain-HTTP
 //! answer's head (its body holds the connection while it comes); a tunnel ends when either
 //! side ends it (without passing on a half-close: browsers close whole) or nothing crosses
-//! it for [`TUNNEL_IDLE`].
+//! it for [`TUNNEL_IDLE`] (a host listed in `BOTCRAFT_BROWSER_ALLOW`: never for quiet).
 
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
@@ -156,20 +158,23 @@ async fn tunnel(request: Request<Incoming>, shared: &Shared) -> Response<Body> {
         Ok(upstream) => upstream,
         Err(answer) => return answer,
     };
+    // A host the operator listed (a dev server, whose reload socket may be quiet for long)
+    // keeps its tunnels however quiet; the slot still counts.
+    let idle_limit = (!shared.rules.lists(&host, port)).then_some(TUNNEL_IDLE);
     tokio::spawn(async move {
         let _slot = slot;
         let Ok(upgraded) = hyper::upgrade::on(request).await else {
             return;
         };
-        join(TokioIo::new(upgraded), upstream).await;
+        join(TokioIo::new(upgraded), upstream, idle_limit).await;
     });
     Response::new(empty())
 }
 
 /// Bytes both ways between `client` and `upstream` until either side ends or fails, or
-/// nothing crosses either way for [`TUNNEL_IDLE`]; then both are closed (a peer that stops
-/// reading or never closes holds nothing).
-async fn join<C, U>(client: C, upstream: U)
+/// nothing crosses either way for `idle_limit` (none: never); then both are closed (a peer
+/// that stops reading or never closes holds nothing).
+async fn join<C, U>(client: C, upstream: U, idle_limit: Option<Duration>)
 where
     C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     U: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
@@ -182,7 +187,7 @@ where
     tokio::select! {
         () = pass(&mut client_read, &mut upstream_write, start, &last) => {}
         () = pass(&mut upstream_read, &mut client_write, start, &last) => {}
-        () = idle(start, &last) => {}
+        () = idle(start, &last, idle_limit) => {}
     }
 }
 
@@ -207,10 +212,13 @@ where
     }
 }
 
-/// Returns once nothing has crossed for [`TUNNEL_IDLE`].
-async fn idle(start: tokio::time::Instant, last: &AtomicU64) {
+/// Returns once nothing has crossed for `limit` (never without one).
+async fn idle(start: tokio::time::Instant, last: &AtomicU64, limit: Option<Duration>) {
+    let Some(limit) = limit else {
+        return std::future::pending().await;
+    };
     loop {
-        let deadline = start + Duration::from_millis(last.load(Ordering::Relaxed)) + TUNNEL_IDLE;
+        let deadline = start + Duration::from_millis(last.load(Ordering::Relaxed)) + limit;
         if tokio::time::Instant::now() >= deadline {
             return;
         }
@@ -282,7 +290,7 @@ async fn reach(host: &str, port: u16, rules: &EgressRules) -> Result<TcpStream, 
     };
     let ips: Vec<IpAddr> = addresses.iter().map(SocketAddr::ip).collect();
     if let Err(refusal) = rules.verdict(host, port, &ips, &this_machine()) {
-        tracing::info!(%refusal, address = %refusal.address, "a tool's web request refused");
+        tracing::warn!(%refusal, address = %refusal.address, "a tool's web request refused");
         return Err(text(StatusCode::FORBIDDEN, refusal.to_string()));
     }
     match tokio::time::timeout(WAIT, TcpStream::connect(&addresses[..])).await {
@@ -369,11 +377,22 @@ mod tests {
         let (client, client_peer) = tokio::io::duplex(1024);
         let (upstream, _silent_upstream) = tokio::io::duplex(1024);
         let started = tokio::time::Instant::now();
-        let joined = tokio::spawn(join(client, upstream));
+        let joined = tokio::spawn(join(client, upstream, Some(TUNNEL_IDLE)));
         drop(client_peer);
         joined.await.expect("the tunnel ended");
         // At once, not by the idle watchdog (paused time would jump to it).
         assert!(started.elapsed() < TUNNEL_IDLE, "{:?}", started.elapsed());
+    }
+
+    /// A listed host's tunnel has no idle limit: quiet for far longer, it is still open.
+    #[tokio::test(start_paused = true)]
+    async fn a_listed_hosts_tunnel_stays_open_however_quiet() {
+        let (client, _client_peer) = tokio::io::duplex(1024);
+        let (upstream, _upstream_peer) = tokio::io::duplex(1024);
+        let joined = tokio::spawn(join(client, upstream, None));
+        tokio::time::sleep(TUNNEL_IDLE * 10).await;
+        assert!(!joined.is_finished());
+        joined.abort();
     }
 
     /// Both sides open and silent: the tunnel ends [`TUNNEL_IDLE`] after the last bytes
@@ -383,7 +402,7 @@ mod tests {
         let (client, _client_peer) = tokio::io::duplex(1024);
         let (upstream, mut upstream_peer) = tokio::io::duplex(1024);
         let started = tokio::time::Instant::now();
-        let joined = tokio::spawn(join(client, upstream));
+        let joined = tokio::spawn(join(client, upstream, Some(TUNNEL_IDLE)));
         // Bytes down only (the client sends nothing), halfway through.
         tokio::time::sleep(TUNNEL_IDLE / 2).await;
         upstream_peer.write_all(b"data").await.expect("write");

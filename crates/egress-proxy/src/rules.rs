@@ -34,7 +34,7 @@ enum Host {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RulesError {
     #[error(
-        "{ALLOW_VARIABLE}: {entry:?} is not a host, host:port, or [IPv6]:port (e.g. localhost:3000, 10.0.0.5, intranet.example.com)"
+        "{ALLOW_VARIABLE}: {entry:?} is not a host, host:port, or [IPv6]:port (e.g. localhost:5173, 10.0.0.5, intranet.example.com)"
     )]
     BadEntry { entry: String },
     #[error("{ALLOW_VARIABLE}: more than {MAX_ALLOWED} hosts")]
@@ -56,12 +56,17 @@ pub struct Refusal {
 /// to (a page would map the internal network's names with it; the log has it).
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
         write!(
             f,
-            "BotCraft refused {}:{}: it is {}, and a tool's web traffic reaches only the public internet (an operator allows a host with {ALLOW_VARIABLE})",
-            self.host,
+            "BotCraft refused {host}:{}: it is {}, and a tool's web traffic reaches only the public internet (an operator allows it by starting BotCraft with {ALLOW_VARIABLE}={host}:{})",
             self.port,
-            self.class.as_str()
+            self.class.as_str(),
+            self.port
         )
     }
 }
@@ -82,6 +87,19 @@ impl EgressRules {
         Ok(Self { allowed })
     }
 
+    /// Whether `host:port` is listed as the request names it (an operator's own host: its
+    /// tunnels are kept open however long they are quiet, a dev server's reload socket).
+    pub fn lists(&self, host: &str, port: u16) -> bool {
+        let name = normalize(host);
+        let wanted = match name.parse::<IpAddr>() {
+            Ok(address) => Host::Address(canonical(address)),
+            Err(_) => Host::Name(name),
+        };
+        self.allowed
+            .iter()
+            .any(|allowed| allowed.host == wanted && allowed.port.is_none_or(|p| p == port))
+    }
+
     /// Whether `host:port` may be reached, given the addresses it is or resolves to and
     /// this machine's own addresses (`this_machine`): a host listed as the request names it
     /// (a name, or an address written as one; on that port or on any) may be whatever it
@@ -95,18 +113,10 @@ impl EgressRules {
         addresses: &[IpAddr],
         this_machine: &[IpAddr],
     ) -> Result<(), Refusal> {
-        let name = normalize(host);
-        let wanted = match name.parse::<IpAddr>() {
-            Ok(address) => Host::Address(canonical(address)),
-            Err(_) => Host::Name(name.clone()),
-        };
-        let listed = self
-            .allowed
-            .iter()
-            .any(|allowed| allowed.host == wanted && allowed.port.is_none_or(|p| p == port));
-        if listed {
+        if self.lists(host, port) {
             return Ok(());
         }
+        let name = normalize(host);
         for address in addresses {
             let class = refused_class(*address).or_else(|| {
                 this_machine
@@ -127,8 +137,14 @@ impl EgressRules {
     }
 }
 
-/// `host`, `host:port`, `[v6]`, `[v6]:port`.
+/// `host`, `host:port`, `[v6]`, `[v6]:port`; a URL's scheme and a final `/` are dropped
+/// (`http://localhost:5173/` is `localhost:5173`).
 fn parse_entry(entry: &str) -> Option<Allowed> {
+    let entry = ["http://", "https://", "ws://", "wss://"]
+        .iter()
+        .find_map(|scheme| entry.strip_prefix(scheme))
+        .unwrap_or(entry);
+    let entry = entry.strip_suffix('/').unwrap_or(entry);
     let (host, port) = if let Some(rest) = entry.strip_prefix('[') {
         let (inside, after) = rest.split_once(']')?;
         let port = match after {
@@ -195,7 +211,7 @@ mod tests {
     #[test]
     fn public_addresses_pass_and_the_rest_only_when_listed() {
         let rules =
-            EgressRules::parse("localhost:3000, 10.0.0.5, [fd00::1]:8080, Intranet.Example.com.")
+            EgressRules::parse("localhost:3000, 10.0.0.5, [fd00::1]:8080, Intranet.Example.com., http://dev.local:5173/")
                 .expect("rules");
         let loopback = ip("127.0.0.1");
         let own = [
@@ -211,6 +227,8 @@ mod tests {
             ("localhost", 3000, vec![loopback, ip("::1")], true),
             ("LOCALHOST.", 3000, vec![loopback], true),
             ("localhost", 3001, vec![loopback], false),
+            ("dev.local", 5173, vec![loopback], true),
+            ("dev.local", 5174, vec![loopback], false),
             ("intranet.example.com", 443, vec![ip("10.9.9.9")], true),
             ("10.0.0.5", 80, vec![ip("10.0.0.5")], true),
             ("wiki", 80, vec![ip("10.0.0.5")], false),
@@ -251,7 +269,7 @@ mod tests {
             .expect_err("refused");
         assert_eq!(
             refusal.to_string(),
-            "BotCraft refused metadata.internal:80: it is a link-local address (where clouds serve instance metadata), and a tool's web traffic reaches only the public internet (an operator allows a host with BOTCRAFT_BROWSER_ALLOW)"
+            "BotCraft refused metadata.internal:80: it is a link-local address (where clouds serve instance metadata), and a tool's web traffic reaches only the public internet (an operator allows it by starting BotCraft with BOTCRAFT_BROWSER_ALLOW=metadata.internal:80)"
         );
     }
 
@@ -264,7 +282,7 @@ mod tests {
             "host:70000",
             "[::1",
             "[::1]x",
-            "http://host",
+            "http://host/path",
             "a/b",
         ] {
             assert_eq!(

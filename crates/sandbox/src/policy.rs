@@ -42,7 +42,9 @@ pub struct SandboxPolicy {
     pub read_only: Vec<String>,
     /// Where the server may connect over TCP.
     pub network: NetworkPolicy,
-    /// Whether the server may make Unix sockets (`socket(AF_UNIX)`; default no).
+    /// Whether the server may make Unix sockets (`socket(AF_UNIX)`; default no). Written
+    /// only when true, so that a replica of the release before reads every other policy.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub unix_sockets: bool,
 }
 

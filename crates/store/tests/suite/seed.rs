@@ -61,8 +61,7 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
         .collect();
     let policy = |value: serde_json::Value| -> serde_json::Value {
         let mut full = serde_json::json!(
-            {"enabled": true, "readWrite": [], "readOnly": [], "network": "all",
-             "unixSockets": false});
+            {"enabled": true, "readWrite": [], "readOnly": [], "network": "all"});
         for (key, item) in value.as_object().into_iter().flatten() {
             full[key] = item.clone();
         }
