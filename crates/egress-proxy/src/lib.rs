@@ -16,5 +16,5 @@ mod proxy;
 mod rules;
 
 pub use address::{AddressClass, refused_class, this_machine};
-pub use proxy::{EgressProxy, MAX_CONNECTIONS, MAX_TUNNELS, TUNNEL_IDLE};
+pub use proxy::{EgressProxy, MAX_CONNECTIONS, MAX_TUNNELS, PLAIN_HTTP_LIFETIME, TUNNEL_IDLE};
 pub use rules::{ALLOW_VARIABLE, EgressRules, MAX_ALLOWED, Refusal, RulesError};

@@ -14,7 +14,7 @@
 //! Bounded: at most [`MAX_CONNECTIONS`] connections reading a request at once (more are
 //! closed at once) and [`MAX_TUNNELS`] tunnels open (more are answered `503`), 64 KiB of
 //! request head read within 10 s, 10 s to resolve and to connect, 60 s for a plain-HTTP
-//! answer's head (its body holds the connection while it comes); a tunnel ends when either
+//! answer's head, [`PLAIN_HTTP_LIFETIME`] for the whole exchange; a tunnel ends when either
 //! side ends it (without passing on a half-close: browsers close whole) or nothing crosses
 //! it for [`TUNNEL_IDLE`] (a host listed in `BOTCRAFT_BROWSER_ALLOW`: never for quiet).
 
@@ -46,6 +46,8 @@ pub const MAX_TUNNELS: usize = 256;
 pub const TUNNEL_IDLE: Duration = Duration::from_secs(300);
 /// The longest wait for a request's head, a name's addresses, or a connection.
 const WAIT: Duration = Duration::from_secs(10);
+/// The longest a plain-HTTP exchange (request, answer and its whole body) may take.
+pub const PLAIN_HTTP_LIFETIME: Duration = Duration::from_secs(600);
 /// The longest wait for a plain-HTTP answer's head.
 const ANSWER_WAIT: Duration = Duration::from_secs(60);
 /// Addresses of one name tried at most.
@@ -119,14 +121,16 @@ async fn accept(listener: TcpListener, shared: Arc<Shared>) {
                 let shared = shared.clone();
                 async move { Ok::<_, Infallible>(handle(request, &shared).await) }
             });
-            let _ = hyper::server::conn::http1::Builder::new()
+            let connection = hyper::server::conn::http1::Builder::new()
                 .max_buf_size(64 * 1024)
                 .keep_alive(false)
                 .timer(TokioTimer::new())
                 .header_read_timeout(WAIT)
                 .serve_connection(TokioIo::new(stream), service)
-                .with_upgrades()
-                .await;
+                .with_upgrades();
+            // A plain-HTTP exchange whose body drips forever ends here; a CONNECT's
+            // connection ends at its hand-over, so the cap never cuts a tunnel.
+            let _ = tokio::time::timeout(PLAIN_HTTP_LIFETIME, connection).await;
         });
     }
 }
