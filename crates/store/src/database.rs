@@ -122,6 +122,11 @@ const SQLITE_MIGRATIONS: &[(i64, &str, &str)] = &[
         "playwright sockets and egress",
         include_str!("../migrations/sqlite/0016_playwright_sockets_and_egress.sql"),
     ),
+    (
+        17,
+        "playwright network to proxy",
+        include_str!("../migrations/sqlite/0017_playwright_network_to_proxy.sql"),
+    ),
 ];
 const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
     (
@@ -218,6 +223,11 @@ const POSTGRES_MIGRATIONS: &[(i64, &str, &str)] = &[
         19,
         "playwright sockets and egress",
         include_str!("../migrations/postgres/0019_playwright_sockets_and_egress.sql"),
+    ),
+    (
+        20,
+        "playwright network to proxy",
+        include_str!("../migrations/postgres/0020_playwright_network_to_proxy.sql"),
     ),
 ];
 

@@ -63,8 +63,8 @@ pub use model::{
 pub use registry::{RegistryError, RegistryPreference, is_server_json, parse_server_json};
 pub use seed::{
     DEFAULT_BOT_MODEL, DEFAULT_BOT_NAME, DEFAULT_PLAYWRIGHT_EXTRA_ARGS, PLAYWRIGHT_ASKING_TOOLS,
-    PLAYWRIGHT_MCP_PACKAGE, PLAYWRIGHT_OUTPUT_DIR, PLAYWRIGHT_PROXY_VALUE,
-    PLAYWRIGHT_PROXY_VARIABLE, SeedConfig, SeedReport, playwright_extra_args,
+    PLAYWRIGHT_ENV, PLAYWRIGHT_MCP_PACKAGE, PLAYWRIGHT_OUTPUT_DIR, PLAYWRIGHT_PROXY_VALUE,
+    PLAYWRIGHT_PROXY_VARIABLE, SeedConfig, SeedReport, playwright_extra_args, playwright_network,
 };
 pub use tool_cache::tools_hash;
 pub use tool_vectors::PrunedVectors;

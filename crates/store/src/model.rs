@@ -178,6 +178,14 @@ impl McpServerSpec {
         self
     }
 
+    /// Each of `pairs` in the environment.
+    pub fn envs(mut self, pairs: &[(&str, &str)]) -> Self {
+        for (key, value) in pairs {
+            self.env.insert((*key).to_owned(), (*value).to_owned());
+        }
+        self
+    }
+
     pub fn timeout(mut self, ms: i64) -> Self {
         self.timeout = ms;
         self

@@ -42,6 +42,26 @@ pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
 pub const PLAYWRIGHT_PROXY_VARIABLE: &str = "PLAYWRIGHT_MCP_PROXY_SERVER";
 pub const PLAYWRIGHT_PROXY_VALUE: &str = "${BROWSER_EGRESS_PROXY}";
 
+/// The seeded Playwright's environment: the browser's proxy, and the same proxy for the
+/// programs of its process that read the usual variables (`npx` fetching Playwright MCP, a
+/// browser download, a command its code-running tools start).
+pub const PLAYWRIGHT_ENV: &[(&str, &str)] = &[
+    (PLAYWRIGHT_PROXY_VARIABLE, PLAYWRIGHT_PROXY_VALUE),
+    ("HTTPS_PROXY", PLAYWRIGHT_PROXY_VALUE),
+    ("HTTP_PROXY", PLAYWRIGHT_PROXY_VALUE),
+];
+
+/// The seeded Playwright's network: TCP to the egress proxy's port only (Landlock). Chromium
+/// reaches nothing else (it talks to Playwright over a pipe), and neither does code the model
+/// has its code-running tools run in Node (`fetch`, a socket, a child process): past the
+/// proxy, a connection is refused by the kernel, so no tool of the server can reach this
+/// host's services or its networks the proxy refuses.
+pub fn playwright_network() -> NetworkPolicy {
+    NetworkPolicy::Connect(vec![NetworkEntry::Named(format!(
+        "${{{PLAYWRIGHT_PROXY_VARIABLE}}}"
+    ))])
+}
+
 /// Where in the workspace the seeded Playwright writes its screenshots and snapshots.
 pub const PLAYWRIGHT_OUTPUT_DIR: &str = ".playwright-mcp";
 
@@ -200,7 +220,7 @@ impl SeedConfig {
                 // The browser's traffic goes through the host's egress proxy, which lets it
                 // reach the public internet only: a page cannot send it to cloud metadata,
                 // this host's services or the networks it sits in.
-                .env(PLAYWRIGHT_PROXY_VARIABLE, PLAYWRIGHT_PROXY_VALUE)
+                .envs(PLAYWRIGHT_ENV)
                 .args(
                     self.playwright_args
                         .iter()
@@ -215,11 +235,12 @@ impl SeedConfig {
                 // the next time someone uses them.
                 // Chromium binds a Unix socket (its profile's `SingletonSocket`) and fails
                 // without one; only the tools that run the model's code (which ask) could use
-                // the permission for anything else.
+                // the permission for anything else. TCP goes to the egress proxy alone.
                 .sandbox(SandboxPolicy {
                     read_only: vec![self.workspace_root.clone()],
                     unix_sockets: true,
-                    ..SandboxPolicy::default().read_write(self.playwright_output_dir())
+                    ..SandboxPolicy::with_network(playwright_network())
+                        .read_write(self.playwright_output_dir())
                 })
                 .timeout(60_000)
                 .instructions(

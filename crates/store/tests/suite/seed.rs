@@ -93,12 +93,13 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 policy(serde_json::json!({"network": ["${TYPESENSE_URL}"]}))
             ),
             // Playwright reads the workspace and writes only its output folder; Chromium
-            // binds a Unix socket.
+            // binds a Unix socket; TCP goes to the egress proxy alone.
             (
                 "playwright".to_owned(),
                 policy(serde_json::json!({
                     "readWrite": ["/workspace/.playwright-mcp"],
                     "readOnly": ["/workspace"],
+                    "network": ["${PLAYWRIGHT_MCP_PROXY_SERVER}"],
                     "unixSockets": true
                 }))
             ),
@@ -166,7 +167,11 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                     "--output-dir",
                     "/workspace/.playwright-mcp"
                 ]),
-                env(&[("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}")]),
+                env(&[
+                    ("HTTPS_PROXY", "${BROWSER_EGRESS_PROXY}"),
+                    ("HTTP_PROXY", "${BROWSER_EGRESS_PROXY}"),
+                    ("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}")
+                ]),
                 60_000,
                 false
             ),
@@ -439,7 +444,10 @@ async fn the_playwright_migration_gives_sockets_and_the_egress_proxy(
     migrate().await?;
     assert_eq!(
         env_of("playwright").await?,
-        playwright.env,
+        BTreeMap::from([(
+            "PLAYWRIGHT_MCP_PROXY_SERVER".to_owned(),
+            "${BROWSER_EGRESS_PROXY}".to_owned()
+        )]),
         "the seed's proxy variable"
     );
     assert_eq!(
@@ -450,6 +458,7 @@ async fn the_playwright_migration_gives_sockets_and_the_egress_proxy(
         (
             sandbox::SandboxPolicy {
                 unix_sockets: true,
+                network: sandbox::NetworkPolicy::All,
                 ..playwright.sandbox.clone()
             },
             serde_json::from_str::<sandbox::SandboxPolicy>(bash_before)?,
@@ -492,6 +501,127 @@ async fn the_playwright_migration_gives_sockets_and_the_egress_proxy(
     .await?;
     migrate().await?;
     assert!(!policy_of("playwright").await?.unix_sockets);
+    Ok(())
+}
+
+/// The next Playwright migration on a store seeded before it (as the one before left it):
+/// the `playwright` server that browses through the egress proxy may connect to that
+/// proxy's port alone, and its environment names the proxy for `npx` and kin, which makes it
+/// the seeded server exactly; a network the operator chose, a proxy of their own, a variable
+/// they set, a policy that is not JSON, and every other server, are kept.
+async fn the_playwright_migration_confines_its_network_to_the_proxy(
+    db: &TestDb,
+) -> anyhow::Result<()> {
+    let (_, _, playwright) = seeded_with_another_bot(db).await?;
+    let seeded_proxy = r#"{"PLAYWRIGHT_MCP_PROXY_SERVER":"${BROWSER_EGRESS_PROXY}"}"#;
+    let before = r#"{"enabled":true,"readWrite":["/workspace/.playwright-mcp"],"readOnly":["/workspace"],"network":"all","unixSockets":true}"#;
+    let bash_before =
+        r#"{"enabled":true,"readWrite":["${FORGE_BASH_LOG_DIR}"],"readOnly":[],"network":"all"}"#;
+    let migrate = || {
+        run_dialect_migration(
+            db,
+            include_str!("../../migrations/sqlite/0017_playwright_network_to_proxy.sql"),
+            include_str!("../../migrations/postgres/0020_playwright_network_to_proxy.sql"),
+        )
+    };
+    let set_column = |server: &'static str, column: &'static str, value: &'static str| async move {
+        run_sql(
+            db,
+            &format!(r#"UPDATE "McpServer" SET "{column}" = '{value}' WHERE "name" = '{server}'"#),
+        )
+        .await
+    };
+    let server_of =
+        |name: &'static str| async move { db.store.server_by_name(name).await?.context(name) };
+    let stored = |name: &'static str| async move {
+        let server = server_of(name).await?;
+        anyhow::Ok((server.sandbox, server.env))
+    };
+    let env = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    // As the seed and the migration before left it: every port, the proxy for the browser.
+    set_column("playwright", "sandbox", before).await?;
+    set_column("playwright", "env", seeded_proxy).await?;
+    set_column("forge-bash", "sandbox", bash_before).await?;
+    migrate().await?;
+    assert_eq!(
+        (
+            stored("playwright").await?,
+            server_of("forge-bash").await?.sandbox
+        ),
+        (
+            (playwright.sandbox.clone(), playwright.env.clone()),
+            serde_json::from_str::<sandbox::SandboxPolicy>(bash_before)?,
+        ),
+        "the seeded Playwright's policy and environment, forge-bash's as it was"
+    );
+    // No network said (the default: every port); a variable the operator set stays.
+    set_column("playwright", "sandbox", r#"{"unixSockets":true}"#).await?;
+    set_column(
+        "playwright",
+        "env",
+        r#"{"PLAYWRIGHT_MCP_PROXY_SERVER":"${BROWSER_EGRESS_PROXY}","HTTPS_PROXY":"http://mine:8080"}"#,
+    )
+    .await?;
+    migrate().await?;
+    assert_eq!(
+        stored("playwright").await?,
+        (
+            sandbox::SandboxPolicy {
+                unix_sockets: true,
+                ..sandbox::SandboxPolicy::with_network(store::playwright_network())
+            },
+            env(&[
+                ("HTTPS_PROXY", "http://mine:8080"),
+                ("HTTP_PROXY", "${BROWSER_EGRESS_PROXY}"),
+                ("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}"),
+            ])
+        )
+    );
+    // A network the operator chose, or a proxy of their own, is kept with the environment.
+    for (policy, variables) in [
+        (r#"{"network":[443],"unixSockets":true}"#, seeded_proxy),
+        (r#"{"network":"none"}"#, seeded_proxy),
+        (
+            before,
+            r#"{"PLAYWRIGHT_MCP_PROXY_SERVER":"http://proxy.corp:3128"}"#,
+        ),
+    ] {
+        set_column("playwright", "sandbox", policy).await?;
+        set_column("playwright", "env", variables).await?;
+        migrate().await?;
+        assert_eq!(
+            stored("playwright").await?,
+            (
+                serde_json::from_str::<sandbox::SandboxPolicy>(policy)?,
+                serde_json::from_str::<BTreeMap<String, String>>(variables)?
+            ),
+            "{policy} {variables}"
+        );
+    }
+    // Text that is not JSON stops nothing.
+    set_column("playwright", "sandbox", "{not json").await?;
+    set_column("playwright", "env", seeded_proxy).await?;
+    migrate().await?;
+    // A server named `playwright` that runs something else is kept.
+    set_column("playwright", "sandbox", before).await?;
+    run_sql(
+        db,
+        r#"UPDATE "McpServer" SET "command" = '/opt/other/browser', "args" = '[]' WHERE "name" = 'playwright'"#,
+    )
+    .await?;
+    migrate().await?;
+    assert_eq!(
+        stored("playwright").await?,
+        (
+            serde_json::from_str::<sandbox::SandboxPolicy>(before)?,
+            serde_json::from_str::<BTreeMap<String, String>>(seeded_proxy)?
+        )
+    );
     Ok(())
 }
 
@@ -595,6 +725,7 @@ backend_tests!(
     migration_12_makes_the_seeded_playwright_binding_ask,
     the_webmcp_migration_moves_a_seeded_playwright_along,
     the_playwright_migration_gives_sockets_and_the_egress_proxy,
+    the_playwright_migration_confines_its_network_to_the_proxy,
     seed_writes_the_five_servers_and_the_forge_bot,
     seeding_twice_changes_nothing_and_keeps_edits,
     seed_restores_a_deleted_server_and_its_binding,

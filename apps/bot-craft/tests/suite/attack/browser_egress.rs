@@ -1,7 +1,9 @@
 //! A web page that sends the browser inward: to a "metadata" service on BotCraft's host
 //! (cloud credentials live at such an address), by address, by name, by another spelling of
 //! the address, and by a redirect from a page the rules allow. The browser's egress proxy
-//! refuses each; the service is never asked.
+//! refuses each. Code run in the server's Node process, which could go around the proxy, has
+//! its connections refused by the kernel (Landlock: TCP to the proxy's port alone). The
+//! service is never asked.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,9 +80,10 @@ async fn http_service(answer: String) -> anyhow::Result<(u16, Arc<AtomicUsize>)>
     Ok((port, hits))
 }
 
-/// The browser server (`browser`, added through the egress proxy by the false-block suite)
-/// sent to the metadata service every way a page could: nothing of it comes back, and it is
-/// never asked.
+/// The browser server (`browser`, added as seeded by the false-block suite: through the
+/// egress proxy, TCP to the proxy alone) sent to the metadata service every way a page could,
+/// and code run in its Node process trying the service directly: nothing of it comes back,
+/// and it is never asked.
 pub(super) async fn a_page_cannot_send_the_browser_inward(at: &Attacked) -> anyhow::Result<()> {
     let port = at.web.metadata_port;
     let targets = [
@@ -108,6 +111,44 @@ pub(super) async fn a_page_cannot_send_the_browser_inward(at: &Attacked) -> anyh
             "{url}: refused: {body}"
         );
     }
+    // Code the model has the server run in Node (a tool that asks in chat; the admin API runs
+    // it at once) goes around the browser's proxy: Node's `fetch`, and a socket of the host's
+    // own `net`. Its TCP reaches the proxy's port alone.
+    let code = format!(
+        r#"async (page) => {{
+  const outcomes = [];
+  try {{
+    const answer = await fetch('http://127.0.0.1:{port}/latest/meta-data/');
+    outcomes.push('fetch read ' + await answer.text());
+  }} catch (error) {{
+    outcomes.push('fetch refused: ' + (error.cause && error.cause.code));
+  }}
+  const host = page.constructor.constructor('return process')();
+  const net = host.getBuiltinModule('net');
+  outcomes.push(await new Promise((resolve) => {{
+    const socket = net.connect({port}, '127.0.0.1', () => socket.write('GET / HTTP/1.0\r\n\r\n'));
+    let read = '';
+    socket.on('data', (data) => {{ read += data; }});
+    socket.on('end', () => resolve('socket read ' + read));
+    socket.on('error', (error) => resolve('socket refused: ' + error.code));
+  }}));
+  return outcomes;
+}}"#
+    );
+    let (status, body) = at
+        .send(
+            reqwest::Method::POST,
+            "/api/servers/browser/tools/browser_run_code_unsafe/call",
+            &at.admin,
+            Some(json!({"arguments": {"code": code}})),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains(METADATA_SECRET), "{body}");
+    assert!(
+        body.contains("fetch refused: EACCES") && body.contains("socket refused: EACCES"),
+        "the kernel refuses both connections: {body}"
+    );
     assert_eq!(
         at.web.metadata_hits.load(Ordering::SeqCst),
         0,

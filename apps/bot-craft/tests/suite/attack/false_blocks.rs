@@ -119,11 +119,18 @@ pub async fn ordinary_work_is_not_blocked(
 async fn playwright_loads_a_page_and_takes_a_screenshot(at: &Attacked) -> anyhow::Result<()> {
     let page = &at.web.page;
     let mut browser = playwright_server(&at.workspace().join(".playwright-mcp"))?;
-    // As seeded: through the egress proxy, which allows this page (BOTCRAFT_BROWSER_ALLOW).
-    browser["env"] = Value::Object(serde_json::Map::from_iter([(
-        store::PLAYWRIGHT_PROXY_VARIABLE.to_owned(),
-        Value::from(store::PLAYWRIGHT_PROXY_VALUE),
-    )]));
+    // As seeded: through the egress proxy, which allows this page (BOTCRAFT_BROWSER_ALLOW),
+    // and TCP to the proxy's port alone.
+    browser["env"] = Value::Object(
+        store::PLAYWRIGHT_ENV
+            .iter()
+            .map(|(key, value)| ((*key).to_owned(), Value::from(*value)))
+            .collect(),
+    );
+    browser["sandbox"] = serde_json::to_value(sandbox::SandboxPolicy {
+        unix_sockets: true,
+        ..sandbox::SandboxPolicy::with_network(store::playwright_network())
+    })?;
     let (status, body) = at
         .send(
             reqwest::Method::POST,
