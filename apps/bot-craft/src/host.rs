@@ -149,13 +149,19 @@ pub fn sandbox_settings(
     };
     let availability = sandbox::availability();
     match availability {
+        // TCP rules came with ABI 4 (Linux 6.7).
+        sandbox::Availability::Landlock { abi } if abi < 4 => {
+            eprintln!(
+                "botcraft: sandbox: landlock (ABI {abi}): each MCP server runs confined by its policy, but this kernel has no TCP rules (Linux 6.7): a server's list of ports is not enforced (the system-call filter still refuses the sockets such a rule would not see)"
+            );
+        }
         sandbox::Availability::Landlock { abi } => {
             eprintln!(
                 "botcraft: sandbox: landlock (ABI {abi}): each MCP server runs confined by its policy"
             );
         }
         sandbox::Availability::Unavailable => eprintln!(
-            "botcraft: sandbox: unavailable: this kernel has no Landlock, so MCP servers run unconfined (no new privileges and the Unix-socket filter only); see docs/deployment.md"
+            "botcraft: sandbox: unavailable: this kernel has no Landlock, so MCP servers run unconfined (no new privileges and the system-call filter only); see docs/deployment.md"
         ),
     }
     let absolute = |path: &Path| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());

@@ -9,8 +9,9 @@
 //! Unix socket of, a process outside the sandbox. Landlock also refuses `ptrace` (and with it
 //! `/proc/PID/mem`, `environ`, …) of any process outside the sandbox, and mounts. What it has
 //! no rule for, a Unix socket with a path, the child's seccomp filter refuses to make
-//! ([`SyscallFilter`]) unless the policy allows it; the filter holds on a kernel without
-//! Landlock too.
+//! ([`SyscallFilter`]) unless the policy allows it, and with confined TCP the sockets and
+//! sends its TCP rules do not see (Multipath TCP, SCTP, other families, TCP Fast Open); the
+//! filter holds on a kernel without Landlock too.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -101,7 +102,8 @@ pub struct Prepared {
     made_dirs: Vec<(OwnedFd, CString)>,
     /// The rights of a read-write folder, as the kernel's bits.
     write_bits: u64,
-    /// The seccomp filter the child installs last (`None`: the policy allows Unix sockets).
+    /// The seccomp filter the child installs last (`None`: the policy allows Unix sockets and
+    /// every port).
     syscall_filter: Option<SyscallFilter>,
 }
 
@@ -183,9 +185,10 @@ impl Prepared {
             private_dir,
             made_dirs,
             write_bits,
-            syscall_filter: (!plan.unix_sockets)
-                .then(SyscallFilter::no_unix_sockets)
-                .flatten(),
+            syscall_filter: SyscallFilter::for_sandbox(
+                plan.unix_sockets,
+                matches!(plan.network, NetworkPlan::Connect(_)),
+            ),
         })
     }
 

@@ -75,7 +75,7 @@ pub struct Plan {
     pub made_by_child: Vec<PathBuf>,
     pub network: NetworkPlan,
     /// Whether the server may make Unix sockets of its own (`socket(AF_UNIX)`); when not,
-    /// [`crate::SyscallFilter::no_unix_sockets`] refuses them. `false` unless the policy
+    /// [`crate::SyscallFilter::for_sandbox`] refuses them. `false` unless the policy
     /// says `"unixSockets": true`.
     pub unix_sockets: bool,
     /// Policy entries left out, with why (for the operator's log).

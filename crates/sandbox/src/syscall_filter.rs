@@ -15,8 +15,22 @@
 //!   `socketcall` hides its arguments from the filter) kills the process: a 32-bit program
 //!   does not run in the sandbox.
 //!
+//! A server whose policy lists the TCP ports it may connect to gets more: Landlock judges a
+//! TCP socket's `connect` and `bind`, and nothing else that reaches the network, so such a
+//! server may make only the sockets those rules cover or that carry no connection to judge:
+//!
+//! - `socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or IPPROTO_TCP)` and datagram sockets (UDP
+//!   and ping, which Landlock does not confine for anyone); every other type fails with
+//!   `EACCES`: Multipath TCP (`IPPROTO_MPTCP`, a TCP connection to any port that Landlock's
+//!   rules do not see), SCTP (`SOCK_SEQPACKET`, or a stream of `IPPROTO_SCTP`), raw sockets.
+//! - Families other than Unix, IPv4, IPv6 and netlink (the kernel's own, for addresses and
+//!   routes) fail with `EACCES`: vsock (a virtual machine's host), packet, TIPC, RDS, and
+//!   the rest.
+//! - `sendto`, `sendmsg` and `sendmmsg` with `MSG_FASTOPEN` fail with `EACCES`: TCP Fast
+//!   Open connects from the send, past the `connect` Landlock judges.
+//!
 //! Built for x86-64 and aarch64; elsewhere there is no filter
-//! ([`SyscallFilter::no_unix_sockets`] is `None`). The program is built once in the parent;
+//! ([`SyscallFilter::for_sandbox`] is `None`). The program is built once in the parent;
 //! the child installs it between fork and exec (after no_new_privs, which seccomp requires of
 //! an unprivileged process).
 #![cfg_attr(
@@ -44,6 +58,8 @@ const RET_KILL_PROCESS: u32 = 0x8000_0000;
 /// The bits of a socket's type that name it (`SOCK_TYPE_MASK`); the rest are flags
 /// (`SOCK_CLOEXEC`, `SOCK_NONBLOCK`).
 const SOCK_TYPE_MASK: u32 = 0xf;
+/// `MSG_FASTOPEN` (`linux/socket.h`).
+const MSG_FASTOPEN: u32 = 0x2000_0000;
 
 /// Where the filter reads in `struct seccomp_data`.
 const OFFSET_NR: u32 = std::mem::offset_of!(libc::seccomp_data, nr) as u32;
@@ -82,6 +98,10 @@ enum Target {
     CheckSocket,
     CheckPair,
     CheckPairType,
+    CheckInet,
+    CheckStream,
+    /// A send whose flags are argument 2 (`sendmsg`) or 3 (`sendto`, `sendmmsg`).
+    CheckSendFlags(u32),
 }
 
 /// An instruction before its jumps are resolved.
@@ -97,10 +117,15 @@ enum Step {
 }
 
 impl SyscallFilter {
-    /// The filter that refuses Unix sockets of a server's own making (the module's header);
-    /// `None` on an architecture it is not built for.
-    pub fn no_unix_sockets() -> Option<Self> {
-        program().map(|steps| Self {
+    /// The filter of a sandboxed server (the module's header): Unix sockets refused unless
+    /// `unix_sockets`, and the sockets Landlock's TCP rules do not cover refused when
+    /// `confined_network` (its policy lists ports). `None` when it would refuse nothing (Unix
+    /// sockets allowed, every port open), or on an architecture it is not built for.
+    pub fn for_sandbox(unix_sockets: bool, confined_network: bool) -> Option<Self> {
+        if unix_sockets && !confined_network {
+            return None;
+        }
+        program(unix_sockets, confined_network).map(|steps| Self {
             program: assemble(&steps),
         })
     }
@@ -131,9 +156,9 @@ impl SyscallFilter {
     }
 }
 
-/// The program of [`SyscallFilter::no_unix_sockets`], before its jumps are resolved.
+/// The program of [`SyscallFilter::for_sandbox`], before its jumps are resolved.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn program() -> Option<Vec<Step>> {
+fn program(unix_sockets: bool, confined_network: bool) -> Option<Vec<Step>> {
     use Step::{And, JumpIfEqual, Label, Load, Return};
     let nr = |call: libc::c_long| u32::try_from(call).unwrap_or(u32::MAX);
     let mut steps = vec![
@@ -148,9 +173,18 @@ fn program() -> Option<Vec<Step>> {
         Step::JumpIfAtLeast(NEGATIVE_SYSCALL, Target::Allow),
         Step::JumpIfAtLeast(X32_SYSCALL_BIT, Target::Kill),
     ]);
+    steps.push(JumpIfEqual(nr(libc::SYS_socket), Target::CheckSocket));
+    if !unix_sockets {
+        steps.push(JumpIfEqual(nr(libc::SYS_socketpair), Target::CheckPair));
+    }
+    if confined_network {
+        steps.extend([
+            JumpIfEqual(nr(libc::SYS_sendto), Target::CheckSendFlags(3)),
+            JumpIfEqual(nr(libc::SYS_sendmmsg), Target::CheckSendFlags(3)),
+            JumpIfEqual(nr(libc::SYS_sendmsg), Target::CheckSendFlags(2)),
+        ]);
+    }
     steps.extend([
-        JumpIfEqual(nr(libc::SYS_socket), Target::CheckSocket),
-        JumpIfEqual(nr(libc::SYS_socketpair), Target::CheckPair),
         JumpIfEqual(nr(libc::SYS_io_uring_setup), Target::Refuse(libc::ENOSYS)),
         JumpIfEqual(nr(libc::SYS_io_uring_enter), Target::Refuse(libc::ENOSYS)),
         JumpIfEqual(
@@ -158,21 +192,63 @@ fn program() -> Option<Vec<Step>> {
             Target::Refuse(libc::ENOSYS),
         ),
         Return(Target::Allow),
-        // socket(domain, …): no Unix socket.
+        // socket(domain, type, protocol): no Unix socket unless allowed; with confined TCP,
+        // only what Landlock's rules see.
         Label(Target::CheckSocket),
         Load(arg_low(0)),
-        JumpIfEqual(libc::AF_UNIX as u32, Target::Refuse(libc::EACCES)),
-        Return(Target::Allow),
-        // socketpair(domain, type, …): no Unix datagram pair.
-        Label(Target::CheckPair),
-        Load(arg_low(0)),
-        JumpIfEqual(libc::AF_UNIX as u32, Target::CheckPairType),
-        Return(Target::Allow),
-        Label(Target::CheckPairType),
-        Load(arg_low(1)),
-        And(SOCK_TYPE_MASK),
-        JumpIfEqual(libc::SOCK_DGRAM as u32, Target::Refuse(libc::EACCES)),
-        Return(Target::Allow),
+    ]);
+    if !unix_sockets {
+        steps.push(JumpIfEqual(
+            libc::AF_UNIX as u32,
+            Target::Refuse(libc::EACCES),
+        ));
+    }
+    if confined_network {
+        steps.extend([
+            JumpIfEqual(libc::AF_UNIX as u32, Target::Allow),
+            JumpIfEqual(libc::AF_NETLINK as u32, Target::Allow),
+            JumpIfEqual(libc::AF_INET as u32, Target::CheckInet),
+            JumpIfEqual(libc::AF_INET6 as u32, Target::CheckInet),
+            Return(Target::Refuse(libc::EACCES)),
+            Label(Target::CheckInet),
+            Load(arg_low(1)),
+            And(SOCK_TYPE_MASK),
+            JumpIfEqual(libc::SOCK_DGRAM as u32, Target::Allow),
+            JumpIfEqual(libc::SOCK_STREAM as u32, Target::CheckStream),
+            Return(Target::Refuse(libc::EACCES)),
+            Label(Target::CheckStream),
+            Load(arg_low(2)),
+            JumpIfEqual(0, Target::Allow),
+            JumpIfEqual(libc::IPPROTO_TCP as u32, Target::Allow),
+            Return(Target::Refuse(libc::EACCES)),
+        ]);
+        for flags_at in [3, 2] {
+            steps.extend([
+                Label(Target::CheckSendFlags(flags_at)),
+                Load(arg_low(flags_at)),
+                And(MSG_FASTOPEN),
+                JumpIfEqual(MSG_FASTOPEN, Target::Refuse(libc::EACCES)),
+                Return(Target::Allow),
+            ]);
+        }
+    } else {
+        steps.push(Return(Target::Allow));
+    }
+    if !unix_sockets {
+        steps.extend([
+            // socketpair(domain, type, …): no Unix datagram pair.
+            Label(Target::CheckPair),
+            Load(arg_low(0)),
+            JumpIfEqual(libc::AF_UNIX as u32, Target::CheckPairType),
+            Return(Target::Allow),
+            Label(Target::CheckPairType),
+            Load(arg_low(1)),
+            And(SOCK_TYPE_MASK),
+            JumpIfEqual(libc::SOCK_DGRAM as u32, Target::Refuse(libc::EACCES)),
+            Return(Target::Allow),
+        ]);
+    }
+    steps.extend([
         Label(Target::Refuse(libc::EACCES)),
         Return(Target::Refuse(libc::EACCES)),
         Label(Target::Refuse(libc::ENOSYS)),
@@ -186,7 +262,7 @@ fn program() -> Option<Vec<Step>> {
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn program() -> Option<Vec<Step>> {
+fn program(_: bool, _: bool) -> Option<Vec<Step>> {
     None
 }
 
@@ -260,7 +336,10 @@ fn assemble(steps: &[Step]) -> Vec<sock_filter> {
                     | Target::NativeCall
                     | Target::CheckSocket
                     | Target::CheckPair
-                    | Target::CheckPairType => libc::SECCOMP_RET_ALLOW,
+                    | Target::CheckPairType
+                    | Target::CheckInet
+                    | Target::CheckStream
+                    | Target::CheckSendFlags(_) => libc::SECCOMP_RET_ALLOW,
                 },
             },
         };
@@ -279,6 +358,11 @@ mod tests {
 
     /// What the program answers for `call`, read as the kernel reads it.
     fn run(filter: &SyscallFilter, (arch, nr, arg0, arg1): Call) -> u32 {
+        run_with(filter, (arch, nr, [arg0, arg1, 0, 0]))
+    }
+
+    /// [`run`] with four arguments.
+    fn run_with(filter: &SyscallFilter, (arch, nr, args): (u32, u32, [u32; 4])) -> u32 {
         let mut accumulator = 0u32;
         let mut at = 0usize;
         let program = &filter.program;
@@ -290,8 +374,10 @@ mod tests {
                     accumulator = match op.k {
                         k if k == OFFSET_ARCH => arch,
                         k if k == OFFSET_NR => nr,
-                        k if k == arg_low(0) => arg0,
-                        k if k == arg_low(1) => arg1,
+                        k if k == arg_low(0) => args[0],
+                        k if k == arg_low(1) => args[1],
+                        k if k == arg_low(2) => args[2],
+                        k if k == arg_low(3) => args[3],
                         k => panic!("load of offset {k}"),
                     };
                 }
@@ -308,9 +394,14 @@ mod tests {
         }
     }
 
+    /// The filter of a policy with every port open and no Unix sockets.
+    fn no_unix_sockets() -> SyscallFilter {
+        SyscallFilter::for_sandbox(false, false).expect("built here")
+    }
+
     #[test]
     fn unix_sockets_io_uring_and_foreign_abis_are_refused_and_the_rest_allowed() {
-        let filter = SyscallFilter::no_unix_sockets().expect("built here");
+        let filter = no_unix_sockets();
         let refused = |code: i32| libc::SECCOMP_RET_ERRNO | code as u32;
         let allowed = libc::SECCOMP_RET_ALLOW;
         let native = |call: libc::c_long, arg0: i32, arg1: i32| -> Call {
@@ -388,19 +479,171 @@ mod tests {
         }
     }
 
+    /// With confined TCP, only the sockets Landlock's rules judge (TCP) or that carry no
+    /// connection (UDP, ping) are made, in the families a server needs, and a send that
+    /// would connect (TCP Fast Open) is refused; Unix sockets as the policy says.
+    #[test]
+    fn with_confined_tcp_only_sockets_landlock_judges_are_made() {
+        let refused = libc::SECCOMP_RET_ERRNO | libc::EACCES as u32;
+        let allowed = libc::SECCOMP_RET_ALLOW;
+        let socket = |domain: i32, kind: i32, protocol: i32| {
+            (
+                NATIVE_ARCH,
+                libc::SYS_socket as u32,
+                [domain as u32, kind as u32, protocol as u32, 0],
+            )
+        };
+        let send = |call: libc::c_long, flags_at: usize, flags: i32| {
+            let mut args = [3, 0, 0, 0];
+            args[flags_at] = flags as u32;
+            (NATIVE_ARCH, call as u32, args)
+        };
+        let (inet, inet6) = (libc::AF_INET, libc::AF_INET6);
+        let (stream, datagram) = (libc::SOCK_STREAM, libc::SOCK_DGRAM);
+        let flags = libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK;
+        let fast_open = MSG_FASTOPEN as i32;
+        const IPPROTO_MPTCP: i32 = 262;
+        // (what, call, answer with Unix sockets allowed, answer without)
+        let cases = [
+            ("TCP", socket(inet, stream | flags, 0), allowed, allowed),
+            (
+                "TCP, named",
+                socket(inet6, stream, libc::IPPROTO_TCP),
+                allowed,
+                allowed,
+            ),
+            ("UDP", socket(inet, datagram, 0), allowed, allowed),
+            (
+                "ping",
+                socket(inet6, datagram, libc::IPPROTO_ICMPV6),
+                allowed,
+                allowed,
+            ),
+            (
+                "Multipath TCP",
+                socket(inet, stream, IPPROTO_MPTCP),
+                refused,
+                refused,
+            ),
+            (
+                "Multipath TCP, v6",
+                socket(inet6, stream | flags, IPPROTO_MPTCP),
+                refused,
+                refused,
+            ),
+            (
+                "SCTP stream",
+                socket(inet, stream, libc::IPPROTO_SCTP),
+                refused,
+                refused,
+            ),
+            (
+                "SCTP",
+                socket(inet6, libc::SOCK_SEQPACKET, 0),
+                refused,
+                refused,
+            ),
+            (
+                "raw",
+                socket(inet, libc::SOCK_RAW, libc::IPPROTO_TCP),
+                refused,
+                refused,
+            ),
+            (
+                "netlink",
+                socket(libc::AF_NETLINK, datagram, 0),
+                allowed,
+                allowed,
+            ),
+            ("vsock", socket(libc::AF_VSOCK, stream, 0), refused, refused),
+            (
+                "packet",
+                socket(libc::AF_PACKET, datagram, 0),
+                refused,
+                refused,
+            ),
+            ("Unix", socket(libc::AF_UNIX, stream, 0), allowed, refused),
+            ("sendto", send(libc::SYS_sendto, 3, 0), allowed, allowed),
+            (
+                "sendto, fast open",
+                send(libc::SYS_sendto, 3, fast_open),
+                refused,
+                refused,
+            ),
+            (
+                "sendto, fast open among flags",
+                send(libc::SYS_sendto, 3, fast_open | libc::MSG_NOSIGNAL),
+                refused,
+                refused,
+            ),
+            (
+                "sendmsg",
+                send(libc::SYS_sendmsg, 2, libc::MSG_NOSIGNAL),
+                allowed,
+                allowed,
+            ),
+            (
+                "sendmsg, fast open",
+                send(libc::SYS_sendmsg, 2, fast_open),
+                refused,
+                refused,
+            ),
+            (
+                "sendmmsg, fast open",
+                send(libc::SYS_sendmmsg, 3, fast_open),
+                refused,
+                refused,
+            ),
+            (
+                "a datagram pair",
+                (
+                    NATIVE_ARCH,
+                    libc::SYS_socketpair as u32,
+                    [libc::AF_UNIX as u32, datagram as u32, 0, 0],
+                ),
+                allowed,
+                refused,
+            ),
+            (
+                "io_uring_setup",
+                (NATIVE_ARCH, libc::SYS_io_uring_setup as u32, [1, 0, 0, 0]),
+                libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+                libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
+            ),
+        ];
+        let with_unix = SyscallFilter::for_sandbox(true, true).expect("built here");
+        let without_unix = SyscallFilter::for_sandbox(false, true).expect("built here");
+        for (what, call, with, without) in cases {
+            assert_eq!(
+                (run_with(&with_unix, call), run_with(&without_unix, call)),
+                (with, without),
+                "{what}"
+            );
+        }
+        // Every port open: MPTCP and the rest are Landlock's business no more than TCP is.
+        assert_eq!(
+            run_with(&no_unix_sockets(), socket(inet, stream, IPPROTO_MPTCP)),
+            allowed
+        );
+        assert!(SyscallFilter::for_sandbox(true, false).is_none());
+    }
+
     #[test]
     fn every_jump_lands_on_an_instruction_and_no_label_is_missing() {
-        let filter = SyscallFilter::no_unix_sockets().expect("built here");
-        let program = &filter.program;
-        for (at, op) in program.iter().enumerate() {
-            if op.code as u32 & 0x07 == libc::BPF_JMP {
-                assert!(at + 1 + usize::from(op.jt) < program.len(), "{at}");
-                assert!(op.jt > 0, "jump {at} resolved to the next instruction");
+        for (unix_sockets, confined_network) in [(false, false), (false, true), (true, true)] {
+            let filter =
+                SyscallFilter::for_sandbox(unix_sockets, confined_network).expect("built here");
+            let program = &filter.program;
+            for (at, op) in program.iter().enumerate() {
+                if op.code as u32 & 0x07 == libc::BPF_JMP {
+                    assert!(at + 1 + usize::from(op.jt) < program.len(), "{at}");
+                    assert!(op.jt > 0, "jump {at} resolved to the next instruction");
+                }
             }
+            assert_eq!(
+                program.last().map(|op| op.code as u32),
+                Some(libc::BPF_RET | libc::BPF_K)
+            );
         }
-        assert_eq!(
-            program.last().map(|op| op.code as u32),
-            Some(libc::BPF_RET | libc::BPF_K)
-        );
     }
 }

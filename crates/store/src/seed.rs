@@ -44,11 +44,14 @@ pub const PLAYWRIGHT_PROXY_VALUE: &str = "${BROWSER_EGRESS_PROXY}";
 
 /// The seeded Playwright's environment: the browser's proxy, and the same proxy for the
 /// programs of its process that read the usual variables (`npx` fetching Playwright MCP, a
-/// browser download, a command its code-running tools start).
+/// browser download, a command its code-running tools start; curl reads `http_proxy` in
+/// lower case only).
 pub const PLAYWRIGHT_ENV: &[(&str, &str)] = &[
     (PLAYWRIGHT_PROXY_VARIABLE, PLAYWRIGHT_PROXY_VALUE),
     ("HTTPS_PROXY", PLAYWRIGHT_PROXY_VALUE),
     ("HTTP_PROXY", PLAYWRIGHT_PROXY_VALUE),
+    ("https_proxy", PLAYWRIGHT_PROXY_VALUE),
+    ("http_proxy", PLAYWRIGHT_PROXY_VALUE),
 ];
 
 /// The seeded Playwright's network: TCP to the egress proxy's port only (Landlock). Chromium

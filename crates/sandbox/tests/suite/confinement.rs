@@ -339,6 +339,74 @@ fn the_network_is_what_the_plan_allows() {
     assert_eq!(outcomes, [true, true, false, false]);
 }
 
+/// Connections to a port the plan does not list, by every way past `connect` that Landlock's
+/// TCP rules do not see, one line each: `ok` or `errno N`.
+const AROUND_TCP_RULES: &str = r#"
+import socket, sys
+port = int(sys.argv[1])
+def probe(what, action):
+    try:
+        action()
+        print(what, "ok")
+    except OSError as error:
+        print(what, "errno", error.errno)
+def tcp():
+    with socket.socket() as plain:
+        plain.connect(("127.0.0.1", port))
+def multipath():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262) as mptcp:
+        mptcp.connect(("127.0.0.1", port))
+def fast_open():
+    with socket.socket() as plain:
+        plain.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", port))
+def vsock():
+    socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close()
+probe("tcp", tcp)
+probe("multipath tcp", multipath)
+probe("fast open", fast_open)
+probe("vsock", vsock)
+"#;
+
+/// A plan that lists ports keeps a confined process from every other port whichever way it
+/// connects: plain TCP (Landlock), Multipath TCP and TCP Fast Open (which Landlock's rules do
+/// not see: the system-call filter), and a vsock to a virtual machine's host. With every
+/// port open, TCP and Multipath TCP connect.
+#[test]
+fn listed_ports_hold_against_multipath_tcp_fast_open_and_vsock() {
+    if skipped("network") {
+        return;
+    }
+    let at = layout();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let other = listener.local_addr().expect("addr").port();
+    let lines = |plan: &Plan| -> Vec<String> {
+        let output = confined(
+            plan,
+            &at.workspace,
+            &format!("/usr/bin/python3 -c '{AROUND_TCP_RULES}' {other}"),
+        );
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    };
+    let refused = format!("errno {}", libc::EACCES);
+    let mut confined_plan = plan(&at, NetworkPlan::Connect(vec![other.wrapping_add(1)]));
+    for unix_sockets in [false, true] {
+        confined_plan.unix_sockets = unix_sockets;
+        assert_eq!(
+            lines(&confined_plan),
+            ["tcp", "multipath tcp", "fast open", "vsock"].map(|what| format!("{what} {refused}")),
+            "unix sockets {unix_sockets}"
+        );
+    }
+    assert_eq!(
+        lines(&plan(&at, NetworkPlan::All))[..2],
+        ["tcp ok", "multipath tcp ok"]
+    );
+}
+
 /// Probes of the sockets a confined process may make, one line each: `ok` or `errno N`.
 const SOCKET_PROBE: &str = r#"
 import ctypes, socket, sys

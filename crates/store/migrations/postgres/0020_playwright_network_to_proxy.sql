@@ -1,12 +1,13 @@
 -- On a store seeded before this, the stdio server named `playwright` that still runs
 -- Playwright MCP through the host's egress proxy (its PLAYWRIGHT_MCP_PROXY_SERVER is the
--- seeded ${BROWSER_EGRESS_PROXY}) may connect over TCP to that proxy's port alone, where its
--- policy let it reach every port ("network" absent or "all"): code its code-running tools
--- run in Node (`fetch`, a socket, a child process) can no longer go around the proxy to this
--- host's services or its networks. Its environment gains HTTPS_PROXY and HTTP_PROXY (the same
--- proxy, for `npx` and the other programs that read them) unless it names them already. A
--- policy or environment that says otherwise, or is not a JSON object, is kept (the cast is
--- tried per row, so nothing stored can stop the store from opening).
+-- seeded ${BROWSER_EGRESS_PROXY}) may connect over TCP to that proxy's port alone, where
+-- its policy let it reach every port ("network" absent or "all"): code its code-running
+-- tools run in Node (`fetch`, a socket, a child process) can no longer go around the proxy
+-- to this host's services or its networks. Its environment gains HTTPS_PROXY, HTTP_PROXY,
+-- https_proxy and http_proxy (the same proxy, for `npx`, curl and the other programs that
+-- read them) unless it names them already. A policy or environment that says otherwise, or
+-- is not a JSON object, is kept (the cast is tried per row, so nothing stored can stop the
+-- store from opening).
 DO $$
 DECLARE
   server RECORD;
@@ -36,7 +37,9 @@ BEGIN
     IF stored_policy -> 'network' = proxied THEN
       stored_env := jsonb_build_object(
           'HTTPS_PROXY', '${BROWSER_EGRESS_PROXY}',
-          'HTTP_PROXY', '${BROWSER_EGRESS_PROXY}') || stored_env;
+          'HTTP_PROXY', '${BROWSER_EGRESS_PROXY}',
+          'https_proxy', '${BROWSER_EGRESS_PROXY}',
+          'http_proxy', '${BROWSER_EGRESS_PROXY}') || stored_env;
       UPDATE "McpServer" SET "env" = stored_env::text WHERE "id" = server."id";
     END IF;
   END LOOP;

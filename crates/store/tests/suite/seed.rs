@@ -170,7 +170,9 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 env(&[
                     ("HTTPS_PROXY", "${BROWSER_EGRESS_PROXY}"),
                     ("HTTP_PROXY", "${BROWSER_EGRESS_PROXY}"),
-                    ("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}")
+                    ("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}"),
+                    ("http_proxy", "${BROWSER_EGRESS_PROXY}"),
+                    ("https_proxy", "${BROWSER_EGRESS_PROXY}")
                 ]),
                 60_000,
                 false
@@ -579,6 +581,8 @@ async fn the_playwright_migration_confines_its_network_to_the_proxy(
                 ("HTTPS_PROXY", "http://mine:8080"),
                 ("HTTP_PROXY", "${BROWSER_EGRESS_PROXY}"),
                 ("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}"),
+                ("http_proxy", "${BROWSER_EGRESS_PROXY}"),
+                ("https_proxy", "${BROWSER_EGRESS_PROXY}"),
             ])
         )
     );
