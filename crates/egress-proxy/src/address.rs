@@ -5,6 +5,9 @@
 //! clouds serve their instance metadata: `169.254.169.254`, `fd00:ec2::254` is unique local),
 //! multicast and broadcast, and the reserved ranges. An IPv6 address that carries an IPv4
 //! one (mapped, compatible, NAT64's well-known prefix, 6to4) is judged by the IPv4 address.
+//! Beyond the ranges, this machine's own addresses ([`this_machine`]) and the networks its
+//! interfaces sit on ([`OwnAddress::class_of`]): a laptop's global IPv6 prefix holds its
+//! neighbours (a NAS, a printer, the router), public addresses a range cannot tell.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -30,6 +33,9 @@ pub enum AddressClass {
     /// An address of one of this machine's own interfaces (a public one included: services
     /// bound to every interface answer on it).
     ThisMachine,
+    /// An address on the network of one of this machine's interfaces (its neighbours), a
+    /// public one included.
+    ThisMachinesNetwork,
 }
 
 impl AddressClass {
@@ -45,6 +51,7 @@ impl AddressClass {
             Self::Multicast => "a multicast or broadcast address",
             Self::Reserved => "a reserved address",
             Self::ThisMachine => "an address of this machine",
+            Self::ThisMachinesNetwork => "an address on a network this machine is on",
         }
     }
 }
@@ -104,21 +111,92 @@ fn refused_v6(ip: Ipv6Addr) -> Option<AddressClass> {
     Some(class)
 }
 
-/// The addresses of this machine's interfaces now (they change: read at each request), as
-/// the process's network namespace sees them: in a container, the host's addresses are not
-/// among them, and neither is a public address a cloud maps to a VM by NAT. An interface
-/// list that cannot be read gives none: the ranges above still hold.
-pub fn this_machine() -> Vec<IpAddr> {
+/// The shortest prefix of an interface's network taken as the link it sits on: an IPv4
+/// network of at most 256 addresses (a LAN; a provider's public `/20` holds other customers'
+/// sites), an IPv6 one of at most a `/56` (a link is a `/64`; a route of `/0`, or a tunnel's
+/// wide prefix, is not a neighbourhood).
+const NEIGHBOURS_V4: u8 = 24;
+const NEIGHBOURS_V6: u8 = 56;
+
+/// An address of one of this machine's interfaces, with the length of its network's prefix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OwnAddress {
+    pub address: IpAddr,
+    pub prefix: u8,
+}
+
+impl OwnAddress {
+    /// `address` alone (no network known).
+    pub fn host(address: IpAddr) -> Self {
+        let prefix = if address.is_ipv4() { 32 } else { 128 };
+        Self { address, prefix }
+    }
+
+    /// `ThisMachine` when `ip` is this address, `ThisMachinesNetwork` when it is on this
+    /// address's network (a narrow one: [`NEIGHBOURS_V4`], [`NEIGHBOURS_V6`]); each compared
+    /// in canonical form ([`canonical`]).
+    pub fn class_of(&self, ip: IpAddr) -> Option<AddressClass> {
+        let (own, ip) = (canonical(self.address), canonical(ip));
+        if own == ip {
+            return Some(AddressClass::ThisMachine);
+        }
+        let same_network = match (own, ip) {
+            (IpAddr::V4(own), IpAddr::V4(ip)) if self.prefix >= NEIGHBOURS_V4 => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(self.prefix.min(32)));
+                let mask = mask.unwrap_or(0);
+                u32::from(own) & mask == u32::from(ip) & mask
+            }
+            (IpAddr::V6(own), IpAddr::V6(ip)) if self.prefix >= NEIGHBOURS_V6 => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(self.prefix.min(128)));
+                let mask = mask.unwrap_or(0);
+                u128::from(own) & mask == u128::from(ip) & mask
+            }
+            _ => false,
+        };
+        same_network.then_some(AddressClass::ThisMachinesNetwork)
+    }
+}
+
+/// `ip` as the rules compare it: an IPv6 address that carries an IPv4 one as that IPv4
+/// address ([`embedded_v4`]).
+pub(crate) fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => embedded_v4(v6).map_or(ip, IpAddr::V4),
+        IpAddr::V4(_) => ip,
+    }
+}
+
+/// The addresses of this machine's interfaces now, with their networks (they change: read
+/// at each request), as the process's network namespace sees them: in a container, the
+/// host's addresses are not among them, and neither is a public address a cloud maps to a VM
+/// by NAT. An interface list that cannot be read gives none: the ranges above still hold.
+pub fn this_machine() -> Vec<OwnAddress> {
     let Ok(interfaces) = nix::ifaddrs::getifaddrs() else {
         return Vec::new();
     };
     interfaces
-        .filter_map(|interface| interface.address)
-        .filter_map(|address| {
-            address
-                .as_sockaddr_in()
-                .map(|v4| IpAddr::V4(v4.ip()))
-                .or_else(|| address.as_sockaddr_in6().map(|v6| IpAddr::V6(v6.ip())))
+        .filter_map(|interface| {
+            let address = interface.address?;
+            let netmask = interface.netmask;
+            if let Some(v4) = address.as_sockaddr_in() {
+                let prefix = netmask
+                    .as_ref()
+                    .and_then(|mask| mask.as_sockaddr_in())
+                    .map_or(32, |mask| u32::from(mask.ip()).leading_ones() as u8);
+                return Some(OwnAddress {
+                    address: IpAddr::V4(v4.ip()),
+                    prefix,
+                });
+            }
+            let v6 = address.as_sockaddr_in6()?;
+            let prefix = netmask
+                .as_ref()
+                .and_then(|mask| mask.as_sockaddr_in6())
+                .map_or(128, |mask| u128::from(mask.ip()).leading_ones() as u8);
+            Some(OwnAddress {
+                address: IpAddr::V6(v6.ip()),
+                prefix,
+            })
         })
         .collect()
 }
@@ -151,8 +229,64 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     #[test]
-    fn this_machines_addresses_include_loopback() {
-        assert!(this_machine().contains(&IpAddr::V4(Ipv4Addr::LOCALHOST)));
+    fn this_machines_addresses_include_loopback_and_its_network() {
+        let own = this_machine();
+        assert!(
+            own.contains(&OwnAddress {
+                address: IpAddr::V4(Ipv4Addr::LOCALHOST),
+                prefix: 8
+            }),
+            "{own:?}"
+        );
+    }
+
+    /// This machine's address, its neighbours on a narrow network, and nothing past it or
+    /// on a wide one.
+    #[test]
+    fn an_interfaces_network_holds_its_neighbours() {
+        let own = |text: &str| {
+            let (address, prefix) = text.split_once('/').expect("prefix");
+            OwnAddress {
+                address: address.parse().expect("address"),
+                prefix: prefix.parse().expect("prefix"),
+            }
+        };
+        use AddressClass::{ThisMachine, ThisMachinesNetwork};
+        // (interface, address, class)
+        let cases = [
+            (
+                "2a01:4f8:c0c:1::5/64",
+                "2a01:4f8:c0c:1::5",
+                Some(ThisMachine),
+            ),
+            (
+                "2a01:4f8:c0c:1::5/64",
+                "2a01:4f8:c0c:1:abcd::1",
+                Some(ThisMachinesNetwork),
+            ),
+            ("2a01:4f8:c0c:1::5/64", "2a01:4f8:c0c:2::1", None),
+            ("2a01:4f8:c0c:1::5/128", "2a01:4f8:c0c:1::6", None),
+            ("2a01:4f8::5/32", "2a01:4f8:ffff::1", None),
+            ("2a01:4f8::5/0", "2606:4700::1", None),
+            (
+                "93.184.215.99/24",
+                "93.184.215.14",
+                Some(ThisMachinesNetwork),
+            ),
+            (
+                "93.184.215.99/24",
+                "::ffff:93.184.215.14",
+                Some(ThisMachinesNetwork),
+            ),
+            ("93.184.215.99/24", "93.184.216.14", None),
+            ("93.184.215.99/20", "93.184.215.14", None),
+            ("93.184.215.99/32", "93.184.215.99", Some(ThisMachine)),
+            ("93.184.215.99/24", "2a01:4f8::1", None),
+        ];
+        for (interface, address, class) in cases {
+            let ip: IpAddr = address.parse().expect("address");
+            assert_eq!(own(interface).class_of(ip), class, "{interface} {address}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use std::net::IpAddr;
 
-use crate::address::{AddressClass, refused_class};
+use crate::address::{AddressClass, OwnAddress, canonical, refused_class};
 
 /// The variable operators list allowed non-public hosts in.
 pub const ALLOW_VARIABLE: &str = "BOTCRAFT_BROWSER_ALLOW";
@@ -101,9 +101,10 @@ impl EgressRules {
     }
 
     /// Whether `host:port` may be reached, given the addresses it is or resolves to and
-    /// this machine's own addresses (`this_machine`): a host listed as the request names it
-    /// (a name, or an address written as one; on that port or on any) may be whatever it
-    /// resolves to; otherwise every address must be public and not this machine's. An
+    /// this machine's own addresses and their networks (`this_machine`): a host listed as the
+    /// request names it (a name, or an address written as one; on that port or on any) may be
+    /// whatever it resolves to; otherwise every address must be public, not this machine's
+    /// and not on a network this machine is on. An
     /// address listed allows only requests that name it: a name that resolves to it is
     /// judged as a name (else a page's own name, rebound to it, would pass).
     pub fn verdict(
@@ -111,19 +112,15 @@ impl EgressRules {
         host: &str,
         port: u16,
         addresses: &[IpAddr],
-        this_machine: &[IpAddr],
+        this_machine: &[OwnAddress],
     ) -> Result<(), Refusal> {
         if self.lists(host, port) {
             return Ok(());
         }
         let name = normalize(host);
         for address in addresses {
-            let class = refused_class(*address).or_else(|| {
-                this_machine
-                    .iter()
-                    .any(|own| canonical(*own) == canonical(*address))
-                    .then_some(AddressClass::ThisMachine)
-            });
+            let class = refused_class(*address)
+                .or_else(|| this_machine.iter().find_map(|own| own.class_of(*address)));
             if let Some(class) = class {
                 return Err(Refusal {
                     host: name,
@@ -190,15 +187,6 @@ fn normalize(host: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// An address as compared: an IPv6 address that carries an IPv4 one (mapped, compatible,
-/// NAT64, 6to4) as that IPv4 address, as `refused_class` judges it.
-fn canonical(address: IpAddr) -> IpAddr {
-    match address {
-        IpAddr::V6(v6) => crate::address::embedded_v4(v6).map_or(IpAddr::V6(v6), IpAddr::V4),
-        v4 => v4,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,7 +207,8 @@ mod tests {
             ip("198.51.100.7"),
             ip("93.184.215.99"),
             ip("2a01:4f8::9"),
-        ];
+        ]
+        .map(OwnAddress::host);
         // (host, port, addresses, allowed)
         let cases = [
             ("example.com", 443, vec![ip("93.184.215.14")], true),
@@ -263,6 +252,21 @@ mod tests {
                 .verdict("own.example", 443, &[ip("::ffff:93.184.215.99")], &own)
                 .map_err(|refusal| refusal.class),
             Err(AddressClass::ThisMachine)
+        );
+        // A neighbour on this machine's IPv6 link (a NAS, a printer): public, refused.
+        let link = OwnAddress {
+            address: ip("2a01:4f8:c0c:1::5"),
+            prefix: 64,
+        };
+        assert_eq!(
+            [
+                ("nas.example", "2a01:4f8:c0c:1::77"),
+                ("far.example", "2a01:4f8:c0c:2::77")
+            ]
+            .map(|(host, address)| EgressRules::default()
+                .verdict(host, 443, &[ip(address)], &[link])
+                .map_err(|refusal| refusal.class)),
+            [Err(AddressClass::ThisMachinesNetwork), Ok(())]
         );
         let refusal = EgressRules::default()
             .verdict("metadata.internal", 80, &[ip("169.254.169.254")], &[])

@@ -9,8 +9,8 @@
 //!   kernel offers;
 //! - [`SyscallFilter`]: the seccomp filter entered last, which refuses Unix sockets of a
 //!   server's own making (Landlock has no rule for a socket file) unless its policy allows
-//!   them, and, where the policy lists ports, the sockets and sends Landlock's TCP rules do
-//!   not see (`syscall_filter`).
+//!   them, and, where the policy's network is not `"all"`, the sockets, sends and options
+//!   Landlock's TCP rules do not see (`syscall_filter`).
 //!
 //! The launcher (`mcp-lifecycle`) decides when to use it; this crate knows no server.
 

@@ -19,15 +19,18 @@
 //! TCP socket's `connect` and `bind`, and nothing else that reaches the network, so such a
 //! server may make only the sockets those rules cover or that carry no connection to judge:
 //!
-//! - `socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or IPPROTO_TCP)` and datagram sockets (UDP
-//!   and ping, which Landlock does not confine for anyone); every other type fails with
-//!   `EACCES`: Multipath TCP (`IPPROTO_MPTCP`, a TCP connection to any port that Landlock's
+//! - `socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or IPPROTO_TCP)` and datagram sockets of
+//!   any protocol (UDP, ping, …: Landlock confines none for anyone, and none carries TCP);
+//!   every other type fails with `EACCES`: Multipath TCP (`IPPROTO_MPTCP`, a TCP connection to any port that Landlock's
 //!   rules do not see), SCTP (`SOCK_SEQPACKET`, or a stream of `IPPROTO_SCTP`), raw sockets.
 //! - Families other than Unix, IPv4, IPv6 and netlink (the kernel's own, for addresses and
 //!   routes) fail with `EACCES`: vsock (a virtual machine's host), packet, TIPC, RDS, and
 //!   the rest.
 //! - `sendto`, `sendmsg` and `sendmmsg` with `MSG_FASTOPEN` fail with `EACCES`: TCP Fast
 //!   Open connects from the send, past the `connect` Landlock judges.
+//! - `setsockopt(…, SOL_TCP, TCP_ULP, …)` fails with `EACCES`: an upper-layer protocol
+//!   (`smc`) turns a TCP socket into one whose connections Landlock's rules do not see (this
+//!   also refuses kernel TLS, which no runtime turns on by default).
 //!
 //! Built for x86-64 and aarch64; elsewhere there is no filter
 //! ([`SyscallFilter::for_sandbox`] is `None`). The program is built once in the parent;
@@ -60,6 +63,8 @@ const RET_KILL_PROCESS: u32 = 0x8000_0000;
 const SOCK_TYPE_MASK: u32 = 0xf;
 /// `MSG_FASTOPEN` (`linux/socket.h`).
 const MSG_FASTOPEN: u32 = 0x2000_0000;
+/// `TCP_ULP` (`linux/tcp.h`): a TCP socket's upper-layer protocol, by name.
+const TCP_ULP: u32 = 31;
 
 /// Where the filter reads in `struct seccomp_data`.
 const OFFSET_NR: u32 = std::mem::offset_of!(libc::seccomp_data, nr) as u32;
@@ -102,6 +107,8 @@ enum Target {
     CheckStream,
     /// A send whose flags are argument 2 (`sendmsg`) or 3 (`sendto`, `sendmmsg`).
     CheckSendFlags(u32),
+    CheckSocketOption,
+    CheckTcpOption,
 }
 
 /// An instruction before its jumps are resolved.
@@ -182,6 +189,7 @@ fn program(unix_sockets: bool, confined_network: bool) -> Option<Vec<Step>> {
             JumpIfEqual(nr(libc::SYS_sendto), Target::CheckSendFlags(3)),
             JumpIfEqual(nr(libc::SYS_sendmmsg), Target::CheckSendFlags(3)),
             JumpIfEqual(nr(libc::SYS_sendmsg), Target::CheckSendFlags(2)),
+            JumpIfEqual(nr(libc::SYS_setsockopt), Target::CheckSocketOption),
         ]);
     }
     steps.extend([
@@ -231,6 +239,17 @@ fn program(unix_sockets: bool, confined_network: bool) -> Option<Vec<Step>> {
                 Return(Target::Allow),
             ]);
         }
+        // setsockopt(fd, level, name, …): no upper-layer protocol on a TCP socket.
+        steps.extend([
+            Label(Target::CheckSocketOption),
+            Load(arg_low(1)),
+            JumpIfEqual(libc::SOL_TCP as u32, Target::CheckTcpOption),
+            Return(Target::Allow),
+            Label(Target::CheckTcpOption),
+            Load(arg_low(2)),
+            JumpIfEqual(TCP_ULP, Target::Refuse(libc::EACCES)),
+            Return(Target::Allow),
+        ]);
     } else {
         steps.push(Return(Target::Allow));
     }
@@ -339,7 +358,9 @@ fn assemble(steps: &[Step]) -> Vec<sock_filter> {
                     | Target::CheckPairType
                     | Target::CheckInet
                     | Target::CheckStream
-                    | Target::CheckSendFlags(_) => libc::SECCOMP_RET_ALLOW,
+                    | Target::CheckSendFlags(_)
+                    | Target::CheckSocketOption
+                    | Target::CheckTcpOption => libc::SECCOMP_RET_ALLOW,
                 },
             },
         };
@@ -481,7 +502,8 @@ mod tests {
 
     /// With confined TCP, only the sockets Landlock's rules judge (TCP) or that carry no
     /// connection (UDP, ping) are made, in the families a server needs, and a send that
-    /// would connect (TCP Fast Open) is refused; Unix sockets as the policy says.
+    /// would connect (TCP Fast Open) or an upper-layer protocol that would take a TCP socket
+    /// from those rules (`TCP_ULP`) is refused; Unix sockets as the policy says.
     #[test]
     fn with_confined_tcp_only_sockets_landlock_judges_are_made() {
         let refused = libc::SECCOMP_RET_ERRNO | libc::EACCES as u32;
@@ -497,6 +519,13 @@ mod tests {
             let mut args = [3, 0, 0, 0];
             args[flags_at] = flags as u32;
             (NATIVE_ARCH, call as u32, args)
+        };
+        let option = |level: i32, name: i32| {
+            (
+                NATIVE_ARCH,
+                libc::SYS_setsockopt as u32,
+                [3, level as u32, name as u32, 0],
+            )
         };
         let (inet, inet6) = (libc::AF_INET, libc::AF_INET6);
         let (stream, datagram) = (libc::SOCK_STREAM, libc::SOCK_DGRAM);
@@ -593,6 +622,36 @@ mod tests {
                 send(libc::SYS_sendmmsg, 3, fast_open),
                 refused,
                 refused,
+            ),
+            (
+                "sendmmsg",
+                send(libc::SYS_sendmmsg, 3, libc::MSG_NOSIGNAL),
+                allowed,
+                allowed,
+            ),
+            (
+                "TCP_ULP",
+                option(libc::SOL_TCP, TCP_ULP as i32),
+                refused,
+                refused,
+            ),
+            (
+                "TCP_NODELAY",
+                option(libc::SOL_TCP, libc::TCP_NODELAY),
+                allowed,
+                allowed,
+            ),
+            (
+                "SO_KEEPALIVE",
+                option(libc::SOL_SOCKET, libc::SO_KEEPALIVE),
+                allowed,
+                allowed,
+            ),
+            (
+                "option 31 of another level",
+                option(libc::SOL_SOCKET, TCP_ULP as i32),
+                allowed,
+                allowed,
             ),
             (
                 "a datagram pair",
