@@ -42,10 +42,10 @@ pub fn playwright_extra_args(no_sandbox: bool) -> Vec<String> {
 pub const PLAYWRIGHT_PROXY_VARIABLE: &str = "PLAYWRIGHT_MCP_PROXY_SERVER";
 pub const PLAYWRIGHT_PROXY_VALUE: &str = "${BROWSER_EGRESS_PROXY}";
 
-/// The seeded Playwright's environment: the browser's proxy, and the same proxy for the
-/// programs of its process that read the usual variables (`npx` fetching Playwright MCP, a
-/// browser download, a command its code-running tools start; curl reads `http_proxy` in
-/// lower case only).
+/// The seeded Playwright's environment when it is an installed program: the browser's proxy,
+/// and the same proxy for the programs of its process that read the usual variables (a
+/// browser download, a command its code-running tools start; curl reads `http_proxy` in lower
+/// case only). Run through `npx`, it gets the first alone ([`SeedConfig::servers`]).
 pub const PLAYWRIGHT_ENV: &[(&str, &str)] = &[
     (PLAYWRIGHT_PROXY_VARIABLE, PLAYWRIGHT_PROXY_VALUE),
     ("HTTPS_PROXY", PLAYWRIGHT_PROXY_VALUE),
@@ -54,11 +54,13 @@ pub const PLAYWRIGHT_ENV: &[(&str, &str)] = &[
     ("http_proxy", PLAYWRIGHT_PROXY_VALUE),
 ];
 
-/// The seeded Playwright's network: TCP to the egress proxy's port only (Landlock). Chromium
-/// reaches nothing else (it talks to Playwright over a pipe), and neither does code the model
-/// has its code-running tools run in Node (`fetch`, a socket, a child process): past the
-/// proxy, a connection is refused by the kernel, so no tool of the server can reach this
-/// host's services or its networks the proxy refuses.
+/// The seeded Playwright's network when it is an installed program: TCP to the egress proxy's
+/// port only (Landlock). Chromium reaches nothing else (it talks to Playwright over a pipe),
+/// and neither does code the model has its code-running tools run in Node (`fetch`, a socket,
+/// a child process): past the proxy, a connection is refused by the kernel, so no tool of the
+/// server can reach this host's services or its networks the proxy refuses. Run through
+/// `npx`, which fetches it from a registry (often a mirror on a private network, which the
+/// proxy refuses), it keeps every port.
 pub fn playwright_network() -> NetworkPolicy {
     NetworkPolicy::Connect(vec![NetworkEntry::Named(format!(
         "${{{PLAYWRIGHT_PROXY_VARIABLE}}}"
@@ -122,6 +124,14 @@ impl SeedConfig {
             bot_model: DEFAULT_BOT_MODEL.to_owned(),
             bash_env_file: None,
         }
+    }
+
+    /// Whether Playwright MCP runs through `npx` (fetched from a registry at start), not as an
+    /// installed program.
+    pub fn playwright_through_npx(&self) -> bool {
+        std::path::Path::new(&self.playwright_command)
+            .file_name()
+            .is_some_and(|name| name == "npx")
     }
 
     /// Playwright MCP run as an installed program (`playwright-mcp`, a path or a name on
@@ -223,7 +233,11 @@ impl SeedConfig {
                 // The browser's traffic goes through the host's egress proxy, which lets it
                 // reach the public internet only: a page cannot send it to cloud metadata,
                 // this host's services or the networks it sits in.
-                .envs(PLAYWRIGHT_ENV)
+                .envs(if self.playwright_through_npx() {
+                    &PLAYWRIGHT_ENV[..1]
+                } else {
+                    PLAYWRIGHT_ENV
+                })
                 .args(
                     self.playwright_args
                         .iter()
@@ -238,12 +252,17 @@ impl SeedConfig {
                 // the next time someone uses them.
                 // Chromium binds a Unix socket (its profile's `SingletonSocket`) and fails
                 // without one; only the tools that run the model's code (which ask) could use
-                // the permission for anything else. TCP goes to the egress proxy alone.
+                // the permission for anything else. TCP goes to the egress proxy alone, unless
+                // `npx` must reach its registry.
                 .sandbox(SandboxPolicy {
                     read_only: vec![self.workspace_root.clone()],
                     unix_sockets: true,
-                    ..SandboxPolicy::with_network(playwright_network())
-                        .read_write(self.playwright_output_dir())
+                    ..SandboxPolicy::with_network(if self.playwright_through_npx() {
+                        NetworkPolicy::All
+                    } else {
+                        playwright_network()
+                    })
+                    .read_write(self.playwright_output_dir())
                 })
                 .timeout(60_000)
                 .instructions(

@@ -319,7 +319,7 @@ async fn serve_seeds_starts_serves_chats_and_stops_cleanly_on_sigterm() -> anyho
         ("forge-discovery", "net:none"),
         ("forge-filesystem", "net:none +rw"),
         ("forge-typesense", "net:${TYPESENSE_URL}"),
-        ("playwright", "net:${PLAYWRIGHT_MCP_PROXY_SERVER} +rw +unix"),
+        ("playwright", "net:all +rw +unix"),
     ] {
         let row = listed
             .lines()

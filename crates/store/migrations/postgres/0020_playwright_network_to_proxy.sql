@@ -1,13 +1,14 @@
 -- On a store seeded before this, the stdio server named `playwright` that still runs
--- Playwright MCP through the host's egress proxy (its PLAYWRIGHT_MCP_PROXY_SERVER is the
--- seeded ${BROWSER_EGRESS_PROXY}) may connect over TCP to that proxy's port alone, where
--- its policy let it reach every port ("network" absent or "all"): code its code-running
--- tools run in Node (`fetch`, a socket, a child process) can no longer go around the proxy
--- to this host's services or its networks. Its environment gains HTTPS_PROXY, HTTP_PROXY,
--- https_proxy and http_proxy (the same proxy, for `npx`, curl and the other programs that
--- read them) unless it names them already. A policy or environment that says otherwise, or
--- is not a JSON object, is kept (the cast is tried per row, so nothing stored can stop the
--- store from opening).
+-- Playwright MCP as an installed program (not through `npx`, which must reach its registry,
+-- often a mirror the proxy refuses) through the host's egress proxy (its
+-- PLAYWRIGHT_MCP_PROXY_SERVER is the seeded ${BROWSER_EGRESS_PROXY}) may connect over TCP
+-- to that proxy's port alone, where its policy let it reach every port ("network" absent or
+-- "all"): code its code-running tools run in Node (`fetch`, a socket, a child process) can
+-- no longer go around the proxy to this host's services or its networks. Its environment
+-- gains HTTPS_PROXY, HTTP_PROXY, https_proxy and http_proxy (the same proxy, for `npx`,
+-- curl and the other programs that read them) unless it names them already. A policy or
+-- environment that says otherwise, or is not a JSON object, is kept (the cast is tried per
+-- row, so nothing stored can stop the store from opening).
 DO $$
 DECLARE
   server RECORD;
@@ -19,6 +20,7 @@ BEGIN
     SELECT "id", "sandbox", "env" FROM "McpServer"
     WHERE "name" = 'playwright' AND "transport" = 'stdio'
       AND ("command" LIKE '%playwright%' OR "args" LIKE '%playwright%')
+      AND "command" <> 'npx' AND "command" NOT LIKE '%/npx'
   LOOP
     BEGIN
       stored_policy := server."sandbox"::jsonb;

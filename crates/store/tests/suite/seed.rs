@@ -93,13 +93,12 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                 policy(serde_json::json!({"network": ["${TYPESENSE_URL}"]}))
             ),
             // Playwright reads the workspace and writes only its output folder; Chromium
-            // binds a Unix socket; TCP goes to the egress proxy alone.
+            // binds a Unix socket; run through `npx`, every port (its registry).
             (
                 "playwright".to_owned(),
                 policy(serde_json::json!({
                     "readWrite": ["/workspace/.playwright-mcp"],
                     "readOnly": ["/workspace"],
-                    "network": ["${PLAYWRIGHT_MCP_PROXY_SERVER}"],
                     "unixSockets": true
                 }))
             ),
@@ -167,13 +166,7 @@ async fn seed_writes_the_five_servers_and_the_forge_bot(db: &TestDb) -> anyhow::
                     "--output-dir",
                     "/workspace/.playwright-mcp"
                 ]),
-                env(&[
-                    ("HTTPS_PROXY", "${BROWSER_EGRESS_PROXY}"),
-                    ("HTTP_PROXY", "${BROWSER_EGRESS_PROXY}"),
-                    ("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}"),
-                    ("http_proxy", "${BROWSER_EGRESS_PROXY}"),
-                    ("https_proxy", "${BROWSER_EGRESS_PROXY}")
-                ]),
+                env(&[("PLAYWRIGHT_MCP_PROXY_SERVER", "${BROWSER_EGRESS_PROXY}")]),
                 60_000,
                 false
             ),
@@ -335,6 +328,34 @@ fn the_default_model_is_a_provider_and_a_model() {
     assert!(
         ["openai", "anthropic"].contains(&provider) && !name.is_empty(),
         "{model}"
+    );
+}
+
+/// Installed (not run through `npx`, which must reach its registry), the seeded Playwright
+/// connects over TCP to its egress proxy alone, and names the proxy to the programs of its
+/// process; however `npx` is named, it keeps every port.
+#[test]
+fn an_installed_playwright_connects_to_its_proxy_alone() {
+    let playwright = |config: SeedConfig| {
+        let server = config
+            .servers()
+            .into_iter()
+            .find(|server| server.name == "playwright")
+            .expect("playwright");
+        (server.sandbox.network, server.env.len())
+    };
+    let installed = SeedConfig::new("/bin").with_playwright_program("/opt/pw/playwright-mcp");
+    assert_eq!(
+        playwright(installed),
+        (store::playwright_network(), store::PLAYWRIGHT_ENV.len())
+    );
+    assert_eq!(
+        playwright(SeedConfig::new("/bin").with_playwright_program("/usr/bin/npx")).0,
+        sandbox::NetworkPolicy::All
+    );
+    assert_eq!(
+        playwright(SeedConfig::new("/bin")),
+        (sandbox::NetworkPolicy::All, 1)
     );
 }
 
@@ -514,7 +535,19 @@ async fn the_playwright_migration_gives_sockets_and_the_egress_proxy(
 async fn the_playwright_migration_confines_its_network_to_the_proxy(
     db: &TestDb,
 ) -> anyhow::Result<()> {
-    let (_, _, playwright) = seeded_with_another_bot(db).await?;
+    seeded_with_another_bot(db).await?;
+    // As the seed wrote it for an installed Playwright MCP (scripts/run.sh, the image).
+    run_sql(
+        db,
+        r#"UPDATE "McpServer" SET "command" = '/opt/pw/playwright-mcp', "args" = '["--headless"]' WHERE "name" = 'playwright'"#,
+    )
+    .await?;
+    let installed = SeedConfig::new("/bin")
+        .with_playwright_program("/opt/pw/playwright-mcp")
+        .servers()
+        .into_iter()
+        .find(|server| server.name == "playwright")
+        .context("playwright")?;
     let seeded_proxy = r#"{"PLAYWRIGHT_MCP_PROXY_SERVER":"${BROWSER_EGRESS_PROXY}"}"#;
     let before = r#"{"enabled":true,"readWrite":["/workspace/.playwright-mcp"],"readOnly":["/workspace"],"network":"all","unixSockets":true}"#;
     let bash_before =
@@ -556,7 +589,7 @@ async fn the_playwright_migration_confines_its_network_to_the_proxy(
             server_of("forge-bash").await?.sandbox
         ),
         (
-            (playwright.sandbox.clone(), playwright.env.clone()),
+            (installed.sandbox.clone(), installed.env.clone()),
             serde_json::from_str::<sandbox::SandboxPolicy>(bash_before)?,
         ),
         "the seeded Playwright's policy and environment, forge-bash's as it was"
@@ -611,6 +644,24 @@ async fn the_playwright_migration_confines_its_network_to_the_proxy(
     set_column("playwright", "sandbox", "{not json").await?;
     set_column("playwright", "env", seeded_proxy).await?;
     migrate().await?;
+    // Run through `npx`, which must reach its registry: kept.
+    set_column("playwright", "sandbox", before).await?;
+    for npx in ["npx", "/usr/bin/npx"] {
+        run_sql(
+            db,
+            &format!(r#"UPDATE "McpServer" SET "command" = '{npx}', "args" = '["--yes","@playwright/mcp@0.0.83"]' WHERE "name" = 'playwright'"#),
+        )
+        .await?;
+        migrate().await?;
+        assert_eq!(
+            stored("playwright").await?,
+            (
+                serde_json::from_str::<sandbox::SandboxPolicy>(before)?,
+                serde_json::from_str::<BTreeMap<String, String>>(seeded_proxy)?
+            ),
+            "{npx}"
+        );
+    }
     // A server named `playwright` that runs something else is kept.
     set_column("playwright", "sandbox", before).await?;
     run_sql(
