@@ -92,9 +92,20 @@ pub async fn hybrid(dir: PathBuf) -> SearchIndexes {
     static CONNECT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
     let store = {
         let _one_at_a_time = CONNECT.lock().await;
-        store::Store::connect(&store::sqlite_url(&path))
-            .await
-            .expect("vector cache store")
+        match store::Store::connect(&store::sqlite_url(&path)).await {
+            Ok(store) => store,
+            // A cache written under migrations that have changed since (a branch's): made
+            // again (its vectors are computed again, once).
+            Err(store::StoreError::Migrate(_)) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+                }
+                store::Store::connect(&store::sqlite_url(&path))
+                    .await
+                    .expect("vector cache store, made again")
+            }
+            Err(error) => panic!("vector cache store: {error:?}"),
+        }
     };
     SearchIndexes::new(Some(Arc::new(embedder)), Some(store))
 }
