@@ -150,7 +150,8 @@ pub enum NetworkPolicy {
     All,
     /// Nowhere over TCP (no connect, no listen).
     None,
-    /// To these TCP ports only (no listen).
+    /// To these TCP ports only (no listen; a server also allowed Unix sockets may listen on
+    /// a port the kernel picks, which Landlock's `bind` rule does not see).
     Connect(Vec<NetworkEntry>),
 }
 

@@ -31,6 +31,10 @@
 //! - `setsockopt(…, SOL_TCP, TCP_ULP, …)` fails with `EACCES`: an upper-layer protocol
 //!   (`smc`) turns a TCP socket into one whose connections Landlock's rules do not see (this
 //!   also refuses kernel TLS, which no runtime turns on by default).
+//! - `listen` fails with `EACCES` where Unix sockets are refused too: a TCP socket that
+//!   listens without `bind` takes a port the kernel picks, past Landlock's `bind` rule, and
+//!   such a server has no other socket to listen on. A server allowed Unix sockets may listen
+//!   (Chromium's profile socket), and so may, on a port the kernel picks, its TCP sockets.
 //!
 //! Built for x86-64 and aarch64; elsewhere there is no filter
 //! ([`SyscallFilter::for_sandbox`] is `None`). The program is built once in the parent;
@@ -191,6 +195,12 @@ fn program(unix_sockets: bool, confined_network: bool) -> Option<Vec<Step>> {
             JumpIfEqual(nr(libc::SYS_sendmsg), Target::CheckSendFlags(2)),
             JumpIfEqual(nr(libc::SYS_setsockopt), Target::CheckSocketOption),
         ]);
+        if !unix_sockets {
+            steps.push(JumpIfEqual(
+                nr(libc::SYS_listen),
+                Target::Refuse(libc::EACCES),
+            ));
+        }
     }
     steps.extend([
         JumpIfEqual(nr(libc::SYS_io_uring_setup), Target::Refuse(libc::ENOSYS)),
@@ -633,6 +643,12 @@ mod tests {
                 "TCP_ULP",
                 option(libc::SOL_TCP, TCP_ULP as i32),
                 refused,
+                refused,
+            ),
+            (
+                "listen",
+                (NATIVE_ARCH, libc::SYS_listen as u32, [3, 128, 0, 0]),
+                allowed,
                 refused,
             ),
             (

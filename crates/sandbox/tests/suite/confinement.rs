@@ -378,16 +378,21 @@ def fast_open():
         plain.sendto(b"x", socket.MSG_FASTOPEN, ("127.0.0.1", port))
 def vsock():
     socket.socket(socket.AF_VSOCK, socket.SOCK_STREAM).close()
+def listen():
+    with socket.socket() as plain:
+        plain.listen()
 probe("tcp", tcp)
 probe("multipath tcp", multipath)
 probe("fast open", fast_open)
 probe("vsock", vsock)
+probe("listen", listen)
 "#;
 
 /// A plan that lists ports keeps a confined process from every other port whichever way it
 /// connects: plain TCP (Landlock), Multipath TCP and TCP Fast Open (which Landlock's rules do
-/// not see: the system-call filter), and a vsock to a virtual machine's host. With every
-/// port open, TCP and Multipath TCP connect.
+/// not see: the system-call filter), and a vsock to a virtual machine's host; and, without
+/// Unix sockets, from listening on a port the kernel picks (a `listen` with no `bind`). With
+/// every port open, TCP and Multipath TCP connect.
 #[test]
 fn listed_ports_hold_against_multipath_tcp_fast_open_and_vsock() {
     if skipped_without_tcp_rules("network around TCP rules") {
@@ -412,9 +417,18 @@ fn listed_ports_hold_against_multipath_tcp_fast_open_and_vsock() {
     let mut confined_plan = plan(&at, NetworkPlan::Connect(vec![other.wrapping_add(1)]));
     for unix_sockets in [false, true] {
         confined_plan.unix_sockets = unix_sockets;
+        let listen = if unix_sockets {
+            "listen ok".to_owned()
+        } else {
+            format!("listen {refused}")
+        };
+        let mut expected = ["tcp", "multipath tcp", "fast open", "vsock"]
+            .map(|what| format!("{what} {refused}"))
+            .to_vec();
+        expected.push(listen);
         assert_eq!(
             lines(&confined_plan),
-            ["tcp", "multipath tcp", "fast open", "vsock"].map(|what| format!("{what} {refused}")),
+            expected,
             "unix sockets {unix_sockets}"
         );
     }
