@@ -356,17 +356,21 @@ fn the_network_is_what_the_plan_allows() {
     assert_eq!(outcomes, [true, true, false, false]);
 }
 
-/// Connections to a port the plan does not list, by every way past `connect` that Landlock's
-/// TCP rules do not see, one line each: `ok` or `errno N`.
-const AROUND_TCP_RULES: &str = r#"
-import socket, sys
-port = int(sys.argv[1])
+/// The probe both socket scripts use: runs `action`, prints `WHAT ok` or `WHAT errno N`.
+const PROBE: &str = r#"
 def probe(what, action):
     try:
         action()
         print(what, "ok")
     except OSError as error:
         print(what, "errno", error.errno)
+"#;
+
+/// Connections to a port the plan does not list, by every way past `connect` that Landlock's
+/// TCP rules do not see, one line each: `ok` or `errno N`.
+const AROUND_TCP_RULES: &str = r#"
+import socket, sys
+port = int(sys.argv[1])
 def tcp():
     with socket.socket() as plain:
         plain.connect(("127.0.0.1", port))
@@ -405,7 +409,7 @@ fn listed_ports_hold_against_multipath_tcp_fast_open_and_vsock() {
         let output = confined(
             plan,
             &at.workspace,
-            &format!("/usr/bin/python3 -c '{AROUND_TCP_RULES}' {other}"),
+            &format!("/usr/bin/python3 -c '{PROBE}{AROUND_TCP_RULES}' {other}"),
         );
         assert!(output.status.success(), "{output:?}");
         String::from_utf8_lossy(&output.stdout)
@@ -450,12 +454,6 @@ fn listed_ports_hold_against_multipath_tcp_fast_open_and_vsock() {
 /// Probes of the sockets a confined process may make, one line each: `ok` or `errno N`.
 const SOCKET_PROBE: &str = r#"
 import ctypes, socket, sys
-def probe(what, action):
-    try:
-        action()
-        print(what, "ok")
-    except OSError as error:
-        print(what, "errno", error.errno)
 def connect():
     with socket.socket(socket.AF_UNIX) as unix:
         unix.connect(sys.argv[1])
@@ -486,7 +484,7 @@ fn unix_sockets_are_refused_unless_the_plan_allows_them() {
     let socket = at.root.join("service.sock");
     let _service = std::os::unix::net::UnixListener::bind(&socket).expect("bind");
     let script = format!(
-        "/usr/bin/python3 -c '{SOCKET_PROBE}' {} {}",
+        "/usr/bin/python3 -c '{PROBE}{SOCKET_PROBE}' {} {}",
         socket.display(),
         libc::SYS_io_uring_setup
     );
