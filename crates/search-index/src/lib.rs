@@ -10,7 +10,7 @@
 //! per server instead of one per tool; rows no live index has used for a retention are
 //! deleted: [`SearchIndexes::keep_vectors`]), the progress of a build's embedding
 //! ([`SearchIndexes::build_progress`], [`SearchIndexes::with_progress`]: a cold
-//! build is 26–32 ms per tool text on 2 cores), and the query's embedding, the
+//! build is about 13 ms per tool text on 2 cores), and the query's embedding, the
 //! only model work on the request path.
 //!
 //! Without a model ([`SearchIndexes::lexical`]) every index is BM25F only and
