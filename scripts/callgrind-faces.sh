@@ -23,6 +23,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/await-line.sh
+source scripts/bench-serve.sh
 face=${1:-}
 case "$face" in
   local) depth=${2:-1}; small=${3:-500}; large=${4:-2500} ;;
@@ -31,8 +32,10 @@ case "$face" in
   *) echo "usage: $0 local [DEPTH] [SMALL] [LARGE] | serve [SMALL] [LARGE] | bridge [DEPTH] [SMALL] [LARGE]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
-cargo build --release --locked -q -p bench -p bot-craft -p test-support \
-  --bin mcp-bench --bin botcraft --bin fake-mcp-server
+# botcraft with the package set its code layout list was made for (scripts/link-order.sh).
+cargo build --release --locked -q -p bot-craft -p forge-bash -p forge-filesystem \
+  -p forge-discovery -p forge-typesense
+cargo build --release --locked -q -p bench -p test-support --bin mcp-bench --bin fake-mcp-server
 bench="$root/target/release/mcp-bench"
 botcraft="$root/target/release/botcraft"
 fake="$root/target/release/fake-mcp-server"
@@ -51,30 +54,6 @@ admin_key="callgrind-admin-$RANDOM$RANDOM"
 bot_key="callgrind-bot-$RANDOM$RANDOM"
 load=(load --warmup 200 --depth "$depth" --args '{"text":"hello"}' --label callgrind --tool fake__echo)
 
-# serve [valgrind …] in data folder $1, with server `fake` (always on, started) bound to bot
-# `bench`; sets $pid and $url.
-start_serve() {
-  local data=$1; shift
-  BOTCRAFT_BOT_KEYS="bench=$bot_key" RUST_LOG=warn setsid setpriv --pdeathsig KILL \
-    "$@" "$botcraft" serve --no-seed --addr 127.0.0.1:0 --data-dir "$data" \
-    --api-key "$admin_key" >"$data.log" 2>&1 &
-  pid=$!
-  local line
-  line=$(await_line "$data.log" 'listening on http://' 600 "$pid")
-  url=${line##*listening on }
-  local cli=(--url "$url" --api-key "$admin_key")
-  "$botcraft" servers add fake --command "$fake" --always-on "${cli[@]}" >/dev/null
-  "$botcraft" bots add bench --model openai:none "${cli[@]}" >/dev/null
-  "$botcraft" bots bind bench fake "${cli[@]}" >/dev/null
-  "$botcraft" servers start fake "${cli[@]}" >/dev/null
-}
-# serve ends on TERM (its drain); valgrind writes its counts as it exits.
-stop_serve() {
-  kill -TERM "$pid"
-  timeout 120 tail --pid="$pid" -f /dev/null
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  pid=
-}
 
 run() { # CALLS: the face's callgrind file after CALLS timed calls
   local calls=$1 out="$work/callgrind.$1"

@@ -1,6 +1,7 @@
 mod attack;
 mod faces;
 mod faults;
+mod link_order;
 mod registry_import;
 mod remote_servers;
 mod replicas;

@@ -1,0 +1,29 @@
+# Sourced by scripts/callgrind-faces.sh and scripts/link-order.sh: a `botcraft serve` with
+# server `fake` (test-support's fake-mcp-server, always on, started) bound to bot `bench`.
+# Needs $botcraft, $fake, $admin_key, $bot_key, and scripts/await-line.sh sourced.
+
+# start_serve DATA [PREFIX…]: serve (run under PREFIX, valgrind say) in data folder DATA;
+# sets $pid and $url.
+start_serve() {
+  local data=$1; shift
+  BOTCRAFT_BOT_KEYS="bench=$bot_key" RUST_LOG=warn setsid setpriv --pdeathsig KILL \
+    "$@" "$botcraft" serve --no-seed --addr 127.0.0.1:0 --data-dir "$data" \
+    --api-key "$admin_key" >"$data.log" 2>&1 &
+  pid=$!
+  local line
+  line=$(await_line "$data.log" 'listening on http://' 600 "$pid")
+  url=${line##*listening on }
+  local cli=(--url "$url" --api-key "$admin_key")
+  "$botcraft" servers add fake --command "$fake" --always-on "${cli[@]}" >/dev/null
+  "$botcraft" bots add bench --model openai:none "${cli[@]}" >/dev/null
+  "$botcraft" bots bind bench fake "${cli[@]}" >/dev/null
+  "$botcraft" servers start fake "${cli[@]}" >/dev/null
+}
+
+# stop_serve: serve ends on TERM (its drain; valgrind writes its counts as it exits).
+stop_serve() {
+  kill -TERM "$pid"
+  timeout 120 tail --pid="$pid" -f /dev/null
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  pid=
+}
