@@ -20,8 +20,9 @@ ARG PLAYWRIGHT_MCP_VERSION=0.0.83
 # The workspace's `serve` profile: release code without debug info (the release profile keeps
 # line tables for local profiling; in the image they made the five binaries 573 MB instead of
 # about 100). The same profile scripts/run.sh builds, defined once in Cargo.toml, and the same
-# packages (`-p`): botcraft's code layout list (apps/bot-craft/build.rs) names symbols whose
-# hashes depend on the features cargo unifies over the packages of one build.
+# packages (`-p`): botcraft's code layout list (apps/bot-craft/build.rs, asked for with
+# BOTCRAFT_LINK_ORDER=on; builder and runtime are one Debian release, so one glibc) names
+# symbols whose hashes depend on the features cargo unifies over the packages of one build.
 FROM rust:${RUST_VERSION}-${DEBIAN_RELEASE} AS build
 # Behind a TLS-inspecting proxy: the proxy's CA bundle, mounted for the build only
 # (scripts/image.sh does so when this machine trusts extra CAs); unset otherwise.
@@ -32,7 +33,7 @@ COPY apps ./apps
 COPY crates ./crates
 RUN --mount=type=cache,target=/usr/local/cargo/registry \
     --mount=type=cache,target=/src/target \
-    cargo build --profile serve --locked \
+    BOTCRAFT_LINK_ORDER=on cargo build --profile serve --locked \
       -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense \
       --bin botcraft --bin forge-bash --bin forge-filesystem \
       --bin forge-discovery --bin forge-typesense \

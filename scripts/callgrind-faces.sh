@@ -32,8 +32,8 @@ case "$face" in
   *) echo "usage: $0 local [DEPTH] [SMALL] [LARGE] | serve [SMALL] [LARGE] | bridge [DEPTH] [SMALL] [LARGE]" >&2; exit 2 ;;
 esac
 command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgrind)" >&2; exit 1; }
-# botcraft with the package set its code layout list was made for (scripts/link-order.sh).
-cargo build --release --locked -q -p bot-craft -p forge-bash -p forge-filesystem \
+# botcraft laid out by use, with the package set its list was made for (scripts/link-order.sh).
+BOTCRAFT_LINK_ORDER=on cargo build --release --locked -q -p bot-craft -p forge-bash -p forge-filesystem \
   -p forge-discovery -p forge-typesense
 cargo build --release --locked -q -p bench -p test-support --bin mcp-bench --bin fake-mcp-server
 bench="$root/target/release/mcp-bench"
@@ -53,7 +53,6 @@ trap cleanup EXIT
 admin_key="callgrind-admin-$RANDOM$RANDOM"
 bot_key="callgrind-bot-$RANDOM$RANDOM"
 load=(load --warmup 200 --depth "$depth" --args '{"text":"hello"}' --label callgrind --tool fake__echo)
-
 
 run() { # CALLS: the face's callgrind file after CALLS timed calls
   local calls=$1 out="$work/callgrind.$1"

@@ -52,7 +52,7 @@ answered() {
 
 lists=()
 for profile in "${profiles[@]}"; do
-  cargo build --profile "$profile" --locked -q "${packages[@]}"
+  BOTCRAFT_LINK_ORDER=on cargo build --profile "$profile" --locked -q "${packages[@]}"
   botcraft="$root/target/$profile/botcraft"
   data="$work/$profile"
   mkdir -p "$data"

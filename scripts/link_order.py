@@ -17,6 +17,11 @@ import subprocess
 import sys
 
 FN = re.compile(r"(c?fn)=\((\d+)\)(?: (\S+))?")
+# callgrind names the deeper levels of a recursion `name'2`, `name'3`…: one function.
+RECURSION = re.compile(r"'\d+$")
+# Fewer matched functions than this from one profile: the profile or the binary is not what
+# the list is made from (demangled names, a stripped binary, another build).
+FLOOR = 1000
 
 
 def self_costs(path):
@@ -25,6 +30,8 @@ def self_costs(path):
     current, after_calls = None, False
     with open(path, encoding="utf-8", errors="replace") as lines:
         for line in lines:
+            if line.startswith("positions:") and line.split()[1:] != ["line"]:
+                sys.exit(f"{path}: positions {line.split()[1:]}: record without --dump-instr")
             match = FN.match(line)
             if match:
                 kind, ident, name = match.groups()
@@ -47,6 +54,7 @@ def self_costs(path):
         sys.exit(f"{path}: no functions (not a callgrind file, or the run failed)")
     by_name = {}
     for ident, name in names.items():
+        name = RECURSION.sub("", name)
         by_name[name] = by_name.get(name, 0) + costs.get(ident, 0)
     return by_name
 
@@ -74,6 +82,9 @@ def make(binary, out, profiles):
             (name for name in costs if name in symbols and name not in listed),
             key=lambda name: (-costs[name], name),
         )
+        matched = sum(1 for name in costs if name in symbols)
+        if matched < FLOOR:
+            sys.exit(f"{profile}: {matched} of the {len(costs)} functions it ran are in {binary}")
         order.extend(ranked)
         listed.update(ranked)
         print(f"{profile}: {len(ranked)} functions added ({len(costs)} ran)")

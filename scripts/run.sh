@@ -130,7 +130,7 @@ if [ -z "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
   # A process group of its own too, waited for, so that a signal reaches the trap above at
   # once and ends cargo with its rustc processes.
   set -m
-  cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense &
+  BOTCRAFT_LINK_ORDER=on cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense &
   build=$!
   set +m
   if ! wait "$build"; then

@@ -162,6 +162,33 @@ fn the_build_compiles_every_shipped_binary_optimised_without_debug_info_and_lock
         );
     }
     assert_eq!(built, BTreeSet::from(SHIPPED));
+    // botcraft laid out by use (apps/bot-craft/build.rs), with the package set of
+    // scripts/run.sh: its list's symbol names hash the features cargo unified over them.
+    assert!(
+        words.iter().any(|w| w == "BOTCRAFT_LINK_ORDER=on"),
+        "cargo build without BOTCRAFT_LINK_ORDER=on"
+    );
+    let packages = |words: &[String]| -> BTreeSet<String> {
+        words
+            .windows(2)
+            .filter(|pair| pair[0] == "-p")
+            .map(|pair| pair[1].clone())
+            .collect()
+    };
+    let run_sh = std::fs::read_to_string(root().join("scripts/run.sh")).expect("scripts/run.sh");
+    let run_build = run_sh
+        .lines()
+        .find(|line| line.contains("cargo build --profile"))
+        .expect("scripts/run.sh runs cargo build --profile");
+    let run_words: Vec<String> = run_build.split_whitespace().map(str::to_owned).collect();
+    assert!(
+        run_words.iter().any(|w| w == "BOTCRAFT_LINK_ORDER=on"),
+        "scripts/run.sh builds without BOTCRAFT_LINK_ORDER=on"
+    );
+    // The RUN's cargo build alone (it goes on with `&& mkdir -p /out`).
+    let cargo_words: Vec<String> = words.iter().take_while(|w| *w != "&&").cloned().collect();
+    assert_eq!(packages(&cargo_words), packages(&run_words));
+    assert!(packages(&cargo_words).contains("bot-craft"));
 }
 
 #[test]
