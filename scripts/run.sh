@@ -129,8 +129,15 @@ if [ -z "${BOTCRAFT_PREBUILT_BIN_DIR:-}" ]; then
   say "building the binaries (cargo, profile $profile); the installs run meanwhile"
   # A process group of its own too, waited for, so that a signal reaches the trap above at
   # once and ends cargo with its rustc processes.
+  # botcraft's code laid out by use (apps/bot-craft/build.rs) where Rust links with its own
+  # LLD (rustup's toolchains on x86-64 Linux) and no RUSTFLAGS may ask for another linker.
+  layout=off
+  if [ -z "${RUSTFLAGS:-}${CARGO_ENCODED_RUSTFLAGS:-}" ] &&
+    [ -e "$(rustc --print sysroot 2>/dev/null)/lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld/ld.lld" ]; then
+    layout=on
+  fi
   set -m
-  BOTCRAFT_LINK_ORDER=on cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense &
+  BOTCRAFT_LINK_ORDER=$layout cargo build --profile "$profile" --locked -p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense &
   build=$!
   set +m
   if ! wait "$build"; then
