@@ -5,9 +5,10 @@
 # run first, to apps/bot-craft/link-order.txt, which apps/bot-craft/build.rs hands the linker
 # for optimised builds. Symbol names carry a hash of the build's profile, so each PROFILE
 # given (default: release, what the benchmarks build, and serve, what scripts/run.sh and the
-# image build) is built and profiled, and their lists are joined (about 4,000 functions each). Run it again when the
-# faces' code has changed much: `check` says how many listed functions a build still has
-# (a function the list does not name is laid out as it would be without the list).
+# image build) is built and profiled, and their lists are joined (about 4,000 functions
+# each). Run it again when the faces' code has changed much: `check` says how many listed
+# functions a build still has (a function the list does not name is laid out as it would be
+# without the list).
 #
 # usage: scripts/link-order.sh [PROFILE...]
 #        scripts/link-order.sh check [PROFILE]   (default: release)
@@ -25,8 +26,9 @@ command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgri
 # The packages scripts/run.sh builds together. Symbol names also carry a hash of the features
 # each crate was built with, which cargo unifies over the packages of one invocation: built
 # with another set (`cargo build -p bot-craft` alone, or beside test-support), botcraft has
-# other names, and follows little of the list. So every script that builds botcraft builds
-# it with this set, in an invocation of its own.
+# other names, and follows little of the list. So the builds that ask for the layout
+# (scripts/run.sh, the Dockerfile, bench-faces.sh, callgrind-faces.sh) use this set, in an
+# invocation of their own.
 packages=(-p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense)
 profiles=("$@")
 [ ${#profiles[@]} -gt 0 ] || profiles=(release serve)

@@ -1,5 +1,6 @@
 //! Links `botcraft` with its code laid out by use, when asked (`BOTCRAFT_LINK_ORDER=on`:
-//! `scripts/run.sh`, the Dockerfile and the benchmark scripts set it).
+//! the Dockerfile, `bench-faces.sh`, `callgrind-faces.sh` and `link-order.sh` set it, and
+//! `scripts/run.sh` where Rust links with its own LLD and no `RUSTFLAGS` are set).
 //!
 //! One binary holds every face, both store drivers, the encoder and the HTTP API: 32 MB of
 //! code, of which a `mcp-stdio` process runs about 4 MB. The kernel maps code 64 KiB around

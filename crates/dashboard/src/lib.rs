@@ -3,7 +3,8 @@
 //! sheet under `/dashboard/`. The files are embedded with `include_str!`, so the page needs
 //! no build step and no files on disk.
 //!
-//! The page holds no data of its own. It asks for an API key (admin; a chat key gets a read-only page), keeps it in
+//! The page holds no data of its own. It asks for an API key (admin; a chat key gets a
+//! read-only page), keeps it in
 //! `sessionStorage` and sends it as `Authorization: Bearer` on every fetch, never in a URL.
 //! It polls `GET /api/servers` every 2 s. It calls `POST /api/servers/{name}/start|stop|restart`,
 //! `GET /api/servers/{name}/logs`, `GET /api/bots`, `GET /api/bots/{id}/servers` and
