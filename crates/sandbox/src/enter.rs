@@ -185,10 +185,7 @@ impl Prepared {
             private_dir,
             made_dirs,
             write_bits,
-            syscall_filter: SyscallFilter::for_sandbox(
-                plan.unix_sockets,
-                matches!(plan.network, NetworkPlan::Connect(_)),
-            ),
+            syscall_filter: SyscallFilter::for_sandbox(plan.unix_sockets, plan.inet_sockets()),
         })
     }
 

@@ -10,7 +10,8 @@
 //! - [`SyscallFilter`]: the seccomp filter entered last, which refuses Unix sockets of a
 //!   server's own making (Landlock has no rule for a socket file) unless its policy allows
 //!   them, and, where the policy's network is not `"all"`, the sockets, sends and options
-//!   Landlock's TCP rules do not see (`syscall_filter`).
+//!   Landlock's TCP rules do not see, UDP included unless the policy names a host by name,
+//!   which its resolver looks up over UDP (`syscall_filter`).
 //!
 //! The launcher (`mcp-lifecycle`) decides when to use it; this crate knows no server.
 
@@ -20,9 +21,11 @@ mod policy;
 mod syscall_filter;
 
 pub use enter::{Availability, Prepared, SandboxError, availability};
-pub use plan::{DEVICES, NetworkPlan, Plan, SYSTEM_READ_ONLY, SpawnContext, network_plan};
+pub use plan::{
+    DEVICES, NetworkPlan, NetworkRules, Plan, SYSTEM_READ_ONLY, SpawnContext, network_plan,
+};
 pub use policy::{
     MAX_ENTRY_LEN, MAX_PATHS, MAX_PORTS, NetworkEntry, NetworkPolicy, PolicyError, SandboxPolicy,
-    port_of,
+    names_a_host, port_of,
 };
-pub use syscall_filter::SyscallFilter;
+pub use syscall_filter::{InetSockets, SyscallFilter};

@@ -78,11 +78,24 @@ pub struct Plan {
     /// [`crate::SyscallFilter::for_sandbox`] refuses them. `false` unless the policy
     /// says `"unixSockets": true`.
     pub unix_sockets: bool,
+    /// Whether the server may make IPv4 and IPv6 datagram sockets (UDP, ping) while its TCP
+    /// is confined ([`Plan::inet_sockets`]): `false` unless its network names a host by name
+    /// ([`NetworkRules::names_hosts`]), which its resolver may look up over UDP.
+    pub datagrams: bool,
     /// Policy entries left out, with why (for the operator's log).
     pub dropped: Vec<String>,
 }
 
 impl Plan {
+    /// The IPv4 and IPv6 sockets the system-call filter lets the server make.
+    pub fn inet_sockets(&self) -> crate::InetSockets {
+        match self.network {
+            NetworkPlan::All => crate::InetSockets::Any,
+            NetworkPlan::Connect(_) if self.datagrams => crate::InetSockets::TcpAndDatagrams,
+            NetworkPlan::Connect(_) => crate::InetSockets::Tcp,
+        }
+    }
+
     /// The plan for a server whose policy lists `read_write` and `read_only` (expanded) and
     /// `network` (ports resolved by the caller with [`crate::port_of`]).
     pub fn new(
@@ -98,6 +111,7 @@ impl Plan {
             made_by_child: Vec::new(),
             network,
             unix_sockets: false,
+            datagrams: false,
             dropped: Vec::new(),
         };
         // Resolved once: a folder holding one of these is never allowed.
@@ -287,6 +301,17 @@ fn program_dirs(program: &Path) -> Vec<PathBuf> {
     dirs
 }
 
+/// A policy's network for one spawn ([`network_plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NetworkRules {
+    pub plan: NetworkPlan,
+    /// An allowed entry names its host by name, not by address: the server's resolver looks
+    /// it up, over UDP when it asks DNS, so its datagram sockets stay ([`Plan::datagrams`]).
+    pub names_hosts: bool,
+    /// Entries left out, with why (for the operator's log).
+    pub dropped: Vec<String>,
+}
+
 /// The ports a policy's network resolves to, given each named entry's expansion, with the
 /// entries left out and why. Fails closed: an entry that does not resolve (`expand` gives
 /// `None`: its variable is unset, so the server has no such service) or names no port allows
@@ -294,13 +319,19 @@ fn program_dirs(program: &Path) -> Vec<PathBuf> {
 pub fn network_plan(
     policy: &NetworkPolicy,
     expand: impl Fn(&str) -> Option<String>,
-) -> (NetworkPlan, Vec<String>) {
+) -> NetworkRules {
+    let rules = |plan| NetworkRules {
+        plan,
+        names_hosts: false,
+        dropped: Vec::new(),
+    };
     let entries = match policy {
-        NetworkPolicy::All => return (NetworkPlan::All, Vec::new()),
-        NetworkPolicy::None => return (NetworkPlan::Connect(Vec::new()), Vec::new()),
+        NetworkPolicy::All => return rules(NetworkPlan::All),
+        NetworkPolicy::None => return rules(NetworkPlan::Connect(Vec::new())),
         NetworkPolicy::Connect(entries) => entries,
     };
     let mut ports = Vec::new();
+    let mut names_hosts = false;
     let mut dropped = Vec::new();
     for entry in entries {
         let port = match entry {
@@ -308,7 +339,11 @@ pub fn network_plan(
             crate::policy::NetworkEntry::Named(text) => match expand(text) {
                 // Unset: nothing to say (the service is not configured here).
                 None => continue,
-                Some(expanded) => crate::policy::port_of(&expanded),
+                Some(expanded) => {
+                    let port = crate::policy::port_of(&expanded);
+                    names_hosts |= port.is_some() && crate::policy::names_a_host(&expanded);
+                    port
+                }
             },
         };
         match port {
@@ -317,7 +352,11 @@ pub fn network_plan(
             None => dropped.push(format!("network {entry:?}: names no TCP port")),
         }
     }
-    (NetworkPlan::Connect(ports), dropped)
+    NetworkRules {
+        plan: NetworkPlan::Connect(ports),
+        names_hosts,
+        dropped,
+    }
 }
 
 #[cfg(test)]
@@ -428,16 +467,66 @@ mod tests {
             "${UNSET}" => None,
             other => Some(other.to_owned()),
         };
-        let (plan, dropped) = network_plan(&policy, expand);
-        assert_eq!(plan, NetworkPlan::Connect(vec![443, 8108]));
-        assert_eq!(dropped.len(), 1, "{dropped:?}");
+        let rules = network_plan(&policy, expand);
+        assert_eq!(rules.plan, NetworkPlan::Connect(vec![443, 8108]));
+        assert_eq!(rules.dropped.len(), 1, "{:?}", rules.dropped);
+        assert!(rules.names_hosts, "example.com is a name");
+        let nothing = |plan| NetworkRules {
+            plan,
+            names_hosts: false,
+            dropped: Vec::new(),
+        };
         assert_eq!(
             network_plan(&NetworkPolicy::None, |_| None),
-            (NetworkPlan::Connect(Vec::new()), Vec::new())
+            nothing(NetworkPlan::Connect(Vec::new()))
         );
         assert_eq!(
             network_plan(&NetworkPolicy::All, |_| None),
-            (NetworkPlan::All, Vec::new())
+            nothing(NetworkPlan::All)
         );
+    }
+
+    /// A host named by name keeps the server's datagram sockets (its resolver asks DNS over
+    /// UDP); addresses, ports, and entries that allow nothing do not.
+    #[test]
+    fn only_an_allowed_entry_naming_a_host_keeps_datagrams() {
+        use crate::policy::NetworkEntry;
+        let cases: [(&str, Option<&str>, bool); 9] = [
+            ("8108", None, false),
+            ("${URL}", Some("http://127.0.0.1:8108"), false),
+            ("${URL}", Some("http://[::1]:8108/x"), false),
+            ("${URL}", Some("http://user:pw@10.0.0.5"), false),
+            (
+                "${URL}",
+                Some("http://typesense.search.svc.cluster.local:8108"),
+                true,
+            ),
+            ("${URL}", Some("https://localhost"), true),
+            ("${URL}", Some("http://[fe80::1%25eth0]:80"), true),
+            // Names no port: left out, so it allows nothing to look up.
+            ("${URL}", Some("typesense:8108"), false),
+            // Unset: no such service.
+            ("${URL}", None, false),
+        ];
+        for (entry, value, names_hosts) in cases {
+            let entry = match entry.parse::<u16>() {
+                Ok(port) => NetworkEntry::Port(port),
+                Err(_) => NetworkEntry::Named(entry.to_owned()),
+            };
+            let rules = network_plan(&NetworkPolicy::Connect(vec![entry]), |_| {
+                value.map(str::to_owned)
+            });
+            assert_eq!(rules.names_hosts, names_hosts, "{value:?}");
+            let mut plan = Plan::new(&SpawnContext::default(), &[], &[], rules.plan);
+            plan.datagrams = rules.names_hosts;
+            let inet = if names_hosts {
+                crate::InetSockets::TcpAndDatagrams
+            } else {
+                crate::InetSockets::Tcp
+            };
+            assert_eq!(plan.inet_sockets(), inet, "{value:?}");
+        }
+        let open = Plan::new(&SpawnContext::default(), &[], &[], NetworkPlan::All);
+        assert_eq!(open.inet_sockets(), crate::InetSockets::Any);
     }
 }

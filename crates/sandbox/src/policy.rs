@@ -220,6 +220,29 @@ impl<'de> Deserialize<'de> for NetworkPolicy {
     }
 }
 
+/// Whether `entry` is a URL that names its host by name (`http://typesense.search:8108`,
+/// `http://localhost:8108`), which the server's resolver looks up (over UDP when it asks
+/// DNS); `false` for a port number, an address (`http://127.0.0.1:8108`, `http://[::1]`) and
+/// what is not a URL.
+pub fn names_a_host(entry: &str) -> bool {
+    let Some((_, rest)) = entry.trim().split_once("://") else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    match host_port.strip_prefix('[') {
+        Some(bracketed) => bracketed
+            .split_once(']')
+            .is_none_or(|(v6, _)| v6.parse::<std::net::Ipv6Addr>().is_err()),
+        None => host_port
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .parse::<std::net::Ipv4Addr>()
+            .is_err(),
+    }
+}
+
 /// The TCP port `entry` names: a number, or a URL's explicit port, or its scheme's (http 80,
 /// https 443); `None` when it names none.
 pub fn port_of(entry: &str) -> Option<u16> {

@@ -19,9 +19,12 @@
 //! TCP socket's `connect` and `bind`, and nothing else that reaches the network, so such a
 //! server may make only the sockets those rules cover or that carry no connection to judge:
 //!
-//! - `socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or IPPROTO_TCP)` and datagram sockets of
-//!   any protocol (UDP, ping, …: Landlock confines none for anyone, and none carries TCP);
-//!   every other type fails with `EACCES`: Multipath TCP (`IPPROTO_MPTCP`, a TCP connection to any port that Landlock's
+//! - `socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or IPPROTO_TCP)`, and datagram sockets of
+//!   any protocol (UDP, ping, …) only where the policy names a host by name
+//!   ([`InetSockets::TcpAndDatagrams`]: its resolver asks DNS over UDP). Landlock confines no
+//!   datagram socket for anyone, so elsewhere they fail with `EACCES`: a UDP packet goes to
+//!   any address and port (a service of the host or of its network, or out with what the
+//!   process read). Every other type fails with `EACCES` too: Multipath TCP (`IPPROTO_MPTCP`, a TCP connection to any port that Landlock's
 //!   rules do not see), SCTP (`SOCK_SEQPACKET`, or a stream of `IPPROTO_SCTP`), raw sockets.
 //! - Families other than Unix, IPv4, IPv6 and netlink (the kernel's own, for addresses and
 //!   routes) fail with `EACCES`: vsock (a virtual machine's host), packet, TIPC, RDS, and
@@ -84,6 +87,18 @@ const fn arg_low(n: u32) -> u32 {
     }
 }
 
+/// The IPv4 and IPv6 sockets a sandboxed server may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InetSockets {
+    /// Every kind: its network is `"all"`, Landlock judges none of its connections.
+    Any,
+    /// TCP (whose `connect` and `bind` Landlock judges) and datagram sockets (UDP, ping): its
+    /// network names a host by name, which its resolver looks up over UDP.
+    TcpAndDatagrams,
+    /// TCP alone (whose `connect` and `bind` Landlock judges).
+    Tcp,
+}
+
 /// A seccomp program, ready for `prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, …)`.
 pub struct SyscallFilter {
     program: Vec<sock_filter>,
@@ -129,14 +144,15 @@ enum Step {
 
 impl SyscallFilter {
     /// The filter of a sandboxed server (the module's header): Unix sockets refused unless
-    /// `unix_sockets`, and the sockets Landlock's TCP rules do not cover refused when
-    /// `confined_network` (its policy lists ports). `None` when it would refuse nothing (Unix
-    /// sockets allowed, every port open), or on an architecture it is not built for.
-    pub fn for_sandbox(unix_sockets: bool, confined_network: bool) -> Option<Self> {
-        if unix_sockets && !confined_network {
+    /// `unix_sockets`, and, unless `inet` is [`InetSockets::Any`] (its policy lists ports, or
+    /// none), the sockets Landlock's TCP rules do not cover. `None` when it would refuse
+    /// nothing (Unix sockets allowed, every port open), or on an architecture it is not built
+    /// for.
+    pub fn for_sandbox(unix_sockets: bool, inet: InetSockets) -> Option<Self> {
+        if unix_sockets && inet == InetSockets::Any {
             return None;
         }
-        program(unix_sockets, confined_network).map(|steps| Self {
+        program(unix_sockets, inet).map(|steps| Self {
             program: assemble(&steps),
         })
     }
@@ -169,8 +185,14 @@ impl SyscallFilter {
 
 /// The program of [`SyscallFilter::for_sandbox`], before its jumps are resolved.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-fn program(unix_sockets: bool, confined_network: bool) -> Option<Vec<Step>> {
+fn program(unix_sockets: bool, inet: InetSockets) -> Option<Vec<Step>> {
     use Step::{And, JumpIfEqual, Label, Load, Return};
+    let confined_network = inet != InetSockets::Any;
+    let datagram = if inet == InetSockets::TcpAndDatagrams {
+        Target::Allow
+    } else {
+        Target::Refuse(libc::EACCES)
+    };
     let nr = |call: libc::c_long| u32::try_from(call).unwrap_or(u32::MAX);
     let mut steps = vec![
         Load(OFFSET_ARCH),
@@ -231,7 +253,7 @@ fn program(unix_sockets: bool, confined_network: bool) -> Option<Vec<Step>> {
             Label(Target::CheckInet),
             Load(arg_low(1)),
             And(SOCK_TYPE_MASK),
-            JumpIfEqual(libc::SOCK_DGRAM as u32, Target::Allow),
+            JumpIfEqual(libc::SOCK_DGRAM as u32, datagram),
             JumpIfEqual(libc::SOCK_STREAM as u32, Target::CheckStream),
             Return(Target::Refuse(libc::EACCES)),
             Label(Target::CheckStream),
@@ -291,7 +313,7 @@ fn program(unix_sockets: bool, confined_network: bool) -> Option<Vec<Step>> {
 }
 
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-fn program(_: bool, _: bool) -> Option<Vec<Step>> {
+fn program(_: bool, _: InetSockets) -> Option<Vec<Step>> {
     None
 }
 
@@ -427,7 +449,7 @@ mod tests {
 
     /// The filter of a policy with every port open and no Unix sockets.
     fn no_unix_sockets() -> SyscallFilter {
-        SyscallFilter::for_sandbox(false, false).expect("built here")
+        SyscallFilter::for_sandbox(false, InetSockets::Any).expect("built here")
     }
 
     #[test]
@@ -510,8 +532,9 @@ mod tests {
         }
     }
 
-    /// With confined TCP, only the sockets Landlock's rules judge (TCP) or that carry no
-    /// connection (UDP, ping) are made, in the families a server needs, and a send that
+    /// With confined TCP, only the sockets Landlock's rules judge (TCP), and those that carry
+    /// no connection (UDP, ping) where the policy names a host, are made, in the families a
+    /// server needs, and a send that
     /// would connect (TCP Fast Open) or an upper-layer protocol that would take a TCP socket
     /// from those rules (`TCP_ULP`) is refused; Unix sockets as the policy says.
     #[test]
@@ -552,6 +575,12 @@ mod tests {
                 allowed,
             ),
             ("UDP", socket(inet, datagram, 0), allowed, allowed),
+            (
+                "UDP, v6",
+                socket(inet6, datagram | flags, libc::IPPROTO_UDP),
+                allowed,
+                allowed,
+            ),
             (
                 "ping",
                 socket(inet6, datagram, libc::IPPROTO_ICMPV6),
@@ -686,8 +715,10 @@ mod tests {
                 libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
             ),
         ];
-        let with_unix = SyscallFilter::for_sandbox(true, true).expect("built here");
-        let without_unix = SyscallFilter::for_sandbox(false, true).expect("built here");
+        // (the answers of a policy that names a host: datagram sockets for its resolver)
+        let named = InetSockets::TcpAndDatagrams;
+        let with_unix = SyscallFilter::for_sandbox(true, named).expect("built here");
+        let without_unix = SyscallFilter::for_sandbox(false, named).expect("built here");
         for (what, call, with, without) in cases {
             assert_eq!(
                 (run_with(&with_unix, call), run_with(&without_unix, call)),
@@ -700,14 +731,32 @@ mod tests {
             run_with(&no_unix_sockets(), socket(inet, stream, IPPROTO_MPTCP)),
             allowed
         );
-        assert!(SyscallFilter::for_sandbox(true, false).is_none());
+        assert!(SyscallFilter::for_sandbox(true, InetSockets::Any).is_none());
+        // A policy that names no host (ports, or addresses): no datagram socket of IPv4 or
+        // IPv6 either; the kernel's own (netlink) and the rest as above.
+        for unix_sockets in [true, false] {
+            let tcp = SyscallFilter::for_sandbox(unix_sockets, InetSockets::Tcp).expect("built");
+            for (what, call, with, without) in cases {
+                let expected = match what {
+                    "UDP" | "UDP, v6" | "ping" => refused,
+                    _ if unix_sockets => with,
+                    _ => without,
+                };
+                assert_eq!(run_with(&tcp, call), expected, "{what}, TCP alone");
+            }
+        }
     }
 
     #[test]
     fn every_jump_lands_on_an_instruction_and_no_label_is_missing() {
-        for (unix_sockets, confined_network) in [(false, false), (false, true), (true, true)] {
-            let filter =
-                SyscallFilter::for_sandbox(unix_sockets, confined_network).expect("built here");
+        for (unix_sockets, inet) in [
+            (false, InetSockets::Any),
+            (false, InetSockets::TcpAndDatagrams),
+            (true, InetSockets::TcpAndDatagrams),
+            (false, InetSockets::Tcp),
+            (true, InetSockets::Tcp),
+        ] {
+            let filter = SyscallFilter::for_sandbox(unix_sockets, inet).expect("built here");
             let program = &filter.program;
             for (at, op) in program.iter().enumerate() {
                 if op.code as u32 & 0x07 == libc::BPF_JMP {

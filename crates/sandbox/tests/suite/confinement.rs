@@ -357,6 +357,16 @@ fn the_network_is_what_the_plan_allows() {
 }
 
 /// The probe both socket scripts use: runs `action`, prints `WHAT ok` or `WHAT errno N`.
+/// The lines a probe script (`PROBE` and its cases) printed, confined by `plan`; it must exit 0.
+fn probe_lines(plan: &Plan, cwd: &Path, script: &str) -> Vec<String> {
+    let output = confined(plan, cwd, script);
+    assert!(output.status.success(), "{output:?}");
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
 const PROBE: &str = r#"
 def probe(what, action):
     try:
@@ -405,18 +415,8 @@ fn listed_ports_hold_against_multipath_tcp_fast_open_and_vsock() {
     let at = layout();
     let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let other = listener.local_addr().expect("addr").port();
-    let lines = |plan: &Plan| -> Vec<String> {
-        let output = confined(
-            plan,
-            &at.workspace,
-            &format!("/usr/bin/python3 -c '{PROBE}{AROUND_TCP_RULES}' {other}"),
-        );
-        assert!(output.status.success(), "{output:?}");
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    };
+    let script = format!("/usr/bin/python3 -c '{PROBE}{AROUND_TCP_RULES}' {other}");
+    let lines = |plan: &Plan| probe_lines(plan, &at.workspace, &script);
     let refused = format!("errno {}", libc::EACCES);
     let mut confined_plan = plan(&at, NetworkPlan::Connect(vec![other.wrapping_add(1)]));
     for unix_sockets in [false, true] {
@@ -488,14 +488,7 @@ fn unix_sockets_are_refused_unless_the_plan_allows_them() {
         socket.display(),
         libc::SYS_io_uring_setup
     );
-    let lines = |plan: &Plan| -> Vec<String> {
-        let output = confined(plan, &at.workspace, &script);
-        assert!(output.status.success(), "{output:?}");
-        String::from_utf8_lossy(&output.stdout)
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    };
+    let lines = |plan: &Plan| probe_lines(plan, &at.workspace, &script);
     let refused = plan(&at, NetworkPlan::All);
     assert!(!refused.unix_sockets);
     assert_eq!(
@@ -514,4 +507,64 @@ fn unix_sockets_are_refused_unless_the_plan_allows_them() {
         lines(&allowed)[..4],
         ["unix ok", "pair ok", "datagram pair ok", "tcp ok"]
     );
+}
+
+/// Sends one UDP datagram to 127.0.0.1:ARGV1 and makes an IPv6 one, one line each: `ok` or
+/// `errno N`.
+const UDP_PROBE: &str = r#"
+import socket, sys
+def send():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+        udp.sendto(b"what the tool read", ("127.0.0.1", int(sys.argv[1])))
+probe("udp", send)
+probe("udp6", lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).close())
+"#;
+
+/// UDP goes to any address and port, and Landlock judges none of it: where TCP is confined,
+/// the filter refuses IPv4 and IPv6 datagram sockets unless the plan keeps them (its network
+/// names a host, which its resolver looks up over UDP). The refused datagram never arrives;
+/// with every port open, or datagrams kept, it does.
+#[test]
+fn udp_is_refused_where_tcp_is_confined_unless_the_plan_keeps_it() {
+    if skipped("UDP where TCP is confined") {
+        return;
+    }
+    let at = layout();
+    let receiver = std::net::UdpSocket::bind("127.0.0.1:0").expect("bind");
+    receiver.set_nonblocking(true).expect("nonblocking");
+    let port = receiver.local_addr().expect("addr").port();
+    let script = format!("/usr/bin/python3 -c '{PROBE}{UDP_PROBE}' {port}");
+    // The probe's lines, and the datagram that arrived (a loopback send is queued at the
+    // receiver before `sendto` returns, so it is there once the probe has exited).
+    let run = |plan: &Plan| -> (Vec<String>, Option<String>) {
+        let lines = probe_lines(plan, &at.workspace, &script);
+        let mut buffer = [0u8; 64];
+        let arrived = receiver
+            .recv(&mut buffer)
+            .ok()
+            .map(|n| String::from_utf8_lossy(&buffer[..n]).into_owned());
+        (lines, arrived)
+    };
+    let refused = format!("errno {}", libc::EACCES);
+    let sent = Some("what the tool read".to_owned());
+    let oks = vec!["udp ok".to_owned(), "udp6 ok".to_owned()];
+    for ports in [vec![], vec![port]] {
+        let confined_plan = plan(&at, NetworkPlan::Connect(ports.clone()));
+        assert_eq!(
+            run(&confined_plan),
+            (
+                vec![format!("udp {refused}"), format!("udp6 {refused}")],
+                None
+            ),
+            "ports {ports:?}"
+        );
+        let mut kept = confined_plan.clone();
+        kept.datagrams = true;
+        assert_eq!(
+            run(&kept),
+            (oks.clone(), sent.clone()),
+            "ports {ports:?}, kept"
+        );
+    }
+    assert_eq!(run(&plan(&at, NetworkPlan::All)), (oks, sent));
 }

@@ -2,8 +2,9 @@
 //! (cloud credentials live at such an address), by address, by name, by another spelling of
 //! the address, and by a redirect from a page the rules allow. The browser's egress proxy
 //! refuses each. Code run in the server's Node process, which could go around the proxy, has
-//! its connections refused by the kernel (Landlock: TCP to the proxy's port alone). The
-//! service is never asked.
+//! its connections refused by the kernel (Landlock: TCP to the proxy's port alone), and its
+//! UDP too (the system-call filter: no datagram socket where no host is named by name). The
+//! service is never asked, and no datagram arrives.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -112,8 +113,12 @@ pub(super) async fn a_page_cannot_send_the_browser_inward(at: &Attacked) -> anyh
         );
     }
     // Code the model has the server run in Node (a tool that asks in chat; the admin API runs
-    // it at once) goes around the browser's proxy: Node's `fetch`, and a socket of the host's
-    // own `net`. Its TCP reaches the proxy's port alone.
+    // it at once) goes around the browser's proxy: Node's `fetch`, a socket of the host's
+    // own `net`, and a UDP datagram (which Landlock judges for nobody). Its TCP reaches the
+    // proxy's port alone, and it makes no datagram socket.
+    let receiver = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    receiver.set_nonblocking(true)?;
+    let udp_port = receiver.local_addr()?.port();
     let code = format!(
         r#"async (page) => {{
   const outcomes = [];
@@ -132,6 +137,15 @@ pub(super) async fn a_page_cannot_send_the_browser_inward(at: &Attacked) -> anyh
     socket.on('end', () => resolve('socket read ' + read));
     socket.on('error', (error) => resolve('socket refused: ' + error.code));
   }}));
+  const dgram = host.getBuiltinModule('dgram');
+  outcomes.push(await new Promise((resolve) => {{
+    const udp = dgram.createSocket('udp4');
+    udp.on('error', (error) => resolve('udp refused: ' + error.code));
+    udp.send('what the page read', {udp_port}, '127.0.0.1', (error) => {{
+      resolve(error ? 'udp refused: ' + error.code : 'udp sent');
+      udp.close();
+    }});
+  }}));
   return outcomes;
 }}"#
     );
@@ -146,8 +160,18 @@ pub(super) async fn a_page_cannot_send_the_browser_inward(at: &Attacked) -> anyh
     assert_eq!(status, 200, "{body}");
     assert!(!body.contains(METADATA_SECRET), "{body}");
     assert!(
-        body.contains("fetch refused: EACCES") && body.contains("socket refused: EACCES"),
-        "the kernel refuses both connections: {body}"
+        body.contains("fetch refused: EACCES")
+            && body.contains("socket refused: EACCES")
+            && body.contains("udp refused: EACCES"),
+        "the kernel refuses both connections and the datagram socket: {body}"
+    );
+    // A loopback datagram is queued at its receiver before the send returns: had one been
+    // sent, it would be here now.
+    let mut datagram = [0_u8; 64];
+    assert!(
+        receiver.recv(&mut datagram).is_err(),
+        "a datagram arrived: {:?}",
+        String::from_utf8_lossy(&datagram)
     );
     assert_eq!(
         at.web.metadata_hits.load(Ordering::SeqCst),
