@@ -203,7 +203,6 @@ pub(crate) fn confine(
     }
     // An entry naming an unset variable allows nothing (the server has no such service).
     let network = sandbox::network_plan(&policy.network, expand);
-    dropped.extend(network.dropped);
     let context = SpawnContext {
         program: program_path(&config.command, env.get("PATH").map(String::as_str)),
         path_env: env.get("PATH").cloned(),
@@ -211,9 +210,9 @@ pub(crate) fn confine(
         private_tmp: None,
         forbidden: settings.forbidden.clone(),
     };
-    let mut plan = Plan::new(&context, &read_write, &read_only, network.plan);
+    // The network's entries left out join the plan's own (below).
+    let mut plan = Plan::new(&context, &read_write, &read_only, network);
     plan.unix_sockets = policy.unix_sockets;
-    plan.datagrams = network.names_hosts;
     for path in &made_by_child {
         plan.make_in_child(path, &context);
     }

@@ -10,8 +10,8 @@
 //! - [`SyscallFilter`]: the seccomp filter entered last, which refuses Unix sockets of a
 //!   server's own making (Landlock has no rule for a socket file) unless its policy allows
 //!   them, and, where the policy's network is not `"all"`, the sockets, sends and options
-//!   Landlock's TCP rules do not see, UDP included unless the policy names a host by name,
-//!   which its resolver looks up over UDP (`syscall_filter`).
+//!   Landlock's TCP rules do not see, UDP included unless the policy may need a name looked
+//!   up, which a resolver does over UDP (`syscall_filter`).
 //!
 //! The launcher (`mcp-lifecycle`) decides when to use it; this crate knows no server.
 

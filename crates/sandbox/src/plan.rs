@@ -78,9 +78,9 @@ pub struct Plan {
     /// [`crate::SyscallFilter::for_sandbox`] refuses them. `false` unless the policy
     /// says `"unixSockets": true`.
     pub unix_sockets: bool,
-    /// Whether the server may make IPv4 and IPv6 datagram sockets (UDP, ping) while its TCP
-    /// is confined ([`Plan::inet_sockets`]): `false` unless its network names a host by name
-    /// ([`NetworkRules::names_hosts`]), which its resolver may look up over UDP.
+    /// Whether the server may make UDP sockets while its TCP is confined
+    /// ([`Plan::inet_sockets`]): `false` unless its network may need a name looked up
+    /// ([`NetworkRules::looks_up_names`]), which a resolver does over UDP.
     pub datagrams: bool,
     /// Policy entries left out, with why (for the operator's log).
     pub dropped: Vec<String>,
@@ -97,22 +97,24 @@ impl Plan {
     }
 
     /// The plan for a server whose policy lists `read_write` and `read_only` (expanded) and
-    /// `network` (ports resolved by the caller with [`crate::port_of`]).
+    /// `network` ([`network_plan`]'s rules, whose entries left out join [`Plan::dropped`]; or
+    /// a [`NetworkPlan`] alone, with no name to look up).
     pub fn new(
         context: &SpawnContext,
         read_write: &[String],
         read_only: &[String],
-        network: NetworkPlan,
+        network: impl Into<NetworkRules>,
     ) -> Self {
+        let network = network.into();
         let mut plan = Self {
             read_exec: Vec::new(),
             read_write: Vec::new(),
             devices: Vec::new(),
             made_by_child: Vec::new(),
-            network,
+            network: network.plan,
             unix_sockets: false,
-            datagrams: false,
-            dropped: Vec::new(),
+            datagrams: network.looks_up_names,
+            dropped: network.dropped,
         };
         // Resolved once: a folder holding one of these is never allowed.
         let forbidden: Vec<PathBuf> = context
@@ -305,11 +307,25 @@ fn program_dirs(program: &Path) -> Vec<PathBuf> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NetworkRules {
     pub plan: NetworkPlan,
-    /// An allowed entry names its host by name, not by address: the server's resolver looks
-    /// it up, over UDP when it asks DNS, so its datagram sockets stay ([`Plan::datagrams`]).
-    pub names_hosts: bool,
+    /// The server may need a name looked up, which a resolver does over UDP (DNS), so its
+    /// UDP sockets stay ([`Plan::datagrams`]): an allowed entry is a bare port (the hosts it
+    /// is for are not known here) or a URL whose host is not one address
+    /// ([`crate::names_a_host`]). `false` for `"none"`, and for a list of addresses alone
+    /// (the seeded `${TYPESENSE_URL}` as `http://127.0.0.1:8108`, the built-in egress proxy).
+    pub looks_up_names: bool,
     /// Entries left out, with why (for the operator's log).
     pub dropped: Vec<String>,
+}
+
+impl From<NetworkPlan> for NetworkRules {
+    /// `plan` with no name to look up and nothing left out.
+    fn from(plan: NetworkPlan) -> Self {
+        Self {
+            plan,
+            looks_up_names: false,
+            dropped: Vec::new(),
+        }
+    }
 }
 
 /// The ports a policy's network resolves to, given each named entry's expansion, with the
@@ -320,28 +336,26 @@ pub fn network_plan(
     policy: &NetworkPolicy,
     expand: impl Fn(&str) -> Option<String>,
 ) -> NetworkRules {
-    let rules = |plan| NetworkRules {
-        plan,
-        names_hosts: false,
-        dropped: Vec::new(),
-    };
     let entries = match policy {
-        NetworkPolicy::All => return rules(NetworkPlan::All),
-        NetworkPolicy::None => return rules(NetworkPlan::Connect(Vec::new())),
+        NetworkPolicy::All => return NetworkPlan::All.into(),
+        NetworkPolicy::None => return NetworkPlan::Connect(Vec::new()).into(),
         NetworkPolicy::Connect(entries) => entries,
     };
     let mut ports = Vec::new();
-    let mut names_hosts = false;
+    let mut looks_up_names = false;
     let mut dropped = Vec::new();
     for entry in entries {
         let port = match entry {
-            crate::policy::NetworkEntry::Port(port) => Some(*port),
+            crate::policy::NetworkEntry::Port(port) => {
+                looks_up_names = true;
+                Some(*port)
+            }
             crate::policy::NetworkEntry::Named(text) => match expand(text) {
                 // Unset: nothing to say (the service is not configured here).
                 None => continue,
                 Some(expanded) => {
                     let port = crate::policy::port_of(&expanded);
-                    names_hosts |= port.is_some() && crate::policy::names_a_host(&expanded);
+                    looks_up_names |= port.is_some() && crate::policy::names_a_host(&expanded);
                     port
                 }
             },
@@ -354,7 +368,7 @@ pub fn network_plan(
     }
     NetworkRules {
         plan: NetworkPlan::Connect(ports),
-        names_hosts,
+        looks_up_names,
         dropped,
     }
 }
@@ -470,45 +484,46 @@ mod tests {
         let rules = network_plan(&policy, expand);
         assert_eq!(rules.plan, NetworkPlan::Connect(vec![443, 8108]));
         assert_eq!(rules.dropped.len(), 1, "{:?}", rules.dropped);
-        assert!(rules.names_hosts, "example.com is a name");
-        let nothing = |plan| NetworkRules {
-            plan,
-            names_hosts: false,
-            dropped: Vec::new(),
-        };
+        assert!(rules.looks_up_names, "a bare port, and example.com");
         assert_eq!(
             network_plan(&NetworkPolicy::None, |_| None),
-            nothing(NetworkPlan::Connect(Vec::new()))
+            NetworkPlan::Connect(Vec::new()).into()
         );
         assert_eq!(
             network_plan(&NetworkPolicy::All, |_| None),
-            nothing(NetworkPlan::All)
+            NetworkPlan::All.into()
         );
     }
 
-    /// A host named by name keeps the server's datagram sockets (its resolver asks DNS over
-    /// UDP); addresses, ports, and entries that allow nothing do not.
+    /// A policy that may need a name looked up keeps the server's UDP sockets (a resolver asks
+    /// DNS over UDP): a bare port, or a URL whose host is not one address. Addresses, and
+    /// entries that allow nothing, do not.
     #[test]
-    fn only_an_allowed_entry_naming_a_host_keeps_datagrams() {
+    fn only_an_entry_that_may_need_a_lookup_keeps_udp() {
         use crate::policy::NetworkEntry;
-        let cases: [(&str, Option<&str>, bool); 9] = [
-            ("8108", None, false),
+        let cases: [(&str, Option<&str>, bool); 14] = [
+            ("8108", None, true),
             ("${URL}", Some("http://127.0.0.1:8108"), false),
             ("${URL}", Some("http://[::1]:8108/x"), false),
-            ("${URL}", Some("http://user:pw@10.0.0.5"), false),
+            ("${URL}", Some("http://user:p@ss@10.0.0.5"), false),
+            ("${URL}", Some("http://[fe80::1%25eth0]:80"), false),
+            ("${URL}", Some("http://[::1]"), false),
             (
                 "${URL}",
                 Some("http://typesense.search.svc.cluster.local:8108"),
                 true,
             ),
             ("${URL}", Some("https://localhost"), true),
-            ("${URL}", Some("http://[fe80::1%25eth0]:80"), true),
+            ("${URL}", Some("http://127.1:8108"), true),
+            ("${URL}", Some("mongodb://10.0.0.1:27017,db2:27017"), true),
+            ("${URL}", Some("mongodb://[::1]:27017,db2:27017"), true),
+            ("${URL}", Some("http://:8108"), true),
             // Names no port: left out, so it allows nothing to look up.
             ("${URL}", Some("typesense:8108"), false),
             // Unset: no such service.
             ("${URL}", None, false),
         ];
-        for (entry, value, names_hosts) in cases {
+        for (entry, value, looks_up) in cases {
             let entry = match entry.parse::<u16>() {
                 Ok(port) => NetworkEntry::Port(port),
                 Err(_) => NetworkEntry::Named(entry.to_owned()),
@@ -516,10 +531,11 @@ mod tests {
             let rules = network_plan(&NetworkPolicy::Connect(vec![entry]), |_| {
                 value.map(str::to_owned)
             });
-            assert_eq!(rules.names_hosts, names_hosts, "{value:?}");
-            let mut plan = Plan::new(&SpawnContext::default(), &[], &[], rules.plan);
-            plan.datagrams = rules.names_hosts;
-            let inet = if names_hosts {
+            assert_eq!(rules.looks_up_names, looks_up, "{value:?}");
+            // The plan takes it from the rules: no caller sets it apart.
+            let plan = Plan::new(&SpawnContext::default(), &[], &[], rules);
+            assert_eq!(plan.datagrams, looks_up, "{value:?}");
+            let inet = if looks_up {
                 crate::InetSockets::TcpAndDatagrams
             } else {
                 crate::InetSockets::Tcp

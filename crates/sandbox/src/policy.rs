@@ -16,6 +16,8 @@
 //!   in `readWrite` is then the only part it writes).
 //! - `network`: `"all"` (the default), `"none"`, or a list of TCP ports the server may
 //!   connect to, each a number or a URL (`"${TYPESENSE_URL}"`: its port, or the scheme's).
+//!   Not `"all"`, it has no UDP either, unless the list may need a name looked up (a bare
+//!   port, or a URL whose host is not one address: [`crate::NetworkRules::looks_up_names`]).
 //! - `unixSockets`: whether the server may make Unix sockets (default `false`: `socket(AF_UNIX)`
 //!   and a datagram `socketpair` fail with "permission denied", so no socket file its uid
 //!   may open is reachable: a Docker daemon, a local database; a stream pair works). Set it
@@ -220,27 +222,33 @@ impl<'de> Deserialize<'de> for NetworkPolicy {
     }
 }
 
-/// Whether `entry` is a URL that names its host by name (`http://typesense.search:8108`,
-/// `http://localhost:8108`), which the server's resolver looks up (over UDP when it asks
-/// DNS); `false` for a port number, an address (`http://127.0.0.1:8108`, `http://[::1]`) and
-/// what is not a URL.
+/// Whether `entry` is a URL whose host is not one address (`http://typesense.search:8108`,
+/// `http://localhost:8108`, `mongodb://10.0.0.1:27017,db2:27017`), so that the server's
+/// resolver may look a name up (over UDP when it asks DNS); `false` for a port number, one
+/// address (`http://127.0.0.1:8108`, `http://[::1]:80`, `http://[fe80::1%25eth0]`) and what
+/// is not a URL. A spelling of an address that only a resolver reads (`127.1`) counts as a
+/// name.
 pub fn names_a_host(entry: &str) -> bool {
     let Some((_, rest)) = entry.trim().split_once("://") else {
         return false;
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
     let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
-    match host_port.strip_prefix('[') {
-        Some(bracketed) => bracketed
-            .split_once(']')
-            .is_none_or(|(v6, _)| v6.parse::<std::net::Ipv6Addr>().is_err()),
-        None => host_port
-            .split(':')
-            .next()
-            .unwrap_or_default()
-            .parse::<std::net::Ipv4Addr>()
-            .is_err(),
+    let port_only = |text: &str| text.bytes().all(|b| b.is_ascii_digit());
+    if let Some(bracketed) = host_port.strip_prefix('[') {
+        // `[v6]`, `[v6%zone]` or either with `:port`.
+        let Some((v6, after)) = bracketed.split_once(']') else {
+            return true;
+        };
+        let address = v6.split('%').next().unwrap_or_default();
+        let port_after = after.is_empty() || after.strip_prefix(':').is_some_and(port_only);
+        return address.parse::<std::net::Ipv6Addr>().is_err() || !port_after;
     }
+    let host = match host_port.rsplit_once(':') {
+        Some((host, port)) if port_only(port) => host,
+        _ => host_port,
+    };
+    host.parse::<std::net::Ipv4Addr>().is_err()
 }
 
 /// The TCP port `entry` names: a number, or a URL's explicit port, or its scheme's (http 80,

@@ -19,12 +19,13 @@
 //! TCP socket's `connect` and `bind`, and nothing else that reaches the network, so such a
 //! server may make only the sockets those rules cover or that carry no connection to judge:
 //!
-//! - `socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or IPPROTO_TCP)`, and datagram sockets of
-//!   any protocol (UDP, ping, …) only where the policy names a host by name
-//!   ([`InetSockets::TcpAndDatagrams`]: its resolver asks DNS over UDP). Landlock confines no
-//!   datagram socket for anyone, so elsewhere they fail with `EACCES`: a UDP packet goes to
-//!   any address and port (a service of the host or of its network, or out with what the
-//!   process read). Every other type fails with `EACCES` too: Multipath TCP (`IPPROTO_MPTCP`, a TCP connection to any port that Landlock's
+//! - `socket(AF_INET or AF_INET6, SOCK_STREAM, 0 or IPPROTO_TCP)`, and UDP sockets
+//!   (`SOCK_DGRAM`, 0 or `IPPROTO_UDP`) only where the policy may need a name looked up
+//!   ([`InetSockets::TcpAndDatagrams`]: a resolver asks DNS over UDP). Landlock confines no
+//!   datagram socket for anyone, so every other datagram socket (and, elsewhere, UDP too)
+//!   fails with `EACCES`: a UDP packet goes to any address and port (a service of the host
+//!   or of its network, or out with what the process read). Every other type fails with
+//!   `EACCES` too: Multipath TCP (`IPPROTO_MPTCP`, a TCP connection to any port that Landlock's
 //!   rules do not see), SCTP (`SOCK_SEQPACKET`, or a stream of `IPPROTO_SCTP`), raw sockets.
 //! - Families other than Unix, IPv4, IPv6 and netlink (the kernel's own, for addresses and
 //!   routes) fail with `EACCES`: vsock (a virtual machine's host), packet, TIPC, RDS, and
@@ -92,8 +93,8 @@ const fn arg_low(n: u32) -> u32 {
 pub enum InetSockets {
     /// Every kind: its network is `"all"`, Landlock judges none of its connections.
     Any,
-    /// TCP (whose `connect` and `bind` Landlock judges) and datagram sockets (UDP, ping): its
-    /// network names a host by name, which its resolver looks up over UDP.
+    /// TCP (whose `connect` and `bind` Landlock judges) and UDP sockets: its network may need a
+    /// name looked up ([`crate::NetworkRules::looks_up_names`]), which a resolver does over UDP.
     TcpAndDatagrams,
     /// TCP alone (whose `connect` and `bind` Landlock judges).
     Tcp,
@@ -124,6 +125,7 @@ enum Target {
     CheckPairType,
     CheckInet,
     CheckStream,
+    CheckDatagram,
     /// A send whose flags are argument 2 (`sendmsg`) or 3 (`sendto`, `sendmmsg`).
     CheckSendFlags(u32),
     CheckSocketOption,
@@ -189,7 +191,7 @@ fn program(unix_sockets: bool, inet: InetSockets) -> Option<Vec<Step>> {
     use Step::{And, JumpIfEqual, Label, Load, Return};
     let confined_network = inet != InetSockets::Any;
     let datagram = if inet == InetSockets::TcpAndDatagrams {
-        Target::Allow
+        Target::CheckDatagram
     } else {
         Target::Refuse(libc::EACCES)
     };
@@ -262,6 +264,16 @@ fn program(unix_sockets: bool, inet: InetSockets) -> Option<Vec<Step>> {
             JumpIfEqual(libc::IPPROTO_TCP as u32, Target::Allow),
             Return(Target::Refuse(libc::EACCES)),
         ]);
+        if inet == InetSockets::TcpAndDatagrams {
+            // A resolver's socket is UDP (protocol 0 or named); not ping, UDP-Lite or L2TP.
+            steps.extend([
+                Label(Target::CheckDatagram),
+                Load(arg_low(2)),
+                JumpIfEqual(0, Target::Allow),
+                JumpIfEqual(libc::IPPROTO_UDP as u32, Target::Allow),
+                Return(Target::Refuse(libc::EACCES)),
+            ]);
+        }
         for flags_at in [3, 2] {
             steps.extend([
                 Label(Target::CheckSendFlags(flags_at)),
@@ -390,6 +402,7 @@ fn assemble(steps: &[Step]) -> Vec<sock_filter> {
                     | Target::CheckPairType
                     | Target::CheckInet
                     | Target::CheckStream
+                    | Target::CheckDatagram
                     | Target::CheckSendFlags(_)
                     | Target::CheckSocketOption
                     | Target::CheckTcpOption => libc::SECCOMP_RET_ALLOW,
@@ -532,9 +545,9 @@ mod tests {
         }
     }
 
-    /// With confined TCP, only the sockets Landlock's rules judge (TCP), and those that carry
-    /// no connection (UDP, ping) where the policy names a host, are made, in the families a
-    /// server needs, and a send that
+    /// With confined TCP, only the sockets Landlock's rules judge (TCP), and UDP ones where the
+    /// policy may need a name looked up, are made, in the families a server needs, and a send
+    /// that
     /// would connect (TCP Fast Open) or an upper-layer protocol that would take a TCP socket
     /// from those rules (`TCP_ULP`) is refused; Unix sockets as the policy says.
     #[test]
@@ -584,8 +597,14 @@ mod tests {
             (
                 "ping",
                 socket(inet6, datagram, libc::IPPROTO_ICMPV6),
-                allowed,
-                allowed,
+                refused,
+                refused,
+            ),
+            (
+                "UDP-Lite",
+                socket(inet, datagram, libc::IPPROTO_UDPLITE),
+                refused,
+                refused,
             ),
             (
                 "Multipath TCP",
@@ -715,7 +734,7 @@ mod tests {
                 libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32,
             ),
         ];
-        // (the answers of a policy that names a host: datagram sockets for its resolver)
+        // (the answers of a policy that may need a name looked up: UDP for its resolver)
         let named = InetSockets::TcpAndDatagrams;
         let with_unix = SyscallFilter::for_sandbox(true, named).expect("built here");
         let without_unix = SyscallFilter::for_sandbox(false, named).expect("built here");
@@ -738,7 +757,7 @@ mod tests {
             let tcp = SyscallFilter::for_sandbox(unix_sockets, InetSockets::Tcp).expect("built");
             for (what, call, with, without) in cases {
                 let expected = match what {
-                    "UDP" | "UDP, v6" | "ping" => refused,
+                    "UDP" | "UDP, v6" => refused,
                     _ if unix_sockets => with,
                     _ => without,
                 };
