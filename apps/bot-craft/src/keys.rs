@@ -19,7 +19,7 @@ pub struct KeysArgs {
 pub enum RoleArg {
     /// Every route.
     Admin,
-    /// Chat, read bots and their tools, search tools.
+    /// Chat, read bots and their tools, search tools (of every bot, or of --bot's alone).
     Chat,
     /// `/mcp`, for one bot (needs --bot).
     Bot,
@@ -42,7 +42,8 @@ pub enum KeysCommand {
         name: String,
         #[arg(long, value_enum)]
         role: RoleArg,
-        /// The bot (name or id) of a bot key.
+        /// The bot (name or id) of a bot key, or the one bot a chat key may use (default:
+        /// every bot).
         #[arg(long)]
         bot: Option<String>,
     },

@@ -151,6 +151,27 @@ pub struct Caller {
     /// The digest of the key presented: what per-key limits count by (several keys can share
     /// a name, such as the keys of `BOTCRAFT_CHAT_KEYS`).
     pub key: store::key_digest::KeyDigest,
+    /// The one bot a chat key may use (a stored key made with a bot); `None`: every bot.
+    pub bot: Option<String>,
+}
+
+impl Caller {
+    /// Whether this caller may chat with, read and search the tools of bot `name`.
+    pub fn may_use(&self, name: &str) -> bool {
+        self.bot.as_deref().is_none_or(|bot| bot == name)
+    }
+
+    /// [`Caller::may_use`] as the route's answer: 403 naming the key's bot.
+    pub fn check_bot(&self, name: &str) -> Result<(), ApiError> {
+        match &self.bot {
+            Some(bot) if bot != name => Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                format!("this key is for bot {bot:?} alone"),
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// The caller `presented` is: configured keys first, then the store's live keys.
@@ -161,11 +182,14 @@ pub async fn caller_of(state: &AppState, presented: &str) -> Result<Option<Calle
             role,
             name: name.to_owned(),
             key: digest,
+            bot: None,
         }));
     }
     match state.store.key_by_secret(presented).await {
         Ok(found) => Ok(found.map(|key| Caller {
             role: key.role,
+            // A chat key's bot limits it; a bot key's is for /mcp, which does not come here.
+            bot: key.bot.filter(|_| key.role == Role::Chat),
             name: key.name,
             key: digest,
         })),

@@ -1,6 +1,7 @@
 //! `"ApiKey"`: the keys of the HTTP API and of `/mcp`, each with a name, a role
-//! ([`KeyRole`]: admin, chat, or bot for one bot), a creation time, a last-used time and,
-//! once revoked, a revocation time.
+//! ([`KeyRole`]: admin, chat, or bot for one bot), for a chat key optionally the one bot it
+//! may use, a creation time, a last-used time and, once revoked, a revocation time. A key
+//! bound to a bot goes with it (the bot's deletion deletes the key).
 //!
 //! - A key is generated here ([`Store::create_api_key`]) and handed out once, in
 //!   [`NewApiKey::secret`]; the store keeps only its SHA-256 digest (`key_digest`).
@@ -34,7 +35,8 @@ const KEY_RANDOM_CHARS: usize = 40;
 pub enum KeyRole {
     /// `/mcp`, for one bot.
     Bot,
-    /// `POST /api/ai/chat`, reading bots and their tools, `/api/tools/search`.
+    /// `POST /api/ai/chat`, reading bots and their tools, `/api/tools/search`: for every bot,
+    /// or for the one bot the key names.
     Chat,
     /// Everything.
     Admin,
@@ -66,7 +68,7 @@ pub struct ApiKey {
     pub id: String,
     pub name: String,
     pub role: KeyRole,
-    /// The bot's name, for a bot key.
+    /// The bot's name: a bot key's, or the one bot a chat key may use.
     pub bot: Option<String>,
     pub created_at: i64,
     pub last_used_at: Option<i64>,
@@ -79,7 +81,8 @@ pub struct ApiKey {
 pub struct ApiKeySpec {
     pub name: String,
     pub role: KeyRole,
-    /// The bot (name or id) a bot key is for; only for `role: bot`, and required there.
+    /// The bot (name or id) a bot key is for (required there), or the one bot a chat key may
+    /// use (none: every bot); never for an admin key.
     #[serde(default)]
     pub bot: Option<String>,
 }
@@ -102,7 +105,7 @@ impl std::fmt::Debug for NewApiKey {
     }
 }
 
-const SELECT: &str = r#"SELECT k."id", k."name", k."role", b."name" AS "botName", k."createdAt", k."lastUsedAt", k."revokedAt" FROM "ApiKey" k LEFT JOIN "Bot" b ON b."id" = k."botId""#;
+const SELECT: &str = r#"SELECT k."id", k."name", k."role", k."botId", b."name" AS "botName", k."createdAt", k."lastUsedAt", k."revokedAt" FROM "ApiKey" k LEFT JOIN "Bot" b ON b."id" = k."botId""#;
 
 fn decode(row: &AnyRow) -> Result<ApiKey, StoreError> {
     let id: String = row.try_get("id")?;
@@ -113,10 +116,21 @@ fn decode(row: &AnyRow) -> Result<ApiKey, StoreError> {
         id: id.clone(),
         reason: format!("unknown role {role:?}"),
     })?;
+    let bot_id: Option<String> = row.try_get("botId")?;
+    let bot: Option<String> = row.try_get("botName")?;
+    // A key bound to a bot that is gone must not read as a key for every bot.
+    if bot_id.is_some() && bot.is_none() {
+        return Err(StoreError::Corrupt {
+            table: "ApiKey",
+            column: "botId",
+            id,
+            reason: "names a bot that does not exist".to_owned(),
+        });
+    }
     Ok(ApiKey {
         name: row.try_get("name")?,
         role,
-        bot: row.try_get("botName")?,
+        bot,
         created_at: row.try_get("createdAt")?,
         last_used_at: row.try_get("lastUsedAt")?,
         revoked_at: row.try_get("revokedAt")?,
@@ -246,7 +260,7 @@ pub(crate) fn check(spec: &ApiKeySpec) -> Result<(), ValidationError> {
         (KeyRole::Bot, None) => Err(ValidationError::BotKeyWithoutBot {
             key: spec.name.clone(),
         }),
-        (KeyRole::Admin | KeyRole::Chat, Some(_)) => Err(ValidationError::BotForNonBotKey {
+        (KeyRole::Admin, Some(_)) => Err(ValidationError::BotForNonBotKey {
             key: spec.name.clone(),
         }),
         _ => Ok(()),

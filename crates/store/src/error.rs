@@ -79,7 +79,7 @@ pub enum ValidationError {
     },
     #[error("key {key:?}: a bot key needs the bot it is for")]
     BotKeyWithoutBot { key: String },
-    #[error("key {key:?}: only a bot key names a bot")]
+    #[error("key {key:?}: an admin key names no bot (a bot key names its bot, a chat key may)")]
     BotForNonBotKey { key: String },
 }
 

@@ -2,16 +2,17 @@
 //! inference layer can read), their bindings to MCP servers, and the tools a bot's turn
 //! would offer (native and qualified MCP names). `{bot}` and `{server}` are ids or names.
 
-use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
 use inference::ModelSpec;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use store::{BindingSpec, BotSpec};
 
+use crate::auth::Caller;
 use crate::error::ApiError;
 use crate::routes::chat::find_bot;
 use crate::routes::servers::find_server;
@@ -29,8 +30,13 @@ fn check_model(spec: &BotSpec) -> Result<(), ApiError> {
     })
 }
 
-pub async fn list(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
-    let bots = state.store.bots().await?;
+/// Every bot, or the one bot a chat key is for.
+pub async fn list(
+    State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
+) -> Result<Json<Value>, ApiError> {
+    let mut bots = state.store.bots().await?;
+    bots.retain(|bot| caller.may_use(&bot.name));
     Ok(Json(serde_json::to_value(bots).unwrap_or(Value::Null)))
 }
 
@@ -46,9 +52,12 @@ pub async fn create(
 
 pub async fn get(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(key): Path<String>,
 ) -> Result<Json<store::Bot>, ApiError> {
-    Ok(Json(find_bot(&state, &key).await?))
+    let bot = find_bot(&state, &key).await?;
+    caller.check_bot(&bot.name)?;
+    Ok(Json(bot))
 }
 
 pub async fn update(
@@ -150,9 +159,11 @@ pub async fn unbind(
 /// names with where they route; servers that could not list their tools are reported.
 pub async fn tools(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let bot = find_bot(&state, &key).await?;
+    caller.check_bot(&bot.name)?;
     let toolset = state.toolsets.load(&bot.id, ListPolicy::CachedOnly).await?;
     let native: Vec<Value> = state
         .native

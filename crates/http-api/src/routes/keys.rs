@@ -39,5 +39,8 @@ pub async fn revoke(
 }
 
 pub async fn whoami(Extension(caller): Extension<Caller>) -> Json<Value> {
-    Json(json!({"role": caller.role.as_str(), "name": caller.name}))
+    match &caller.bot {
+        Some(bot) => Json(json!({"role": caller.role.as_str(), "name": caller.name, "bot": bot})),
+        None => Json(json!({"role": caller.role.as_str(), "name": caller.name})),
+    }
 }

@@ -4,19 +4,22 @@
 //!
 //! The catalog is the manager's cached tool lists, so a search never starts a server: every
 //! configured server whose tools were ever listed, or with `bot=` the tools that bot may use
-//! (its enabled bindings cut to their tool filters). Qualified names are those a chat turn
+//! (its enabled bindings cut to their tool filters; a chat key made for one bot searches that
+//! bot's alone, and is refused another's). Qualified names are those a chat turn
 //! uses (the bot's, or with no bot a naming over every server). `limit` defaults to 10;
 //! `server` may repeat. The answer is
 //! `{"query", "truncated", "results": [{"server", "tool", "qualifiedName", "description",
 //! "score", "tier"}]}`, best first; an empty `q` or a bad `limit` is a 400.
 
-use axum::Json;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
+use axum::{Extension, Json};
 use tool_search::SearchQuery;
 use toolset::ListPolicy;
 
+use crate::auth::Caller;
 use crate::error::ApiError;
+use crate::routes::chat::find_bot;
 use crate::state::AppState;
 use chat_tools::SearchAnswer;
 use chat_tools::executor::catalog_entries;
@@ -71,14 +74,21 @@ impl SearchParams {
 
 pub async fn search(
     State(state): State<AppState>,
+    Extension(caller): Extension<Caller>,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Json<SearchAnswer>, ApiError> {
     let Query(pairs) =
         query.map_err(|error| ApiError::bad_request("bad_query", error.body_text()))?;
-    let params = SearchParams::parse(pairs)?;
+    let mut params = SearchParams::parse(pairs)?;
+    // A chat key for one bot searches that bot's tools, whether it names the bot or not.
+    if params.bot.is_none() {
+        params.bot.clone_from(&caller.bot);
+    }
     let (scope, toolset) = match &params.bot {
         Some(key) => {
-            let toolset = state.toolsets.load(key, ListPolicy::CachedOnly).await?;
+            let bot = find_bot(&state, key).await?;
+            caller.check_bot(&bot.name)?;
+            let toolset = state.toolsets.load(&bot.id, ListPolicy::CachedOnly).await?;
             (chat_tools::catalogs::bot_scope(&toolset.bot_id), toolset)
         }
         None => (

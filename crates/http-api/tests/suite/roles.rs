@@ -241,6 +241,8 @@ async fn a_key_made_through_the_api_works_until_revoked() -> anyhow::Result<()> 
         (r#"{"name": "b", "role": "bot", "bot": "ghost"}"#, 404),
         (r#"{"name": "b", "role": "root"}"#, 422),
         (r#"{"name": "b", "role": "chat", "extra": 1}"#, 422),
+        (r#"{"name": "b", "role": "admin", "bot": "ghost"}"#, 422),
+        (r#"{"name": "b", "role": "chat", "bot": "ghost"}"#, 404),
     ];
     for (body, status) in cases {
         let reply = fx.send(with(ADMIN_KEY, "POST", "/api/keys", body)?).await?;
@@ -293,6 +295,118 @@ async fn a_chat_key_chats_reads_bots_and_searches_but_never_configures() -> anyh
     let reply = fx.send(create).await?;
     assert_eq!(reply.status, 403, "{}", reply.body);
     assert!(fx.store.server_by_name("evil").await?.is_none());
+    fx.finish().await;
+    Ok(())
+}
+
+/// A chat key made for one bot reaches that bot alone: it chats with it, reads it and searches
+/// its tools, and every other bot answers 403 (the list shows its bot alone).
+#[tokio::test]
+async fn a_chat_key_made_for_one_bot_reaches_that_bot_alone() -> anyhow::Result<()> {
+    let fx = Fixture::new([test_support::FakeReply::text(["hello"])]).await?;
+    // The other bot's server, its tools listed once (a search reads cached lists).
+    let fake = fx.add_fake_server("fake", |s| s).await?;
+    let wait = std::time::Duration::from_secs(60);
+    tokio::time::timeout(wait, fx.manager.get_tools("fake")).await??;
+    tokio::time::timeout(wait, fx.manager.stop_server("fake")).await??;
+    fx.add_bot("helper", "openai:gpt-test", &[]).await?;
+    fx.add_bot("other", "openai:gpt-test", &[&fake]).await?;
+    let with = |key: &str, method: &str, uri: &str, body: String| {
+        Request::builder()
+            .method(method)
+            .uri(uri)
+            .header("authorization", format!("Bearer {key}"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json")
+            .body(Body::from(body))
+    };
+    let made = fx
+        .send(with(
+            ADMIN_KEY,
+            "POST",
+            "/api/keys",
+            r#"{"name": "front", "role": "chat", "bot": "helper"}"#.to_owned(),
+        )?)
+        .await?;
+    assert_eq!(made.status, 201, "{}", made.body);
+    let made: serde_json::Value = serde_json::from_str(&made.body)?;
+    assert_eq!(made["bot"], "helper");
+    let key = made["secret"].as_str().expect("a secret").to_owned();
+
+    let whoami = fx
+        .send(with(&key, "GET", "/api/whoami", String::new())?)
+        .await?;
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&whoami.body)?,
+        serde_json::json!({"role": "chat", "name": "front", "bot": "helper"})
+    );
+    let listed = fx
+        .send(with(&key, "GET", "/api/bots", String::new())?)
+        .await?;
+    let names: Vec<String> = serde_json::from_str::<Vec<serde_json::Value>>(&listed.body)?
+        .iter()
+        .filter_map(|bot| bot["name"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(names, ["helper"], "{}", listed.body);
+    let chat = |bot: &str| {
+        serde_json::json!({"botId": bot, "messages": [
+            {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]})
+        .to_string()
+    };
+    // (method, uri, body, status for bot "helper", status for bot "other")
+    let cases = [
+        ("GET", "/api/bots/{}", String::new()),
+        ("GET", "/api/bots/{}/tools", String::new()),
+        ("GET", "/api/tools/search?q=echo&bot={}", String::new()),
+        ("POST", "/api/ai/chat", chat("{}")),
+    ];
+    for (method, uri, body) in &cases {
+        let refused = fx
+            .send(with(
+                &key,
+                method,
+                &uri.replace("{}", "other"),
+                body.replace("{}", "other"),
+            )?)
+            .await?;
+        assert_eq!(refused.status, 403, "{method} {uri}: {}", refused.body);
+        assert!(refused.body.contains("helper"), "{}", refused.body);
+    }
+    for (method, uri, body) in &cases {
+        let reply = fx
+            .send(with(
+                &key,
+                method,
+                &uri.replace("{}", "helper"),
+                body.replace("{}", "helper"),
+            )?)
+            .await?;
+        assert_eq!(reply.status, 200, "{method} {uri}: {}", reply.body);
+    }
+    // Searching without naming a bot searches its bot's tools (none), where an unbound chat
+    // key searches every server's (the other bot's `echo`).
+    let results = |key: &str| {
+        let request = with(key, "GET", "/api/tools/search?q=echo", String::new());
+        async {
+            let reply = fx.send(request?).await?;
+            assert_eq!(reply.status, 200, "{}", reply.body);
+            let answer: serde_json::Value = serde_json::from_str(&reply.body)?;
+            let tools: Vec<String> = answer["results"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|found| found["qualifiedName"].as_str().map(str::to_owned))
+                .collect();
+            anyhow::Ok(tools)
+        }
+    };
+    assert_eq!(results(&key).await?, Vec::<String>::new());
+    assert!(results(CHAT_KEY).await?.contains(&"fake__echo".to_owned()));
+    // An unbound chat key still reaches every bot.
+    let other = fx
+        .send(with(CHAT_KEY, "GET", "/api/bots/other", String::new())?)
+        .await?;
+    assert_eq!(other.status, 200, "{}", other.body);
     fx.finish().await;
     Ok(())
 }

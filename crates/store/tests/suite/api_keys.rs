@@ -99,7 +99,7 @@ async fn a_revoked_key_fails_and_keeps_its_name(db: &TestDb) -> anyhow::Result<(
     Ok(())
 }
 
-async fn a_bot_key_names_its_bot_and_goes_with_it(db: &TestDb) -> anyhow::Result<()> {
+async fn a_bot_or_chat_key_names_its_bot_and_goes_with_it(db: &TestDb) -> anyhow::Result<()> {
     let bot = db.store.create_bot(&BotSpec::new("forge", "m")).await?;
     let by_name = db
         .store
@@ -116,10 +116,32 @@ async fn a_bot_key_names_its_bot_and_goes_with_it(db: &TestDb) -> anyhow::Result
         found.map(|k| (k.role, k.bot)),
         Some((KeyRole::Bot, Some("forge".into())))
     );
+    // A chat key may name the one bot it is for, or none (every bot).
+    let bound = db
+        .store
+        .create_api_key(&spec("front", KeyRole::Chat, Some("forge")))
+        .await?;
+    let open = db
+        .store
+        .create_api_key(&spec("any", KeyRole::Chat, None))
+        .await?;
+    for (key, bot) in [(&bound, Some("forge".to_owned())), (&open, None)] {
+        let found = db.store.key_by_secret(&key.secret).await?;
+        assert_eq!(found.map(|k| (k.role, k.bot)), Some((KeyRole::Chat, bot)));
+    }
 
     db.store.delete_bot(&bot.id).await?;
     assert_eq!(db.store.key_by_secret(&by_name.secret).await?, None);
-    assert_eq!(db.store.api_keys().await?, vec![]);
+    // The chat key bound to the bot went with it: it never reads as a key for every bot.
+    assert_eq!(db.store.key_by_secret(&bound.secret).await?, None);
+    let left: Vec<String> = db
+        .store
+        .api_keys()
+        .await?
+        .into_iter()
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(left, vec!["any".to_owned()]);
     Ok(())
 }
 
@@ -168,6 +190,6 @@ async fn bad_key_specs_are_refused_with_their_reason(db: &TestDb) -> anyhow::Res
 backend_tests!(
     a_key_is_shown_once_and_found_by_its_secret,
     a_revoked_key_fails_and_keeps_its_name,
-    a_bot_key_names_its_bot_and_goes_with_it,
+    a_bot_or_chat_key_names_its_bot_and_goes_with_it,
     bad_key_specs_are_refused_with_their_reason,
 );
