@@ -151,25 +151,30 @@ pub struct Caller {
     /// The digest of the key presented: what per-key limits count by (several keys can share
     /// a name, such as the keys of `BOTCRAFT_CHAT_KEYS`).
     pub key: store::key_digest::KeyDigest,
-    /// The one bot a chat key may use (a stored key made with a bot); `None`: every bot.
+    /// The id of the one bot a chat key may use (a stored key made with a bot); `None`: every
+    /// bot. By id: a bot's name may change, or pass to another bot.
+    pub bot_id: Option<String>,
+    /// That bot's name, as the key's record reads now (for `whoami`).
     pub bot: Option<String>,
 }
 
 impl Caller {
-    /// Whether this caller may chat with, read and search the tools of bot `name`.
-    pub fn may_use(&self, name: &str) -> bool {
-        self.bot.as_deref().is_none_or(|bot| bot == name)
+    /// Whether this caller may chat with, read and search the tools of `bot`.
+    pub fn may_use(&self, bot: &store::Bot) -> bool {
+        self.bot_id.as_deref().is_none_or(|id| id == bot.id)
     }
 
-    /// [`Caller::may_use`] as the route's answer: 403 naming the key's bot.
-    pub fn check_bot(&self, name: &str) -> Result<(), ApiError> {
-        match &self.bot {
-            Some(bot) if bot != name => Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "forbidden",
-                format!("this key is for bot {bot:?} alone"),
-            )),
-            _ => Ok(()),
+    /// [`Caller::may_use`] as the route's answer for `bot`, asked for as `asked` (a name or an
+    /// id): a bot this key may not use answers as a bot that does not exist would (404
+    /// `unknown_bot`), so a key for one bot learns nothing of the others.
+    pub fn check_bot(&self, asked: &str, bot: &store::Bot) -> Result<(), ApiError> {
+        if self.may_use(bot) {
+            Ok(())
+        } else {
+            Err(toolset::ToolsetError::UnknownBot {
+                bot: asked.to_owned(),
+            }
+            .into())
         }
     }
 }
@@ -182,16 +187,21 @@ pub async fn caller_of(state: &AppState, presented: &str) -> Result<Option<Calle
             role,
             name: name.to_owned(),
             key: digest,
+            bot_id: None,
             bot: None,
         }));
     }
     match state.store.key_by_secret(presented).await {
-        Ok(found) => Ok(found.map(|key| Caller {
-            role: key.role,
+        Ok(found) => Ok(found.map(|key| {
             // A chat key's bot limits it; a bot key's is for /mcp, which does not come here.
-            bot: key.bot.filter(|_| key.role == Role::Chat),
-            name: key.name,
-            key: digest,
+            let chat = key.role == Role::Chat;
+            Caller {
+                role: key.role,
+                bot_id: key.bot_id.filter(|_| chat),
+                bot: key.bot.filter(|_| chat),
+                name: key.name,
+                key: digest,
+            }
         })),
         Err(error) => Err(ApiError::internal(&error)),
     }

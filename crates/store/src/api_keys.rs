@@ -1,7 +1,8 @@
 //! `"ApiKey"`: the keys of the HTTP API and of `/mcp`, each with a name, a role
 //! ([`KeyRole`]: admin, chat, or bot for one bot), for a chat key optionally the one bot it
 //! may use, a creation time, a last-used time and, once revoked, a revocation time. A key
-//! bound to a bot goes with it (the bot's deletion deletes the key).
+//! bound to a bot goes with it (the bot's deletion deletes the key), and follows it by id
+//! ([`ApiKey::bot_id`]) through a rename.
 //!
 //! - A key is generated here ([`Store::create_api_key`]) and handed out once, in
 //!   [`NewApiKey::secret`]; the store keeps only its SHA-256 digest (`key_digest`).
@@ -70,6 +71,10 @@ pub struct ApiKey {
     pub role: KeyRole,
     /// The bot's name: a bot key's, or the one bot a chat key may use.
     pub bot: Option<String>,
+    /// That bot's id (`None`: no bot): what a chat key's reach is checked by, since a bot's
+    /// name may change. Not part of the API's answers.
+    #[serde(skip)]
+    pub bot_id: Option<String>,
     pub created_at: i64,
     pub last_used_at: Option<i64>,
     pub revoked_at: Option<i64>,
@@ -116,21 +121,11 @@ fn decode(row: &AnyRow) -> Result<ApiKey, StoreError> {
         id: id.clone(),
         reason: format!("unknown role {role:?}"),
     })?;
-    let bot_id: Option<String> = row.try_get("botId")?;
-    let bot: Option<String> = row.try_get("botName")?;
-    // A key bound to a bot that is gone must not read as a key for every bot.
-    if bot_id.is_some() && bot.is_none() {
-        return Err(StoreError::Corrupt {
-            table: "ApiKey",
-            column: "botId",
-            id,
-            reason: "names a bot that does not exist".to_owned(),
-        });
-    }
     Ok(ApiKey {
         name: row.try_get("name")?,
         role,
-        bot,
+        bot: row.try_get("botName")?,
+        bot_id: row.try_get("botId")?,
         created_at: row.try_get("createdAt")?,
         last_used_at: row.try_get("lastUsedAt")?,
         revoked_at: row.try_get("revokedAt")?,
@@ -302,6 +297,7 @@ mod tests {
                 name: "front".into(),
                 role: KeyRole::Chat,
                 bot: None,
+                bot_id: None,
                 created_at: 1,
                 last_used_at: None,
                 revoked_at: None,

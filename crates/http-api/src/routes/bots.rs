@@ -36,7 +36,7 @@ pub async fn list(
     Extension(caller): Extension<Caller>,
 ) -> Result<Json<Value>, ApiError> {
     let mut bots = state.store.bots().await?;
-    bots.retain(|bot| caller.may_use(&bot.name));
+    bots.retain(|bot| caller.may_use(bot));
     Ok(Json(serde_json::to_value(bots).unwrap_or(Value::Null)))
 }
 
@@ -56,7 +56,7 @@ pub async fn get(
     Path(key): Path<String>,
 ) -> Result<Json<store::Bot>, ApiError> {
     let bot = find_bot(&state, &key).await?;
-    caller.check_bot(&bot.name)?;
+    caller.check_bot(&key, &bot)?;
     Ok(Json(bot))
 }
 
@@ -163,7 +163,7 @@ pub async fn tools(
     Path(key): Path<String>,
 ) -> Result<Json<Value>, ApiError> {
     let bot = find_bot(&state, &key).await?;
-    caller.check_bot(&bot.name)?;
+    caller.check_bot(&key, &bot)?;
     let toolset = state.toolsets.load(&bot.id, ListPolicy::CachedOnly).await?;
     let native: Vec<Value> = state
         .native

@@ -113,7 +113,7 @@ pub async fn chat(
         ));
     }
     let bot = find_bot(&state, &request.bot_id).await?;
-    caller.check_bot(&bot.name)?;
+    caller.check_bot(&request.bot_id, &bot)?;
     let conversation = read_conversation(&request.messages)
         .map_err(|error| ApiError::bad_request("bad_messages", error.to_string()))?;
     // The request as sent (every part decoded, the ones the model never reads included) is

@@ -5,7 +5,7 @@
 //! The catalog is the manager's cached tool lists, so a search never starts a server: every
 //! configured server whose tools were ever listed, or with `bot=` the tools that bot may use
 //! (its enabled bindings cut to their tool filters; a chat key made for one bot searches that
-//! bot's alone, and is refused another's). Qualified names are those a chat turn
+//! bot's alone, and another's answers as an unknown bot). Qualified names are those a chat turn
 //! uses (the bot's, or with no bot a naming over every server). `limit` defaults to 10;
 //! `server` may repeat. The answer is
 //! `{"query", "truncated", "results": [{"server", "tool", "qualifiedName", "description",
@@ -82,12 +82,12 @@ pub async fn search(
     let mut params = SearchParams::parse(pairs)?;
     // A chat key for one bot searches that bot's tools, whether it names the bot or not.
     if params.bot.is_none() {
-        params.bot.clone_from(&caller.bot);
+        params.bot.clone_from(&caller.bot_id);
     }
     let (scope, toolset) = match &params.bot {
         Some(key) => {
             let bot = find_bot(&state, key).await?;
-            caller.check_bot(&bot.name)?;
+            caller.check_bot(key, &bot)?;
             let toolset = state.toolsets.load(&bot.id, ListPolicy::CachedOnly).await?;
             (chat_tools::catalogs::bot_scope(&toolset.bot_id), toolset)
         }

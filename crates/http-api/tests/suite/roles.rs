@@ -299,18 +299,26 @@ async fn a_chat_key_chats_reads_bots_and_searches_but_never_configures() -> anyh
     Ok(())
 }
 
-/// A chat key made for one bot reaches that bot alone: it chats with it, reads it and searches
-/// its tools, and every other bot answers 403 (the list shows its bot alone).
+/// A chat key made for one bot reaches that bot alone, by name or id: it chats with it, reads
+/// it and searches its tools; every other bot answers as a bot that does not exist (the list
+/// shows its bot alone). The key follows its bot through a rename and goes with it.
 #[tokio::test]
 async fn a_chat_key_made_for_one_bot_reaches_that_bot_alone() -> anyhow::Result<()> {
     let fx = Fixture::new([test_support::FakeReply::text(["hello"])]).await?;
-    // The other bot's server, its tools listed once (a search reads cached lists).
-    let fake = fx.add_fake_server("fake", |s| s).await?;
+    // Each bot's server, its tools listed once (a search reads cached lists).
     let wait = std::time::Duration::from_secs(60);
-    tokio::time::timeout(wait, fx.manager.get_tools("fake")).await??;
-    tokio::time::timeout(wait, fx.manager.stop_server("fake")).await??;
-    fx.add_bot("helper", "openai:gpt-test", &[]).await?;
-    fx.add_bot("other", "openai:gpt-test", &[&fake]).await?;
+    let mut servers = Vec::new();
+    for name in ["mine", "theirs"] {
+        servers.push(fx.add_fake_server(name, |s| s).await?);
+        tokio::time::timeout(wait, fx.manager.get_tools(name)).await??;
+        tokio::time::timeout(wait, fx.manager.stop_server(name)).await??;
+    }
+    let helper = fx
+        .add_bot("helper", "openai:gpt-test", &[&servers[0]])
+        .await?;
+    let other = fx
+        .add_bot("other", "openai:gpt-test", &[&servers[1]])
+        .await?;
     let with = |key: &str, method: &str, uri: &str, body: String| {
         Request::builder()
             .method(method)
@@ -332,12 +340,14 @@ async fn a_chat_key_made_for_one_bot_reaches_that_bot_alone() -> anyhow::Result<
     let made: serde_json::Value = serde_json::from_str(&made.body)?;
     assert_eq!(made["bot"], "helper");
     let key = made["secret"].as_str().expect("a secret").to_owned();
-
-    let whoami = fx
-        .send(with(&key, "GET", "/api/whoami", String::new())?)
-        .await?;
+    let whoami = || async {
+        let reply = fx
+            .send(with(&key, "GET", "/api/whoami", String::new())?)
+            .await?;
+        anyhow::Ok((reply.status, reply.body))
+    };
     assert_eq!(
-        serde_json::from_str::<serde_json::Value>(&whoami.body)?,
+        serde_json::from_str::<serde_json::Value>(&whoami().await?.1)?,
         serde_json::json!({"role": "chat", "name": "front", "bot": "helper"})
     );
     let listed = fx
@@ -353,47 +363,92 @@ async fn a_chat_key_made_for_one_bot_reaches_that_bot_alone() -> anyhow::Result<
             {"id": "m1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]})
         .to_string()
     };
-    // (method, uri, body), each for the other bot (refused, naming the key's) and its own.
+    // (method, uri, body), each asked for every bot by name and by id, and for one that is not
+    // there: the other bot answers exactly as that one does.
     let cases = [
         ("GET", "/api/bots/{}", String::new()),
         ("GET", "/api/bots/{}/tools", String::new()),
         ("GET", "/api/tools/search?q=echo&bot={}", String::new()),
         ("POST", "/api/ai/chat", chat("{}")),
     ];
-    for (bot, status) in [("other", 403), ("helper", 200)] {
-        for (method, uri, body) in &cases {
+    for (method, uri, body) in &cases {
+        let ask = |bot: &str| {
             let (uri, body) = (uri.replace("{}", bot), body.replace("{}", bot));
-            let reply = fx.send(with(&key, method, &uri, body)?).await?;
-            assert_eq!(reply.status, status, "{method} {uri}: {}", reply.body);
-            if status == 403 {
-                assert!(reply.body.contains("helper"), "{}", reply.body);
+            let request = with(&key, method, &uri, body);
+            async { anyhow::Ok(fx.send(request?).await?) }
+        };
+        let ghost = ask("ghost").await?;
+        assert_eq!(ghost.status, 404, "{method} {uri}: {}", ghost.body);
+        for asked in [other.name.as_str(), other.id.as_str()] {
+            let refused = ask(asked).await?;
+            assert_eq!(
+                (refused.status, refused.body.replace(asked, "ghost")),
+                (ghost.status, ghost.body.clone()),
+                "{method} {uri} for {asked}"
+            );
+        }
+        // The chat's one reply is spent by the first; the id's chat gets the fake's error.
+        for asked in [helper.name.as_str(), helper.id.as_str()] {
+            let reply = ask(asked).await?;
+            assert_ne!(
+                reply.status, 404,
+                "{method} {uri} for {asked}: {}",
+                reply.body
+            );
+            if *method == "GET" {
+                assert_eq!(
+                    reply.status, 200,
+                    "{method} {uri} for {asked}: {}",
+                    reply.body
+                );
             }
         }
     }
-    // Searching without naming a bot searches its bot's tools (none), where an unbound chat
-    // key searches every server's (the other bot's `echo`).
+    // Searching without naming a bot searches its bot's tools, where an unbound chat key
+    // searches every server's.
     let results = |key: &str| {
         let request = with(key, "GET", "/api/tools/search?q=echo", String::new());
         async {
             let reply = fx.send(request?).await?;
             assert_eq!(reply.status, 200, "{}", reply.body);
             let answer: serde_json::Value = serde_json::from_str(&reply.body)?;
-            let tools: Vec<String> = answer["results"]
+            let mut tools: Vec<String> = answer["results"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .filter_map(|found| found["qualifiedName"].as_str().map(str::to_owned))
                 .collect();
+            tools.sort();
             anyhow::Ok(tools)
         }
     };
-    assert_eq!(results(&key).await?, Vec::<String>::new());
-    assert!(results(CHAT_KEY).await?.contains(&"fake__echo".to_owned()));
+    let bound = results(&key).await?;
+    assert!(bound.contains(&"mine__echo".to_owned()), "{bound:?}");
+    assert!(
+        bound.iter().all(|tool| tool.starts_with("mine__")),
+        "{bound:?}"
+    );
+    let open = results(CHAT_KEY).await?;
+    for tool in ["mine__echo", "theirs__echo"] {
+        assert!(open.contains(&tool.to_owned()), "{open:?}");
+    }
     // An unbound chat key still reaches every bot.
-    let other = fx
+    let reply = fx
         .send(with(CHAT_KEY, "GET", "/api/bots/other", String::new())?)
         .await?;
-    assert_eq!(other.status, 200, "{}", other.body);
+    assert_eq!(reply.status, 200, "{}", reply.body);
+
+    // Renamed, the bot keeps its key; deleted, it takes the key with it.
+    let mut renamed = store::BotSpec::new("helper2", &helper.model);
+    renamed.system_prompt = helper.system_prompt.clone();
+    fx.store.update_bot(&helper.id, &renamed).await?;
+    let reply = fx
+        .send(with(&key, "GET", "/api/bots/helper2", String::new())?)
+        .await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    assert!(whoami().await?.1.contains("helper2"));
+    fx.store.delete_bot(&helper.id).await?;
+    assert_eq!(whoami().await?.0, 401);
     fx.finish().await;
     Ok(())
 }

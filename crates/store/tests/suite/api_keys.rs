@@ -24,6 +24,7 @@ async fn a_key_is_shown_once_and_found_by_its_secret(db: &TestDb) -> anyhow::Res
         name: "front".into(),
         role: KeyRole::Chat,
         bot: None,
+        bot_id: None,
         created_at: START_MS,
         last_used_at: None,
         revoked_at: None,
@@ -129,6 +130,15 @@ async fn a_bot_or_chat_key_names_its_bot_and_goes_with_it(db: &TestDb) -> anyhow
         let found = db.store.key_by_secret(&key.secret).await?;
         assert_eq!(found.map(|k| (k.role, k.bot)), Some((KeyRole::Chat, bot)));
     }
+    // A rename keeps the key on its bot (by id), under the new name.
+    let mut renamed = BotSpec::new("forged", "m");
+    renamed.system_prompt = bot.system_prompt.clone();
+    db.store.update_bot(&bot.id, &renamed).await?;
+    let found = db.store.key_by_secret(&bound.secret).await?;
+    assert_eq!(
+        found.map(|k| (k.bot, k.bot_id)),
+        Some((Some("forged".to_owned()), Some(bot.id.clone())))
+    );
 
     db.store.delete_bot(&bot.id).await?;
     assert_eq!(db.store.key_by_secret(&by_name.secret).await?, None);
