@@ -20,19 +20,7 @@ shift 3
 for build in "$@"; do
   [ -x "${build#*=}" ] || { echo "not an executable: ${build#*=} (from $build)" >&2; exit 2; }
 done
-cargo build --release --locked -q -p bench -p test-support --bin mcp-bench --bin fake-mcp-server
-bench="$root/target/release/mcp-bench"
-fake="$root/target/release/fake-mcp-server"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/bench-local-ab.XXXXXX")
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-admin_key="ab-admin-$RANDOM$RANDOM"
-bot_key="ab-bot-$RANDOM$RANDOM"
+bench_setup bench-local-ab
 
 # The store of every build's `--local`: server `fake` bound to bot `bench`, written by the
 # first build's serve, which then ends (`--local` runs the manager in its own process).

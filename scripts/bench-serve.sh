@@ -1,6 +1,26 @@
-# Sourced by scripts/callgrind-faces.sh and scripts/link-order.sh: a `botcraft serve` with
-# server `fake` (test-support's fake-mcp-server, always on, started) bound to bot `bench`.
-# Needs $botcraft, $fake, $admin_key, $bot_key, and scripts/await-line.sh sourced.
+# Sourced by scripts/callgrind-faces.sh, scripts/link-order.sh and scripts/bench-local-ab.sh:
+# a `botcraft serve` with server `fake` (test-support's fake-mcp-server, always on, started)
+# bound to bot `bench`. Needs $root, $botcraft, and scripts/await-line.sh sourced.
+
+# bench_setup NAME: builds mcp-bench and the fake server ($bench, $fake), makes the run's
+# folder ($work) and keys ($admin_key, $bot_key), and on exit ends serve's process group and
+# removes $work (bench_cleanup; a script with more to do traps its own, which calls it).
+bench_setup() {
+  local name=$1
+  cargo build --release --locked -q -p bench -p test-support --bin mcp-bench --bin fake-mcp-server
+  bench="$root/target/release/mcp-bench"
+  fake="$root/target/release/fake-mcp-server"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/$name.XXXXXX")
+  pid=
+  admin_key="$name-admin-$RANDOM$RANDOM"
+  bot_key="$name-bot-$RANDOM$RANDOM"
+  trap bench_cleanup EXIT
+}
+
+bench_cleanup() {
+  [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
+  rm -rf "$work"
+}
 
 # start_serve DATA [PREFIX…]: serve (run under PREFIX, valgrind say) in data folder DATA;
 # sets $pid and $url.

@@ -35,23 +35,15 @@ command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgri
 # botcraft laid out by use, with the package set its list was made for (scripts/link-order.sh).
 BOTCRAFT_LINK_ORDER=on cargo build --release --locked -q -p bot-craft -p forge-bash -p forge-filesystem \
   -p forge-discovery -p forge-typesense
-cargo build --release --locked -q -p bench -p test-support --bin mcp-bench --bin fake-mcp-server
-bench="$root/target/release/mcp-bench"
 botcraft="$root/target/release/botcraft"
-fake="$root/target/release/fake-mcp-server"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/callgrind-faces.XXXXXX")
-pid=
+bench_setup callgrind-faces
 cleanup() {
-  [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
-  if [ -n "${CALLGRIND_KEEP:-}" ]; then
+  if [ -n "${CALLGRIND_KEEP:-}" ] && [ -d "$work" ]; then
     mkdir -p "$CALLGRIND_KEEP" && cp "$work"/callgrind.* "$CALLGRIND_KEEP"/ 2>/dev/null || true
   fi
-  rm -rf "$work"
+  bench_cleanup
 }
 trap cleanup EXIT
-admin_key="callgrind-admin-$RANDOM$RANDOM"
-bot_key="callgrind-bot-$RANDOM$RANDOM"
 load=(load --warmup 200 --depth "$depth" --args '{"text":"hello"}' --label callgrind --tool fake__echo)
 
 run() { # CALLS: the face's callgrind file after CALLS timed calls

@@ -32,19 +32,7 @@ command -v valgrind >/dev/null || { echo "needs valgrind (apt-get install valgri
 packages=(-p bot-craft -p forge-bash -p forge-filesystem -p forge-discovery -p forge-typesense)
 profiles=("$@")
 [ ${#profiles[@]} -gt 0 ] || profiles=(release serve)
-cargo build --release --locked -q -p bench -p test-support --bin mcp-bench --bin fake-mcp-server
-bench="$root/target/release/mcp-bench"
-fake="$root/target/release/fake-mcp-server"
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/link-order.XXXXXX")
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-admin_key="order-admin-$RANDOM$RANDOM"
-bot_key="order-bot-$RANDOM$RANDOM"
+bench_setup link-order
 load=(load --warmup 50 --calls 300 --depth 1,32 --args '{"text":"hello"}' --label order --tool fake__echo)
 
 # The run fails here, not as an empty list, when a face did not answer its calls.
