@@ -7,10 +7,12 @@
 //! sends the conversation back with its answer on that tool part (`approval-responded`), and
 //! the next turn starts by running the approved calls (or telling the model which were
 //! denied) before it asks the model again. Nothing is kept in between: the `approvalId` is
-//! `ap1.ISSUED_MS.MAC`, a keyed MAC (HMAC-SHA256) over the bot, the call's id, its tool name,
-//! where that name leads (its server and the server's own tool name, [`CallTarget`]), its
-//! input in canonical JSON, and the time it was issued. So a client cannot approve a call
-//! other than the one shown (other arguments, another tool, another bot), a name that leads
+//! `ap1.ISSUED_MS.MAC`, a keyed MAC (HMAC-SHA256) over the bot, who asked (the holder: the
+//! digest of the API key whose turn asked, [`ApprovalSigner::held_by`]), the call's id, its
+//! tool name, where that name leads (its server and the server's own tool name,
+//! [`CallTarget`]), its input in canonical JSON, and the time it was issued. So a client
+//! cannot approve a call other than the one shown (other arguments, another tool, another
+//! bot), nor one another key's turn asked for (a second front end of the same bot), a name that leads
 //! elsewhere by the time the answer comes (a server's tools changed meanwhile) runs nothing,
 //! and an answer given after the TTL is refused. An id is read in one spelling only (its
 //! issue time in canonical decimal), so each approval has one id for the ledger.
@@ -158,7 +160,7 @@ pub enum ApprovalError {
     #[error("the approval id is not one BotCraft issued")]
     Malformed,
     #[error(
-        "the approval was given for another call (other tool, arguments or bot, or the tool's name now leads to another tool)"
+        "the approval was given for another call (other tool, arguments, bot or key, or the tool's name now leads to another tool)"
     )]
     Mismatch,
     #[error("the approval is {age_secs} s old; approvals last {ttl_secs} s")]
@@ -186,6 +188,8 @@ pub fn system_clock() -> Clock {
 pub struct ApprovalSigner {
     key: [u8; 32],
     bot: String,
+    /// Who asks and answers ([`ApprovalSigner::held_by`]); empty when not given.
+    holder: String,
     ttl: Duration,
     clock: Clock,
 }
@@ -195,6 +199,7 @@ impl std::fmt::Debug for ApprovalSigner {
         f.debug_struct("ApprovalSigner")
             .field("key", &"[hidden]")
             .field("bot", &self.bot)
+            .field("holder", &"[hidden]")
             .field("ttl", &self.ttl)
             .finish()
     }
@@ -209,9 +214,17 @@ impl ApprovalSigner {
         Self {
             key,
             bot: bot.into(),
+            holder: String::new(),
             ttl,
             clock,
         }
+    }
+
+    /// Ids bound to `holder` too (the digest of the API key of the turn): only a turn of the
+    /// same key takes them.
+    pub fn held_by(mut self, holder: impl Into<String>) -> Self {
+        self.holder = holder.into();
+        self
     }
 
     /// The approval id of `call` (whose name leads to `target`), issued now.
@@ -244,7 +257,7 @@ impl ApprovalSigner {
             .decode(mac)
             .map_err(|_| ApprovalError::Malformed)?;
         let mut expected = self.keyed();
-        expected.update(&message(&self.bot, issued, call, target));
+        expected.update(&message(&self.bot, &self.holder, issued, call, target));
         expected
             .verify_slice(&given)
             .map_err(|_| ApprovalError::Mismatch)?;
@@ -282,7 +295,7 @@ impl ApprovalSigner {
 
     fn mac(&self, issued: i64, call: &ToolCall, target: &CallTarget) -> String {
         let mut mac = self.keyed();
-        mac.update(&message(&self.bot, issued, call, target));
+        mac.update(&message(&self.bot, &self.holder, issued, call, target));
         base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
     }
 }
@@ -305,7 +318,7 @@ pub enum CallTarget {
 }
 
 /// What the MAC covers, unambiguously: every field length-prefixed.
-fn message(bot: &str, issued: i64, call: &ToolCall, target: &CallTarget) -> Vec<u8> {
+fn message(bot: &str, holder: &str, issued: i64, call: &ToolCall, target: &CallTarget) -> Vec<u8> {
     let (kind, server, server_id, tool) = match target {
         CallTarget::Native => ("native", "", "", ""),
         CallTarget::Mcp {
@@ -315,9 +328,10 @@ fn message(bot: &str, issued: i64, call: &ToolCall, target: &CallTarget) -> Vec<
         } => ("mcp", server.as_str(), server_id.as_str(), tool.as_str()),
         CallTarget::Nowhere => ("nowhere", "", "", ""),
     };
-    let mut out = b"botcraft-approval-v2".to_vec();
+    let mut out = b"botcraft-approval-v3".to_vec();
     for field in [
         bot,
+        holder,
         &issued.to_string(),
         &call.id,
         &call.name,
@@ -416,6 +430,20 @@ mod tests {
             signer("other-bot", &now).check(&id, &echoed, &run),
             Err(ApprovalError::Mismatch)
         );
+        // Held by one API key: another's turn (or none) does not take it, and the other way.
+        let held = signer("forge", &now).held_by("digest-of-key-a");
+        let held_id = held.issue(&shown, &run);
+        assert_eq!(held.check(&held_id, &echoed, &run), Ok(()));
+        for other in [
+            signer("forge", &now).held_by("digest-of-key-b"),
+            signer("forge", &now),
+        ] {
+            assert_eq!(
+                other.check(&held_id, &echoed, &run),
+                Err(ApprovalError::Mismatch)
+            );
+        }
+        assert_eq!(held.check(&id, &echoed, &run), Err(ApprovalError::Mismatch));
         let mut wrong_key = signer("forge", &now);
         wrong_key.key = [8; 32];
         assert_eq!(

@@ -146,7 +146,7 @@ pub async fn chat(
     let tools = TurnTools::plan(&state, &bot, &toolset).await;
     let report = tools.report();
     let system_prompt = toolset.system_prompt(&bot.system_prompt);
-    let approvals = approvals(&state, &bot, &toolset, &tools.native);
+    let approvals = approvals(&state, &caller, &bot, &toolset, &tools.native);
     let executor = Arc::new(McpToolExecutor::new(
         state.toolsets.clone(),
         toolset,
@@ -247,6 +247,7 @@ pub async fn chat(
 /// approval ids.
 fn approvals(
     state: &AppState,
+    caller: &Caller,
     bot: &Bot,
     toolset: &Arc<toolset::BotToolset>,
     native: &NativeToolRegistry,
@@ -260,12 +261,15 @@ fn approvals(
     let settings = &state.config.approvals;
     Approvals {
         gate: Arc::new(gate),
+        // Bound to the key whose turn asks: another key's turn (another front end of the bot)
+        // cannot answer it.
         signer: ApprovalSigner::new(
             settings.key,
             bot.id.clone(),
             settings.ttl,
             inference::approval::system_clock(),
-        ),
+        )
+        .held_by(caller.key.to_hex()),
         ledger: Arc::new(StoreLedger(state.store.clone())),
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use store::{ApprovalPolicy, BindingSpec};
 use test_support::{FakeReply, FakeToolCall, Wire};
 
-use super::harness::{Fixture, bounded, chat_body, model, request, types};
+use super::harness::{CHAT_KEY, Fixture, bounded, chat_body, model, request, types};
 
 /// How many `tools/call` the fake server named `name` received.
 pub(super) fn calls_received(fx: &Fixture, name: &str) -> usize {
@@ -222,6 +222,33 @@ async fn an_approved_message_sent_three_times_runs_its_call_once() -> anyhow::Re
     assert_eq!(calls_received(&fx, "fake"), 1);
     let told = fx.llm.requests()[2].body.to_string();
     assert!(told.contains("an approval runs its call once"), "{told}");
+    fx.finish().await;
+    Ok(())
+}
+
+/// An approval is bound to the key whose turn asked: the same answer sent with another key of
+/// the bot (another front end) runs nothing and is not spent; sent with the asking key, it
+/// runs the call.
+#[tokio::test]
+async fn an_approval_answered_with_another_key_runs_nothing() -> anyhow::Result<()> {
+    let mut replies = first_turn();
+    replies.push(FakeReply::text(["refused"]));
+    replies.push(FakeReply::text(["ran"]));
+    let fx = asking_bot(replies).await?;
+    let (message_id, approval_id) = ask(&fx).await?;
+    let body = answered(&message_id, &approval_id, true);
+    let mut other = request("POST", "/api/ai/chat", Some(&body));
+    other
+        .headers_mut()
+        .insert("authorization", format!("Bearer {CHAT_KEY}").parse()?);
+    let reply = fx.send(other).await?;
+    assert_eq!(reply.status, 200, "{}", reply.body);
+    let chunks = reply.chunks()?;
+    assert_eq!(chunks[1]["type"], "tool-output-error", "{chunks:?}");
+    assert_eq!(calls_received(&fx, "fake"), 0);
+    let chunks = resume(&fx, &body).await?;
+    assert_eq!(chunks[1]["type"], "tool-output-available", "{chunks:?}");
+    assert_eq!(calls_received(&fx, "fake"), 1);
     fx.finish().await;
     Ok(())
 }
