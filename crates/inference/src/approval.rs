@@ -7,8 +7,8 @@
 //! sends the conversation back with its answer on that tool part (`approval-responded`), and
 //! the next turn starts by running the approved calls (or telling the model which were
 //! denied) before it asks the model again. Nothing is kept in between: the `approvalId` is
-//! `ap1.ISSUED_MS.MAC`, a keyed MAC (HMAC-SHA256) over the bot, who asked (the holder: the
-//! digest of the API key whose turn asked, [`ApprovalSigner::held_by`]), the call's id, its
+//! `ap2.ISSUED_MS.MAC`, a keyed MAC (HMAC-SHA256) over the bot, who asked (the holder: the
+//! digest of the API key whose turn asked, given to [`ApprovalSigner::new`]), the call's id, its
 //! tool name, where that name leads (its server and the server's own tool name,
 //! [`CallTarget`]), its input in canonical JSON, and the time it was issued. So a client
 //! cannot approve a call other than the one shown (other arguments, another tool, another
@@ -160,6 +160,10 @@ pub enum ApprovalError {
     #[error("the approval id is not one BotCraft issued")]
     Malformed,
     #[error(
+        "the approval was asked for before BotCraft was upgraded (its id is of the older kind): ask again"
+    )]
+    Outdated,
+    #[error(
         "the approval was given for another call (other tool, arguments, bot or key, or the tool's name now leads to another tool)"
     )]
     Mismatch,
@@ -188,7 +192,7 @@ pub fn system_clock() -> Clock {
 pub struct ApprovalSigner {
     key: [u8; 32],
     bot: String,
-    /// Who asks and answers ([`ApprovalSigner::held_by`]); empty when not given.
+    /// Who asks and answers: the digest of the API key whose turn asked.
     holder: String,
     ttl: Duration,
     clock: Clock,
@@ -205,26 +209,28 @@ impl std::fmt::Debug for ApprovalSigner {
     }
 }
 
-const PREFIX: &str = "ap1";
+const PREFIX: &str = "ap2";
+/// The ids of releases before approvals were bound to a key (their MAC has no holder).
+const OUTDATED_PREFIX: &str = "ap1";
 
 impl ApprovalSigner {
-    /// A signer for bot `bot` with `key` (secret; the same on every replica), answers valid
-    /// for `ttl` after the request.
-    pub fn new(key: [u8; 32], bot: impl Into<String>, ttl: Duration, clock: Clock) -> Self {
+    /// A signer for bot `bot` with `key` (secret; the same on every replica), its ids bound to
+    /// `holder` (the digest of the API key of the turn: only a turn of the same key takes
+    /// them), answers valid for `ttl` after the request.
+    pub fn new(
+        key: [u8; 32],
+        bot: impl Into<String>,
+        holder: impl Into<String>,
+        ttl: Duration,
+        clock: Clock,
+    ) -> Self {
         Self {
             key,
             bot: bot.into(),
-            holder: String::new(),
+            holder: holder.into(),
             ttl,
             clock,
         }
-    }
-
-    /// Ids bound to `holder` too (the digest of the API key of the turn): only a turn of the
-    /// same key takes them.
-    pub fn held_by(mut self, holder: impl Into<String>) -> Self {
-        self.holder = holder.into();
-        self
     }
 
     /// The approval id of `call` (whose name leads to `target`), issued now.
@@ -242,6 +248,9 @@ impl ApprovalSigner {
         target: &CallTarget,
     ) -> Result<(), ApprovalError> {
         let mut pieces = approval_id.splitn(3, '.');
+        if approval_id.starts_with(&format!("{OUTDATED_PREFIX}.")) {
+            return Err(ApprovalError::Outdated);
+        }
         let (Some(PREFIX), Some(issued_text), Some(mac)) =
             (pieces.next(), pieces.next(), pieces.next())
         else {
@@ -363,10 +372,15 @@ mod tests {
     }
 
     fn signer(bot: &str, now: &Arc<AtomicI64>) -> ApprovalSigner {
+        held(bot, "digest-of-key-a", now)
+    }
+
+    fn held(bot: &str, holder: &str, now: &Arc<AtomicI64>) -> ApprovalSigner {
         let now = Arc::clone(now);
         ApprovalSigner::new(
             [7; 32],
             bot,
+            holder,
             Duration::from_secs(600),
             Arc::new(move || now.load(Ordering::SeqCst)),
         )
@@ -430,20 +444,16 @@ mod tests {
             signer("other-bot", &now).check(&id, &echoed, &run),
             Err(ApprovalError::Mismatch)
         );
-        // Held by one API key: another's turn (or none) does not take it, and the other way.
-        let held = signer("forge", &now).held_by("digest-of-key-a");
-        let held_id = held.issue(&shown, &run);
-        assert_eq!(held.check(&held_id, &echoed, &run), Ok(()));
+        // Held by one API key: another key's turn (or an empty holder) does not take it.
         for other in [
-            signer("forge", &now).held_by("digest-of-key-b"),
-            signer("forge", &now),
+            held("forge", "digest-of-key-b", &now),
+            held("forge", "", &now),
         ] {
             assert_eq!(
-                other.check(&held_id, &echoed, &run),
+                other.check(&id, &echoed, &run),
                 Err(ApprovalError::Mismatch)
             );
         }
-        assert_eq!(held.check(&id, &echoed, &run), Err(ApprovalError::Mismatch));
         let mut wrong_key = signer("forge", &now);
         wrong_key.key = [8; 32];
         assert_eq!(
@@ -452,17 +462,17 @@ mod tests {
         );
         // A later issue time written into the id is caught by the MAC.
         let pieces: Vec<&str> = id.splitn(3, '.').collect();
-        let moved = format!("ap1.{}.{}", 1_700_000_500_000_i64, pieces[2]);
+        let moved = format!("ap2.{}.{}", 1_700_000_500_000_i64, pieces[2]);
         assert_eq!(
             forge.check(&moved, &echoed, &run),
             Err(ApprovalError::Mismatch)
         );
         // The same issue time spelt otherwise would be another id for the ledger.
         let respelt = [
-            format!("ap1.0{}.{}", pieces[1], pieces[2]),
-            format!("ap1.+{}.{}", pieces[1], pieces[2]),
+            format!("ap2.0{}.{}", pieces[1], pieces[2]),
+            format!("ap2.+{}.{}", pieces[1], pieces[2]),
         ];
-        for malformed in ["", "ap1", "ap1.x.y", "ap2.1.AAAA", "ap1.1.!!"]
+        for malformed in ["", "ap2", "ap2.x.y", "ap3.1.AAAA", "ap2.1.!!"]
             .into_iter()
             .chain(respelt.iter().map(String::as_str))
         {
@@ -472,6 +482,12 @@ mod tests {
                 "{malformed}"
             );
         }
+        // An id of the release before (no holder in its MAC) says so.
+        let outdated = id.replacen("ap2.", "ap1.", 1);
+        assert_eq!(
+            forge.check(&outdated, &echoed, &run),
+            Err(ApprovalError::Outdated)
+        );
     }
 
     #[test]

@@ -266,10 +266,10 @@ fn approvals(
         signer: ApprovalSigner::new(
             settings.key,
             bot.id.clone(),
+            caller.key.to_hex(),
             settings.ttl,
             inference::approval::system_clock(),
-        )
-        .held_by(caller.key.to_hex()),
+        ),
         ledger: Arc::new(StoreLedger(state.store.clone())),
     }
 }

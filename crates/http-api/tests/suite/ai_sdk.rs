@@ -71,7 +71,7 @@ fn shape(mut part: Value) -> Value {
             let signed = approval
                 .get("id")
                 .and_then(Value::as_str)
-                .is_some_and(|id| id.starts_with("ap1."));
+                .is_some_and(|id| id.starts_with("ap2."));
             approval.insert("id".into(), json!(signed));
         }
     }

@@ -245,6 +245,8 @@ async fn an_approval_answered_with_another_key_runs_nothing() -> anyhow::Result<
     assert_eq!(reply.status, 200, "{}", reply.body);
     let chunks = reply.chunks()?;
     assert_eq!(chunks[1]["type"], "tool-output-error", "{chunks:?}");
+    let reason = chunks[1]["errorText"].as_str().unwrap_or_default();
+    assert!(reason.contains("bot or key"), "{reason}");
     assert_eq!(calls_received(&fx, "fake"), 0);
     let chunks = resume(&fx, &body).await?;
     assert_eq!(chunks[1]["type"], "tool-output-available", "{chunks:?}");

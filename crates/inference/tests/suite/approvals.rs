@@ -40,6 +40,7 @@ impl Clock {
         ApprovalSigner::new(
             [42; 32],
             bot,
+            "digest-of-the-chat-key",
             TTL,
             Arc::new(move || now.load(Ordering::SeqCst)),
         )
@@ -380,8 +381,8 @@ async fn an_approval_id_spelt_otherwise_is_not_another_approval() -> anyhow::Res
     // The same issue time and MAC, the time written with a leading zero or a sign: the
     // ledger would see a new id, so it is not one BotCraft issued.
     for respelt in [
-        approval_id.replacen("ap1.", "ap1.0", 1),
-        approval_id.replacen("ap1.", "ap1.+", 1),
+        approval_id.replacen("ap2.", "ap2.0", 1),
+        approval_id.replacen("ap2.", "ap2.+", 1),
     ] {
         let again = resume(
             &clock,

@@ -47,10 +47,10 @@ pub async fn a_stolen_key_file_forges_no_approval(
     let signer = inference::ApprovalSigner::new(
         stolen.derive("tool approvals"),
         bot_id,
+        store::key_digest::KeyDigest::of(CHAT_KEY).to_hex(),
         Duration::from_secs(1800),
         Arc::new(now),
-    )
-    .held_by(store::key_digest::KeyDigest::of(CHAT_KEY).to_hex());
+    );
     let marker = at.workspace().join("forged");
     let input = run(format!("touch {}", marker.display()));
     let call = inference::ToolCall {
