@@ -132,7 +132,7 @@ test("the chat page asks before forge-bash runs: approve runs it, deny tells the
     const part = answered.parts.find((p) => p.toolCallId === "call-approve");
     assert.equal(part.state, "approval-responded");
     assert.equal(part.approval.approved, true);
-    assert.match(part.approval.id, /^ap1\./);
+    assert.match(part.approval.id, /^ap2\./);
     assert.equal(await page.locator("#chat-log > li").count(), 2, "one user and one assistant message");
 
     // 2. A new conversation, sent with Enter; deny, with the mouse. The message box keeps

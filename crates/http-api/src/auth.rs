@@ -4,7 +4,9 @@
 //! - **admin**: every route;
 //! - **chat** (for a chat front end): `POST /api/ai/chat`, reading bots and their tools,
 //!   `/api/tools/search`, the OpenAPI document, `/api/whoami`. Nothing that changes BotCraft
-//!   or runs a tool directly: a chat key on any other route is `403`;
+//!   or runs a tool directly: a chat key on any other route is `403`. A stored chat key may be
+//!   made for one bot ([`Caller::bot_id`]): the routes ask [`Caller::check_bot`], and every
+//!   other bot answers it as a bot that is not there;
 //! - **bot**: `/mcp` for one bot (the gateway's business); `403` on every API route.
 //!
 //! Keys come from two places, checked in this order:
@@ -15,7 +17,8 @@
 //!    so a key revoked anywhere fails on its next request.
 //!
 //! [`require_chat`] and [`require_admin`] are the middlewares; a route's [`Access`] says which.
-//! The caller's [`Caller`] (role and key name) goes into the request's extensions.
+//! The caller's [`Caller`] (role, key name, key digest, and a chat key's bot) goes into the
+//! request's extensions.
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
