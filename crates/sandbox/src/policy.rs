@@ -229,11 +229,9 @@ impl<'de> Deserialize<'de> for NetworkPolicy {
 /// is not a URL. A spelling of an address that only a resolver reads (`127.1`) counts as a
 /// name.
 pub fn names_a_host(entry: &str) -> bool {
-    let Some((_, rest)) = entry.trim().split_once("://") else {
+    let Some((_, host_port)) = url_host_port(entry) else {
         return false;
     };
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
     let port_only = |text: &str| text.bytes().all(|b| b.is_ascii_digit());
     if let Some(bracketed) = host_port.strip_prefix('[') {
         // `[v6]`, `[v6%zone]` or either with `:port`.
@@ -251,6 +249,17 @@ pub fn names_a_host(entry: &str) -> bool {
     host.parse::<std::net::Ipv4Addr>().is_err()
 }
 
+/// A URL's scheme and its authority's `host[:port]` (the user information left out); `None`
+/// when `entry` is not a URL.
+fn url_host_port(entry: &str) -> Option<(&str, &str)> {
+    let (scheme, rest) = entry.trim().split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    Some((
+        scheme,
+        authority.rsplit_once('@').map_or(authority, |(_, hp)| hp),
+    ))
+}
+
 /// The TCP port `entry` names: a number, or a URL's explicit port, or its scheme's (http 80,
 /// https 443); `None` when it names none.
 pub fn port_of(entry: &str) -> Option<u16> {
@@ -258,9 +267,7 @@ pub fn port_of(entry: &str) -> Option<u16> {
     if let Ok(port) = entry.parse::<u16>() {
         return (port > 0).then_some(port);
     }
-    let (scheme, rest) = entry.split_once("://")?;
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let (scheme, host_port) = url_host_port(entry)?;
     // `[v6]:port` or `host:port`.
     let port = match host_port.rsplit_once(':') {
         Some((host, port)) if !host.ends_with(']') || host_port.starts_with('[') => {
